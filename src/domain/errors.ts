@@ -1,0 +1,86 @@
+/**
+ * Domain errors: plain classes with a stable code and no HTTP in them. The REST and GraphQL
+ * layers each map `code` to their own wire form (see src/rest/error-body.ts and
+ * src/graphql/errors.ts); anything that is not a DomainError is reported as `internal`.
+ */
+
+export type ErrorCode =
+  | "invalid_request"
+  | "unauthenticated"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "limit_reached"
+  | "too_many_requests"
+  | "internal";
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends DomainError {
+  constructor(
+    message: string,
+    readonly details: ErrorDetail[] = [],
+  ) {
+    super("invalid_request", message);
+  }
+}
+
+export class UnauthenticatedError extends DomainError {
+  constructor(message = "Sign in to do this: send basic credentials or log in.") {
+    super("unauthenticated", message);
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  constructor(message = "You are not allowed to do this.") {
+    super("forbidden", message);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(what = "That") {
+    super("not_found", `${what} was not found.`);
+  }
+}
+
+export class ConflictError extends DomainError {
+  constructor(message: string) {
+    super("conflict", message);
+  }
+}
+
+export class PayloadTooLargeError extends DomainError {
+  constructor(message: string) {
+    super("payload_too_large", message);
+  }
+}
+
+export class LimitReachedError extends DomainError {
+  constructor(message: string) {
+    super("limit_reached", message);
+  }
+}
+
+export class TooManyRequestsError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super("too_many_requests", message);
+  }
+}
