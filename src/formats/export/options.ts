@@ -1,0 +1,53 @@
+/**
+ * The export formats and flags of SPEC §6, written once: the REST route parses its query
+ * string with `exportQuerySchema`, the GraphQL `export` field checks its arguments with it,
+ * and the exporters take the inferred `ExportOptions`.
+ */
+import { z } from "zod";
+
+export const exportFormats = ["txt", "md", "html", "json", "docx", "impress"] as const;
+export type ExportFormat = (typeof exportFormats)[number];
+
+/** Same rule as record ids in src/domain/ids.ts; kept here so the formats stand alone. */
+const CARD_ID = /^[a-z0-9]{24}$/;
+
+/** Long enough for any decoration a person writes around a card, short enough to bound the output. */
+const MAX_DECORATION = 10_000;
+
+/**
+ * A whole number in [min, max], as a query string sends it ("3") or as GraphQL does (3).
+ * Only plain digits count: "1e2", "0x10", " 3" and "" are refused, which `Number()` would take.
+ */
+function wholeNumber(min: number, max: number, message: string) {
+  return z.union([z.number(), z.string()], { error: message }).transform((value, ctx) => {
+    const n = typeof value === "number" ? value : /^[0-9]{1,15}$/.test(value) ? Number(value) : NaN;
+    if (!Number.isInteger(n) || n < min || n > max) {
+      ctx.addIssue({ code: "custom", message });
+      return z.NEVER;
+    }
+    return n;
+  });
+}
+
+/**
+ * The export flags. Unknown keys are dropped rather than refused, so a cache-busting
+ * parameter or a client's extra flag does not break a download.
+ */
+export const exportQuerySchema = z.object({
+  cardId: z
+    .string({ error: "must be a card id" })
+    .regex(CARD_ID, "must be a card id: 24 characters of a-z and 0-9")
+    .optional(),
+  column: wholeNumber(1, Number.MAX_SAFE_INTEGER, "must be a whole number, 1 or more").optional(),
+  newlines: wholeNumber(0, 100, "must be a whole number from 0 to 100").optional(),
+  start: z
+    .string({ error: "must be text" })
+    .max(MAX_DECORATION, `must be at most ${MAX_DECORATION} characters`)
+    .optional(),
+  end: z
+    .string({ error: "must be text" })
+    .max(MAX_DECORATION, `must be at most ${MAX_DECORATION} characters`)
+    .optional(),
+});
+
+export type ExportOptions = z.output<typeof exportQuerySchema>;
