@@ -1,0 +1,56 @@
+/**
+ * The express application: security headers and request logs, then who is calling
+ * (shared by /api and /graphql), the REST facade, GraphQL, the health check and the
+ * browser client. Built here and listened on in server.ts, so tests can build it too.
+ */
+import express from "express";
+import { authenticate } from "./auth/middleware.js";
+import { CredentialChecker } from "./auth/credentials.js";
+import { SessionManager } from "./auth/sessions.js";
+import type { DomainContext } from "./domain/context.js";
+import { errorHandler } from "./http/error-response.js";
+import { jsonBody } from "./http/json-body.js";
+import { requestLog, type Logger } from "./http/logger.js";
+import { securityHeaders } from "./http/security-headers.js";
+import { webClient } from "./http/web-client.js";
+import { graphqlHandler } from "./graphql/yoga.js";
+import { restApi } from "./rest/api.js";
+
+export interface AppDeps {
+  ctx: DomainContext;
+  secret: string;
+  logger: Logger;
+  webDir: string;
+}
+
+export function createApp({ ctx, secret, logger, webDir }: AppDeps): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", ctx.config.trustProxy);
+  app.set("etag", false);
+
+  const credentials = new CredentialChecker(ctx, secret);
+  const sessions = new SessionManager(ctx.store, secret);
+  const who = authenticate({ store: ctx.store, credentials, sessions });
+
+  app.use(securityHeaders);
+  if (ctx.config.logRequests) app.use(requestLog(logger));
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.use(
+    "/api",
+    who,
+    restApi({
+      ctx,
+      credentials,
+      sessions,
+      jsonLimit: jsonBody(ctx.config.limits.jsonBodyBytes),
+      importLimit: jsonBody(ctx.config.limits.importBodyBytes),
+    }),
+  );
+  app.use("/graphql", who, graphqlHandler(ctx, logger));
+  app.use(webClient(webDir));
+  app.use(errorHandler(logger));
+  return app;
+}

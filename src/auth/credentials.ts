@@ -1,0 +1,66 @@
+/**
+ * Checking an email and password, for basic auth on every request and for log-in.
+ * A scrypt hash costs tens of milliseconds, so successes are remembered for a few minutes,
+ * keyed by an HMAC of the credentials and the stored hash: a password change alters the
+ * stored hash and so misses the cache by itself. Failures are never cached.
+ */
+import { createHmac } from "node:crypto";
+import type { DomainContext } from "../domain/context.js";
+import { UnauthenticatedError } from "../domain/errors.js";
+import type { StoredUser } from "../domain/records.js";
+import { findUserByEmail } from "../domain/users.js";
+import { LoginThrottle } from "./login-throttle.js";
+
+const CACHE_TTL_MS = 5 * 60 * 1000;
+const CACHE_MAX_ENTRIES = 10_000;
+
+export class CredentialChecker {
+  private verified = new Map<string, number>();
+  readonly throttle: LoginThrottle;
+
+  constructor(
+    private readonly ctx: DomainContext,
+    private readonly secret: string,
+  ) {
+    this.throttle = new LoginThrottle(ctx.config.limits.loginFailures, ctx.config.limits.loginWindowMs);
+  }
+
+  /**
+   * The user these credentials belong to.
+   * @throws TooManyRequestsError over the failure limit (before any hashing);
+   *   UnauthenticatedError for a wrong email or password.
+   */
+  async check(email: string, password: string, address: string): Promise<StoredUser> {
+    const normalised = email.trim().toLowerCase();
+    const keys = [`email:${normalised}`, `address:${address}`];
+    this.throttle.check(keys);
+    const user = await findUserByEmail(this.ctx, normalised);
+    if (!user) {
+      await this.ctx.hasher.verifyAgainstDummy(password);
+      return this.fail(keys);
+    }
+    const cacheKey = createHmac("sha256", this.secret)
+      .update(normalised)
+      .update("\0")
+      .update(password)
+      .update("\0")
+      .update(user.passwordHash)
+      .digest("base64");
+    const until = this.verified.get(cacheKey);
+    if (until !== undefined && until > Date.now()) return user;
+    if (!(await this.ctx.hasher.verify(password, user.passwordHash))) return this.fail(keys);
+    if (this.verified.size >= CACHE_MAX_ENTRIES) this.verified.clear();
+    this.verified.set(cacheKey, Date.now() + CACHE_TTL_MS);
+    return user;
+  }
+
+  /** Counts a failed attempt that was checked elsewhere (a wrong current password). */
+  recordFailure(email: string, address: string): void {
+    this.throttle.recordFailure([`email:${email.trim().toLowerCase()}`, `address:${address}`]);
+  }
+
+  private fail(keys: string[]): never {
+    this.throttle.recordFailure(keys);
+    throw new UnauthenticatedError("The email or password is wrong.");
+  }
+}

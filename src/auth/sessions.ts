@@ -1,0 +1,63 @@
+/**
+ * Cookie sessions for the browser client. The cookie holds a random token; the store
+ * keeps only an HMAC of it, with the user's id and the session's CSRF token.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Session, Store } from "../store/store.js";
+
+export const SESSION_COOKIE = "cardtree_session";
+export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+
+export class SessionManager {
+  constructor(
+    private readonly store: Store,
+    private readonly secret: string,
+  ) {}
+
+  private idOf(token: string): string {
+    return createHmac("sha256", this.secret).update(token).digest("hex");
+  }
+
+  /** Starts a session; returns the cookie token and the session. */
+  async start(userId: string): Promise<{ token: string; session: Session }> {
+    const token = randomBytes(32).toString("base64url");
+    const at = Date.now();
+    const session: Session = {
+      _id: this.idOf(token),
+      userId,
+      csrf: randomBytes(24).toString("base64url"),
+      createdAt: new Date(at).toISOString(),
+      expiresAt: new Date(at + SESSION_TTL_MS).toISOString(),
+    };
+    await this.store.sessions.insert(session);
+    return { token, session };
+  }
+
+  /** The live session for a cookie token, or null. */
+  async find(token: string): Promise<Session | null> {
+    if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+    const session = await this.store.sessions.byId(this.idOf(token));
+    if (!session) return null;
+    if (session.expiresAt <= new Date().toISOString()) {
+      await this.store.sessions.remove(session._id);
+      return null;
+    }
+    return session;
+  }
+
+  end(session: Session): Promise<void> {
+    return this.store.sessions.remove(session._id);
+  }
+
+  /** Ends every other session of the user (after a password change). */
+  endOthers(userId: string, keep?: Session): Promise<void> {
+    return this.store.sessions.removeForUser(userId, keep?._id);
+  }
+}
+
+export function csrfMatches(session: Session, header: string | undefined): boolean {
+  if (!header) return false;
+  const a = Buffer.from(session.csrf);
+  const b = Buffer.from(header);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,52 @@
+/**
+ * Instance configuration from the environment (SPEC §9 and the limits of SPEC §4).
+ */
+import path from "node:path";
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  signup: boolean;
+  /** Trust X-Forwarded-* from a reverse proxy (then cookies are Secure behind HTTPS). */
+  trustProxy: boolean;
+  /** Card limit given to new users: -1 is unlimited. */
+  defaultCardLimit: number;
+  logRequests: boolean;
+  limits: {
+    jsonBodyBytes: number;
+    importBodyBytes: number;
+    importCards: number;
+    loginFailures: number;
+    loginWindowMs: number;
+    /** Scrypt hashes allowed to run at once; more wait their turn. */
+    concurrentHashes: number;
+  };
+}
+
+function integer(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new Error(`${name} must be a whole number, got "${value}".`);
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: integer(env.PORT, 3000, "PORT"),
+    host: env.HOST ?? "0.0.0.0",
+    dataDir: path.resolve(env.DATA_DIR ?? "data"),
+    signup: env.SIGNUP !== "off",
+    trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
+    defaultCardLimit: integer(env.CARD_LIMIT, -1, "CARD_LIMIT"),
+    logRequests: env.LOG !== "off",
+    limits: {
+      jsonBodyBytes: integer(env.JSON_BODY_LIMIT, 1024 * 1024, "JSON_BODY_LIMIT"),
+      importBodyBytes: integer(env.IMPORT_BODY_LIMIT, 16 * 1024 * 1024, "IMPORT_BODY_LIMIT"),
+      importCards: integer(env.IMPORT_CARD_LIMIT, 100_000, "IMPORT_CARD_LIMIT"),
+      loginFailures: integer(env.LOGIN_FAILURE_LIMIT, 10, "LOGIN_FAILURE_LIMIT"),
+      loginWindowMs: integer(env.LOGIN_WINDOW_MS, 15 * 60 * 1000, "LOGIN_WINDOW_MS"),
+      concurrentHashes: integer(env.CONCURRENT_HASHES, 4, "CONCURRENT_HASHES"),
+    },
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * Cards: read in tree order, create, modify (content, position, parent only), and delete a
+ * card with its subtree to the tree's trash. Parent checks (same tree, live, no cycle) run
+ * under the tree's write lock, so concurrent moves cannot build a cycle between them.
+ */
+import type { DomainContext } from "./context.js";
+import { NotFoundError, ValidationError } from "./errors.js";
+import { newRecordId, now, RECORD_ID } from "./ids.js";
+import type { Actor } from "./policy.js";
+import type { StoredCard, Tree } from "./records.js";
+import { createCardInput, parseInput, updateCardInput } from "./schemas.js";
+import { assertCardAllowance } from "./card-batches.js";
+import { listTrees, loadTree, touchTree, withTree } from "./trees.js";
+import { childrenByParent, walkTreeOrder } from "./tree-order.js";
+
+function assertCardIdSyntax(cardId: string): void {
+  if (!RECORD_ID.test(cardId)) {
+    throw new ValidationError("The card id is not valid.", [
+      { path: "cardId", message: "must be 24 characters of a-z and 0-9" },
+    ]);
+  }
+}
+
+/** The next free whole position after `siblings` (0 for none). */
+export function positionAfter(siblings: readonly StoredCard[]): number {
+  let max = -1;
+  for (const card of siblings) if (card.position > max) max = card.position;
+  return Math.floor(max) + 1;
+}
+
+/** A tree's live cards in tree order, after checking the actor may read it. */
+export async function listCards(ctx: DomainContext, actor: Actor | null, treeId: string): Promise<StoredCard[]> {
+  const tree = await loadTree(ctx, actor, treeId, "read");
+  return cardsOfTree(ctx, tree);
+}
+
+/** A tree's live cards in tree order; the caller has authorised the read. */
+export async function cardsOfTree(ctx: DomainContext, tree: Tree): Promise<StoredCard[]> {
+  return walkTreeOrder(await ctx.store.cards.liveByTree(tree._id)).map((e) => e.card);
+}
+
+/** Every live card of every tree the actor can open, tree order within each tree. */
+export async function listAllCards(ctx: DomainContext, actor: Actor): Promise<StoredCard[]> {
+  const trees = await listTrees(ctx, actor);
+  const lists = await Promise.all(trees.map((tree) => cardsOfTree(ctx, tree)));
+  return lists.flat();
+}
+
+/**
+ * Loads one live card of a tree the actor may read.
+ * @throws ValidationError, NotFoundError and the policy's errors.
+ */
+export async function getCard(ctx: DomainContext, actor: Actor | null, cardId: string): Promise<StoredCard> {
+  assertCardIdSyntax(cardId);
+  const card = await ctx.store.cards.liveById(cardId);
+  if (!card) throw new NotFoundError("Card");
+  await loadTree(ctx, actor, card.treeId, "read").catch((err) => {
+    // A card in a tree the actor cannot open does not exist for them.
+    throw err instanceof ValidationError ? err : new NotFoundError("Card");
+  });
+  return card;
+}
+
+function assertParent(live: Map<string, StoredCard>, parentId: string | null): void {
+  if (parentId !== null && !live.has(parentId)) {
+    throw new ValidationError("The parent card does not exist in this tree.", [
+      { path: "parentId", message: "must be a live card of the same tree" },
+    ]);
+  }
+}
+
+/**
+ * Creates a card. `treeId` in the body must equal the path's.
+ * @throws ValidationError, LimitReachedError and the policy's errors.
+ */
+export async function createCard(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<StoredCard> {
+  const body = parseInput(createCardInput, input);
+  if (body.treeId !== treeId) {
+    throw new ValidationError("treeId in the body must equal the tree in the path.", [
+      { path: "treeId", message: "must equal the tree in the path" },
+    ]);
+  }
+  return withTree(ctx, actor, treeId, "write", async (tree) => {
+    const live = new Map((await ctx.store.cards.liveByTree(tree._id)).map((c) => [c._id, c]));
+    const parentId = body.parentId ?? null;
+    assertParent(live, parentId);
+    await assertCardAllowance(ctx, tree.owner, 1);
+    const at = now();
+    const card: StoredCard = {
+      _id: newRecordId(),
+      treeId: tree._id,
+      parentId,
+      content: body.content ?? "",
+      position: body.position,
+      createdAt: at,
+      updatedAt: at,
+      author: actor._id,
+    };
+    await ctx.store.cards.insertMany([card]);
+    await touchTree(ctx, tree, at);
+    return card;
+  });
+}
+
+/**
+ * Changes a card's content, position and/or parent; other fields in the body are ignored.
+ * @throws ValidationError (bad field, unknown parent, cycle), NotFoundError, policy errors.
+ */
+export async function updateCard(
+  ctx: DomainContext,
+  actor: Actor,
+  treeId: string,
+  cardId: string,
+  input: unknown,
+): Promise<StoredCard> {
+  assertCardIdSyntax(cardId);
+  const body = parseInput(updateCardInput, input);
+  return withTree(ctx, actor, treeId, "write", async (tree) => {
+    const live = new Map((await ctx.store.cards.liveByTree(tree._id)).map((c) => [c._id, c]));
+    const card = live.get(cardId);
+    if (!card) throw new NotFoundError("Card");
+    const next: StoredCard = { ...card };
+    if (body.content !== undefined) next.content = body.content;
+    if (body.position !== undefined) next.position = body.position;
+    if (body.parentId !== undefined) {
+      assertParent(live, body.parentId);
+      assertNoCycle(live, card._id, body.parentId);
+      next.parentId = body.parentId;
+    }
+    if (next.content === card.content && next.position === card.position && next.parentId === card.parentId) {
+      return card;
+    }
+    next.updatedAt = now();
+    await ctx.store.cards.replace(next);
+    await touchTree(ctx, tree, next.updatedAt);
+    return next;
+  });
+}
+
+/** A card may not become its own parent, nor the child of one of its descendants. */
+function assertNoCycle(live: Map<string, StoredCard>, cardId: string, parentId: string | null): void {
+  for (let id = parentId; id !== null; id = live.get(id)?.parentId ?? null) {
+    if (id === cardId) {
+      throw new ValidationError("A card cannot be moved under itself or one of its descendants.", [
+        { path: "parentId", message: "would make a cycle" },
+      ]);
+    }
+  }
+}
+
+/**
+ * Moves a card and its whole subtree to the tree's trash; returns the ids, tree order.
+ * @throws ValidationError, NotFoundError and the policy's errors.
+ */
+export async function deleteCard(ctx: DomainContext, actor: Actor, treeId: string, cardId: string): Promise<string[]> {
+  assertCardIdSyntax(cardId);
+  return withTree(ctx, actor, treeId, "write", async (tree) => {
+    const cards = await ctx.store.cards.liveByTree(tree._id);
+    if (!cards.some((c) => c._id === cardId)) throw new NotFoundError("Card");
+    const ids = walkTreeOrder(cards, { rootId: cardId, includeRoot: true, byParent: childrenByParent(cards) }).map(
+      (e) => e.card._id,
+    );
+    const at = now();
+    await ctx.store.cards.trash(ids, at);
+    await touchTree(ctx, tree, at);
+    return ids;
+  });
+}

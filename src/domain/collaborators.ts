@@ -1,0 +1,72 @@
+/**
+ * Sharing a tree: the owner adds and removes collaborators; a collaborator may leave.
+ */
+import type { DomainContext } from "./context.js";
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "./errors.js";
+import { USER_ID, now } from "./ids.js";
+import { isOwner, type Actor } from "./policy.js";
+import type { StoredUser, Tree } from "./records.js";
+import { addCollaboratorInput, parseInput } from "./schemas.js";
+import { loadTree, withTree } from "./trees.js";
+
+export interface Collaborator {
+  _id: string;
+  email: string;
+  owner: boolean;
+}
+
+function presentCollaborators(tree: Tree, users: StoredUser[]): Collaborator[] {
+  const byId = new Map(users.map((u) => [u._id, u]));
+  // Owner first, then in the order they were added.
+  const ids = [tree.owner, ...tree.users.filter((id) => id !== tree.owner)];
+  return ids
+    .map((id) => byId.get(id))
+    .filter((u): u is StoredUser => u !== undefined)
+    .map((u) => ({ _id: u._id, email: u.email, owner: u._id === tree.owner }));
+}
+
+export async function listCollaborators(ctx: DomainContext, actor: Actor, treeId: string): Promise<Collaborator[]> {
+  const tree = await loadTree(ctx, actor, treeId, "listCollaborators");
+  return presentCollaborators(tree, await ctx.store.users.byIds(tree.users));
+}
+
+/**
+ * Gives an existing user access to the tree. Owner only.
+ * @throws ValidationError, NotFoundError (no such user), ConflictError (already has access).
+ */
+export async function addCollaborator(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<Collaborator> {
+  const { email } = parseInput(addCollaboratorInput, input);
+  return withTree(ctx, actor, treeId, "administer", async (tree) => {
+    const user = await ctx.store.users.byEmail(email);
+    if (!user) throw new NotFoundError("A user with this email");
+    if (tree.users.includes(user._id)) throw new ConflictError("This user already has access to the tree.");
+    await ctx.store.trees.replace({ ...tree, users: [...tree.users, user._id], __v: tree.__v + 1, updatedAt: now() });
+    return { _id: user._id, email: user.email, owner: false };
+  });
+}
+
+/**
+ * Removes a collaborator: the owner may remove anyone but themself; a collaborator may
+ * remove only themself (leave).
+ * @throws ValidationError, NotFoundError, ForbiddenError.
+ */
+export async function removeCollaborator(ctx: DomainContext, actor: Actor, treeId: string, userId: string): Promise<void> {
+  if (!USER_ID.test(userId)) {
+    throw new ValidationError("The user id is not valid.", [{ path: "userId", message: "must be 24 lowercase hexadecimal characters" }]);
+  }
+  const leaving = userId === actor._id;
+  await withTree(ctx, actor, treeId, leaving ? "read" : "administer", async (tree) => {
+    if (!tree.users.includes(userId)) throw new NotFoundError("Collaborator");
+    if (userId === tree.owner) {
+      throw new ForbiddenError(
+        isOwner(actor, tree) ? "The owner cannot leave their own tree; delete it instead." : "The owner cannot be removed.",
+      );
+    }
+    await ctx.store.trees.replace({
+      ...tree,
+      users: tree.users.filter((id) => id !== userId),
+      __v: tree.__v + 1,
+      updatedAt: now(),
+    });
+  });
+}

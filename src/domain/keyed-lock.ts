@@ -1,0 +1,20 @@
+/**
+ * Serialises the writes to one tree. A write reads the tree (to check parents, cycles,
+ * positions) and then writes; two such writes interleaving could build a cycle or an
+ * orphan. One process owns the embedded store, so an in-process queue per key suffices.
+ */
+export class KeyedLock {
+  private tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const result = previous.then(work, work);
+    const tail = result.catch(() => undefined);
+    this.tails.set(key, tail);
+    try {
+      return await result;
+    } finally {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}

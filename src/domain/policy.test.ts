@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from "./errors.js";
+import { authorizeTree, can, type TreeAction } from "./policy.js";
+import type { Tree } from "./records.js";
+
+const owner = { _id: "a".repeat(24) };
+const collaborator = { _id: "b".repeat(24) };
+const stranger = { _id: "c".repeat(24) };
+
+function buildTree(fields: Partial<Tree> = {}): Tree {
+  return {
+    __v: 0,
+    _id: "t".repeat(24),
+    name: "tree",
+    owner: owner._id,
+    users: [owner._id, collaborator._id],
+    createdAt: "2026-01-01T00:00:00.000Z",
+    updatedAt: "2026-01-01T00:00:00.000Z",
+    ...fields,
+  };
+}
+
+const actors = { owner, collaborator, stranger, anonymous: null };
+type Who = keyof typeof actors;
+
+// SPEC §3: true = allowed; otherwise the error the caller sees.
+const matrix: Record<TreeAction, { private: Record<Who, true | string>; public: Record<Who, true | string> }> = {
+  read: {
+    private: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+    public: { owner: true, collaborator: true, stranger: true, anonymous: "401" },
+  },
+  export: {
+    private: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+    public: { owner: true, collaborator: true, stranger: true, anonymous: true },
+  },
+  listCollaborators: {
+    private: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+    public: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+  },
+  write: {
+    private: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+    public: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+  },
+  administer: {
+    private: { owner: true, collaborator: "403", stranger: "404", anonymous: "401" },
+    public: { owner: true, collaborator: "403", stranger: "404", anonymous: "401" },
+  },
+  clone: {
+    private: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+    public: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+  },
+  clonePublic: {
+    private: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+    public: { owner: true, collaborator: true, stranger: true, anonymous: "401" },
+  },
+};
+
+const errorFor: Record<string, new (...args: never[]) => Error> = {
+  "401": UnauthenticatedError,
+  "403": ForbiddenError,
+  "404": NotFoundError,
+};
+
+describe("policy", () => {
+  for (const [action, byVisibility] of Object.entries(matrix) as [TreeAction, (typeof matrix)[TreeAction]][]) {
+    for (const visibility of ["private", "public"] as const) {
+      for (const [who, expected] of Object.entries(byVisibility[visibility]) as [Who, true | string][]) {
+        it(`${action} on a ${visibility} tree by ${who}: ${expected === true ? "allowed" : expected}`, () => {
+          const tree = buildTree(visibility === "public" ? { publicUrl: "open-tree" } : {});
+          const actor = actors[who];
+          if (expected === true) {
+            expect(can(actor, action, tree)).toBe(true);
+            expect(authorizeTree(actor, action, tree)).toBe(tree);
+          } else {
+            expect(can(actor, action, tree)).toBe(false);
+            expect(() => authorizeTree(actor, action, tree)).toThrow(errorFor[expected]);
+          }
+        });
+      }
+    }
+  }
+
+  it("a missing tree is 404 to a user and 401 to the anonymous", () => {
+    expect(() => authorizeTree(stranger, "read", null)).toThrow(NotFoundError);
+    expect(() => authorizeTree(null, "read", null)).toThrow(UnauthenticatedError);
+  });
+});

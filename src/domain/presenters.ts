@@ -1,0 +1,70 @@
+/**
+ * The only way records become API output (REST JSON and GraphQL alike): private fields
+ * (password hash, trash state, author) never leave, optional tree fields are absent when
+ * unset, and fields come in a stable order.
+ */
+import type { Card, StoredCard, StoredUser, Tree } from "./records.js";
+
+export interface UserView {
+  _id: string;
+  email: string;
+  limit: number;
+  hasBillingId: false;
+  createdAt: string;
+  treesCount: number;
+  cardsCount: number;
+  favoriteTrees: string[];
+  randomIndex: number;
+  userHash: string;
+  offers: Record<string, never>;
+  csrf: string;
+}
+
+export function presentUser(
+  user: StoredUser,
+  live: { treeIds: ReadonlySet<string>; cardsCount: number },
+  csrf: string,
+): UserView {
+  return {
+    _id: user._id,
+    email: user.email,
+    limit: user.limit,
+    hasBillingId: false,
+    createdAt: user.createdAt,
+    treesCount: live.treeIds.size,
+    cardsCount: live.cardsCount,
+    // A favourite the user can no longer open (deleted, or access removed) is not shown.
+    favoriteTrees: user.favoriteTrees.filter((id) => live.treeIds.has(id)),
+    randomIndex: user.randomIndex,
+    userHash: user.userHash,
+    offers: {},
+    csrf,
+  };
+}
+
+export function presentTree(tree: Tree): Tree {
+  const view: Tree = {
+    __v: tree.__v,
+    _id: tree._id,
+    createdAt: tree.createdAt,
+    updatedAt: tree.updatedAt,
+    name: tree.name,
+    owner: tree.owner,
+    users: [...tree.users],
+  };
+  if (tree.latex !== undefined) view.latex = tree.latex;
+  if (tree.publicUrl !== undefined) view.publicUrl = tree.publicUrl;
+  return view;
+}
+
+export function presentCard(card: StoredCard): Card {
+  return {
+    _id: card._id,
+    treeId: card.treeId,
+    parentId: card.parentId,
+    content: card.content,
+    position: card.position,
+    createdAt: card.createdAt,
+    updatedAt: card.updatedAt,
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Input schemas, written once: the REST facade parses request bodies with them and the
+ * GraphQL validation plugin checks arguments with them. Types are inferred from here.
+ */
+import { z } from "zod";
+import { RECORD_ID, USER_ID } from "./ids.js";
+import { ValidationError } from "./errors.js";
+
+export const recordId = z.string().regex(RECORD_ID, "must be 24 characters of a-z and 0-9");
+export const userId = z.string().regex(USER_ID, "must be 24 lowercase hexadecimal characters");
+
+const email = z
+  .string()
+  .trim()
+  .max(254)
+  .pipe(z.email("must be an email address"))
+  .transform((e) => e.toLowerCase());
+const password = z
+  .string()
+  .min(8, "must be at least 8 characters")
+  .max(1024, "must be at most 1024 characters");
+const treeName = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+const position = z.number().refine(Number.isFinite, "must be a finite number");
+const content = z.string().max(1024 * 1024, "must be at most 1 MiB");
+export const publicUrl = z
+  .string()
+  .regex(/^[a-z0-9-]{3,64}$/, "must be 3 to 64 characters of a-z, 0-9 and -");
+
+export const credentialsInput = z.object({ email, password });
+
+export const signupInput = z.object({ email, password });
+
+/** Clients may send the whole user back: fields other than these are ignored. */
+export const updateMeInput = z
+  .object({
+    favoriteTrees: z.array(recordId).max(10_000).optional(),
+    currentPassword: z.string().max(1024).optional(),
+    newPassword: password.optional(),
+  })
+  .refine((input) => (input.newPassword === undefined) === (input.currentPassword === undefined), {
+    message: "currentPassword and newPassword go together",
+    path: ["currentPassword"],
+  });
+
+export const createCardInput = z.object({
+  treeId: recordId,
+  position,
+  content: content.optional(),
+  parentId: recordId.nullable().optional(),
+});
+
+/** Only these fields of a card can change; others in the body are ignored (Backbone sends all). */
+export const updateCardInput = z.object({
+  content: content.optional(),
+  position: position.optional(),
+  parentId: recordId.nullable().optional(),
+});
+
+export const createTreeInput = z.object({
+  name: treeName,
+  seed: z.string().optional(),
+});
+
+/** Only these fields of a tree can change; others in the body are ignored. */
+export const updateTreeInput = z.object({
+  name: treeName.optional(),
+  latex: z.boolean().optional(),
+  publicUrl: publicUrl.nullable().optional(),
+});
+
+export const addCollaboratorInput = z.object({ email });
+
+export const seedInput = z.object({
+  parentId: recordId.nullable().optional(),
+  seed: z.string(),
+});
+
+export type CreateCardInput = z.infer<typeof createCardInput>;
+export type UpdateCardInput = z.infer<typeof updateCardInput>;
+export type CreateTreeInput = z.infer<typeof createTreeInput>;
+export type UpdateTreeInput = z.infer<typeof updateTreeInput>;
+export type UpdateMeInput = z.infer<typeof updateMeInput>;
+export type SeedInput = z.infer<typeof seedInput>;
+
+/** Zod's issue path as SPEC §4's `details[].path`: `children[2].content`. */
+export function issuePath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+/**
+ * Parses `input` with `schema`.
+ * @throws ValidationError listing each problem with its path.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const details = result.error.issues.map((issue) => ({
+    path: issuePath(issue.path),
+    message: issue.message,
+  }));
+  const first = details[0];
+  throw new ValidationError(
+    first ? `${first.path ? `${first.path}: ` : ""}${first.message}` : "The request is not valid.",
+    details,
+  );
+}

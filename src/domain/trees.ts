@@ -1,0 +1,174 @@
+/**
+ * Trees: create, list, rename and publish, delete, clone. Every command loads the tree,
+ * asks the policy, then changes it; writes to one tree are serialised by its lock.
+ */
+import type { DomainContext } from "./context.js";
+import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
+import { newRecordId, now, RECORD_ID } from "./ids.js";
+import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
+import type { SeedNode, StoredCard, Tree } from "./records.js";
+import { createTreeInput, parseInput, updateTreeInput } from "./schemas.js";
+import { cardsFromSeed, assertCardAllowance } from "./card-batches.js";
+import { parseSeedWithinLimits } from "./import.js";
+import { walkTreeOrder } from "./tree-order.js";
+
+const MAX_NAME = 200;
+
+function assertTreeIdSyntax(treeId: string): void {
+  if (!RECORD_ID.test(treeId)) {
+    throw new ValidationError("The tree id is not valid.", [
+      { path: "treeId", message: "must be 24 characters of a-z and 0-9" },
+    ]);
+  }
+}
+
+/**
+ * Loads a tree the actor may `action`.
+ * @throws ValidationError for a malformed id; UnauthenticatedError, NotFoundError or
+ *   ForbiddenError as the policy decides.
+ */
+export async function loadTree(ctx: DomainContext, actor: Actor | null, treeId: string, action: TreeAction): Promise<Tree> {
+  assertTreeIdSyntax(treeId);
+  return authorizeTree(actor, action, await ctx.store.trees.byId(treeId));
+}
+
+/** Runs `change` under the tree's write lock with the tree freshly loaded and authorised. */
+export function withTree<T>(
+  ctx: DomainContext,
+  actor: Actor | null,
+  treeId: string,
+  action: TreeAction,
+  change: (tree: Tree) => Promise<T>,
+): Promise<T> {
+  assertTreeIdSyntax(treeId);
+  return ctx.treeLocks.run(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
+}
+
+/** Moves the tree's `updatedAt` after a change to its cards (the revision `__v` stays). */
+export async function touchTree(ctx: DomainContext, tree: Tree, at: string): Promise<Tree> {
+  const touched = { ...tree, updatedAt: at };
+  await ctx.store.trees.replace(touched);
+  return touched;
+}
+
+/** Trees the actor can open, most recently updated first. */
+export async function listTrees(ctx: DomainContext, actor: Actor): Promise<Tree[]> {
+  const trees = await ctx.store.trees.forUser(actor._id);
+  return trees.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
+}
+
+async function insertTreeWithCards(ctx: DomainContext, tree: Tree, cards: StoredCard[]): Promise<void> {
+  // Cards first: a crash in between leaves unreachable cards, never a tree missing its cards.
+  await ctx.store.cards.insertMany(cards);
+  await ctx.store.trees.insert(tree);
+}
+
+function newTree(owner: string, name: string, at: string): Tree {
+  return { __v: 0, _id: newRecordId(), createdAt: at, updatedAt: at, name, owner, users: [owner] };
+}
+
+/**
+ * Creates a tree owned by the actor, with the seed's cards or one empty card.
+ * @throws ValidationError, PayloadTooLargeError (seed too big), LimitReachedError.
+ */
+export async function createTree(ctx: DomainContext, actor: Actor, input: unknown): Promise<Tree> {
+  const { name, seed } = parseInput(createTreeInput, input);
+  const nodes: SeedNode[] = seed === undefined ? [{ content: "" }] : parseSeedWithinLimits(ctx, seed);
+  const at = now();
+  const tree = newTree(actor._id, name, at);
+  const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id });
+  await assertCardAllowance(ctx, actor._id, cards.length);
+  await insertTreeWithCards(ctx, tree, cards);
+  return tree;
+}
+
+/**
+ * Renames, sets latex or publicUrl (null clears it). Setting publicUrl is the owner's alone.
+ * @throws ValidationError, ConflictError (publicUrl taken), and the policy's errors.
+ */
+export async function updateTree(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<Tree> {
+  const body = parseInput(updateTreeInput, input);
+  const action: TreeAction = body.publicUrl !== undefined ? "administer" : "write";
+  return withTree(ctx, actor, treeId, action, async (tree) => {
+    const next: Tree = { ...tree };
+    if (body.name !== undefined) next.name = body.name;
+    if (body.latex !== undefined) next.latex = body.latex;
+    if (body.publicUrl === null) delete next.publicUrl;
+    else if (body.publicUrl !== undefined && body.publicUrl !== tree.publicUrl) {
+      const holder = await ctx.store.trees.byPublicUrl(body.publicUrl);
+      if (holder && holder._id !== tree._id) throw new ConflictError("That public address is taken by another tree.");
+      next.publicUrl = body.publicUrl;
+    }
+    next.__v = tree.__v + 1;
+    next.updatedAt = now();
+    try {
+      await ctx.store.trees.replace(next);
+    } catch (err) {
+      if (next.publicUrl && (await ctx.store.trees.byPublicUrl(next.publicUrl))?._id !== tree._id) {
+        throw new ConflictError("That public address is taken by another tree.");
+      }
+      throw err;
+    }
+    return next;
+  });
+}
+
+/** Deletes the tree and all its cards. Owner only. */
+export async function deleteTree(ctx: DomainContext, actor: Actor, treeId: string): Promise<void> {
+  await withTree(ctx, actor, treeId, "administer", async (tree) => {
+    await ctx.store.trees.removeWithCards(tree._id);
+  });
+}
+
+function copyName(name: string): string {
+  const suffix = " (copy)";
+  return name.slice(0, MAX_NAME - suffix.length) + suffix;
+}
+
+async function copyTree(ctx: DomainContext, actor: Actor, source: Tree): Promise<Tree> {
+  const sourceCards = await ctx.store.cards.liveByTree(source._id);
+  const at = now();
+  const tree = newTree(actor._id, copyName(source.name), at);
+  if (source.latex !== undefined) tree.latex = source.latex;
+  const newIds = new Map<string, string>();
+  const cards: StoredCard[] = [];
+  // Tree order, so every parent has its new id before its children are copied; cards
+  // whose parent is gone (not reachable) are not copied.
+  for (const { card } of walkTreeOrder(sourceCards)) {
+    const _id = newRecordId();
+    newIds.set(card._id, _id);
+    cards.push({
+      _id,
+      treeId: tree._id,
+      parentId: card.parentId === null ? null : newIds.get(card.parentId)!,
+      content: card.content,
+      position: card.position,
+      createdAt: at,
+      updatedAt: at,
+      author: actor._id,
+    });
+  }
+  await assertCardAllowance(ctx, actor._id, cards.length);
+  await insertTreeWithCards(ctx, tree, cards);
+  return tree;
+}
+
+/** A full copy owned by the actor: new ids, no collaborators, no publicUrl. */
+export async function cloneTree(ctx: DomainContext, actor: Actor, treeId: string): Promise<Tree> {
+  return copyTree(ctx, actor, await loadTree(ctx, actor, treeId, "clone"));
+}
+
+/** Copies a public tree, named by its `_id` or its `publicUrl`. */
+export async function clonePublicTree(ctx: DomainContext, actor: Actor, idOrUrl: string): Promise<Tree> {
+  const tree = RECORD_ID.test(idOrUrl) ? await ctx.store.trees.byId(idOrUrl) : null;
+  const found = tree ?? (/^[a-z0-9-]{3,64}$/.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
+  return copyTree(ctx, actor, authorizeTree(actor, "clonePublic", found));
+}
+
+/** A public tree and its live cards in tree order, for anyone. */
+export async function publicTree(ctx: DomainContext, publicUrl: string): Promise<{ tree: Tree; cards: StoredCard[] }> {
+  const tree = /^[a-z0-9-]{3,64}$/.test(publicUrl) ? await ctx.store.trees.byPublicUrl(publicUrl) : null;
+  if (!tree) throw new NotFoundError("Public tree");
+  const cards = walkTreeOrder(await ctx.store.cards.liveByTree(tree._id)).map((e) => e.card);
+  return { tree, cards };
+}

@@ -1,0 +1,99 @@
+/**
+ * Accounts: sign-up, the User record with its live counts, favourites and password change.
+ * Checking credentials on each request lives in src/auth/, which calls `findUserByEmail`
+ * and the hasher; nothing here knows about HTTP.
+ */
+import { randomBytes, randomInt } from "node:crypto";
+import type { DomainContext } from "./context.js";
+import { ConflictError, ForbiddenError, NotFoundError } from "./errors.js";
+import { newUserId, now } from "./ids.js";
+import { presentUser, type UserView } from "./presenters.js";
+import type { StoredUser } from "./records.js";
+import { parseInput, signupInput, updateMeInput } from "./schemas.js";
+
+/**
+ * Creates an account. `force` lets the CLI add users while web sign-up is off.
+ * @throws ValidationError for a bad email or password.
+ * @throws ForbiddenError when sign-up is off.
+ * @throws ConflictError when the email is taken.
+ */
+export async function signUp(ctx: DomainContext, input: unknown, options: { force?: boolean } = {}): Promise<StoredUser> {
+  if (!ctx.config.signup && !options.force) throw new ForbiddenError("Sign-up is closed on this server.");
+  const { email, password } = parseInput(signupInput, input);
+  if (await ctx.store.users.byEmail(email)) throw new ConflictError("An account with this email already exists.");
+  const user: StoredUser = {
+    _id: newUserId(),
+    email,
+    passwordHash: await ctx.hasher.hash(password),
+    limit: ctx.config.defaultCardLimit,
+    favoriteTrees: [],
+    randomIndex: randomInt(100),
+    userHash: randomBytes(4).toString("hex"),
+    createdAt: now(),
+  };
+  try {
+    await ctx.store.users.insert(user);
+  } catch (err) {
+    // Two sign-ups for one email at once: the store's unique index decides.
+    if (await ctx.store.users.byEmail(email)) throw new ConflictError("An account with this email already exists.");
+    throw err;
+  }
+  return user;
+}
+
+export function findUserByEmail(ctx: DomainContext, email: string): Promise<StoredUser | null> {
+  return ctx.store.users.byEmail(email.trim().toLowerCase());
+}
+
+/** The User record of SPEC §2 with its live counts. */
+export async function userRecord(ctx: DomainContext, user: StoredUser, csrf: string): Promise<UserView> {
+  const trees = await ctx.store.trees.forUser(user._id);
+  const treeIds = trees.map((t) => t._id);
+  const cardsCount = await ctx.store.cards.countLiveByTrees(treeIds);
+  return presentUser(user, { treeIds: new Set(treeIds), cardsCount }, csrf);
+}
+
+/** How many live cards stand in the trees the user owns: what `limit` counts. */
+export async function ownedCardsCount(ctx: DomainContext, userId: string): Promise<number> {
+  const owned = (await ctx.store.trees.forUser(userId)).filter((t) => t.owner === userId);
+  return ctx.store.cards.countLiveByTrees(owned.map((t) => t._id));
+}
+
+export interface UpdateMeResult {
+  user: StoredUser;
+  passwordChanged: boolean;
+}
+
+/**
+ * Sets favourites and/or changes the password.
+ * @throws ValidationError for a malformed body.
+ * @throws ForbiddenError when `currentPassword` is wrong.
+ */
+export async function updateMe(ctx: DomainContext, user: StoredUser, input: unknown): Promise<UpdateMeResult> {
+  const body = parseInput(updateMeInput, input);
+  const fields: Partial<StoredUser> = {};
+  if (body.favoriteTrees) fields.favoriteTrees = [...new Set(body.favoriteTrees)];
+  if (body.newPassword !== undefined) {
+    if (!(await ctx.hasher.verify(body.currentPassword ?? "", user.passwordHash))) {
+      throw new ForbiddenError("The current password is wrong.");
+    }
+    fields.passwordHash = await ctx.hasher.hash(body.newPassword);
+  }
+  if (Object.keys(fields).length === 0) return { user, passwordChanged: false };
+  const updated = await ctx.store.users.update(user._id, fields);
+  if (!updated) throw new NotFoundError("User");
+  return { user: updated, passwordChanged: body.newPassword !== undefined };
+}
+
+/**
+ * Sets a password without knowing the old one (the CLI's `user passwd`).
+ * @throws NotFoundError for an unknown email.
+ */
+export async function resetPassword(ctx: DomainContext, email: string, password: unknown): Promise<StoredUser> {
+  const { password: checked } = parseInput(signupInput, { email, password });
+  const user = await findUserByEmail(ctx, email);
+  if (!user) throw new NotFoundError("User");
+  const updated = await ctx.store.users.update(user._id, { passwordHash: await ctx.hasher.hash(checked) });
+  await ctx.store.sessions.removeForUser(user._id);
+  return updated!;
+}

@@ -1,0 +1,22 @@
+/**
+ * JSON request bodies: a body in any other media type is refused (415), one over the size
+ * limit is refused (413) before it is buffered whole, and malformed JSON is a 400.
+ */
+import express, { type NextFunction, type Request, type Response } from "express";
+import { DomainError } from "../domain/errors.js";
+
+function hasBody(req: Request): boolean {
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
+export function jsonBody(limitBytes: number) {
+  const parse = express.json({ limit: limitBytes, type: () => true });
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!hasBody(req)) return next();
+    if (!req.is("application/json") && !req.is("application/*+json")) {
+      return next(new DomainError("unsupported_media_type", "Send the request body as application/json."));
+    }
+    parse(req, res, next);
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Sign-up, log-in, log-out and the caller's own User record (`/api/index`).
+ */
+import { Router, type Request, type Response } from "express";
+import { clientAddress, requireUser } from "../auth/middleware.js";
+import { SESSION_COOKIE, SESSION_TTL_MS } from "../auth/sessions.js";
+import { ForbiddenError } from "../domain/errors.js";
+import { credentialsInput, parseInput } from "../domain/schemas.js";
+import { signUp, updateMe, userRecord } from "../domain/users.js";
+import type { RestDeps } from "./deps.js";
+
+export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDeps): Router {
+  const router = Router();
+
+  const startSession = async (req: Request, res: Response, userId: string) => {
+    const { token, session } = await sessions.start(userId);
+    res.cookie(SESSION_COOKIE, token, {
+      httpOnly: true,
+      sameSite: "lax",
+      secure: req.secure,
+      path: "/",
+      maxAge: SESSION_TTL_MS,
+    });
+    return session;
+  };
+
+  router.post("/signup", jsonLimit, async (req, res) => {
+    const user = await signUp(ctx, req.body ?? {});
+    const session = await startSession(req, res, user._id);
+    res.status(201).json(await userRecord(ctx, user, session.csrf));
+  });
+
+  router.post("/login", jsonLimit, async (req, res) => {
+    const { email, password } = parseInput(credentialsInput, req.body ?? {});
+    const user = await credentials.check(email, password, clientAddress(req));
+    if (req.auth.session) await sessions.end(req.auth.session);
+    const session = await startSession(req, res, user._id);
+    res.json(await userRecord(ctx, user, session.csrf));
+  });
+
+  router.post("/logout", async (req, res) => {
+    if (req.auth.session) await sessions.end(req.auth.session);
+    res.clearCookie(SESSION_COOKIE, { path: "/" });
+    res.status(204).end();
+  });
+
+  router.get("/index", async (req, res) => {
+    const user = requireUser(req);
+    res.json(await userRecord(ctx, user, req.auth.session?.csrf ?? ""));
+  });
+
+  router.put("/index", jsonLimit, async (req, res) => {
+    const user = requireUser(req);
+    try {
+      const { user: updated, passwordChanged } = await updateMe(ctx, user, req.body ?? {});
+      // Other sessions of this user end with the old password.
+      if (passwordChanged) await sessions.endOthers(user._id, req.auth.session ?? undefined);
+      res.json(await userRecord(ctx, updated, req.auth.session?.csrf ?? ""));
+    } catch (err) {
+      if (err instanceof ForbiddenError) credentials.recordFailure(user.email, clientAddress(req));
+      throw err;
+    }
+  });
+
+  return router;
+}

@@ -1,0 +1,22 @@
+/**
+ * The REST facade under /api: thin routers over the domain, then 404 for unknown paths.
+ */
+import { Router } from "express";
+import { NotFoundError } from "../domain/errors.js";
+import { accountRoutes } from "./account-routes.js";
+import { cardRoutes } from "./card-routes.js";
+import type { RestDeps } from "./deps.js";
+import { exportRoutes } from "./export-routes.js";
+import { treeRoutes } from "./tree-routes.js";
+
+export function restApi(deps: RestDeps): Router {
+  const router = Router();
+  router.use(accountRoutes(deps));
+  router.use(treeRoutes(deps));
+  router.use(cardRoutes(deps));
+  router.use(exportRoutes(deps));
+  router.use(() => {
+    throw new NotFoundError("This API path");
+  });
+  return router;
+}

@@ -1,0 +1,41 @@
+/**
+ * Cards: read in tree order, create, modify, delete, and import a seed.
+ */
+import { Router } from "express";
+import { requireUser } from "../auth/middleware.js";
+import { createCard, deleteCard, listAllCards, listCards, updateCard } from "../domain/cards.js";
+import { importSeed } from "../domain/import.js";
+import { presentCard } from "../domain/presenters.js";
+import type { RestDeps } from "./deps.js";
+
+export function cardRoutes({ ctx, jsonLimit, importLimit }: RestDeps): Router {
+  const router = Router();
+
+  router.get("/cards", async (req, res) => {
+    res.json((await listAllCards(ctx, requireUser(req))).map(presentCard));
+  });
+
+  router.get("/trees/:treeId/cards", async (req, res) => {
+    res.json((await listCards(ctx, requireUser(req), req.params.treeId)).map(presentCard));
+  });
+
+  router.post("/trees/:treeId/cards/seed", importLimit, async (req, res) => {
+    const cards = await importSeed(ctx, requireUser(req), req.params.treeId, req.body ?? {});
+    res.status(201).json(cards.map(presentCard));
+  });
+
+  router.post("/trees/:treeId/cards", jsonLimit, async (req, res) => {
+    res.status(201).json(presentCard(await createCard(ctx, requireUser(req), req.params.treeId, req.body ?? {})));
+  });
+
+  router.put("/trees/:treeId/cards/:cardId", jsonLimit, async (req, res) => {
+    const card = await updateCard(ctx, requireUser(req), req.params.treeId, req.params.cardId, req.body ?? {});
+    res.json(presentCard(card));
+  });
+
+  router.delete("/trees/:treeId/cards/:cardId", async (req, res) => {
+    res.json({ deleted: await deleteCard(ctx, requireUser(req), req.params.treeId, req.params.cardId) });
+  });
+
+  return router;
+}

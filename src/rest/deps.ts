@@ -1,0 +1,21 @@
+/**
+ * What the REST routers are built from.
+ */
+import type { RequestHandler } from "express";
+import type { CredentialChecker } from "../auth/credentials.js";
+import type { SessionManager } from "../auth/sessions.js";
+import type { DomainContext } from "../domain/context.js";
+
+export interface RestDeps {
+  ctx: DomainContext;
+  credentials: CredentialChecker;
+  sessions: SessionManager;
+  /** JSON body parser with the ordinary limit. */
+  // `any` params: a handler typed with express's loose params dictionary would widen the
+  // route's own params (`:treeId` → string | string[]) in every route it is used in.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  jsonLimit: RequestHandler<any>;
+  /** JSON body parser with the import limit (seeds). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  importLimit: RequestHandler<any>;
+}

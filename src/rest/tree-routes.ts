@@ -1,0 +1,66 @@
+/**
+ * Trees, their collaborators, clones and the public read.
+ */
+import { Router } from "express";
+import { requireUser } from "../auth/middleware.js";
+import { addCollaborator, listCollaborators, removeCollaborator } from "../domain/collaborators.js";
+import { presentCard, presentTree } from "../domain/presenters.js";
+import {
+  clonePublicTree,
+  cloneTree,
+  createTree,
+  deleteTree,
+  listTrees,
+  publicTree,
+  updateTree,
+} from "../domain/trees.js";
+import type { RestDeps } from "./deps.js";
+
+export function treeRoutes({ ctx, jsonLimit, importLimit }: RestDeps): Router {
+  const router = Router();
+
+  router.get("/public/:publicUrl", async (req, res) => {
+    const { tree, cards } = await publicTree(ctx, req.params.publicUrl);
+    res.json({ tree: presentTree(tree), cards: cards.map(presentCard) });
+  });
+
+  router.get("/trees", async (req, res) => {
+    res.json((await listTrees(ctx, requireUser(req))).map(presentTree));
+  });
+
+  router.post("/trees", importLimit, async (req, res) => {
+    res.status(201).json(presentTree(await createTree(ctx, requireUser(req), req.body ?? {})));
+  });
+
+  router.put("/trees/:treeId", jsonLimit, async (req, res) => {
+    res.json(presentTree(await updateTree(ctx, requireUser(req), req.params.treeId, req.body ?? {})));
+  });
+
+  router.delete("/trees/:treeId", async (req, res) => {
+    await deleteTree(ctx, requireUser(req), req.params.treeId);
+    res.status(204).end();
+  });
+
+  router.post("/trees/:treeId/clone", jsonLimit, async (req, res) => {
+    res.status(201).json(presentTree(await cloneTree(ctx, requireUser(req), req.params.treeId)));
+  });
+
+  router.post("/trees/:publicTreeId/clonePublic", jsonLimit, async (req, res) => {
+    res.status(201).json(presentTree(await clonePublicTree(ctx, requireUser(req), req.params.publicTreeId)));
+  });
+
+  router.get("/trees/:treeId/collaborators", async (req, res) => {
+    res.json(await listCollaborators(ctx, requireUser(req), req.params.treeId));
+  });
+
+  router.post("/trees/:treeId/collaborators", jsonLimit, async (req, res) => {
+    res.status(201).json(await addCollaborator(ctx, requireUser(req), req.params.treeId, req.body ?? {}));
+  });
+
+  router.delete("/trees/:treeId/collaborators/:userId", async (req, res) => {
+    await removeCollaborator(ctx, requireUser(req), req.params.treeId, req.params.userId);
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,57 @@
+/**
+ * Opens the store and listens. `close()` stops taking connections, lets in-flight requests
+ * finish, then flushes and closes the store.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createApp } from "./app.js";
+import type { Config } from "./config.js";
+import { createDomainContext, type DomainContext } from "./domain/context.js";
+import { createLogger, type Logger } from "./http/logger.js";
+import { openNedbStore } from "./store/nedb-store.js";
+import { loadSettings } from "./store/settings.js";
+
+export const WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/web");
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  ctx: DomainContext;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const logger = createLogger();
+  const store = await openNedbStore(config.dataDir);
+  const settings = await loadSettings(config.dataDir);
+  const ctx = createDomainContext(store, config);
+  const app = createApp({ ctx, secret: settings.secret, logger, webDir: WEB_DIR });
+  const server = http.createServer(app);
+  // Slow clients may not hold a connection open forever.
+  server.requestTimeout = 60_000;
+  server.headersTimeout = 20_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    ctx,
+    logger,
+    close: () =>
+      (closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await store.close();
+      })()),
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * A small HTTP client and record factories for integration tests: each test builds the
+ * users, trees and cards it needs through the real API.
+ */
+import { randomBytes } from "node:crypto";
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Headers;
+}
+
+export class Api {
+  constructor(
+    readonly baseUrl: string,
+    readonly credentials?: { email: string; password: string },
+  ) {}
+
+  get authHeader(): string | undefined {
+    if (!this.credentials) return undefined;
+    return `Basic ${Buffer.from(`${this.credentials.email}:${this.credentials.password}`).toString("base64")}`;
+  }
+
+  async request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Reply<T>> {
+    const all: Record<string, string> = { ...headers };
+    if (this.authHeader && !("authorization" in all)) all.authorization = this.authHeader;
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = typeof body === "string" ? body : JSON.stringify(body);
+      all["content-type"] ??= "application/json";
+    }
+    const res = await fetch(this.baseUrl + path, { method, headers: all, body: payload });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text);
+    return { status: res.status, body: parsed as T, text, headers: res.headers };
+  }
+
+  get = <T = any>(path: string, headers?: Record<string, string>) => this.request<T>("GET", path, undefined, headers);
+  post = <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => this.request<T>("POST", path, body, headers);
+  put = <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => this.request<T>("PUT", path, body, headers);
+  delete = <T = any>(path: string, headers?: Record<string, string>) => this.request<T>("DELETE", path, undefined, headers);
+
+  anonymous(): Api {
+    return new Api(this.baseUrl);
+  }
+}
+
+export function uniqueEmail(prefix = "user"): string {
+  return `${prefix}-${randomBytes(5).toString("hex")}@example.test`;
+}
+
+/** Signs a new user up and returns a client that sends their basic credentials. */
+export async function buildUser(baseUrl: string, prefix = "user"): Promise<Api & { user: any }> {
+  const credentials = { email: uniqueEmail(prefix), password: "correct horse battery" };
+  const res = await new Api(baseUrl).post("/api/signup", credentials);
+  if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${res.text}`);
+  return Object.assign(new Api(baseUrl, credentials), { user: res.body });
+}
+
+export async function buildTree(api: Api, fields: { name?: string; seed?: string } = {}): Promise<any> {
+  const res = await api.post("/api/trees", { name: fields.name ?? "A tree", ...fields });
+  if (res.status !== 201) throw new Error(`tree creation failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+export async function buildCard(
+  api: Api,
+  treeId: string,
+  fields: { content?: string; parentId?: string | null; position?: number } = {},
+): Promise<any> {
+  const res = await api.post(`/api/trees/${treeId}/cards`, { treeId, position: 0, ...fields });
+  if (res.status !== 201) throw new Error(`card creation failed: ${res.status} ${res.text}`);
+  return res.body;
+}

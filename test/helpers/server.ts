@@ -1,0 +1,103 @@
+/**
+ * Starts the real server for integration tests: a child process (`startTestServer`, for
+ * restarts, kills and environment settings) or in this process (`startInProcessServer`,
+ * when a test needs to look inside, e.g. count store reads). Each gets a fresh data
+ * directory under the system temp folder.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { loadConfig } from "../../src/config.js";
+import { startServer, type RunningServer } from "../../src/server.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+export async function freshDataDir(): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), "cardtree-test-"));
+}
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  /** Lines the server printed (logs), newest last. */
+  output: string[];
+  process: ChildProcess;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<void>;
+  /** SIGKILL: a crash, nothing flushed. */
+  kill(): Promise<void>;
+  /** Stops (gracefully) and starts again on the same data directory. */
+  restart(): Promise<TestServer>;
+}
+
+export async function startTestServer(
+  options: { env?: Record<string, string>; dataDir?: string } = {},
+): Promise<TestServer> {
+  const dataDir = options.dataDir ?? (await freshDataDir());
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "on", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output: string[] = [];
+  const remember = (line: string) => {
+    output.push(line);
+    if (output.length > 2000) output.shift();
+  };
+  createInterface({ input: child.stderr! }).on("line", remember);
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.join("\n")}`)), 30_000);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${output.join("\n")}`));
+    });
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      remember(line);
+      if (line.includes('"message":"listening"')) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line).url);
+      }
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const server: TestServer = {
+    url,
+    dataDir,
+    output,
+    process: child,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+    restart: async () => {
+      await server.stop();
+      return startTestServer({ ...options, dataDir });
+    },
+  };
+  return server;
+}
+
+export interface InProcessServer extends RunningServer {
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startInProcessServer(env: Record<string, string> = {}): Promise<InProcessServer> {
+  const dataDir = await freshDataDir();
+  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "off", ...env });
+  const running = await startServer(config);
+  return {
+    ...running,
+    dataDir,
+    stop: async () => {
+      await running.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Api, buildTree, buildUser, uniqueEmail } from "../helpers/api.js";
+import { startInProcessServer, startTestServer, type InProcessServer } from "../helpers/server.js";
+
+let server: InProcessServer;
+let anon: Api;
+beforeAll(async () => {
+  server = await startInProcessServer();
+  anon = new Api(server.url);
+});
+afterAll(() => server.stop());
+
+function sessionCookie(reply: { headers: Headers }): string {
+  const cookie = reply.headers.get("set-cookie") ?? "";
+  return cookie.split(";")[0];
+}
+
+describe("sign-up", () => {
+  it("creates a user and answers the User record with exactly SPEC's fields", async () => {
+    const email = uniqueEmail("New.Person").replace("new", "NEW");
+    const res = await anon.post("/api/signup", { email, password: "long enough" });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body).sort()).toEqual(
+      ["_id", "email", "limit", "hasBillingId", "createdAt", "treesCount", "cardsCount", "favoriteTrees",
+        "randomIndex", "userHash", "offers", "csrf"].sort(),
+    );
+    expect(res.body._id).toMatch(/^[a-f0-9]{24}$/);
+    expect(res.body.email).toBe(email.toLowerCase());
+    expect(res.body).toMatchObject({ limit: -1, hasBillingId: false, treesCount: 0, cardsCount: 0, favoriteTrees: [], offers: {} });
+    expect(res.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(res.body.randomIndex).toBeGreaterThanOrEqual(0);
+    expect(res.body.randomIndex).toBeLessThan(100);
+    expect(res.body.userHash).toMatch(/^[a-f0-9]+$/);
+    expect(res.body.csrf).not.toBe("");
+    expect(res.text).not.toMatch(/scrypt|password/i);
+    const cookie = res.headers.get("set-cookie") ?? "";
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+  });
+
+  it("refuses a taken email with 409, whatever its case", async () => {
+    const email = uniqueEmail();
+    await anon.post("/api/signup", { email, password: "long enough" });
+    const res = await anon.post("/api/signup", { email: email.toUpperCase(), password: "another one" });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe("conflict");
+  });
+
+  it("refuses a bad email or a short password with 400 and details", async () => {
+    const bad = await anon.post("/api/signup", { email: "not-an-email", password: "long enough" });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ error: "invalid_request" });
+    expect(bad.body.details[0].path).toBe("email");
+    const short = await anon.post("/api/signup", { email: uniqueEmail(), password: "short" });
+    expect(short.status).toBe(400);
+    expect(short.body.details[0].path).toBe("password");
+  });
+});
+
+describe("sign-up when closed", () => {
+  it("answers 403 with SIGNUP=off", async () => {
+    const closed = await startTestServer({ env: { SIGNUP: "off", LOG: "off" } });
+    try {
+      const res = await new Api(closed.url).post("/api/signup", { email: uniqueEmail(), password: "long enough" });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toBe("forbidden");
+    } finally {
+      await closed.stop();
+    }
+  });
+});
+
+describe("basic credentials", () => {
+  it("answer GET /api/index with live counts and an empty csrf", async () => {
+    const alice = await buildUser(server.url);
+    await buildTree(alice, { seed: "# One\n\n## Two" });
+    const res = await alice.get("/api/index");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ email: alice.user.email, treesCount: 1, cardsCount: 2, csrf: "" });
+  });
+
+  it("wrong password: 401 with the Basic challenge and the error body", async () => {
+    const alice = await buildUser(server.url);
+    const wrong = new Api(server.url, { email: alice.user.email, password: "wrong password" });
+    const res = await wrong.get("/api/index");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toMatch(/^Basic realm="cardtree"/);
+    expect(res.body).toEqual({ error: "unauthenticated", message: expect.any(String) });
+  });
+
+  it("no credentials: 401", async () => {
+    const res = await anon.get("/api/index");
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe("unauthenticated");
+  });
+
+  it("the browser client (X-Requested-With) gets no challenge header", async () => {
+    const res = await anon.get("/api/index", { "x-requested-with": "XMLHttpRequest" });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBeNull();
+  });
+
+});
+
+describe("cookie sessions", () => {
+  it("log in, read, change with the CSRF token, log out", async () => {
+    const alice = await buildUser(server.url);
+    const login = await anon.post("/api/login", alice.credentials);
+    expect(login.status).toBe(200);
+    expect(login.body.email).toBe(alice.user.email);
+    const cookie = sessionCookie(login);
+    const csrf = login.body.csrf;
+    expect(csrf).toBeTruthy();
+
+    const index = await anon.get("/api/index", { cookie });
+    expect(index.status).toBe(200);
+    expect(index.body.csrf).toBe(csrf);
+
+    const noToken = await anon.post("/api/trees", { name: "Nope" }, { cookie });
+    expect(noToken.status).toBe(403);
+    expect(noToken.body.error).toBe("forbidden");
+    expect((await alice.get("/api/trees")).body).toHaveLength(0);
+
+    const withToken = await anon.post("/api/trees", { name: "Yes" }, { cookie, "x-csrf-token": csrf });
+    expect(withToken.status).toBe(201);
+
+    const logout = await anon.post("/api/logout", undefined, { cookie, "x-csrf-token": csrf });
+    expect(logout.status).toBe(204);
+    expect((await anon.get("/api/index", { cookie })).status).toBe(401);
+  });
+
+  it("a wrong log-in answers 401 and starts no session", async () => {
+    const alice = await buildUser(server.url);
+    const res = await anon.post("/api/login", { email: alice.user.email, password: "not the password" });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("set-cookie")).toBeNull();
+  });
+});
+
+describe("PUT /api/index", () => {
+  it("sets favourite trees, showing only trees the user can open", async () => {
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice);
+    const res = await alice.put("/api/index", { favoriteTrees: [tree._id, "zzzzzzzzzzzzzzzzzzzzzzzz"] });
+    expect(res.status).toBe(200);
+    expect(res.body.favoriteTrees).toEqual([tree._id]);
+    expect((await alice.put("/api/index", { favoriteTrees: ["bad id"] })).status).toBe(400);
+  });
+
+  it("changes the password: the old one stops working on the very next request", async () => {
+    const alice = await buildUser(server.url);
+    expect((await alice.get("/api/index")).status).toBe(200);
+    const wrong = await alice.put("/api/index", { currentPassword: "not it", newPassword: "a new password" });
+    expect(wrong.status).toBe(403);
+    const res = await alice.put("/api/index", { currentPassword: alice.credentials!.password, newPassword: "a new password" });
+    expect(res.status).toBe(200);
+    expect((await alice.get("/api/index")).status).toBe(401);
+    const renewed = new Api(server.url, { email: alice.user.email, password: "a new password" });
+    expect((await renewed.get("/api/index")).status).toBe(200);
+  });
+});
+
+describe("brute-force limit", () => {
+  // Its own server: the limit also counts failures per address, and every test here
+  // calls from 127.0.0.1.
+  it("ten failed log-ins for one email answer 429 with Retry-After, even with the right password", async () => {
+    const own = await startTestServer({ env: { LOG: "off" } });
+    try {
+      const alice = await buildUser(own.url);
+      const wrong = new Api(own.url, { email: alice.user.email, password: "wrong password" });
+      for (let i = 0; i < 10; i++) expect((await wrong.get("/api/index")).status).toBe(401);
+      const blocked = await alice.get("/api/index");
+      expect(blocked.status).toBe(429);
+      expect(blocked.body.error).toBe("too_many_requests");
+      expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+      const login = await new Api(own.url).post("/api/login", alice.credentials);
+      expect(login.status).toBe(429);
+    } finally {
+      await own.stop();
+    }
+  });
+});

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/server.js";
+
+let server: InProcessServer;
+beforeAll(async () => {
+  server = await startInProcessServer();
+});
+afterAll(() => server.stop());
+
+async function treeWithRoot() {
+  const alice = await buildUser(server.url);
+  const tree = await buildTree(alice);
+  const [root] = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
+  return { alice, tree, root };
+}
+
+describe("cards", () => {
+  it("are listed in tree order: siblings by position, fractional positions between", async () => {
+    const { alice, tree, root } = await treeWithRoot();
+    const b = await buildCard(alice, tree._id, { parentId: root._id, content: "b", position: 2 });
+    await buildCard(alice, tree._id, { parentId: root._id, content: "a", position: 1 });
+    await buildCard(alice, tree._id, { parentId: root._id, content: "a½", position: 1.5 });
+    await buildCard(alice, tree._id, { parentId: b._id, content: "b.1", position: 0 });
+    await buildCard(alice, tree._id, { content: "second root", position: 10 });
+    const cards = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
+    expect(cards.map((c: any) => c.content)).toEqual(["", "a", "a½", "b", "b.1", "second root"]);
+  });
+
+  it("creation validates position, treeId and parent", async () => {
+    const { alice, tree } = await treeWithRoot();
+    const other = await buildTree(alice);
+    const [otherRoot] = (await alice.get(`/api/trees/${other._id}/cards`)).body;
+    const path = `/api/trees/${tree._id}/cards`;
+    const cases: [unknown, string][] = [
+      [{ treeId: tree._id }, "position"],
+      [{ treeId: tree._id, position: "1" }, "position"],
+      [{ position: 1 }, "treeId"],
+      [{ treeId: other._id, position: 1 }, "treeId"],
+      [{ treeId: tree._id, position: 1, parentId: otherRoot._id }, "parentId"],
+      [{ treeId: tree._id, position: 1, parentId: "nope" }, "parentId"],
+      [{ treeId: tree._id, position: 1, content: 5 }, "content"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await alice.post(path, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+      expect(res.body.details.map((d: any) => d.path)).toContain(field);
+    }
+    expect((await alice.get(path)).body).toHaveLength(1);
+  });
+
+  it("PUT applies only content, position and parentId, moving the tree's updatedAt", async () => {
+    const { alice, tree, root } = await treeWithRoot();
+    const card = await buildCard(alice, tree._id, { content: "old" });
+    const res = await alice.put(`/api/trees/${tree._id}/cards/${card._id}`, {
+      ...card,
+      content: "new",
+      position: 3,
+      parentId: root._id,
+      _id: "aaaaaaaaaaaaaaaaaaaaaaaa",
+      treeId: "bbbbbbbbbbbbbbbbbbbbbbbb",
+      createdAt: "1999-01-01T00:00:00.000Z",
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ _id: card._id, treeId: tree._id, content: "new", position: 3, parentId: root._id, createdAt: card.createdAt });
+    expect(res.body.updatedAt >= card.updatedAt).toBe(true);
+    const after = (await alice.get("/api/trees")).body.find((t: any) => t._id === tree._id);
+    expect(after.updatedAt >= res.body.updatedAt).toBe(true);
+    expect(after.__v).toBe(0);
+  });
+
+  it("refuses cycles: a card under itself or under its descendant", async () => {
+    const { alice, tree, root } = await treeWithRoot();
+    const child = await buildCard(alice, tree._id, { parentId: root._id });
+    const grandchild = await buildCard(alice, tree._id, { parentId: child._id });
+    for (const parentId of [root._id, child._id, grandchild._id]) {
+      const res = await alice.put(`/api/trees/${tree._id}/cards/${root._id}`, { parentId });
+      expect(res.status).toBe(400);
+      expect(res.body.details[0].path).toBe("parentId");
+    }
+    const cards = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
+    expect(cards.find((c: any) => c._id === root._id).parentId).toBeNull();
+  });
+
+  it("DELETE trashes the card and its subtree; reads never show them again", async () => {
+    const { alice, tree, root } = await treeWithRoot();
+    const child = await buildCard(alice, tree._id, { parentId: root._id });
+    const grandchild = await buildCard(alice, tree._id, { parentId: child._id });
+    const keep = await buildCard(alice, tree._id, { position: 5 });
+    const res = await alice.delete(`/api/trees/${tree._id}/cards/${root._id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ deleted: [root._id, child._id, grandchild._id] });
+    expect((await alice.get(`/api/trees/${tree._id}/cards`)).body.map((c: any) => c._id)).toEqual([keep._id]);
+    expect((await alice.put(`/api/trees/${tree._id}/cards/${child._id}`, { content: "x" })).status).toBe(404);
+    expect((await alice.delete(`/api/trees/${tree._id}/cards/${child._id}`)).status).toBe(404);
+    expect((await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 1, parentId: child._id })).status).toBe(400);
+    expect((await alice.get("/api/index")).body.cardsCount).toBe(1);
+  });
+
+  it("GET /api/cards lists every live card of every tree the user can open", async () => {
+    const alice = await buildUser(server.url);
+    const bob = await buildUser(server.url);
+    const mine = await buildTree(alice, { seed: "# a\n\n## a1" });
+    const shared = await buildTree(bob, { seed: "# b" });
+    await buildTree(bob, { seed: "# private" });
+    await bob.post(`/api/trees/${shared._id}/collaborators`, { email: alice.user.email });
+    const cards = (await alice.get("/api/cards")).body;
+    expect(cards.map((c: any) => c.content).sort()).toEqual(["# a", "# b", "## a1"]);
+    const ofMine = cards.filter((c: any) => c.treeId === mine._id).map((c: any) => c.content);
+    expect(ofMine).toEqual(["# a", "## a1"]);
+  });
+
+  it("the card limit answers 422 limit_reached and creates nothing", async () => {
+    const { alice, tree } = await treeWithRoot();
+    await server.ctx.store.users.update(alice.user._id, { limit: 2 });
+    await buildCard(alice, tree._id);
+    const res = await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 9 });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toBe("limit_reached");
+    expect((await alice.get(`/api/trees/${tree._id}/cards`)).body).toHaveLength(2);
+    expect((await alice.post(`/api/trees/${tree._id}/clone`)).status).toBe(422);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * SPEC §3 as a table: every REST path built so far × owner, collaborator, other user and
+ * anonymous, on a private tree and on a public one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/server.js";
+
+type Role = "owner" | "collaborator" | "other" | "anonymous";
+type Expected = Record<Role, number>;
+
+interface Fixture {
+  roles: Record<Role, Api & { user?: any }>;
+  tree: any;
+  card: any;
+}
+
+interface Case {
+  name: string;
+  call: (api: Api, f: Fixture) => Promise<{ status: number; text: string }>;
+  private: Expected;
+  public: Expected;
+}
+
+const ok = (status: number): Expected => ({ owner: status, collaborator: status, other: 404, anonymous: 401 });
+
+const cases: Case[] = [
+  { name: "GET cards", call: (a, f) => a.get(`/api/trees/${f.tree._id}/cards`), private: ok(200), public: { owner: 200, collaborator: 200, other: 200, anonymous: 401 } },
+  { name: "GET collaborators", call: (a, f) => a.get(`/api/trees/${f.tree._id}/collaborators`), private: ok(200), public: ok(200) },
+  { name: "POST card", call: (a, f) => a.post(`/api/trees/${f.tree._id}/cards`, { treeId: f.tree._id, position: 9 }), private: ok(201), public: ok(201) },
+  { name: "PUT card", call: (a, f) => a.put(`/api/trees/${f.tree._id}/cards/${f.card._id}`, { content: "changed" }), private: ok(200), public: ok(200) },
+  { name: "DELETE card", call: (a, f) => a.delete(`/api/trees/${f.tree._id}/cards/${f.card._id}`), private: ok(200), public: ok(200) },
+  { name: "PUT tree name", call: (a, f) => a.put(`/api/trees/${f.tree._id}`, { name: "renamed" }), private: ok(200), public: ok(200) },
+  {
+    name: "PUT tree publicUrl",
+    call: (a, f) => a.put(`/api/trees/${f.tree._id}`, { publicUrl: `u-${f.tree._id}` }),
+    private: { owner: 200, collaborator: 403, other: 404, anonymous: 401 },
+    public: { owner: 200, collaborator: 403, other: 404, anonymous: 401 },
+  },
+  {
+    name: "POST collaborator",
+    call: async (a, f) => a.post(`/api/trees/${f.tree._id}/collaborators`, { email: (await buildUser(a.baseUrl)).user.email }),
+    private: { owner: 201, collaborator: 403, other: 404, anonymous: 401 },
+    public: { owner: 201, collaborator: 403, other: 404, anonymous: 401 },
+  },
+  {
+    name: "DELETE the collaborator (leave, or removed by the owner)",
+    call: (a, f) => a.delete(`/api/trees/${f.tree._id}/collaborators/${f.roles.collaborator.user._id}`),
+    private: { owner: 204, collaborator: 204, other: 404, anonymous: 401 },
+    public: { owner: 204, collaborator: 204, other: 404, anonymous: 401 },
+  },
+  {
+    name: "DELETE tree",
+    call: (a, f) => a.delete(`/api/trees/${f.tree._id}`),
+    private: { owner: 204, collaborator: 403, other: 404, anonymous: 401 },
+    public: { owner: 204, collaborator: 403, other: 404, anonymous: 401 },
+  },
+  { name: "POST clone", call: (a, f) => a.post(`/api/trees/${f.tree._id}/clone`), private: ok(201), public: ok(201) },
+  {
+    name: "POST clonePublic",
+    call: (a, f) => a.post(`/api/trees/${f.tree._id}/clonePublic`),
+    private: ok(201),
+    public: { owner: 201, collaborator: 201, other: 201, anonymous: 401 },
+  },
+  {
+    name: "POST seed",
+    call: (a, f) => a.post(`/api/trees/${f.tree._id}/cards/seed`, { parentId: null, seed: "# imported" }),
+    private: ok(201),
+    public: ok(201),
+  },
+  {
+    name: "GET export",
+    call: (a, f) => a.get(`/api/export/${f.tree._id}.txt`),
+    private: ok(200),
+    public: { owner: 200, collaborator: 200, other: 200, anonymous: 200 },
+  },
+];
+
+let server: InProcessServer;
+beforeAll(async () => {
+  server = await startInProcessServer();
+});
+afterAll(() => server.stop());
+
+async function fixture(isPublic: boolean): Promise<Fixture> {
+  const owner = await buildUser(server.url, "owner");
+  const collaborator = await buildUser(server.url, "collab");
+  const other = await buildUser(server.url, "other");
+  const tree = await buildTree(owner, { name: "Secret plans", seed: "# secret heading" });
+  const card = await buildCard(owner, tree._id, { content: "secret card" });
+  await owner.post(`/api/trees/${tree._id}/collaborators`, { email: collaborator.user.email });
+  if (isPublic) await owner.put(`/api/trees/${tree._id}`, { publicUrl: `pub-${tree._id}` });
+  const fresh = (await owner.get("/api/trees")).body.find((t: any) => t._id === tree._id);
+  return { roles: { owner, collaborator, other, anonymous: new Api(server.url) }, tree: fresh, card };
+}
+
+for (const visibility of ["private", "public"] as const) {
+  describe(`permissions on a ${visibility} tree`, () => {
+    for (const c of cases) {
+      for (const role of ["owner", "collaborator", "other", "anonymous"] as Role[]) {
+        const expected = c[visibility][role];
+        it(`${c.name} as ${role} → ${expected}`, async () => {
+          const f = await fixture(visibility === "public");
+          const before = (await f.roles.owner.get(`/api/trees/${f.tree._id}/cards`)).body;
+          const res = await c.call(f.roles[role], f);
+          expect(res.status).toBe(expected);
+          if (expected >= 400) {
+            // A refused request changes nothing and reveals nothing of a private tree.
+            expect((await f.roles.owner.get(`/api/trees/${f.tree._id}/cards`)).body).toEqual(before);
+            expect((await f.roles.owner.get("/api/trees")).body.find((t: any) => t._id === f.tree._id)).toEqual(f.tree);
+            if (visibility === "private") expect(res.text).not.toMatch(/secret/i);
+          }
+        });
+      }
+    }
+  });
+}
