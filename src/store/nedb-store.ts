@@ -7,6 +7,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import Datastore from "nedb-promises";
 import type { StoredCard, StoredUser, Tree } from "../domain/records.js";
+import { lockDataDir } from "./data-dir-lock.js";
 import type { Session, Store } from "./store.js";
 
 /** How often NeDB rewrites each datafile to drop superseded lines. */
@@ -28,6 +29,7 @@ function withoutNedbFields<T>(doc: Doc | null): T | null {
 
 export async function openNedbStore(dataDir: string): Promise<Store> {
   await mkdir(dataDir, { recursive: true });
+  const unlock = lockDataDir(dataDir);
   const open = (name: string) =>
     Datastore.create({ filename: path.join(dataDir, `${name}.db`), autoload: false }) as Datastore<Doc>;
   const users = open("users");
@@ -126,6 +128,7 @@ export async function openNedbStore(dataDir: string): Promise<Store> {
       // Compaction runs after every queued write, so this also flushes; it leaves one line
       // per record for a fast next start.
       await Promise.all(all.map((db) => compaction(db).compactDatafileAsync()));
+      unlock();
     },
   };
 }

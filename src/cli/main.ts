@@ -1,0 +1,96 @@
+/**
+ * `npm run cli -- <command>`: administration on the data directory (DATA_DIR, default
+ * ./data) while the server is stopped.
+ *
+ *   user add EMAIL [--password P] [--limit N]   create an account (works with SIGNUP=off)
+ *   user passwd EMAIL [--password P]            set a new password, ending its sessions
+ *   user limit EMAIL N                          set the card limit (-1: unlimited)
+ *   user list                                   one line per user
+ *   import FILE --tree ID [--parent CARD]       import Markdown or JSON into a tree
+ *   export TREE --format F [-o FILE] [--card ID] [--column N]
+ *
+ * Without --password the password is asked for (hidden on a terminal, else one line of
+ * standard input).
+ */
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config.js";
+import { createDomainContext, type DomainContext } from "../domain/context.js";
+import { DomainError } from "../domain/errors.js";
+import { openNedbStore } from "../store/nedb-store.js";
+import { UsageError, type CliArgs } from "./usage.js";
+import { exportCommand, importCommand } from "./transfer-commands.js";
+import { userCommand } from "./user-commands.js";
+
+const USAGE = `usage: npm run cli -- <command>
+  user add EMAIL [--password P] [--limit N]
+  user passwd EMAIL [--password P]
+  user limit EMAIL N
+  user list
+  import FILE --tree ID [--parent CARD]
+  export TREE --format txt|md|html|json|docx|impress [-o FILE] [--card ID] [--column N] [--newlines N] [--start S] [--end S]`;
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      password: { type: "string" },
+      limit: { type: "string" },
+      tree: { type: "string" },
+      parent: { type: "string" },
+      format: { type: "string" },
+      output: { type: "string", short: "o" },
+      card: { type: "string" },
+      column: { type: "string" },
+      newlines: { type: "string" },
+      start: { type: "string" },
+      end: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+async function run(argv: string[]): Promise<number> {
+  let args: CliArgs;
+  try {
+    args = parse(argv);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const [command, ...rest] = args.positionals;
+  if (args.values.help || !command) {
+    process.stdout.write(`${USAGE}\n`);
+    return command || args.values.help ? 0 : 2;
+  }
+  const handlers: Record<string, (ctx: DomainContext, rest: string[], args: CliArgs) => Promise<void>> = {
+    user: userCommand,
+    import: importCommand,
+    export: exportCommand,
+  };
+  const handler = handlers[command];
+  if (!handler) {
+    process.stderr.write(`Unknown command "${command}".\n${USAGE}\n`);
+    return 2;
+  }
+  const config = loadConfig();
+  const store = await openNedbStore(config.dataDir);
+  try {
+    await handler(createDomainContext(store, config), rest, args);
+    return 0;
+  } catch (err) {
+    if (err instanceof DomainError || err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n`);
+      if (err instanceof UsageError) process.stderr.write(`${USAGE}\n`);
+      return err instanceof UsageError ? 2 : 1;
+    }
+    throw err;
+  } finally {
+    await store.close();
+  }
+}
+
+process.exitCode = await run(process.argv.slice(2)).catch((err) => {
+  process.stderr.write(`${(err as Error).message}\n`);
+  return 1;
+});

@@ -1,0 +1,56 @@
+/**
+ * `user add | passwd | limit | list`.
+ */
+import type { DomainContext } from "../domain/context.js";
+import { NotFoundError } from "../domain/errors.js";
+import { findUserByEmail, resetPassword, signUp, userRecord } from "../domain/users.js";
+import { UsageError, type CliArgs } from "./usage.js";
+import { readPassword } from "./prompt.js";
+
+async function passwordFrom(args: CliArgs): Promise<string> {
+  return args.values.password ?? (await readPassword("Password: "));
+}
+
+function parseLimit(text: string | undefined): number {
+  const limit = Number(text);
+  if (text === undefined || !Number.isInteger(limit) || limit < -1) throw new UsageError("The limit must be a whole number, -1 for unlimited.");
+  return limit;
+}
+
+export async function userCommand(ctx: DomainContext, rest: string[], args: CliArgs): Promise<void> {
+  const [sub, email, value] = rest;
+  switch (sub) {
+    case "add": {
+      if (!email) throw new UsageError("user add needs an EMAIL.");
+      const user = await signUp(ctx, { email, password: await passwordFrom(args) }, { force: true });
+      if (args.values.limit !== undefined) await ctx.store.users.update(user._id, { limit: parseLimit(args.values.limit) });
+      process.stdout.write(`Added ${user.email} (${user._id}).\n`);
+      return;
+    }
+    case "passwd": {
+      if (!email) throw new UsageError("user passwd needs an EMAIL.");
+      const user = await resetPassword(ctx, email, await passwordFrom(args));
+      process.stdout.write(`Password changed for ${user.email}; their sessions are ended.\n`);
+      return;
+    }
+    case "limit": {
+      const user = email ? await findUserByEmail(ctx, email) : null;
+      if (!user) throw new NotFoundError("User");
+      const limit = parseLimit(value);
+      await ctx.store.users.update(user._id, { limit });
+      process.stdout.write(`${user.email} may now own ${limit < 0 ? "any number of" : limit} cards.\n`);
+      return;
+    }
+    case "list": {
+      for (const user of await ctx.store.users.list()) {
+        const record = await userRecord(ctx, user, "");
+        process.stdout.write(
+          `${record._id}  ${record.email}  trees=${record.treesCount} cards=${record.cardsCount} limit=${record.limit}  since ${record.createdAt}\n`,
+        );
+      }
+      return;
+    }
+    default:
+      throw new UsageError(`Unknown user command "${sub ?? ""}".`);
+  }
+}
