@@ -1,0 +1,149 @@
+/**
+ * The REST client (SPEC §4) for the browser: JSON in and out, the cookie session, and the
+ * CSRF header on every request that changes something. Failures become ApiError (the server
+ * answered with an error body) or NetworkError (no answer at all), so callers can tell
+ * "retry later" from "the server said no".
+ */
+import type { Card, SeedNode, Tree } from "../domain/records.js";
+
+export type { Card, SeedNode, Tree };
+
+export interface User {
+  _id: string;
+  email: string;
+  limit: number;
+  createdAt: string;
+  treesCount: number;
+  cardsCount: number;
+  favoriteTrees: string[];
+  csrf: string;
+}
+
+export interface Collaborator {
+  _id: string;
+  email: string;
+  owner: boolean;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+
+  /** Worth retrying unchanged later: the server was overloaded or failed, not the request. */
+  get transient(): boolean {
+    return this.status >= 500 || this.status === 429 || this.status === 408;
+  }
+}
+
+export class NetworkError extends Error {
+  constructor() {
+    super("Cardtree can't reach the server. Check your connection; your work is kept and retried.");
+    this.name = "NetworkError";
+  }
+}
+
+let csrfToken = "";
+
+export function setCsrfToken(token: string): void {
+  csrfToken = token;
+}
+
+type Method = "GET" | "POST" | "PUT" | "DELETE";
+
+export async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET") headers["X-CSRF-Token"] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new NetworkError();
+  }
+  if (!response.ok) throw await errorFrom(response);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+async function errorFrom(response: Response): Promise<ApiError> {
+  const retryAfter = Number(response.headers.get("Retry-After")) || undefined;
+  try {
+    const body = (await response.json()) as { error?: string; message?: string };
+    if (body && typeof body.message === "string") {
+      return new ApiError(response.status, body.error ?? "internal", body.message, retryAfter);
+    }
+  } catch {
+    // Not JSON: a proxy or a crashed server answered. Fall through to a generic sentence.
+  }
+  const message =
+    response.status >= 500
+      ? `The server had a problem (HTTP ${response.status}). Try again in a moment.`
+      : `The server refused the request (HTTP ${response.status}).`;
+  return new ApiError(response.status, response.status >= 500 ? "internal" : "invalid_request", message, retryAfter);
+}
+
+const enc = encodeURIComponent;
+
+/** One function per REST call the client makes, named after what it does. */
+export const api = {
+  currentUser: () => request<User>("GET", "/api/index"),
+  logIn: (email: string, password: string) => request<User>("POST", "/api/login", { email, password }),
+  signUp: (email: string, password: string) => request<User>("POST", "/api/signup", { email, password }),
+  logOut: () => request<void>("POST", "/api/logout"),
+  setFavorites: (favoriteTrees: string[]) => request<User>("PUT", "/api/index", { favoriteTrees }),
+
+  trees: () => request<Tree[]>("GET", "/api/trees"),
+  createTree: (name: string, seed?: string) =>
+    request<Tree>("POST", "/api/trees", seed === undefined || seed === "" ? { name } : { name, seed }),
+  updateTree: (treeId: string, changes: { name?: string; publicUrl?: string | null; latex?: boolean }) =>
+    request<Tree>("PUT", `/api/trees/${enc(treeId)}`, changes),
+  deleteTree: (treeId: string) => request<void>("DELETE", `/api/trees/${enc(treeId)}`),
+  cloneTree: (treeId: string) => request<Tree>("POST", `/api/trees/${enc(treeId)}/clone`),
+  clonePublicTree: (publicUrl: string) => request<Tree>("POST", `/api/trees/${enc(publicUrl)}/clonePublic`),
+  publicTree: (publicUrl: string) => request<{ tree: Tree; cards: Card[] }>("GET", `/api/public/${enc(publicUrl)}`),
+
+  cards: (treeId: string) => request<Card[]>("GET", `/api/trees/${enc(treeId)}/cards`),
+  createCard: (treeId: string, card: { parentId: string | null; position: number; content: string }) =>
+    request<Card>("POST", `/api/trees/${enc(treeId)}/cards`, { ...card, treeId }),
+  updateCard: (treeId: string, cardId: string, fields: Pick<Card, "content" | "position" | "parentId">) =>
+    request<Card>("PUT", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`, fields),
+  deleteCard: (treeId: string, cardId: string) =>
+    request<{ deleted: string[] }>("DELETE", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`),
+  importSeed: (treeId: string, parentId: string | null, seed: string) =>
+    request<Card[]>("POST", `/api/trees/${enc(treeId)}/cards/seed`, { parentId, seed }),
+
+  collaborators: (treeId: string) => request<Collaborator[]>("GET", `/api/trees/${enc(treeId)}/collaborators`),
+  addCollaborator: (treeId: string, email: string) =>
+    request<Collaborator>("POST", `/api/trees/${enc(treeId)}/collaborators`, { email }),
+  removeCollaborator: (treeId: string, userId: string) =>
+    request<void>("DELETE", `/api/trees/${enc(treeId)}/collaborators/${enc(userId)}`),
+};
+
+export type ExportFormat = "txt" | "md" | "html" | "json" | "docx" | "impress";
+
+export function exportUrl(treeId: string, format: ExportFormat, scope: { cardId?: string; column?: number } = {}): string {
+  const query = new URLSearchParams();
+  if (scope.cardId) query.set("cardId", scope.cardId);
+  if (scope.column) query.set("column", String(scope.column));
+  const search = query.toString();
+  return `/api/export/${enc(treeId)}.${format}${search ? `?${search}` : ""}`;
+}
+
+/** A sentence for the person at the keyboard, whatever went wrong. */
+export function describeError(error: unknown): string {
+  if (error instanceof ApiError || error instanceof NetworkError) return error.message;
+  console.error(error);
+  return "Something went wrong in Cardtree. Reload the page; if it happens again, tell your administrator.";
+}

@@ -1,0 +1,109 @@
+/**
+ * One open card editor: start, save (Ctrl+Enter), cancel (Escape, asking first when text
+ * would be thrown away). While it is open, every keystroke is also kept as a draft in
+ * localStorage, so a crash or a closed tab does not take the text with it.
+ */
+import type { Card } from "../../domain/records.js";
+import { bus } from "../bus.js";
+import { confirmDialog } from "../dialogs/confirm.js";
+import { setKeyscope } from "../scope.js";
+import { CardEditor } from "../views/editor.js";
+import type { TreeController } from "./tree-controller.js";
+
+export interface Draft {
+  cardId: string;
+  text: string;
+}
+
+export class Editing {
+  readonly editor: CardEditor;
+  private closed = false;
+
+  constructor(
+    private readonly tree: TreeController,
+    readonly card: Card,
+    element: HTMLElement,
+    text: string,
+  ) {
+    this.editor = new CardEditor(element, text, (value) => this.keepDraft(value));
+    if (text !== card.content) this.keepDraft(text);
+    setKeyscope("editCard");
+  }
+
+  get changed(): boolean {
+    return this.editor.value !== this.card.content;
+  }
+
+  /** Ctrl+Enter: keeps the text, closes the editor, queues the save. */
+  save(): void {
+    if (this.closed) return;
+    const text = this.editor.value;
+    this.close();
+    if (text !== this.card.content) this.tree.applyContent(this.card, text);
+    bus.trigger("card:save", this.card._id, text);
+  }
+
+  /** Escape: closes without saving; asks first if there are changes. */
+  async cancel(): Promise<void> {
+    if (this.closed) return;
+    if (this.changed) {
+      const discard = await confirmDialog({
+        title: "Discard changes?",
+        message: "Close this card without saving what you changed?",
+        confirmLabel: "Discard changes",
+        cancelLabel: "Keep editing",
+        danger: true,
+      });
+      if (!discard) {
+        if (!this.closed) this.editor.focus();
+        return;
+      }
+      if (this.closed) return;
+    }
+    this.close();
+    bus.trigger("card:cancel", this.card._id);
+  }
+
+  /** A script saved this card while it is open: show the new text in the editor. */
+  replaceText(text: string): void {
+    this.editor.textarea.value = text;
+    this.editor.fit();
+  }
+
+  /** The card got its server id: the draft must follow it. */
+  refreshDraft(): void {
+    if (!this.closed && this.changed) this.keepDraft(this.editor.value);
+  }
+
+  private close(): void {
+    this.closed = true;
+    this.editor.destroy();
+    this.tree.editingClosed(this);
+    writeDraft(this.card.treeId, null);
+    setKeyscope("tree");
+  }
+
+  private keepDraft(text: string): void {
+    writeDraft(this.card.treeId, { cardId: this.card._id, text });
+  }
+}
+
+const draftKey = (treeId: string) => `cardtree:draft:${treeId}`;
+
+export function readDraft(treeId: string): Draft | null {
+  try {
+    const draft = JSON.parse(localStorage.getItem(draftKey(treeId)) ?? "null") as Draft | null;
+    return draft && typeof draft.cardId === "string" && typeof draft.text === "string" ? draft : null;
+  } catch {
+    return null;
+  }
+}
+
+export function writeDraft(treeId: string, draft: Draft | null): void {
+  try {
+    if (draft) localStorage.setItem(draftKey(treeId), JSON.stringify(draft));
+    else localStorage.removeItem(draftKey(treeId));
+  } catch {
+    // Storage disabled or full: the editor still holds the text.
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * A tiny element builder for the views. Text always goes in as text nodes, never as HTML:
+ * the only HTML the app inserts is sanitized Markdown (markdown.ts), so user text cannot
+ * become markup by accident.
+ */
+
+type Child = Node | string | number | false | null | undefined;
+
+type Attributes = Record<string, string | number | boolean | null | undefined | EventListener>;
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (typeof value === "function") {
+      element.addEventListener(name.replace(/^on/, ""), value);
+    } else if (value === true) {
+      element.setAttribute(name, "");
+    } else {
+      element.setAttribute(name, String(value));
+    }
+  }
+  append(element, ...children);
+  return element;
+}
+
+/** Appends children, skipping empty ones (false, null, undefined). */
+export function append(parent: Node, ...children: (Child | Child[])[]): void {
+  for (const child of children) {
+    if (Array.isArray(child)) append(parent, ...child);
+    else if (child instanceof Node) parent.appendChild(child);
+    else if (child !== false && child !== null && child !== undefined) parent.appendChild(document.createTextNode(String(child)));
+  }
+}
+
+/** Replaces everything inside `parent`. */
+export function mount(parent: Element, ...children: (Child | Child[])[]): void {
+  parent.replaceChildren();
+  append(parent, ...children);
+}

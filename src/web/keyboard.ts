@@ -1,0 +1,77 @@
+/**
+ * The keyboard, bound with Mousetrap (published as `window.Mousetrap` for user scripts).
+ * Each binding only turns a key into a bus event (`key:down`, `key:save`, …) in the scope
+ * where the key means that; the app's reaction lives with the listeners. A key the current
+ * scope does not use is left to the browser, so typing in the editor is never swallowed.
+ */
+import Mousetrap from "mousetrap";
+import { bus } from "./bus.js";
+import { keyscope, modalOpen, type KeyScope } from "./scope.js";
+
+interface Binding {
+  keys: string[];
+  event: string;
+  scopes: KeyScope[];
+}
+
+const BINDINGS: Binding[] = [
+  { keys: ["up"], event: "key:up", scopes: ["tree"] },
+  { keys: ["down"], event: "key:down", scopes: ["tree"] },
+  { keys: ["left"], event: "key:left", scopes: ["tree"] },
+  { keys: ["right"], event: "key:right", scopes: ["tree"] },
+  { keys: ["enter"], event: "key:edit", scopes: ["tree"] },
+  { keys: ["shift+enter", "ctrl+shift+f"], event: "key:fullscreen", scopes: ["tree"] },
+  { keys: ["ctrl+shift+f"], event: "key:fullscreen", scopes: ["editCard"] },
+  { keys: ["ctrl+enter", "command+enter"], event: "key:save", scopes: ["editCard"] },
+  { keys: ["escape"], event: "key:cancel", scopes: ["editCard"] },
+  { keys: ["ctrl+b", "command+b"], event: "key:bold", scopes: ["editCard"] },
+  { keys: ["ctrl+i", "command+i"], event: "key:italic", scopes: ["editCard"] },
+  { keys: ["ctrl+down", "command+down"], event: "key:addDown", scopes: ["tree", "editCard"] },
+  { keys: ["ctrl+up", "command+up"], event: "key:addUp", scopes: ["tree", "editCard"] },
+  { keys: ["ctrl+right", "command+right"], event: "key:addRight", scopes: ["tree", "editCard"] },
+  { keys: ["alt+up"], event: "key:moveUp", scopes: ["tree"] },
+  { keys: ["alt+down"], event: "key:moveDown", scopes: ["tree"] },
+  { keys: ["alt+left"], event: "key:moveLeft", scopes: ["tree"] },
+  { keys: ["alt+right"], event: "key:moveRight", scopes: ["tree"] },
+  { keys: ["ctrl+backspace", "command+backspace", "ctrl+delete"], event: "key:delete", scopes: ["tree"] },
+  { keys: ["?"], event: "modal:show:help", scopes: ["tree"] },
+];
+
+/** The shortcuts, grouped by event, as the help overlay lists them. */
+export function bindingsFor(event: string): string[] {
+  return [...new Set(BINDINGS.filter((b) => b.event === event).flatMap((b) => b.keys))];
+}
+
+export function installKeyboard(): void {
+  // Bindings of one key in several scopes share one Mousetrap callback (a second bind
+  // would replace the first).
+  const byKey = new Map<string, Binding[]>();
+  for (const binding of BINDINGS) {
+    for (const key of binding.keys) byKey.set(key, [...(byKey.get(key) ?? []), binding]);
+  }
+  for (const [key, bindings] of byKey) {
+    Mousetrap.bind(key, (event) => {
+      if (!onTreePage() || modalOpen()) return;
+      const scope = keyscope();
+      const binding = bindings.find((b) => b.scopes.includes(scope));
+      if (!binding || ownedByControl(event, key, scope)) return;
+      bus.trigger(binding.event);
+      return false;
+    });
+  }
+}
+
+function onTreePage(): boolean {
+  return document.querySelector(".columns") !== null;
+}
+
+/**
+ * Whether the key belongs to the focused control rather than the tree: text fields other
+ * than the card editor, and Enter on a button or link.
+ */
+function ownedByControl(event: KeyboardEvent, key: string, scope: KeyScope): boolean {
+  const target = event.target as HTMLElement | null;
+  if (!target || scope === "editCard") return false;
+  if (target.matches("input, select, textarea:not(.mousetrap), [contenteditable]")) return true;
+  return key === "enter" && target.matches("button, a[href], summary");
+}

@@ -1,0 +1,61 @@
+/**
+ * Card Markdown to HTML: marked renders, DOMPurify removes anything that could run (script,
+ * event handlers, javascript: URLs, forms). This is the only source of HTML the app inserts.
+ */
+import DOMPurify from "dompurify";
+import { Marked } from "marked";
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+
+// Links in cards open beside the app: a writer clicking a reference must not lose their place.
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node instanceof HTMLAnchorElement && node.hasAttribute("href")) {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer");
+  }
+});
+
+const cache = new Map<string, string>();
+const CACHE_LIMIT = 5000;
+
+export function renderMarkdown(source: string): string {
+  const cached = cache.get(source);
+  if (cached !== undefined) return cached;
+  const html = DOMPurify.sanitize(marked.parse(spaceHeadings(source)) as string, {
+    USE_PROFILES: { html: true },
+    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
+    FORBID_ATTR: ["style"],
+  });
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(source, html);
+  return html;
+}
+
+/**
+ * Gingko wrote headings as `#Title` (no space) and rendered them as headings; CommonMark needs
+ * the space. Adds it outside fenced code so old trees look as their authors saw them.
+ */
+function spaceHeadings(source: string): string {
+  if (!/^#{1,6}[^#\s]/m.test(source)) return source;
+  let fence: string | null = null;
+  return source
+    .split("\n")
+    .map((line) => {
+      const opening = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+      if (opening) {
+        if (fence === null) fence = opening[1][0];
+        else if (opening[1][0] === fence) fence = null;
+        return line;
+      }
+      return fence === null ? line.replace(/^(#{1,6})(?=[^#\s])/, "$1 ") : line;
+    })
+    .join("\n");
+}
+
+/** The first line of a card as plain text, for dialogs and labels ("Delete “Act II”?"). */
+export function cardTitle(content: string, max = 60): string {
+  const line = content.split("\n").find((l) => l.trim() !== "") ?? "";
+  const text = line.replace(/^#+\s*/, "").replace(/[*_`~]/g, "").trim();
+  if (text === "") return "empty card";
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,0 +1,77 @@
+/**
+ * The bar across the top of every page: the brand (a link home), a title slot, the save
+ * status, page actions, and who is logged in.
+ */
+import { bus } from "../bus.js";
+import { h } from "../dom.js";
+import { currentUser } from "../session.js";
+
+export interface TopBar {
+  element: HTMLElement;
+  title: HTMLElement;
+  status: HTMLElement;
+  actions: HTMLElement;
+}
+
+export function topBar(): TopBar {
+  const title = h("div", { class: "topbar-title" });
+  const status = h("div", { class: "topbar-status", role: "status", "aria-live": "polite" });
+  const actions = h("nav", { class: "topbar-actions", "aria-label": "Page actions" });
+  const user = currentUser();
+  const element = h(
+    "header",
+    { class: "topbar" },
+    h("a", { class: "brand", href: "/", "data-nav": true, "aria-label": "Cardtree: your trees" }, brandMark(), h("span", { class: "brand-name" }, "Cardtree")),
+    title,
+    status,
+    actions,
+    user
+      ? h(
+          "div",
+          { class: "topbar-user" },
+          h("span", { class: "user-email", title: user.email }, user.email),
+          h("button", { type: "button", class: "button button-quiet button-small", onclick: () => bus.trigger("ui:logout") }, "Log out"),
+        )
+      : h("div", { class: "topbar-user" }, h("a", { class: "button button-quiet button-small", href: "/", "data-nav": true }, "Log in")),
+  );
+  return { element, title, status, actions };
+}
+
+/** A toolbar button that triggers a bus event; `shortcut` is shown in its tooltip. */
+export function barButton(label: string, event: string, options: { shortcut?: string; icon?: string; arg?: unknown } = {}): HTMLButtonElement {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "button button-quiet button-small",
+      title: options.shortcut ? `${label} (${options.shortcut})` : label,
+      onclick: () => (options.arg === undefined ? bus.trigger(event) : bus.trigger(event, options.arg)),
+    },
+    options.icon ? h("span", { class: "button-icon", "aria-hidden": "true" }, options.icon) : null,
+    label,
+  );
+}
+
+/** The logo: cards stepping right, the shape of a tree in columns. */
+export function brandMark(): SVGSVGElement {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("class", "brand-mark");
+  svg.setAttribute("aria-hidden", "true");
+  for (const [x, y, width, height] of [
+    [1, 8, 6, 8],
+    [9, 3, 6, 7],
+    [9, 12, 6, 9],
+    [17, 12, 6, 5],
+  ]) {
+    const rect = document.createElementNS(ns, "rect");
+    rect.setAttribute("x", String(x));
+    rect.setAttribute("y", String(y));
+    rect.setAttribute("width", String(width));
+    rect.setAttribute("height", String(height));
+    rect.setAttribute("rx", "1.3");
+    svg.append(rect);
+  }
+  return svg;
+}

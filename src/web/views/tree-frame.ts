@@ -1,0 +1,32 @@
+/**
+ * What the tree page and the public page share: the columns mounted in the page with their
+ * mouse handling (click selects, double-click edits, drag moves), and the centred message
+ * shown while loading or on failure.
+ */
+import { bus } from "../bus.js";
+import type { TreeController } from "../controller/tree-controller.js";
+import { h } from "../dom.js";
+import { installDragAndDrop } from "./drag-drop.js";
+
+export function mountColumns(main: HTMLElement, controller: TreeController): void {
+  const columns = controller.view.element;
+  main.replaceChildren(columns);
+  columns.addEventListener("click", (event) => {
+    const target = event.target as Element;
+    // Clicks inside the open editor place the caret; links open in a new tab by themselves.
+    if (target.closest("textarea")) return;
+    const card = target.closest<HTMLElement>(".card");
+    if (card?.dataset.id) bus.trigger("ui:select", card.dataset.id);
+  });
+  columns.addEventListener("dblclick", (event) => {
+    const target = event.target as Element;
+    if (target.closest("textarea, a")) return;
+    const card = target.closest<HTMLElement>(".card");
+    if (card?.dataset.id && !controller.readOnly) bus.trigger("ui:edit", card.dataset.id);
+  });
+  if (!controller.readOnly) installDragAndDrop(columns);
+}
+
+export function pageMessage(text: string, ...extra: (Node | null)[]): HTMLElement {
+  return h("div", { class: "page-message-box" }, h("p", { class: "page-message" }, text), ...extra);
+}

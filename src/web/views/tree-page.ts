@@ -1,0 +1,155 @@
+/**
+ * `/trees/:treeId`: loads the tree and its cards, shows them in columns with the toolbar
+ * (import, export, share, help) and the save status, and answers the tree-level events of
+ * this page (`modal:show:import`, `cards:import`, `modal:show:export`). Also warns before the
+ * tab closes while changes are still on their way.
+ */
+import { api, ApiError, describeError, type Card, type Tree } from "../api.js";
+import { knownTree, rememberTrees } from "../actions/tree-actions.js";
+import { bus } from "../bus.js";
+import { TreeController } from "../controller/tree-controller.js";
+import { showExportDialog } from "../dialogs/export.js";
+import { showImportDialog } from "../dialogs/import.js";
+import { showLoginAgainDialog } from "../dialogs/login-again.js";
+import { append, h, mount } from "../dom.js";
+import { notify, notifyWithText } from "../notify.js";
+import { setScriptedTree } from "../scripting.js";
+import { barButton, topBar, type TopBar } from "./header.js";
+import { mountColumns, pageMessage } from "./tree-frame.js";
+import { renderSyncStatus } from "./sync-status.js";
+
+export function renderTreePage(root: HTMLElement, treeId: string, context: object): () => void {
+  const bar = topBar();
+  const main = h("main", { class: "tree-page" }, pageMessage("Opening the tree…"));
+  mount(root, bar.element, main);
+  let controller: TreeController | null = null;
+  let disposed = false;
+
+  const warnBeforeClose = (event: BeforeUnloadEvent) => {
+    if (controller && ((controller.sync?.pending ?? 0) > 0 || controller.editing?.changed)) {
+      event.preventDefault();
+    }
+  };
+  window.addEventListener("beforeunload", warnBeforeClose);
+
+  const open = (tree: Tree, cards: Card[]) => {
+    controller = new TreeController(tree, cards, false, {
+      status: (status) => renderSyncStatus(bar.status, status, () => controller?.sync?.retryNow()),
+      refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
+      signedOut: () => showLoginAgainDialog(() => controller?.sync?.resume()),
+    });
+    fillBar(bar, tree, true);
+    mountColumns(main, controller);
+    controller.start();
+    setScriptedTree(controller);
+    listen(controller, context);
+  };
+
+  const load = async () => {
+    try {
+      const [trees, cards] = await Promise.all([api.trees(), api.cards(treeId)]);
+      rememberTrees(trees);
+      const tree = trees.find((t) => t._id === treeId);
+      if (disposed) return;
+      if (!tree) throw new ApiError(404, "not_found", "");
+      open(tree, cards);
+    } catch (error) {
+      if (disposed) return;
+      const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
+      main.replaceChildren(
+        pageMessage(
+          missing ? "This tree doesn't exist, or it hasn't been shared with you." : describeError(error),
+          missing
+            ? h("a", { class: "button", href: "/", "data-nav": true }, "Back to your trees")
+            : h("button", { type: "button", class: "button", onclick: () => void load() }, "Try again"),
+        ),
+      );
+    }
+  };
+  void load();
+
+  return () => {
+    disposed = true;
+    window.removeEventListener("beforeunload", warnBeforeClose);
+    controller?.stop();
+    setScriptedTree(null);
+  };
+}
+
+/** Title and toolbar; `editable` adds the buttons that change the tree. */
+export function fillBar(bar: TopBar, tree: Tree, editable: boolean): void {
+  const title = h(
+    editable ? "button" : "span",
+    editable
+      ? { type: "button", class: "tree-title", title: "Rename this tree", onclick: () => bus.trigger("modal:show:rename-tree", tree._id) }
+      : { class: "tree-title" },
+    tree.name,
+  );
+  bar.title.replaceChildren(h("h1", { class: "tree-heading" }, title));
+  document.title = `${tree.name} · Cardtree`;
+  bar.actions.replaceChildren();
+  append(
+    bar.actions,
+    editable ? barButton("Import", "modal:show:import") : null,
+    barButton("Export", "modal:show:export"),
+    editable ? barButton("Share", "modal:show:collaborators", { arg: tree._id }) : null,
+    barButton("Help", "modal:show:help", { shortcut: "?" }),
+  );
+}
+
+function listen(controller: TreeController, context: object): void {
+  const treeId = controller.tree._id;
+  const active = () => {
+    const card = controller.state.get(controller.activeId);
+    return card ? { id: card._id, content: card.content, depth: controller.state.depth(card._id) } : null;
+  };
+  bus.on("modal:show:import", () => showImportDialog(active()), context);
+  bus.on("modal:show:export", () => showExportDialog(treeId, active()), context);
+  bus.on(
+    "cards:import",
+    async ({ parentId, seed, done }: { parentId: string | null; seed: string; done?: (problem: string | null) => void }) => {
+      try {
+        await controller.sync?.flush();
+        const created = await api.importSeed(treeId, parentId, seed);
+        done?.(null);
+        for (const card of created) controller.state.add(card);
+        controller.view.render();
+        controller.activate(created[0]?._id ?? controller.activeId);
+        notify(`Imported ${created.length} card${created.length === 1 ? "" : "s"}.`, { kind: "success" });
+        bus.trigger("cards:imported", created.map((card) => card._id));
+      } catch (error) {
+        done?.(describeError(error));
+      }
+    },
+    context,
+  );
+  bus.on(
+    "tree:changed",
+    (tree: Tree) => {
+      if (tree._id !== treeId) return;
+      controller.state.tree = tree;
+      const bar = document.querySelector(".topbar-title .tree-title");
+      if (bar) bar.textContent = tree.name;
+      document.title = `${tree.name} · Cardtree`;
+    },
+    context,
+  );
+  bus.on("tree:deleted", (id: string) => id === treeId && bus.trigger("ui:navigate", "/"), context);
+  // Dialogs opened by tree id (rename, share) show the tree's name.
+  if (!knownTree(treeId)) rememberTrees([controller.tree]);
+}
+
+/** The server said no for good: say so, keep the text, and undo what cannot stand locally. */
+function refused(controller: TreeController, kind: "create" | "update" | "delete", card: Card, error: ApiError, text: string | null): void {
+  const what = kind === "create" ? "add a card" : kind === "update" ? "save a card" : "delete a card";
+  const message = error.status === 404 ? `Couldn't ${what}: it was deleted meanwhile, perhaps by a collaborator.` : `Couldn't ${what}: ${error.message}`;
+  if (text) notifyWithText(message, text);
+  else notify(message, { kind: "error" });
+  // A card still open in the editor stays: its text is on screen and saving it reports again.
+  if (kind === "create" && controller.state.get(card._id) && controller.editing?.card !== card) {
+    const parent = controller.state.parent(card._id);
+    controller.state.removeSubtree(card._id);
+    controller.view.render();
+    if (controller.activeId === card._id) controller.activate(parent?._id ?? controller.state.children(null)[0]?._id ?? null);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The logged-in home page: the user's trees, favourites first, each with its actions
+ * (open, rename, copy, share, make public, delete or leave). Buttons only trigger bus events
+ * (actions/tree-actions.ts does the work); the page redraws on the results.
+ */
+import { api, describeError, type Tree } from "../api.js";
+import { bus } from "../bus.js";
+import { publicLink } from "../dialogs/publish.js";
+import { h, mount } from "../dom.js";
+import { rememberTrees } from "../actions/tree-actions.js";
+import { currentUser } from "../session.js";
+import { topBar } from "./header.js";
+
+export function renderTrees(root: HTMLElement, context: object): void {
+  const bar = topBar();
+  const list = h("ul", { class: "tree-list", "aria-label": "Your trees" });
+  const message = h("p", { class: "page-message", role: "status" }, "Loading your trees…");
+  const newTree = h(
+    "button",
+    { type: "button", class: "button button-primary", onclick: () => bus.trigger("modal:show:new-tree") },
+    "New tree",
+  );
+  mount(
+    root,
+    bar.element,
+    h(
+      "main",
+      { class: "trees-page" },
+      h("div", { class: "trees-heading" }, h("h1", {}, "Your trees"), newTree),
+      message,
+      list,
+    ),
+  );
+  document.title = "Your trees · Cardtree";
+
+  let trees: Tree[] = [];
+  const draw = () => {
+    const user = currentUser();
+    const favorites = new Set(user?.favoriteTrees ?? []);
+    const sorted = [...trees].sort((a, b) => Number(favorites.has(b._id)) - Number(favorites.has(a._id)));
+    list.replaceChildren(...sorted.map((tree) => treeItem(tree, favorites.has(tree._id), tree.owner === user?._id)));
+    message.hidden = trees.length > 0;
+    message.textContent = "No trees yet. Create one to start writing.";
+  };
+
+  const load = async () => {
+    try {
+      trees = await api.trees();
+      rememberTrees(trees);
+      draw();
+    } catch (error) {
+      message.textContent = describeError(error);
+      message.classList.add("page-message-error");
+    }
+  };
+
+  bus.on("tree:changed", (tree: Tree) => {
+    trees = trees.map((t) => (t._id === tree._id ? tree : t));
+    draw();
+  }, context);
+  bus.on("tree:created", (tree: Tree) => {
+    trees = [tree, ...trees.filter((t) => t._id !== tree._id)];
+    draw();
+  }, context);
+  bus.on("tree:deleted tree:left", (treeId: string) => {
+    trees = trees.filter((t) => t._id !== treeId);
+    draw();
+  }, context);
+  bus.on("user:changed", draw, context);
+  void load();
+}
+
+function treeItem(tree: Tree, favorite: boolean, owned: boolean): HTMLElement {
+  const id = tree._id;
+  const shared = tree.users.length > 1;
+  const meta = [
+    `Edited ${timeAgo(tree.updatedAt)}`,
+    shared ? (owned ? `Shared with ${tree.users.length - 1}` : "Shared with you") : null,
+  ].filter(Boolean);
+  return h(
+    "li",
+    { class: "tree-item", "data-tree-id": id },
+    h(
+      "button",
+      {
+        type: "button",
+        class: `star${favorite ? " star-on" : ""}`,
+        "aria-pressed": String(favorite),
+        "aria-label": favorite ? `Remove ${tree.name} from favourites` : `Add ${tree.name} to favourites`,
+        title: favorite ? "Favourite" : "Mark as favourite",
+        onclick: () => bus.trigger("trees:favorite", { treeId: id, favorite: !favorite }),
+      },
+      favorite ? "★" : "☆",
+    ),
+    h(
+      "div",
+      { class: "tree-main" },
+      h("a", { class: "tree-name", href: `/trees/${id}`, "data-nav": true }, tree.name),
+      h(
+        "div",
+        { class: "tree-meta" },
+        meta.join(" · "),
+        tree.publicUrl
+          ? h("a", { class: "badge badge-public", href: `/p/${tree.publicUrl}`, "data-nav": true, title: publicLink(tree.publicUrl) }, "Public link")
+          : null,
+      ),
+    ),
+    h(
+      "div",
+      { class: "tree-actions" },
+      action("Rename", () => bus.trigger("modal:show:rename-tree", id)),
+      action("Copy", () => bus.trigger("trees:copy", { treeId: id })),
+      action("Share", () => bus.trigger("modal:show:collaborators", id)),
+      owned ? action(tree.publicUrl ? "Public…" : "Make public", () => bus.trigger("modal:show:publish", id)) : null,
+      owned
+        ? action("Delete", () => bus.trigger("modal:show:delete-tree", id), "button-danger-quiet")
+        : action("Leave", () => bus.trigger("modal:show:collaborators", id)),
+    ),
+  );
+}
+
+function action(label: string, run: () => void, extra = ""): HTMLButtonElement {
+  return h("button", { type: "button", class: `button button-quiet button-small ${extra}`, onclick: run }, label);
+}
+
+/** Relative time a writer reads at a glance ("5 min ago", "3 Mar"). */
+function timeAgo(iso: string, now = Date.now()): string {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return "";
+  const seconds = Math.max(0, Math.round((now - then) / 1000));
+  if (seconds < 45) return "just now";
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const date = new Date(then);
+  const sameYear = date.getFullYear() === new Date(now).getFullYear();
+  return date.toLocaleDateString(undefined, sameYear ? { day: "numeric", month: "short" } : { dateStyle: "medium" });
+}
