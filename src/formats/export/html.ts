@@ -1,0 +1,137 @@
+/**
+ * The html export (SPEC §6): one standalone UTF-8 HTML5 page, titled with the tree name,
+ * each card's Markdown rendered with marked and then sanitized with sanitize-html, because
+ * cards may hold raw HTML and the page is opened straight from disk. The page carries no
+ * script at all, and a Content-Security-Policy that would refuse one anyway.
+ */
+import { Marked, type Tokens } from "marked";
+import sanitizeHtml from "sanitize-html";
+import { inlineText } from "./markdown-inline.js";
+import { protectMath } from "./math.js";
+import type { ExportInput } from "./select.js";
+
+/** The whole page for the selected cards, each in its own `<section class="card">`. */
+export function htmlExporter({ tree, selected }: ExportInput): string {
+  const render = cardRenderer(tree.latex === true);
+  const sections = selected.map(
+    ({ card, depth }) => `<section class="card" data-depth="${depth}">\n${render(card.content)}</section>\n`,
+  );
+  return `<!DOCTYPE html>
+<html>
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src http: https:; base-uri 'none'; form-action 'none'">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(tree.name)}</title>
+<style>
+${STYLESHEET}
+</style>
+</head>
+<body>
+<main>
+${sections.join("")}</main>
+</body>
+</html>
+`;
+}
+
+/**
+ * A renderer for one page: heading ids must be unique across all its cards, so the
+ * slugs seen so far live as long as the page does.
+ */
+function cardRenderer(latex: boolean): (content: string) => string {
+  const slugs: Slugs = { used: new Set(), next: new Map() };
+  let restoreMath = (text: string) => text;
+  const marked = new Marked({
+    gfm: true,
+    renderer: {
+      heading({ tokens, depth }: Tokens.Heading) {
+        const id = uniqueSlug(slugs, inlineText(tokens, restoreMath));
+        return `<h${depth} id="${id}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
+      },
+      // Plain characters rather than <input>: nothing in the page is a form control.
+      checkbox({ checked }: Tokens.Checkbox) {
+        return checked ? "\u2611 " : "\u2610 ";
+      },
+    },
+  });
+  return (content) => {
+    const math = latex ? protectMath(content) : undefined;
+    restoreMath = math ? (text) => math.restore(text) : (text) => text;
+    const html = marked.parse(math ? math.text : content, { async: false });
+    const clean = sanitizeHtml(html, SANITIZE);
+    // Math goes back after sanitizing, escaped, so it is text and can never become markup.
+    return math ? math.restore(clean, escapeHtml) : clean;
+  };
+}
+
+/** GitHub-style ids: lower case letters, digits, `-` and `_`; repeats get `-2`, `-3`... */
+function uniqueSlug(slugs: Slugs, text: string): string {
+  const base =
+    text
+      .toLowerCase()
+      .trim()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+      .replace(/\s+/g, "-") || "section";
+  // Counting per base keeps 5,000 cards titled "Notes" linear rather than quadratic.
+  let n = slugs.next.get(base) ?? 1;
+  let slug = n === 1 ? base : `${base}-${n}`;
+  while (slugs.used.has(slug)) slug = `${base}-${++n}`;
+  slugs.next.set(base, n + 1);
+  slugs.used.add(slug);
+  return slug;
+}
+
+interface Slugs {
+  used: Set<string>;
+  next: Map<string, number>;
+}
+
+const HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"] as const;
+
+/**
+ * What a card may keep: sanitize-html's benign defaults plus what Markdown produces
+ * (images, strike-through). No style attributes (CSS expressions, overlays), no forms,
+ * frames, SVG or MathML; links and images only to http(s), mailto and tel. data: URLs
+ * are refused everywhere, images included: the simplest rule that is plainly safe.
+ */
+const SANITIZE: sanitizeHtml.IOptions = {
+  allowedTags: [...sanitizeHtml.defaults.allowedTags, "img", "del", "ins", "details", "summary"],
+  allowedAttributes: {
+    a: ["href", "title"],
+    img: ["src", "alt", "title", "width", "height"],
+    ...Object.fromEntries(HEADINGS.map((h) => [h, ["id"]])),
+    th: ["align"],
+    td: ["align"],
+    ol: ["start"],
+  },
+  allowedClasses: { code: ["language-*"] },
+  allowedSchemes: ["http", "https", "mailto", "tel"],
+  allowedSchemesByTag: {},
+  allowedSchemesAppliedToAttributes: ["href", "src", "cite"],
+  allowProtocolRelative: false,
+};
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Readable on screen, sensible on paper: one column, serif body, no colors that waste ink. */
+const STYLESHEET = `:root { color-scheme: light; }
+body { margin: 2rem auto; padding: 0 1rem; max-width: 42rem; font: 1.0625rem/1.6 Georgia, "Times New Roman", serif; color: #1a1a1a; background: #fff; }
+h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.5em; line-height: 1.25; font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
+.card { margin: 0 0 1.25rem; }
+a { color: #0645ad; }
+img { max-width: 100%; height: auto; }
+code, pre { font-family: ui-monospace, Menlo, Consolas, "Courier New", monospace; font-size: 0.9em; }
+pre { padding: 0.75rem; overflow-x: auto; background: #f5f5f5; white-space: pre-wrap; }
+blockquote { margin: 1em 0; padding-left: 1em; border-left: 3px solid #ccc; color: #444; }
+table { border-collapse: collapse; }
+th, td { padding: 0.25rem 0.5rem; border: 1px solid #bbb; }
+@media print {
+  body { margin: 0; max-width: none; font-size: 11pt; }
+  a { color: inherit; }
+  h1, h2, h3, h4 { break-after: avoid; }
+  pre, blockquote, table, img { break-inside: avoid; }
+}`;

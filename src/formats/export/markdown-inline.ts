@@ -1,0 +1,163 @@
+/**
+ * Card Markdown as plain data, for the exporters that write XML rather than HTML (docx,
+ * impress) and for heading ids: marked's tokens, and inline tokens flattened into runs of
+ * plain text with their styles. Text comes out decoded (no `&amp;`) and stripped of the
+ * characters XML 1.0 cannot hold, so a card with a stray control character still gives a
+ * document that opens.
+ */
+import { Marked, type Token, type Tokens, type TokensList } from "marked";
+import { protectMath } from "./math.js";
+
+/** A private instance: options set on the global `marked` elsewhere cannot change exports. */
+const markdown = new Marked({ gfm: true });
+
+export interface LexedCard {
+  tokens: TokensList;
+  /** Puts math back into text taken from the tokens (identity unless the tree has `latex`). */
+  restore: (text: string) => string;
+}
+
+/** Tokens of one card. With `latex`, math spans come through as text, untouched by Markdown. */
+export function lexCard(content: string, latex: boolean): LexedCard {
+  if (!latex) return { tokens: markdown.lexer(content), restore: (text) => text };
+  const math = protectMath(content);
+  return { tokens: markdown.lexer(math.text), restore: (text) => math.restore(text) };
+}
+
+export interface InlineRun {
+  text: string;
+  bold?: boolean;
+  italic?: boolean;
+  strike?: boolean;
+  code?: boolean;
+  /** An absolute http, https or mailto URL; other destinations stay plain text. */
+  link?: string;
+  /** A hard line break comes before this run's text. */
+  break?: boolean;
+}
+
+type Style = Omit<InlineRun, "text" | "break">;
+
+/** Inline tokens as styled runs of plain text. Throws nothing. */
+export function inlineRuns(tokens: readonly Token[], restore: (text: string) => string = (t) => t): InlineRun[] {
+  const runs: InlineRun[] = [];
+  appendRuns(runs, tokens, {}, restore);
+  return runs;
+}
+
+/** Inline tokens as one plain string (headings as titles, table cells in slides). */
+export function inlineText(tokens: readonly Token[], restore?: (text: string) => string): string {
+  return inlineRuns(tokens, restore)
+    .map((run) => (run.break ? "\n" : "") + run.text)
+    .join("");
+}
+
+// Recursion here follows one card's inline nesting (emphasis inside a link inside...),
+// which marked itself builds recursively; tree depth never reaches it.
+function appendRuns(runs: InlineRun[], tokens: readonly Token[], style: Style, restore: (text: string) => string) {
+  const push = (text: string, extra: Partial<InlineRun> = {}) => {
+    const clean = xmlSafe(restore(text));
+    if (clean !== "" || extra.break) runs.push({ ...style, ...extra, text: clean });
+  };
+  for (const token of tokens) {
+    switch (token.type) {
+      case "text":
+        if (token.tokens && token.tokens.length > 0) appendRuns(runs, token.tokens, style, restore);
+        // A soft line break in Markdown is a space in the rendered text.
+        else push(decodeEntities(token.text).replace(/[ \t]*\n[ \t]*/g, " "));
+        break;
+      case "escape":
+        push(token.text);
+        break;
+      case "codespan":
+        push(token.text, { code: true });
+        break;
+      case "strong":
+        appendRuns(runs, token.tokens ?? [], { ...style, bold: true }, restore);
+        break;
+      case "em":
+        appendRuns(runs, token.tokens ?? [], { ...style, italic: true }, restore);
+        break;
+      case "del":
+        appendRuns(runs, token.tokens ?? [], { ...style, strike: true }, restore);
+        break;
+      case "br":
+        push("", { break: true });
+        break;
+      case "link": {
+        // Autolinks are literal; in [text](url) character references count.
+        const href = restore(token.autolink ? token.href : decodeEntities(token.href));
+        appendRuns(runs, token.tokens ?? [], { ...style, link: safeLinkTarget(href) ?? style.link }, restore);
+        break;
+      }
+      case "image":
+        appendImage(push, decodeEntities(token.text), restore(decodeEntities(token.href)));
+        break;
+      case "html":
+        // Inline HTML is only tags; their text arrives as text tokens around them.
+        if (/^<br\s*\/?>$/i.test(token.text)) push("", { break: true });
+        break;
+      case "checkbox":
+        push(token.checked ? "\u2611 " : "\u2610 ");
+        break;
+      default: {
+        // Tokens of extensions marked may grow: keep whatever text they carry.
+        const other = token as Tokens.Generic;
+        if (other.tokens) appendRuns(runs, other.tokens, style, restore);
+        else if (typeof other.text === "string") push(other.text);
+      }
+    }
+  }
+}
+
+/** Office documents here embed no images: the alt text stands in, with where the image lives. */
+function appendImage(push: (text: string, extra?: Partial<InlineRun>) => void, alt: string, href: string) {
+  push(alt || "image", { italic: true });
+  if (/^\s*data:/i.test(href)) {
+    push(" (embedded image)");
+    return;
+  }
+  push(" (");
+  push(href, { link: safeLinkTarget(href) });
+  push(")");
+}
+
+/** `href` as an absolute http, https or mailto URL; undefined for anything else (relative, javascript:, data:). */
+export function safeLinkTarget(href: string): string | undefined {
+  try {
+    const url = new URL(href.trim());
+    return ["http:", "https:", "mailto:"].includes(url.protocol) ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// Characters XML 1.0 allows: tab, newline, carriage return, and the planes minus the
+// surrogates and U+FFFE/U+FFFF. With the u flag a lone surrogate is one unmatched code point.
+const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+/** `text` without the characters an XML document cannot hold. */
+export function xmlSafe(text: string): string {
+  return text.replace(NOT_XML, "");
+}
+
+// The references people actually type; others stay as written rather than pulling in a
+// 2,000-entry table.
+const NAMED: Record<string, string> = {
+  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0", copy: "\u00a9", reg: "\u00ae",
+  trade: "\u2122", hellip: "\u2026", mdash: "\u2014", ndash: "\u2013", lsquo: "\u2018", rsquo: "\u2019",
+  ldquo: "\u201c", rdquo: "\u201d", laquo: "\u00ab", raquo: "\u00bb", middot: "\u00b7", bull: "\u2022",
+  deg: "\u00b0", times: "\u00d7", divide: "\u00f7", euro: "\u20ac", pound: "\u00a3", yen: "\u00a5",
+  sect: "\u00a7", para: "\u00b6", shy: "\u00ad",
+};
+
+/** Resolves character references (`&amp;`, `&#233;`, `&#xE9;`) the way a browser would show them. */
+export function decodeEntities(text: string): string {
+  if (!text.includes("&")) return text;
+  return text.replace(/&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-zA-Z]+));/g, (whole, dec, hex, name) => {
+    if (name !== undefined) return NAMED[name] ?? whole;
+    const code = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex, 16);
+    const valid = code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
+    return valid ? String.fromCodePoint(code) : "\uFFFD";
+  });
+}
