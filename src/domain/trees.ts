@@ -73,7 +73,9 @@ function newTree(owner: string, name: string, at: string): Tree {
  */
 export async function createTree(ctx: DomainContext, actor: Actor, input: unknown): Promise<Tree> {
   const { name, seed } = parseInput(createTreeInput, input);
-  const nodes: SeedNode[] = seed === undefined ? [{ content: "" }] : parseSeedWithinLimits(ctx, seed);
+  const parsed: SeedNode[] = seed === undefined ? [] : parseSeedWithinLimits(ctx, seed);
+  // A tree always opens on a card: an absent seed, or a JSON seed of `[]`, gives one empty card.
+  const nodes = parsed.length > 0 ? parsed : [{ content: "" }];
   const at = now();
   const tree = newTree(actor._id, name, at);
   const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id });

@@ -15,13 +15,15 @@ const COMPACTION_INTERVAL_MS = 10 * 60 * 1000;
 
 type Doc = Record<string, unknown>;
 
-/** Methods of @seald-io/nedb that nedb-promises forwards but does not declare. */
+/** Methods of @seald-io/nedb that nedb-promises does not wrap. */
 interface Compaction {
   setAutocompactionInterval(intervalMs: number): void;
   stopAutocompaction(): void;
   compactDatafileAsync(): Promise<void>;
 }
-const compaction = (db: Datastore<Doc>) => db as unknown as Compaction;
+// Called on the wrapped datastore itself: through nedb-promises' proxy, these methods'
+// own property writes are refused.
+const compaction = (db: Datastore<Doc>) => (db as unknown as { __original: Compaction }).__original;
 
 function withoutNedbFields<T>(doc: Doc | null): T | null {
   return (doc as T | null) ?? null;
