@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { decodeEntities, inlineRuns, inlineText, lexCard, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
+import type { Tokens } from "marked";
+
+function runsOf(markdown: string, latex = false) {
+  const { tokens, restore } = lexCard(markdown, latex);
+  return inlineRuns((tokens[0] as Tokens.Paragraph).tokens, restore);
+}
+
+describe("inlineRuns", () => {
+  it("flattens nested emphasis into styled runs", () => {
+    expect(runsOf("a **b _c_** ~~d~~ `e`")).toEqual([
+      { text: "a " },
+      { text: "b ", bold: true },
+      { text: "c", bold: true, italic: true },
+      { text: " " },
+      { text: "d", strike: true },
+      { text: " " },
+      { text: "e", code: true },
+    ]);
+  });
+
+  it("links only absolute http, https and mailto targets", () => {
+    expect(runsOf("[x](https://a.example/p?q=1&amp;r=2)")).toEqual([{ text: "x", link: "https://a.example/p?q=1&r=2" }]);
+    expect(runsOf("[m](mailto:me@example.com)")[0].link).toBe("mailto:me@example.com");
+    expect(runsOf("[j](javascript:alert(1))")).toEqual([{ text: "j" }]);
+    expect(runsOf("[r](/relative)")).toEqual([{ text: "r" }]);
+  });
+
+  it("turns soft breaks into spaces and hard breaks into breaks", () => {
+    expect(runsOf("a\nb  \nc")).toEqual([{ text: "a b" }, { text: "", break: true }, { text: "c" }]);
+  });
+
+  it("keeps math as written in latex trees", () => {
+    expect(runsOf("x $a_1*b*$ y", true)).toEqual([{ text: "x $a_1*b*$ y" }]);
+  });
+});
+
+describe("inlineText", () => {
+  it("joins runs into one string, hard breaks as newlines", () => {
+    const tokens = (lexCard("**a** [b](https://x.example)  \nc", false).tokens[0] as Tokens.Paragraph).tokens;
+    expect(inlineText(tokens)).toBe("a b\nc");
+  });
+});
+
+describe("decodeEntities", () => {
+  it("resolves named, decimal and hex references and leaves unknown ones", () => {
+    expect(decodeEntities("&amp; &lt;&gt; &copy; &#233; &#xE9; &bogus; &#0; &#xD800;")).toBe("& <> \u00a9 \u00e9 \u00e9 &bogus; \uFFFD \uFFFD");
+  });
+});
+
+describe("safeLinkTarget", () => {
+  it.each(["javascript:alert(1)", "JaVaScRiPt:alert(1)", "java\tscript:alert(1)", " javascript:x", "data:text/html,x", "vbscript:x", "/relative", "#frag"])(
+    "refuses %j",
+    (href) => {
+      expect(safeLinkTarget(href)).toBeUndefined();
+    },
+  );
+});
+
+describe("xmlSafe", () => {
+  it("drops control characters, lone surrogates and U+FFFE but keeps tabs, newlines and astral characters", () => {
+    expect(xmlSafe("a\u0000b\u0008c\td\ne\ud800f\udc00g\uFFFEh\u{1F600}")).toBe("abc\td\nefgh\u{1F600}");
+  });
+});
