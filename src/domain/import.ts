@@ -4,7 +4,7 @@
  */
 import { parseSeed, countSeedCards } from "../formats/seed.js";
 import type { DomainContext } from "./context.js";
-import { NotFoundError, PayloadTooLargeError } from "./errors.js";
+import { PayloadTooLargeError, ValidationError } from "./errors.js";
 import { now } from "./ids.js";
 import type { Actor } from "./policy.js";
 import type { SeedNode, StoredCard } from "./records.js";
@@ -34,15 +34,19 @@ export function parseSeedWithinLimits(ctx: DomainContext, seed: string): SeedNod
 /**
  * Imports `seed` under `parentId` (null: the first column) after the existing children.
  * Returns the created cards in tree order.
- * @throws ValidationError, PayloadTooLargeError, LimitReachedError, NotFoundError (parent),
- *   and the policy's errors.
+ * @throws ValidationError (also for an unknown parent), PayloadTooLargeError,
+ *   LimitReachedError, and the policy's errors.
  */
 export async function importSeed(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<StoredCard[]> {
   const { parentId = null, seed } = parseInput(seedInput, input);
   return withTree(ctx, actor, treeId, "write", async (tree) => {
     const nodes = parseSeedWithinLimits(ctx, seed);
     const live = await ctx.store.cards.liveByTree(tree._id);
-    if (parentId !== null && !live.some((c) => c._id === parentId)) throw new NotFoundError("Parent card");
+    if (parentId !== null && !live.some((c) => c._id === parentId)) {
+      throw new ValidationError("The parent card does not exist in this tree.", [
+        { path: "parentId", message: "must be a live card of the same tree" },
+      ]);
+    }
     const firstPosition = positionAfter(live.filter((c) => c.parentId === parentId));
     const at = now();
     const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId, firstPosition, at, author: actor._id });
