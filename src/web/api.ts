@@ -58,7 +58,9 @@ export function setCsrfToken(token: string): void {
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
 export async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { Accept: "application/json" };
+  // X-Requested-With makes the server leave out `WWW-Authenticate` on a 401, which would
+  // otherwise pop up the browser's own password dialog over the app.
+  const headers: Record<string, string> = { Accept: "application/json", "X-Requested-With": "XMLHttpRequest" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET") headers["X-CSRF-Token"] = csrfToken;
   let response: Response;

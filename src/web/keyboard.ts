@@ -33,7 +33,7 @@ const BINDINGS: Binding[] = [
   { keys: ["alt+down"], event: "key:moveDown", scopes: ["tree"] },
   { keys: ["alt+left"], event: "key:moveLeft", scopes: ["tree"] },
   { keys: ["alt+right"], event: "key:moveRight", scopes: ["tree"] },
-  { keys: ["ctrl+backspace", "command+backspace", "ctrl+delete"], event: "key:delete", scopes: ["tree"] },
+  { keys: ["ctrl+backspace", "command+backspace"], event: "key:delete", scopes: ["tree"] },
   { keys: ["?"], event: "modal:show:help", scopes: ["tree"] },
 ];
 

@@ -109,6 +109,8 @@ export class TreeController {
     this.editing = null;
     this.setFullscreen(false);
     this.view.focusActive();
+    // The card changed size with its new text; its column must centre it again.
+    this.view.scrollIntoPlace();
   }
 
   /** Sets a card's text, redraws it and queues the save; the promise settles with the server. */

@@ -39,6 +39,7 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
       signedOut: () => showLoginAgainDialog(() => controller?.sync?.resume()),
     });
     fillBar(bar, tree, true);
+    renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
     mountColumns(main, controller);
     controller.start();
     setScriptedTree(controller);

@@ -1,0 +1,125 @@
+/**
+ * Shared set-up for the browser tests: Debian's Chromium driven by playwright-core (never a
+ * downloaded browser), the real server on a random port, and small helpers to log a page in,
+ * wait for saves and keep screenshots under test-results/screenshots/.
+ *
+ * Without /usr/bin/chromium the suites are skipped with a warning on a workstation, but in CI
+ * (CI=true) loading this file throws, so a missing browser fails the run instead of hiding it.
+ */
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { describe } from "vitest";
+import { buildUser, type Api } from "../helpers/api.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+export const CHROMIUM = "/usr/bin/chromium";
+const SCREENSHOTS = path.resolve(import.meta.dirname, "../../test-results/screenshots");
+
+const available = existsSync(CHROMIUM);
+if (!available && process.env.CI === "true") {
+  throw new Error(`Browser tests need Chromium at ${CHROMIUM} (apt-get install chromium); CI must not skip them.`);
+}
+if (!available) console.warn(`Skipping browser tests: ${CHROMIUM} not found.`);
+
+/** `describe` when Chromium is here, `describe.skip` (with the warning above) when not. */
+export const describeInBrowser = available ? describe : describe.skip;
+
+export interface BrowserWorld {
+  server: TestServer;
+  browser: Browser;
+  /** A fresh, isolated browser profile (its own cookies and localStorage). */
+  newContext(options?: { width?: number; height?: number }): Promise<BrowserContext>;
+  close(): Promise<void>;
+}
+
+export async function startWorld(): Promise<BrowserWorld> {
+  const [server, browser] = await Promise.all([
+    startTestServer(),
+    // launch() gives every run its own temporary --user-data-dir.
+    chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+      ],
+    }),
+  ]);
+  return {
+    server,
+    browser,
+    newContext: ({ width = 1280, height = 800 } = {}) =>
+      browser.newContext({
+        baseURL: server.url,
+        viewport: { width, height },
+        reducedMotion: "reduce",
+        acceptDownloads: true,
+      }),
+    close: async () => {
+      await browser.close();
+      await server.stop();
+    },
+  };
+}
+
+/** Fails the test on any uncaught error or console error in the page. */
+export function watchErrors(page: Page, allowed: RegExp[] = []): string[] {
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() !== "error") return;
+    const text = message.text();
+    // The browser logs every 4xx/5xx response; the tests check those through the UI.
+    if (/Failed to load resource/.test(text) || allowed.some((re) => re.test(text))) return;
+    errors.push(`console: ${text}`);
+  });
+  return errors;
+}
+
+/** A new user, made through the API, whose session cookie the context then carries. */
+export async function loggedInPage(world: BrowserWorld, prefix = "writer"): Promise<{ page: Page; context: BrowserContext; api: Api & { user: any } }> {
+  const api = await buildUser(world.server.url, prefix);
+  const context = await world.newContext();
+  const login = await context.request.post("/api/login", { data: api.credentials });
+  if (login.status() !== 200) throw new Error(`log-in failed: ${login.status()}`);
+  const page = await context.newPage();
+  return { page, context, api };
+}
+
+/** Opens a tree page and waits until its columns are drawn and a card is active. */
+export async function openTree(page: Page, treeId: string): Promise<void> {
+  await page.goto(`/trees/${treeId}`);
+  await page.locator(".columns").waitFor();
+  await page.waitForFunction(() => (window as any).app.get("currentTree") !== null);
+}
+
+/** Waits until every queued change has reached the server. */
+export async function waitForSaved(page: Page): Promise<void> {
+  await page.waitForFunction(() => {
+    const status = document.querySelector<HTMLElement>(".topbar-status");
+    return status?.dataset.state === "saved";
+  });
+}
+
+export async function activeCardId(page: Page): Promise<string | null> {
+  return page.evaluate(() => (window as any).app.get("cardId"));
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+}
+
+/** The tree's cards as the server has them, in tree order. */
+export async function serverCards(api: Api, treeId: string): Promise<any[]> {
+  const res = await api.get(`/api/trees/${treeId}/cards`);
+  if (res.status !== 200) throw new Error(`cards: ${res.status} ${res.text}`);
+  return res.body;
+}
