@@ -26,6 +26,8 @@ export function notify(message: string, options: NotifyOptions = {}): () => void
       h("button", { type: "button", class: "button button-small", onclick: () => options.action?.run() }, options.action.label),
     h("button", { type: "button", class: "icon-button toast-close", "aria-label": "Dismiss", onclick: close }, "×"),
   );
+  // The same message twice (a reader pressing Enter again on a read-only tree) shows once.
+  for (const old of region.querySelectorAll(".toast")) if (old.querySelector(".toast-text")?.textContent === message) old.remove();
   region.append(toast);
   if (timeout > 0) window.setTimeout(close, timeout);
   return close;

@@ -30,7 +30,6 @@ export function showPublishDialog(tree: Tree): void {
     type: "text",
     class: "input",
     value: tree.publicUrl ?? suggestSlug(tree.name),
-    pattern: "[a-z0-9-]{3,64}",
     autocomplete: "off",
     spellcheck: "false",
   });

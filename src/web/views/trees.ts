@@ -111,7 +111,7 @@ function treeItem(tree: Tree, favorite: boolean, owned: boolean): HTMLElement {
       action("Rename", () => bus.trigger("modal:show:rename-tree", id)),
       action("Copy", () => bus.trigger("trees:copy", { treeId: id })),
       action("Share", () => bus.trigger("modal:show:collaborators", id)),
-      owned ? action(tree.publicUrl ? "Public…" : "Make public", () => bus.trigger("modal:show:publish", id)) : null,
+      owned ? action(tree.publicUrl ? "Public settings" : "Make public", () => bus.trigger("modal:show:publish", id)) : null,
       owned
         ? action("Delete", () => bus.trigger("modal:show:delete-tree", id), "button-danger-quiet")
         : action("Leave", () => bus.trigger("modal:show:collaborators", id)),
