@@ -28,6 +28,15 @@ export function renderCardContent(element: HTMLElement, card: Card): void {
   const body = element.querySelector<HTMLElement>(".card-content");
   if (!body) return;
   body.innerHTML = renderMarkdown(card.content);
+  // Text that renders to nothing visible (say, only a <script> the sanitizer removed) is
+  // shown as written, so the card can still be found and fixed.
+  const invisible = body.textContent?.trim() === "" && !body.querySelector("img, hr, table, input");
+  if (invisible && card.content.trim() !== "") {
+    body.textContent = card.content;
+    body.classList.add("card-raw");
+  } else {
+    body.classList.remove("card-raw");
+  }
   element.classList.toggle("card-empty", card.content.trim() === "");
   renderedContent.set(element, card.content);
 }
