@@ -32,7 +32,13 @@ export async function loadTree(ctx: DomainContext, actor: Actor | null, treeId: 
   return authorizeTree(actor, action, await ctx.store.trees.byId(treeId));
 }
 
-/** Runs `change` under the tree's write lock with the tree freshly loaded and authorised. */
+/**
+ * Runs `change` under the tree's write lock with the tree freshly loaded and authorised.
+ * Every write to a tree or its cards passes here, so this is where the tree's revision
+ * moves: after the change has reached the store, so that a reader who sees the new
+ * revision also sees the new records; and also when the change failed part-way, since a
+ * spurious bump costs only one cache miss.
+ */
 export function withTree<T>(
   ctx: DomainContext,
   actor: Actor | null,
@@ -41,7 +47,13 @@ export function withTree<T>(
   change: (tree: Tree) => Promise<T>,
 ): Promise<T> {
   assertTreeIdSyntax(treeId);
-  return ctx.treeLocks.run(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
+  return ctx.treeLocks.run(treeId, async () => {
+    try {
+      return await change(await loadTree(ctx, actor, treeId, action));
+    } finally {
+      ctx.treeRevisions.bump(treeId);
+    }
+  });
 }
 
 /** Moves the tree's `updatedAt` after a change to its cards (the revision `__v` stays). */
@@ -167,10 +179,19 @@ export async function clonePublicTree(ctx: DomainContext, actor: Actor, idOrUrl:
   return copyTree(ctx, actor, authorizeTree(actor, "clonePublic", found));
 }
 
-/** A public tree and its live cards in tree order, for anyone. */
-export async function publicTree(ctx: DomainContext, publicUrl: string): Promise<{ tree: Tree; cards: StoredCard[] }> {
+/**
+ * The public tree at `publicUrl`, for anyone.
+ * @throws NotFoundError unless a tree is public at that address.
+ */
+export async function findPublicTree(ctx: DomainContext, publicUrl: string): Promise<Tree> {
   const tree = /^[a-z0-9-]{3,64}$/.test(publicUrl) ? await ctx.store.trees.byPublicUrl(publicUrl) : null;
   if (!tree) throw new NotFoundError("Public tree");
+  return tree;
+}
+
+/** A public tree and its live cards in tree order, for anyone. */
+export async function publicTree(ctx: DomainContext, publicUrl: string): Promise<{ tree: Tree; cards: StoredCard[] }> {
+  const tree = await findPublicTree(ctx, publicUrl);
   const cards = walkTreeOrder(await ctx.store.cards.liveByTree(tree._id)).map((e) => e.card);
   return { tree, cards };
 }

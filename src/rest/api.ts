@@ -5,12 +5,14 @@ import { Router } from "express";
 import { NotFoundError } from "../domain/errors.js";
 import { accountRoutes } from "./account-routes.js";
 import { cardRoutes } from "./card-routes.js";
+import { CardsJsonCache } from "./cards-json-cache.js";
 import type { RestDeps } from "./deps.js";
 import { exportRoutes } from "./export-routes.js";
 import { treeRoutes } from "./tree-routes.js";
 
-export function restApi(deps: RestDeps): Router {
+export function restApi(rest: RestDeps): Router {
   const router = Router();
+  const deps = { ...rest, cardsJson: new CardsJsonCache(rest.ctx) };
   router.use(accountRoutes(deps));
   router.use(treeRoutes(deps));
   router.use(cardRoutes(deps));

@@ -3,12 +3,14 @@
  */
 import { Router } from "express";
 import { requireUser } from "../auth/middleware.js";
-import { createCard, deleteCard, listAllCards, listCards, updateCard } from "../domain/cards.js";
+import { createCard, deleteCard, listAllCards, updateCard } from "../domain/cards.js";
 import { importSeed } from "../domain/import.js";
 import { presentCard } from "../domain/presenters.js";
-import type { RestDeps } from "./deps.js";
+import { loadTree } from "../domain/trees.js";
+import { sendJsonWithEtag } from "./cards-json-cache.js";
+import type { RouteDeps } from "./deps.js";
 
-export function cardRoutes({ ctx, jsonLimit, importLimit }: RestDeps): Router {
+export function cardRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps): Router {
   const router = Router();
 
   router.get("/cards", async (req, res) => {
@@ -16,7 +18,10 @@ export function cardRoutes({ ctx, jsonLimit, importLimit }: RestDeps): Router {
   });
 
   router.get("/trees/:treeId/cards", async (req, res) => {
-    res.json((await listCards(ctx, requireUser(req), req.params.treeId)).map(presentCard));
+    // Authorised on every request, before the cache is consulted.
+    const tree = await loadTree(ctx, requireUser(req), req.params.treeId, "read");
+    const { body, etag } = await cardsJson.forTree(tree);
+    sendJsonWithEtag(req, res, etag, [body]);
   });
 
   router.post("/trees/:treeId/cards/seed", importLimit, async (req, res) => {

@@ -5,6 +5,7 @@ import type { RequestHandler } from "express";
 import type { CredentialChecker } from "../auth/credentials.js";
 import type { SessionManager } from "../auth/sessions.js";
 import type { DomainContext } from "../domain/context.js";
+import type { CardsJsonCache } from "./cards-json-cache.js";
 
 export interface RestDeps {
   ctx: DomainContext;
@@ -18,4 +19,9 @@ export interface RestDeps {
   /** JSON body parser with the import limit (seeds). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   importLimit: RequestHandler<any>;
+}
+
+/** What the routers get: the deps plus what restApi builds once for all of them. */
+export interface RouteDeps extends RestDeps {
+  cardsJson: CardsJsonCache;
 }

@@ -4,24 +4,30 @@
 import { Router } from "express";
 import { requireUser } from "../auth/middleware.js";
 import { addCollaborator, listCollaborators, removeCollaborator } from "../domain/collaborators.js";
-import { presentCard, presentTree } from "../domain/presenters.js";
+import { createHash } from "node:crypto";
+import { presentTree } from "../domain/presenters.js";
 import {
   clonePublicTree,
   cloneTree,
   createTree,
   deleteTree,
+  findPublicTree,
   listTrees,
-  publicTree,
   updateTree,
 } from "../domain/trees.js";
-import type { RestDeps } from "./deps.js";
+import { sendJsonWithEtag } from "./cards-json-cache.js";
+import type { RouteDeps } from "./deps.js";
 
-export function treeRoutes({ ctx, jsonLimit, importLimit }: RestDeps): Router {
+export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps): Router {
   const router = Router();
 
   router.get("/public/:publicUrl", async (req, res) => {
-    const { tree, cards } = await publicTree(ctx, req.params.publicUrl);
-    res.json({ tree: presentTree(tree), cards: cards.map(presentCard) });
+    const tree = await findPublicTree(ctx, req.params.publicUrl);
+    const cards = await cardsJson.forTree(tree);
+    // `{"tree": ..., "cards": [...]}` around the cached cards body, without copying it.
+    const head = Buffer.from(`{"tree":${JSON.stringify(presentTree(tree))},"cards":`);
+    const etag = `"${cards.etag.slice(1, -1)}.${createHash("sha256").update(head).digest("base64url")}"`;
+    sendJsonWithEtag(req, res, etag, [head, cards.body, Buffer.from("}")]);
   });
 
   router.get("/trees", async (req, res) => {
