@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import { NotFoundError, ValidationError } from "../../domain/errors.js";
+import { contentDisposition, exportFilename, exportFormats, exportTree, type ExportFormat } from "./index.js";
+import { packageProblems, partNames, xmlParts } from "./office-test-support.js";
+import { buildTree, CardBuilder } from "./test-factory.js";
+
+function sample(name = "Plans") {
+  const b = new CardBuilder(buildTree({ name }));
+  const a = b.card("# A");
+  b.card("A1", a);
+  b.card("B");
+  return b;
+}
+
+describe("exportTree", () => {
+  it.each([
+    ["txt", "text/plain; charset=utf-8", "Plans.txt"],
+    ["md", "text/markdown; charset=utf-8", "Plans.md"],
+    ["html", "text/html; charset=utf-8", "Plans.html"],
+    ["json", "application/json; charset=utf-8", "Plans.json"],
+    ["docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "Plans.docx"],
+    ["impress", "application/vnd.openxmlformats-officedocument.presentationml.presentation", "Plans.pptx"],
+  ] as const)("exports %s with its content type and file name", async (format, contentType, filename) => {
+    const result = await exportTree(format, sample().tree, sample().cards, {});
+    expect(result.contentType).toBe(contentType);
+    expect(result.filename).toBe(filename);
+  });
+
+  it("applies the flags", async () => {
+    const b = sample();
+    const result = await exportTree("txt", b.tree, b.shuffled(), { cardId: b.cards[0]._id, column: 2 });
+    expect(result.body).toBe("A1");
+  });
+
+  it("answers an unknown cardId with NotFoundError", async () => {
+    const b = sample();
+    await expect(exportTree("json", b.tree, b.cards, { cardId: "zzzzzzzzzzzzzzzzzzzzzzzz" })).rejects.toThrow(NotFoundError);
+  });
+
+  it("answers a bad column or format with ValidationError", async () => {
+    const b = sample();
+    await expect(exportTree("md", b.tree, b.cards, { column: 0 })).rejects.toThrow(ValidationError);
+    await expect(exportTree("pdf" as ExportFormat, b.tree, b.cards, {})).rejects.toThrow(ValidationError);
+    await expect(exportTree("toString" as ExportFormat, b.tree, b.cards, {})).rejects.toThrow(ValidationError);
+  });
+});
+
+describe("exportFilename", () => {
+  it("keeps non-ASCII names and makes unsafe characters safe", () => {
+    expect(exportFilename("Été 2024 — 計画", "docx")).toBe("Été 2024 — 計画.docx");
+    expect(exportFilename('a/b\\c:d*e?f"g<h>i|j\u0000k\nl', "txt")).toBe("a_b_c_d_e_f_g_h_i_j_k_l.txt");
+    expect(exportFilename("  ..hidden. ", "md")).toBe("hidden.md");
+    expect(exportFilename("...", "md")).toBe("tree.md");
+  });
+
+  it("stays within 200 UTF-8 bytes without cutting a character", () => {
+    const name = exportFilename("計".repeat(200), "txt");
+    expect(Buffer.byteLength(name.slice(0, -4))).toBeLessThanOrEqual(200);
+    expect(name).toBe(`${"計".repeat(66)}.txt`);
+    expect(exportFilename("\u{1F600}".repeat(60), "txt")).toBe(`${"\u{1F600}".repeat(50)}.txt`);
+  });
+});
+
+describe("contentDisposition", () => {
+  it("gives an ASCII fallback and the UTF-8 name for a non-ASCII file name", () => {
+    expect(contentDisposition("Résumé 計画.pdf")).toBe(
+      `attachment; filename="Resume __.pdf"; filename*=UTF-8''R%C3%A9sum%C3%A9%20%E8%A8%88%E7%94%BB.pdf`,
+    );
+  });
+
+  it("keeps quotes, backslashes, percent signs and line breaks out of the header", () => {
+    const header = contentDisposition('a"b\\c%20d\r\ne\u0000f\'g(h)*.txt');
+    expect(header).toBe(
+      `attachment; filename="a_b_c_20d__e_f'g(h)*.txt"; filename*=UTF-8''a%22b%5Cc%2520d%0D%0Ae%00f%27g%28h%29%2A.txt`,
+    );
+    expect(header).toMatch(/^[\x20-\x7e]+$/);
+  });
+
+  it("survives a lone surrogate and an emoji", () => {
+    expect(contentDisposition("x\ud800\u{1F600}.txt")).toBe(
+      `attachment; filename="x__.txt"; filename*=UTF-8''x%EF%BF%BD%F0%9F%98%80.txt`,
+    );
+  });
+});
+
+describe("a 5,000-card tree", () => {
+  it.each(exportFormats)("exports to %s completely and well formed", async (format) => {
+    const b = new CardBuilder(buildTree({ name: "Big tree" }));
+    // 50 chapters of 10 sections of 9 notes: 5,000 cards, three columns.
+    for (let c = 0; c < 50; c++) {
+      const chapter = b.card(`# Chapter ${c}\n\nIntro with **bold** and a [link](https://example.com/${c}).`);
+      for (let s = 0; s < 10; s++) {
+        const section = b.card(`## Section ${c}.${s}\n\n- point one\n- point _two_\n\n| k | v |\n|---|---|\n| a | ${s} |`, chapter);
+        for (let n = 0; n < 8; n++) b.card(`Note ${c}.${s}.${n}: ${"words and more words ".repeat(8)}\n\n\`\`\`\ncode ${n}\n\`\`\``, section);
+      }
+    }
+    expect(b.cards).toHaveLength(50 * (1 + 10 * 9));
+    const cards = b.shuffled();
+    const result = await exportTree(format, b.tree, cards, {});
+    if (typeof result.body === "string") {
+      expect(result.body).toContain("Note 49.9.7");
+      if (format === "json") expect(JSON.parse(result.body)).toHaveLength(50);
+      if (format === "html") expect(result.body.match(/<section class="card"/g)).toHaveLength(cards.length);
+    } else if (format === "docx") {
+      const parts = await xmlParts(result.body);
+      expect(packageProblems(parts)).toEqual({});
+      expect(parts.get("word/document.xml")).toContain("Note 49.9.7");
+    } else {
+      const slides = (await partNames(result.body)).filter((name) => /^ppt\/slides\/slide\d+\.xml$/.test(name));
+      expect(slides.length).toBeGreaterThan(cards.length);
+      const last = `ppt/slides/slide${slides.length}.xml`;
+      const parts = await xmlParts(result.body, (name) => !name.startsWith("ppt/slides/") || name === last);
+      expect(packageProblems(parts)).toEqual({});
+      expect(parts.get("ppt/presentation.xml")!.match(/<p:sldId /g)).toHaveLength(slides.length);
+      expect(parts.get(last)).toContain("Note 49.9.7");
+    }
+  }, 120_000);
+});

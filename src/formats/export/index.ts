@@ -1,0 +1,119 @@
+/**
+ * The export layer's front door (SPEC §6): picks the cards, runs the format's exporter and
+ * names the file. Pure: no HTTP and no store. The REST route and the GraphQL field call
+ * `exportTree` with a tree's live cards; the route adds `contentDisposition`.
+ */
+import { ValidationError } from "../../domain/errors.js";
+import type { Card, Tree } from "../../domain/records.js";
+import { docxExporter } from "./docx.js";
+import { htmlExporter } from "./html.js";
+import { impressExporter } from "./impress.js";
+import { jsonExporter } from "./json.js";
+import { mdExporter } from "./md.js";
+import type { ExportFormat, ExportOptions } from "./options.js";
+import { selectCards, type ExportInput } from "./select.js";
+import { txtExporter } from "./txt.js";
+
+export { exportFormats, exportQuerySchema, type ExportFormat, type ExportOptions } from "./options.js";
+
+export interface ExportResult {
+  body: Buffer | string;
+  contentType: string;
+  filename: string;
+}
+
+interface FormatSpec {
+  extension: string;
+  contentType: string;
+  run: (input: ExportInput) => string | Promise<Buffer>;
+}
+
+const FORMATS: Record<ExportFormat, FormatSpec> = {
+  txt: { extension: "txt", contentType: "text/plain; charset=utf-8", run: txtExporter },
+  md: { extension: "md", contentType: "text/markdown; charset=utf-8", run: mdExporter },
+  html: { extension: "html", contentType: "text/html; charset=utf-8", run: htmlExporter },
+  json: { extension: "json", contentType: "application/json; charset=utf-8", run: jsonExporter },
+  docx: {
+    extension: "docx",
+    contentType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    run: docxExporter,
+  },
+  impress: {
+    extension: "pptx",
+    contentType: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    run: impressExporter,
+  },
+};
+
+/**
+ * Exports `tree` in `format`. `cards` are the tree's live cards, in any order; `options`
+ * are the flags as `exportQuerySchema` parsed them.
+ * @throws NotFoundError when `options.cardId` is not one of `cards`.
+ * @throws ValidationError for a format this layer does not know, a `column` below 1 (from
+ *   callers that skipped the schema), or an impress export past its slide limit.
+ */
+export async function exportTree(
+  format: ExportFormat,
+  tree: Tree,
+  cards: readonly Card[],
+  options: ExportOptions,
+): Promise<ExportResult> {
+  const spec = Object.hasOwn(FORMATS, format) ? FORMATS[format] : undefined;
+  if (!spec) {
+    throw new ValidationError(`Unknown export format "${format}".`, [{ path: "format", message: "is not an export format" }]);
+  }
+  const selected = selectCards(cards, options);
+  return {
+    body: await spec.run({ tree, selected, options }),
+    contentType: spec.contentType,
+    filename: exportFilename(tree.name, spec.extension),
+  };
+}
+
+/** Longest name kept, in UTF-8 bytes: most file systems stop at 255 bytes per name. */
+const MAX_NAME_BYTES = 200;
+// Characters Windows, macOS or Linux refuse in names, and controls (C0, DEL, C1).
+const UNSAFE_IN_NAMES = /[\\/:*?"<>|\u0000-\u001f\u007f-\u009f]/g;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * A file name for the tree: its name made safe for file systems (and short enough),
+ * then `.extension`. Throws nothing.
+ */
+export function exportFilename(treeName: string, extension: string): string {
+  const cleaned = treeName
+    .replace(LONE_SURROGATE, "\uFFFD")
+    .replace(UNSAFE_IN_NAMES, "_")
+    .replace(/\s+/g, " ")
+    // Windows drops trailing dots and spaces; leading dots hide files on Unix.
+    .replace(/^[\s.]+|[\s.]+$/g, "");
+  let name = "";
+  let bytes = 0;
+  for (const char of cleaned) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > MAX_NAME_BYTES) break;
+    name += char;
+  }
+  return `${name.trimEnd() || "tree"}.${extension}`;
+}
+
+/**
+ * A `Content-Disposition: attachment` value for `filename` (RFC 6266): an ASCII
+ * `filename` for old clients and `filename*` in UTF-8 (RFC 8187) so any name survives.
+ * Quotes, backslashes, percent signs and control characters never reach the header raw.
+ * Throws nothing.
+ */
+export function contentDisposition(filename: string): string {
+  const wellFormed = filename.replace(LONE_SURROGATE, "\uFFFD");
+  const fallback = wellFormed
+    // "Résumé" reads better as "Resume" than as "R_sum_".
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    // Some browsers decode % in the plain parameter; quotes and backslashes would end or escape it.
+    .replace(/[^\x20-\x7e]|["\\%]/gu, "_");
+  const encoded = encodeURIComponent(wellFormed).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
