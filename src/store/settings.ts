@@ -4,7 +4,8 @@
  */
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { JSONFilePreset } from "lowdb/node";
+import { Low } from "lowdb";
+import { JSONFile } from "lowdb/node";
 
 export interface Settings {
   secret: string;
@@ -12,7 +13,10 @@ export interface Settings {
 }
 
 export async function loadSettings(dataDir: string): Promise<Settings> {
-  const db = await JSONFilePreset<Partial<Settings>>(path.join(dataDir, "settings.json"), {});
+  // Not lowdb's JSONFilePreset: under NODE_ENV=test it silently keeps the data in memory,
+  // and a restarted server would then make a new secret and lose every session.
+  const db = new Low<Partial<Settings>>(new JSONFile(path.join(dataDir, "settings.json")), {});
+  await db.read();
   if (!db.data.secret) {
     db.data.secret = randomBytes(32).toString("hex");
     db.data.createdAt = new Date().toISOString();
