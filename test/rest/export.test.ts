@@ -1,0 +1,124 @@
+import JSZip from "jszip";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/server.js";
+
+let server: InProcessServer;
+beforeAll(async () => {
+  server = await startInProcessServer();
+});
+afterAll(() => server.stop());
+
+const SEED = "# One\n\nIntro.\n\n## One.a\n\nText a.\n\n## One.b\n\n# Two\n\n## Two.a";
+
+/** A tree of five cards (plus one trashed) owned by a new user. */
+async function exampleTree(name = "Exported") {
+  const alice = await buildUser(server.url);
+  const tree = await buildTree(alice, { name, seed: SEED });
+  const cards = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
+  const trashed = await buildCard(alice, tree._id, { parentId: cards[0]._id, content: "TRASHED", position: 99 });
+  await alice.delete(`/api/trees/${tree._id}/cards/${trashed._id}`);
+  return { alice, tree, cards };
+}
+
+async function download(api: Api, path: string) {
+  const res = await fetch(api.baseUrl + path, { headers: api.authHeader ? { authorization: api.authHeader } : {} });
+  return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+describe("GET /api/export/:treeId.:format", () => {
+  it("txt and md: contents in tree order joined by a blank line, trash left out", async () => {
+    const { alice, tree } = await exampleTree();
+    for (const format of ["txt", "md"]) {
+      const res = await alice.get(`/api/export/${tree._id}.${format}`);
+      expect(res.status).toBe(200);
+      expect(res.text).toBe("# One\n\nIntro.\n\n## One.a\n\nText a.\n\n## One.b\n\n# Two\n\n## Two.a");
+      expect(res.text).not.toContain("TRASHED");
+    }
+    expect((await alice.get(`/api/export/${tree._id}.txt`)).headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect((await alice.get(`/api/export/${tree._id}.md`)).headers.get("content-type")).toMatch(/^text\/markdown/);
+  });
+
+  it("honours cardId, column, both, newlines, start and end", async () => {
+    const { alice, tree, cards } = await exampleTree();
+    const base = `/api/export/${tree._id}.txt`;
+    expect((await alice.get(`${base}?cardId=${cards[0]._id}`)).text).toBe("# One\n\nIntro.\n\n## One.a\n\nText a.\n\n## One.b");
+    expect((await alice.get(`${base}?column=2`)).text).toBe("## One.a\n\nText a.\n\n## One.b\n\n## Two.a");
+    expect((await alice.get(`${base}?column=2&cardId=${cards[0]._id}`)).text).toBe("## One.a\n\nText a.\n\n## One.b");
+    expect((await alice.get(`${base}?column=9`))).toMatchObject({ status: 200, text: "" });
+    expect((await alice.get(`${base}?column=1&newlines=1`)).text).toBe("# One\n\nIntro.\n# Two");
+    expect((await alice.get(`${base}?column=1&start=%3C&end=%3E`)).text).toBe("<# One\n\nIntro.>\n\n<# Two>");
+  });
+
+  it("answers 400 for an unknown format or a bad column, 404 for an unknown card", async () => {
+    const { alice, tree } = await exampleTree();
+    const pdf = await alice.get(`/api/export/${tree._id}.pdf`);
+    expect(pdf.status).toBe(400);
+    expect(pdf.body.error).toBe("invalid_request");
+    for (const column of ["0", "-1", "x", "1.5"]) {
+      expect((await alice.get(`/api/export/${tree._id}.txt?column=${column}`)).status, column).toBe(400);
+    }
+    expect((await alice.get(`/api/export/${tree._id}.txt?cardId=zzzzzzzzzzzzzzzzzzzzzzzz`)).status).toBe(404);
+  });
+
+  it("html: a standalone page titled with the tree name, Markdown rendered and sanitized", async () => {
+    const { alice, tree } = await exampleTree("Café <script>");
+    await buildCard(alice, tree._id, {
+      content: '**bold** <img src=x onerror="alert(1)"> [x](javascript:alert(2)) <script>alert(3)</script>',
+      position: 50,
+    });
+    const res = await alice.get(`/api/export/${tree._id}.html`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.text).toMatch(/^<!DOCTYPE html>/i);
+    expect(res.text).toContain("<title>Café &#60;script&#62;</title>");
+    expect(res.text).toContain("<strong>bold</strong>");
+    expect(res.text).not.toMatch(/<script|onerror|javascript:/i);
+  });
+
+  it("json: nested cards; importing it elsewhere and exporting again gives the same bytes", async () => {
+    const { alice, tree } = await exampleTree();
+    const json = await alice.get(`/api/export/${tree._id}.json`);
+    expect(json.status).toBe(200);
+    expect(json.body).toEqual([
+      { content: "# One\n\nIntro.", children: [{ content: "## One.a\n\nText a." }, { content: "## One.b" }] },
+      { content: "# Two", children: [{ content: "## Two.a" }] },
+    ]);
+    const bob = await buildUser(server.url);
+    const copy = (await bob.post("/api/trees", { name: "Round trip", seed: json.text })).body;
+    expect((await bob.get(`/api/export/${copy._id}.json`)).text).toBe(json.text);
+  });
+
+  it("docx and impress: real Office files with proper names, also for non-ASCII tree names", async () => {
+    const { alice, tree } = await exampleTree("Résumé 2026");
+    const docx = await download(alice, `/api/export/${tree._id}.docx`);
+    expect(docx.status).toBe(200);
+    expect(docx.headers.get("content-type")).toBe("application/vnd.openxmlformats-officedocument.wordprocessingml.document");
+    expect(docx.headers.get("content-disposition")).toMatch(/^attachment;/);
+    expect(docx.headers.get("content-disposition")).toContain("filename*=UTF-8''R%C3%A9sum%C3%A9%202026.docx");
+    const document = await (await JSZip.loadAsync(docx.bytes)).file("word/document.xml")!.async("string");
+    expect(document).toContain('w:val="Heading1"');
+    expect(document).toContain("Text a.");
+    expect(document).not.toContain("TRASHED");
+
+    const pptx = await download(alice, `/api/export/${tree._id}.impress`);
+    expect(pptx.status).toBe(200);
+    expect(pptx.headers.get("content-disposition")).toContain(".pptx");
+    const zip = await JSZip.loadAsync(pptx.bytes);
+    const slides = Object.keys(zip.files).filter((f) => /^ppt\/slides\/slide\d+\.xml$/.test(f));
+    // A title slide, then one per card.
+    expect(slides).toHaveLength(6);
+  });
+
+  it("a public tree exports without credentials; a private one is 401 to the anonymous and 404 to a stranger", async () => {
+    const { alice, tree } = await exampleTree();
+    const anon = new Api(server.url);
+    const stranger = await buildUser(server.url);
+    expect((await anon.get(`/api/export/${tree._id}.txt`)).status).toBe(401);
+    expect((await stranger.get(`/api/export/${tree._id}.txt`)).status).toBe(404);
+    await alice.put(`/api/trees/${tree._id}`, { publicUrl: `exp-${tree._id.slice(0, 8)}` });
+    const res = await anon.get(`/api/export/${tree._id}.md`);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain("# One");
+  });
+});
