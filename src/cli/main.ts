@@ -12,12 +12,11 @@
  * Without --password the password is asked for (hidden on a terminal, else one line of
  * standard input).
  */
-import { parseArgs } from "node:util";
 import { loadConfig } from "../config.js";
 import { createDomainContext, type DomainContext } from "../domain/context.js";
 import { DomainError } from "../domain/errors.js";
 import { openNedbStore } from "../store/nedb-store.js";
-import { UsageError, type CliArgs } from "./usage.js";
+import { parseCliArgs, UsageError, type CliArgs } from "./usage.js";
 import { exportCommand, importCommand } from "./transfer-commands.js";
 import { userCommand } from "./user-commands.js";
 
@@ -29,31 +28,10 @@ const USAGE = `usage: npm run cli -- <command>
   import FILE --tree ID [--parent CARD]
   export TREE --format txt|md|html|json|docx|impress [-o FILE] [--card ID] [--column N] [--newlines N] [--start S] [--end S]`;
 
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      password: { type: "string" },
-      limit: { type: "string" },
-      tree: { type: "string" },
-      parent: { type: "string" },
-      format: { type: "string" },
-      output: { type: "string", short: "o" },
-      card: { type: "string" },
-      column: { type: "string" },
-      newlines: { type: "string" },
-      start: { type: "string" },
-      end: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-}
-
 async function run(argv: string[]): Promise<number> {
   let args: CliArgs;
   try {
-    args = parse(argv);
+    args = parseCliArgs(argv);
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
     return 2;
