@@ -26,8 +26,8 @@ export interface CardSlides {
 }
 
 /** Estimated room on a slide, in lines of body text, with and without a title above. */
-export const LINES_WITH_TITLE = 12;
-export const LINES_WITHOUT_TITLE = 14;
+const LINES_WITH_TITLE = 12;
+const LINES_WITHOUT_TITLE = 14;
 /** Characters of body text per line: 9 inches of 18-point text, with some to spare. */
 const CHARS_PER_LINE = 66;
 /** Each level of list nesting takes about this many characters of width. */
@@ -180,7 +180,7 @@ function charsPerLine(paragraph: SlideParagraph): number {
 }
 
 /** Estimated lines a paragraph takes once wrapped. */
-export function estimatedLines(paragraph: SlideParagraph): number {
+function estimatedLines(paragraph: SlideParagraph): number {
   const width = charsPerLine(paragraph);
   let lines = 0;
   let current = 0;

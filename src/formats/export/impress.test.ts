@@ -146,6 +146,13 @@ describe("impress export of long cards and flags", () => {
     expect(empty).toHaveLength(1);
   });
 
+  it("names the title slide even when the tree name is only characters XML cannot hold", async () => {
+    const b = new CardBuilder(buildTree({ name: "\u0001\u0002" }));
+    b.card("x");
+    const slides = slidesOf((await exportParts(b)).parts);
+    expect(textBoxes(slides[0])).toEqual(["Untitled"]);
+  });
+
   it("refuses more slides than a presentation may have", async () => {
     const b = new CardBuilder();
     for (let i = 0; i < MAX_SLIDES; i++) b.card("x");

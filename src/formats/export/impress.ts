@@ -14,10 +14,10 @@ import { finishPresentation } from "./pptx-package.js";
 import type { ExportInput } from "./select.js";
 
 /**
- * The zip format without ZIP64, which pptxgenjs cannot write, holds 65,535 parts; each slide
- * takes four. Well before that, a deck is past any use as a presentation.
+ * The zip format without ZIP64, which pptxgenjs cannot write, holds 65,535 parts, and each
+ * slide takes four (slide, notes, and their relationships), plus a few for the deck.
  */
-export const MAX_SLIDES = 10_000;
+export const MAX_SLIDES = 16_000;
 
 const MONOSPACE = "Courier New";
 const BODY_SIZE = 18;
@@ -38,7 +38,8 @@ export async function impressExporter({ tree, selected }: ExportInput): Promise<
       [{ path: "format", message: `a presentation holds at most ${MAX_SLIDES} slides` }],
     );
   }
-  const name = xmlSafe(tree.name);
+  // An empty text box is what makes PowerPoint repair a file, so the title slide always says something.
+  const name = xmlSafe(tree.name).trim() || "Untitled";
   const deck = new PptxGenJS();
   deck.layout = "LAYOUT_16x9";
   deck.title = name;

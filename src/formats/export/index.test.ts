@@ -116,3 +116,12 @@ describe("a 5,000-card tree", () => {
     }
   }, 120_000);
 });
+
+describe("a 10,000-level chain of cards", () => {
+  it.each(["txt", "md", "html", "json", "docx"] as const)("exports to %s without overflowing the stack", async (format) => {
+    const b = new CardBuilder();
+    b.chain(10_000);
+    const result = await exportTree(format, b.tree, b.shuffled(), {});
+    expect(result.body.length).toBeGreaterThan(0);
+  }, 60_000);
+});
