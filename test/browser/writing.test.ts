@@ -185,6 +185,59 @@ describeInBrowser("writing with the keyboard", () => {
     expect(await activeCardId(page)).not.toBe(before);
   });
 
+  it("keeps card text readable: contrast of at least 4.5:1 for dimmed, lit and active cards", async () => {
+    const ratios = await page.evaluate(() => {
+      const luminance = (css: string) => {
+        const [r, g, b] = css.match(/[\d.]+/g)!.slice(0, 3).map((v) => {
+          const c = Number(v) / 255;
+          return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+      };
+      return [...document.querySelectorAll<HTMLElement>(".card")].map((card) => {
+        const style = getComputedStyle(card);
+        const [a, b] = [luminance(style.color), luminance(style.backgroundColor)].sort((x, y) => y - x);
+        return { kind: card.className, ratio: (a + 0.05) / (b + 0.05) };
+      });
+    });
+    expect(new Set(ratios.map((r) => r.kind.includes("active") ? "active" : r.kind.includes("lit") ? "lit" : "dim")).size).toBe(3);
+    for (const { kind, ratio } of ratios) expect(ratio, kind).toBeGreaterThanOrEqual(4.5);
+  });
+
+  it("reaches the active card with Tab and shows where the focus is", async () => {
+    await page.locator("a.brand").focus();
+    let onCard = false;
+    for (let i = 0; i < 12 && !onCard; i++) {
+      await page.keyboard.press("Tab");
+      onCard = await page.evaluate(() => document.activeElement?.classList.contains("active") ?? false);
+    }
+    expect(onCard).toBe(true);
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    expect(outline).not.toBe("none");
+    expect(await page.locator(".columns").getAttribute("role")).toBe("tree");
+    expect(await page.locator(".card.active").getAttribute("aria-selected")).toBe("true");
+    // The arrows work from there.
+    const before = await activeCardId(page);
+    await page.keyboard.press("ArrowLeft");
+    expect(await activeCardId(page)).not.toBe(before);
+  });
+
+  it("fits a narrow window: the active card on screen, the bar without overflow", async () => {
+    await page.setViewportSize({ width: 390, height: 780 });
+    await page.keyboard.press("ArrowRight");
+    await page.waitForTimeout(100);
+    const layout = await page.evaluate(() => {
+      const card = document.querySelector(".card.active")!.getBoundingClientRect();
+      const bar = document.querySelector(".topbar")!;
+      return { left: card.left, right: card.right, width: innerWidth, barOverflow: bar.scrollWidth - bar.clientWidth };
+    });
+    expect(layout.left).toBeGreaterThanOrEqual(0);
+    expect(layout.right).toBeLessThanOrEqual(layout.width);
+    expect(layout.barOverflow).toBeLessThanOrEqual(0);
+    await screenshot(page, "columns-narrow");
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
   it("comes back to the same card and text after a reload", async () => {
     const active = await activeCardId(page);
     await page.reload();

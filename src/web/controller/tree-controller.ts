@@ -22,6 +22,8 @@ export class TreeController {
   activeId: string | null = null;
   editing: Editing | null = null;
   private fullscreen = false;
+  /** Temporary ids of cards created here, mapped to the ids the server gave them. */
+  private readonly savedIds = new Map<string, string>();
 
   constructor(
     tree: Tree,
@@ -134,7 +136,13 @@ export class TreeController {
     if (draft && removed.some((c) => c._id === draft.cardId)) writeDraft(this.tree._id, null);
   }
 
+  /** The card's current id, for an id taken before the card was saved (a dialog's). */
+  currentId(id: string): string {
+    return this.savedIds.get(id) ?? id;
+  }
+
   private idChanged(oldId: string, newId: string): void {
+    this.savedIds.set(oldId, newId);
     this.state.renameId(oldId, newId);
     this.view.renameCard(oldId, newId);
     if (this.activeId === oldId) {

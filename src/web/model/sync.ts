@@ -116,9 +116,9 @@ export class SyncQueue {
     void this.pump();
   }
 
-  /** Resolves when everything queued so far has reached the server. */
+  /** Resolves when everything queued so far has reached the server or been refused. */
   async flush(): Promise<void> {
-    await Promise.all([this.inFlight, ...this.ops].filter((op): op is Op => op !== null).map((op) => this.wait(op)));
+    await Promise.allSettled([this.inFlight, ...this.ops].filter((op): op is Op => op !== null).map((op) => this.wait(op)));
   }
 
   stop(): void {

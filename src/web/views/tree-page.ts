@@ -110,8 +110,10 @@ function listen(controller: TreeController, context: object): void {
     "cards:import",
     async ({ parentId, seed, done }: { parentId: string | null; seed: string; done?: (problem: string | null) => void }) => {
       try {
+        // The parent may have been created moments ago: wait until the server has it.
         await controller.sync?.flush();
-        const created = await api.importSeed(treeId, parentId, seed);
+        const parent = parentId === null ? null : controller.currentId(parentId);
+        const created = await api.importSeed(treeId, parent, seed);
         done?.(null);
         for (const card of created) controller.state.add(card);
         controller.view.render();
