@@ -9,6 +9,7 @@ import { CredentialChecker } from "./auth/credentials.js";
 import { SessionManager } from "./auth/sessions.js";
 import type { DomainContext } from "./domain/context.js";
 import { errorHandler } from "./http/error-response.js";
+import { healthRoutes, type Lifecycle } from "./http/health.js";
 import { jsonBody } from "./http/json-body.js";
 import { requestLog, type Logger } from "./http/logger.js";
 import { securityHeaders } from "./http/security-headers.js";
@@ -21,9 +22,11 @@ export interface AppDeps {
   secret: string;
   logger: Logger;
   webDir: string;
+  /** Where the process is in its life, for `/readyz`; always ready when not given. */
+  lifecycle?: () => Lifecycle;
 }
 
-export function createApp({ ctx, secret, logger, webDir }: AppDeps): express.Express {
+export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready" }: AppDeps): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy);
@@ -35,9 +38,7 @@ export function createApp({ ctx, secret, logger, webDir }: AppDeps): express.Exp
 
   app.use(securityHeaders);
   if (ctx.config.logRequests) app.use(requestLog(logger));
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
+  app.use(healthRoutes(ctx.store, lifecycle));
   app.use(
     "/api",
     who,

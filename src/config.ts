@@ -13,6 +13,10 @@ export interface Config {
   /** Card limit given to new users: -1 is unlimited. */
   defaultCardLimit: number;
   logRequests: boolean;
+  /** Slow clients: most time to send the headers, and the whole request. */
+  timeouts: { headersMs: number; requestMs: number; shutdownMs: number };
+  /** When the store rewrites a datafile that has grown (src/store/nedb-compaction.ts). */
+  compaction: { checkIntervalMs: number; minAppendedLines: number; garbageRatio: number };
   limits: {
     jsonBodyBytes: number;
     importBodyBytes: number;
@@ -40,6 +44,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
     defaultCardLimit: integer(env.CARD_LIMIT, -1, "CARD_LIMIT"),
     logRequests: env.LOG !== "off",
+    timeouts: {
+      headersMs: integer(env.HEADERS_TIMEOUT_MS, 20_000, "HEADERS_TIMEOUT_MS"),
+      requestMs: integer(env.REQUEST_TIMEOUT_MS, 60_000, "REQUEST_TIMEOUT_MS"),
+      shutdownMs: integer(env.SHUTDOWN_TIMEOUT_MS, 30_000, "SHUTDOWN_TIMEOUT_MS"),
+    },
+    compaction: {
+      checkIntervalMs: integer(env.COMPACT_CHECK_MS, 60_000, "COMPACT_CHECK_MS"),
+      minAppendedLines: integer(env.COMPACT_MIN_LINES, 1000, "COMPACT_MIN_LINES"),
+      garbageRatio: integer(env.COMPACT_GARBAGE_RATIO, 1, "COMPACT_GARBAGE_RATIO"),
+    },
     limits: {
       jsonBodyBytes: integer(env.JSON_BODY_LIMIT, 1024 * 1024, "JSON_BODY_LIMIT"),
       importBodyBytes: integer(env.IMPORT_BODY_LIMIT, 16 * 1024 * 1024, "IMPORT_BODY_LIMIT"),

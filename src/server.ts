@@ -1,6 +1,7 @@
 /**
  * Opens the store and listens. `close()` stops taking connections, lets in-flight requests
- * finish, then flushes and closes the store.
+ * finish (up to the shutdown timeout, then cuts what is left), then flushes and closes the
+ * store. `/readyz` answers 503 from the moment `close()` starts.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createApp } from "./app.js";
 import type { Config } from "./config.js";
 import { createDomainContext, type DomainContext } from "./domain/context.js";
+import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
 import { openNedbStore } from "./store/nedb-store.js";
 import { loadSettings } from "./store/settings.js";
@@ -25,18 +27,20 @@ export interface RunningServer {
 
 export async function startServer(config: Config): Promise<RunningServer> {
   const logger = createLogger();
-  const store = await openNedbStore(config.dataDir);
+  let lifecycle: Lifecycle = "starting";
+  const store = await openNedbStore(config.dataDir, { log: logger.error, compaction: config.compaction });
   const settings = await loadSettings(config.dataDir);
   const ctx = createDomainContext(store, config);
-  const app = createApp({ ctx, secret: settings.secret, logger, webDir: WEB_DIR });
+  const app = createApp({ ctx, secret: settings.secret, logger, webDir: WEB_DIR, lifecycle: () => lifecycle });
   const server = http.createServer(app);
   // Slow clients may not hold a connection open forever.
-  server.requestTimeout = 60_000;
-  server.headersTimeout = 20_000;
+  server.requestTimeout = config.timeouts.requestMs;
+  server.headersTimeout = config.timeouts.headersMs;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  lifecycle = "ready";
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   let closing: Promise<void> | undefined;
@@ -47,8 +51,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     logger,
     close: () =>
       (closing ??= (async () => {
+        lifecycle = "stopping";
         await new Promise<void>((resolve) => {
-          server.close(() => resolve());
+          const deadline = setTimeout(() => server.closeAllConnections(), config.timeouts.shutdownMs);
+          server.close(() => {
+            clearTimeout(deadline);
+            resolve();
+          });
           server.closeIdleConnections();
         });
         await store.close();

@@ -1,39 +1,129 @@
 /**
  * The embedded store: NeDB (through nedb-promises), one datafile per collection under the
  * data directory. NeDB answers a write only after appending it to the datafile, which is
- * what makes a 201 durable. Query objects stay inside this file.
+ * what makes a 201 survive a crash of the process. Query objects stay inside this file.
+ *
+ * What NeDB does not do by itself, and this adapter adds (docs/reliability.md):
+ * - a write of several records is framed as a batch, so a crash mid-append drops all of
+ *   it on the next open (datafile-repair.ts), and a torn last line is dropped and logged
+ *   instead of tripping NeDB's corruption threshold on a small file;
+ * - a failed append (a full disk) is cut off the file and NeDB's in-memory copy, which
+ *   NeDB changes before appending and never rolls back, is reloaded from the file inside
+ *   the same queue turn, so no reader ever sees the rejected write;
+ * - compaction runs in slices beside the queue instead of in it (nedb-compaction.ts);
+ * - cards whose tree is gone (a crash between writing a new tree's cards and the tree)
+ *   are swept at open.
  */
+import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import Datastore from "nedb-promises";
 import type { StoredCard, StoredUser, Tree } from "../domain/records.js";
+import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
-import type { Session, Store } from "./store.js";
-
-/** How often NeDB rewrites each datafile to drop superseded lines. */
-const COMPACTION_INTERVAL_MS = 10 * 60 * 1000;
+import {
+  DatafileCompactor,
+  DEFAULT_COMPACTION_POLICY,
+  scheduleCompaction,
+  type CompactionPolicy,
+  type CompactionStats,
+  type NedbInternals,
+} from "./nedb-compaction.js";
+import {
+  docsFromDatafile,
+  fileSize,
+  nedbModel,
+  repairDatafileOnDisk,
+  truncateTo,
+  type RepairLog,
+} from "./nedb-recovery.js";
+import type { Session, Store, StoreStatus } from "./store.js";
+import { failLikeFullDisk, takeInjectedFault } from "./write-faults.js";
 
 type Doc = Record<string, unknown>;
 
-/** Methods of @seald-io/nedb that nedb-promises does not wrap. */
-interface Compaction {
-  setAutocompactionInterval(intervalMs: number): void;
+export const COLLECTIONS = ["users", "trees", "cards", "sessions"] as const;
+type Collection = (typeof COLLECTIONS)[number];
+
+/** The parts of @seald-io/nedb that nedb-promises does not wrap. */
+interface Original extends NedbInternals {
+  persistence: { persistNewStateAsync(docs: Doc[]): Promise<void> };
+  _resetIndexes(docs?: Doc[]): void;
   stopAutocompaction(): void;
   compactDatafileAsync(): Promise<void>;
 }
 // Called on the wrapped datastore itself: through nedb-promises' proxy, these methods'
 // own property writes are refused.
-const compaction = (db: Datastore<Doc>) => (db as unknown as { __original: Compaction }).__original;
+const original = (db: Datastore<Doc>) => (db as unknown as { __original: Original }).__original;
+
+export interface StoreOptions {
+  /** Where repairs and write failures are reported (the server's logger). */
+  log?: RepairLog;
+  compaction?: CompactionPolicy;
+}
+
+/** Thrown by every call once the store could not restore a consistent state. */
+export class StoreFailedError extends Error {}
 
 function withoutNedbFields<T>(doc: Doc | null): T | null {
   return (doc as T | null) ?? null;
 }
 
-export async function openNedbStore(dataDir: string): Promise<Store> {
+/** A record as the domain wrote it, without an old batch mark that must not be repeated. */
+function unframed(doc: object): Doc {
+  const { batch: _stale, ...rest } = doc as Doc;
+  return rest;
+}
+
+function newBatch(size: number): BatchMark {
+  return { id: randomBytes(8).toString("hex"), size };
+}
+
+export async function openNedbStore(dataDir: string, options: StoreOptions = {}): Promise<Store> {
+  const log: RepairLog = options.log ?? ((message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
   await mkdir(dataDir, { recursive: true });
   const unlock = lockDataDir(dataDir);
-  const open = (name: string) =>
-    Datastore.create({ filename: path.join(dataDir, `${name}.db`), autoload: false }) as Datastore<Doc>;
+  let status: StoreStatus = "open";
+  let failure: Error | null = null;
+
+  const fileOf = (name: Collection) => path.join(dataDir, `${name}.db`);
+  for (const name of COLLECTIONS) await repairDatafileOnDisk(fileOf(name), log);
+
+  const compactors = new Map<Collection, DatafileCompactor>();
+  const open = (name: Collection) => {
+    const db = Datastore.create({ filename: fileOf(name), autoload: false }) as Datastore<Doc>;
+    const nedb = original(db);
+    const file = fileOf(name);
+    const compactor = new DatafileCompactor(nedb, file);
+    compactors.set(name, compactor);
+    const append = nedb.persistence.persistNewStateAsync.bind(nedb.persistence);
+    // Runs inside NeDB's queue turn for the write, after NeDB changed its memory copy.
+    nedb.persistence.persistNewStateAsync = async (docs: Doc[]) => {
+      if (failure) throw failure;
+      const before = await fileSize(file);
+      try {
+        if (takeInjectedFault(name)) failLikeFullDisk(file, docs.map((d) => `${nedbModel.serialize(d)}\n`).join(""));
+        await append(docs);
+        compactor.appendedLines += docs.length;
+      } catch (err) {
+        try {
+          await truncateTo(file, before);
+          nedb._resetIndexes(await docsFromDatafile(file));
+          log("a write failed and was undone", { collection: name, error: String(err) });
+        } catch (recoveryError) {
+          failure = new StoreFailedError(`The store could not undo a failed write: ${String(recoveryError)}`);
+          status = "failed";
+          log("the store failed: a failed write could not be undone", {
+            collection: name,
+            error: String(err),
+            recoveryError: String(recoveryError),
+          });
+        }
+        throw err;
+      }
+    };
+    return db;
+  };
   const users = open("users");
   const trees = open("trees");
   const cards = open("cards");
@@ -47,16 +137,29 @@ export async function openNedbStore(dataDir: string): Promise<Store> {
   await cards.ensureIndex({ fieldName: "treeId" });
   await cards.ensureIndex({ fieldName: "parentId" });
   await sessions.ensureIndex({ fieldName: "userId" });
-  for (const db of all) compaction(db).setAutocompactionInterval(COMPACTION_INTERVAL_MS);
+
+  await sweepCardsWithoutTree(trees, cards, log);
+  const stopCompaction = scheduleCompaction(
+    [...compactors.values()],
+    options.compaction ?? DEFAULT_COMPACTION_POLICY,
+    (err, file) => log("compaction failed; the datafile is unchanged", { file: path.basename(file), error: String(err) }),
+  );
 
   const reads = { count: 0 };
   const read = <T>(promise: Promise<T>): Promise<T> => {
+    if (failure) throw failure;
     reads.count++;
     return promise;
   };
 
   return {
     reads,
+    status: () => status,
+    compactNow: async () => {
+      const stats: Record<string, CompactionStats> = {};
+      for (const [name, compactor] of compactors) stats[name] = await compactor.compact();
+      return stats;
+    },
     users: {
       insert: async (user) => {
         await users.insert(user);
@@ -81,17 +184,22 @@ export async function openNedbStore(dataDir: string): Promise<Store> {
         await trees.update({ _id: tree._id }, tree);
       },
       removeWithCards: async (id) => {
-        // Cards first: a crash between the two leaves a tree with no cards, never cards
-        // that belong to no tree.
-        await cards.remove({ treeId: id }, { multi: true });
+        // The tree first: a crash in between leaves cards of no tree, which nobody can
+        // reach and the next open sweeps, never a tree with part of its cards.
         await trees.remove({ _id: id }, {});
+        await cards.remove({ treeId: id }, { multi: true });
       },
     },
     cards: {
       insertMany: async (list) => {
         if (list.length === 0) return;
-        // NeDB inserts an array as one unit: in memory all or nothing, on disk one append.
-        await cards.insert([...list] as StoredCard[]);
+        if (list.length === 1) {
+          await cards.insert(unframed(list[0]));
+          return;
+        }
+        // One append; the batch mark lets the next open drop it whole if it was cut short.
+        const batch = newBatch(list.length);
+        await cards.insert(list.map((card) => ({ ...unframed(card), batch })));
       },
       liveById: async (id) =>
         withoutNedbFields<StoredCard>(await read(cards.findOne({ _id: id, trashed: { $exists: false } }))),
@@ -102,11 +210,13 @@ export async function openNedbStore(dataDir: string): Promise<Store> {
           ? 0
           : await read(cards.count({ treeId: { $in: [...treeIds] }, trashed: { $exists: false } })),
       replace: async (card) => {
-        await cards.update({ _id: card._id }, card);
+        await cards.update({ _id: card._id }, unframed(card));
       },
       trash: async (ids, at) => {
         if (ids.length === 0) return;
-        await cards.update({ _id: { $in: [...ids] } }, { $set: { trashed: at } }, { multi: true });
+        // A subtree goes to the trash whole or not at all, like an import.
+        const update = ids.length === 1 ? { $set: { trashed: at }, $unset: { batch: true } } : { $set: { trashed: at, batch: newBatch(ids.length) } };
+        await cards.update({ _id: { $in: [...ids] } }, update, { multi: true });
       },
     },
     sessions: {
@@ -126,11 +236,24 @@ export async function openNedbStore(dataDir: string): Promise<Store> {
       },
     },
     close: async () => {
-      for (const db of all) compaction(db).stopAutocompaction();
-      // Compaction runs after every queued write, so this also flushes; it leaves one line
-      // per record for a fast next start.
-      await Promise.all(all.map((db) => compaction(db).compactDatafileAsync()));
+      if (status === "closed") return;
+      await stopCompaction();
+      // NeDB's compaction is queued after every pending write, so this also flushes; it
+      // leaves one line per record for a fast next start. A failed store is left as it is.
+      if (!failure) await Promise.all(all.map((db) => original(db).compactDatafileAsync()));
+      status = "closed";
       unlock();
     },
   };
+}
+
+/** Cards whose tree does not exist: left by a crash while a tree was created or deleted. */
+async function sweepCardsWithoutTree(trees: Datastore<Doc>, cards: Datastore<Doc>, log: RepairLog): Promise<void> {
+  const treeIds = new Set((await trees.find({}, { _id: 1 })).map((t) => t._id as string));
+  const stray = (await cards.find({}, { _id: 1, treeId: 1 }))
+    .filter((c) => !treeIds.has(c.treeId as string))
+    .map((c) => c._id as string);
+  if (stray.length === 0) return;
+  await cards.remove({ _id: { $in: stray } }, { multi: true });
+  log("removed cards of trees that do not exist (an interrupted tree creation or deletion)", { cards: stray.length });
 }

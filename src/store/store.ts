@@ -60,6 +60,9 @@ export interface SessionRepository {
   removeExpired(now: string): Promise<void>;
 }
 
+/** `failed`: a write failed and could not be undone; every call then throws. */
+export type StoreStatus = "open" | "failed" | "closed";
+
 export interface Store {
   users: UserRepository;
   trees: TreeRepository;
@@ -67,6 +70,9 @@ export interface Store {
   sessions: SessionRepository;
   /** Every store read counted since start, for tests that prove a query is batched. */
   readonly reads: { count: number };
+  status(): StoreStatus;
+  /** Compacts every datafile now; resolves to per-collection figures (for measurements). */
+  compactNow(): Promise<Record<string, { records: number; queueHeldMs: number; longestSliceMs: number; totalMs: number }>>;
   /** Flushes pending writes and releases the files. */
   close(): Promise<void>;
 }

@@ -1,0 +1,188 @@
+/**
+ * Compaction that does not stop the service. NeDB's own compaction serialises every record
+ * in one synchronous pass inside its queue (about 0.4 s at 100k cards), so every read and
+ * write waits for it. Here the queue is held only to take a snapshot of the records (NeDB
+ * replaces a record on update rather than changing it, so the snapshot stays as it was)
+ * and, at the end, to copy the few lines appended meanwhile and rename the new file in
+ * place. The serialising in between runs in short slices that give the event loop back.
+ *
+ * A crash at any point leaves the old datafile whole: the new one is written beside it as
+ * `NAME~` and renamed over it only once complete and synced (NeDB ignores a `~` file when
+ * the datafile exists).
+ */
+import { open, rename, unlink } from "node:fs/promises";
+import path from "node:path";
+import { fileSize, nedbModel, syncDirectory } from "./nedb-recovery.js";
+
+type Doc = Record<string, unknown>;
+
+/** The parts of @seald-io/nedb's Datastore that compaction works with. */
+export interface NedbInternals {
+  executor: { pushAsync<T>(task: () => Promise<T>, forceQueuing?: boolean): Promise<T> };
+  getAllData(): Doc[];
+  indexes: Record<string, { fieldName: string; unique: boolean; sparse: boolean }>;
+}
+
+export interface CompactionStats {
+  records: number;
+  /** The longest the store's queue was held (snapshot, then catch-up and rename). */
+  queueHeldMs: number;
+  /** The longest single slice of synchronous work. */
+  longestSliceMs: number;
+  totalMs: number;
+}
+
+/** Synchronous work per slice before the event loop gets a turn. */
+const SLICE_MS = 8;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export class DatafileCompactor {
+  /** Lines appended since the last compaction: how much of the file is superseded. */
+  appendedLines = 0;
+  private running: Promise<CompactionStats> | null = null;
+
+  constructor(
+    private readonly db: NedbInternals,
+    readonly file: string,
+  ) {}
+
+  /** Live records, from NeDB's primary index. */
+  liveRecords(): number {
+    return this.db.getAllData().length;
+  }
+
+  /** Rewrites the datafile with one line per live record; one run at a time. */
+  compact(): Promise<CompactionStats> {
+    this.running ??= this.run().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Resolves once no compaction is running. */
+  async idle(): Promise<void> {
+    await this.running?.catch(() => undefined);
+  }
+
+  private async run(): Promise<CompactionStats> {
+    const started = performance.now();
+    let queueHeldMs = 0;
+    let longestSliceMs = 0;
+
+    const held = async <T>(work: () => Promise<T>): Promise<T> =>
+      this.db.executor.pushAsync(async () => {
+        const t = performance.now();
+        try {
+          return await work();
+        } finally {
+          queueHeldMs = Math.max(queueHeldMs, performance.now() - t);
+        }
+      });
+
+    const snapshot = await held(async () => ({
+      docs: this.db.getAllData(),
+      size: await fileSize(this.file),
+      appended: this.appendedLines,
+    }));
+
+    const temp = `${this.file}~`;
+    const handle = await open(temp, "w");
+    let renamed = false;
+    try {
+      let i = 0;
+      while (i < snapshot.docs.length) {
+        const sliceStart = performance.now();
+        let chunk = "";
+        while (i < snapshot.docs.length && performance.now() - sliceStart < SLICE_MS) {
+          chunk += `${nedbModel.serialize(snapshot.docs[i])}\n`;
+          i++;
+        }
+        longestSliceMs = Math.max(longestSliceMs, performance.now() - sliceStart);
+        await handle.write(chunk);
+        await yieldToEventLoop();
+      }
+      let indexLines = "";
+      for (const [name, index] of Object.entries(this.db.indexes)) {
+        if (name === "_id") continue;
+        const definition = { fieldName: index.fieldName, unique: index.unique, sparse: index.sparse };
+        indexLines += `${nedbModel.serialize({ $$indexCreated: definition })}\n`;
+      }
+      await handle.write(indexLines);
+
+      await held(async () => {
+        // Lines appended while the snapshot was written: complete appends only, since
+        // every append runs in the queue held now.
+        const end = await fileSize(this.file);
+        if (end > snapshot.size) {
+          const source = await open(this.file, "r");
+          try {
+            const tail = Buffer.alloc(end - snapshot.size);
+            await source.read(tail, 0, tail.length, snapshot.size);
+            await handle.write(tail);
+          } finally {
+            await source.close();
+          }
+        }
+        await handle.sync();
+        await handle.close();
+        await rename(temp, this.file);
+        renamed = true;
+        await syncDirectory(path.dirname(this.file));
+        this.appendedLines -= snapshot.appended;
+      });
+    } finally {
+      if (!renamed) {
+        await handle.close().catch(() => undefined);
+        await unlink(temp).catch(() => undefined);
+      }
+    }
+    return {
+      records: snapshot.docs.length,
+      queueHeldMs,
+      longestSliceMs,
+      totalMs: performance.now() - started,
+    };
+  }
+}
+
+export interface CompactionPolicy {
+  /** How often to look at the datafiles. */
+  checkIntervalMs: number;
+  /** Compact once at least this many lines were appended since the last compaction, */
+  minAppendedLines: number;
+  /** and at least this many per live record (1: the file is about twice what it needs). */
+  garbageRatio: number;
+}
+
+export const DEFAULT_COMPACTION_POLICY: CompactionPolicy = { checkIntervalMs: 60_000, minAppendedLines: 1000, garbageRatio: 1 };
+
+/**
+ * Compacts a datafile when it has grown to about twice what its live records need, one
+ * datafile at a time. Returns a stop function that waits for a running compaction.
+ */
+export function scheduleCompaction(
+  compactors: readonly DatafileCompactor[],
+  policy: CompactionPolicy,
+  onError: (err: unknown, file: string) => void,
+): () => Promise<void> {
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      for (const compactor of compactors) {
+        if (compactor.appendedLines < policy.minAppendedLines) continue;
+        if (compactor.appendedLines < policy.garbageRatio * compactor.liveRecords()) continue;
+        await compactor.compact().catch((err) => onError(err, compactor.file));
+      }
+    } finally {
+      busy = false;
+    }
+  }, policy.checkIntervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await Promise.all(compactors.map((c) => c.idle()));
+  };
+}
