@@ -140,6 +140,20 @@ describeInBrowser("moving and deleting cards", () => {
     expect(await activeCardId(page)).toBe(crisis);
   });
 
+  it("leaves an empty tree after the last card is deleted, which Enter writes into again", async () => {
+    const lonely = (await buildTree(api, { name: "Lonely" }))._id;
+    await openTree(page, lonely);
+    await page.keyboard.press("Control+Backspace");
+    await expect.poll(() => page.locator(".empty-tree").count()).toBe(1);
+    await waitForSaved(page);
+    expect(await serverCards(api, lonely)).toEqual([]);
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("A fresh start");
+    await page.keyboard.press("Control+Enter");
+    await waitForSaved(page);
+    expect((await serverCards(api, lonely)).map((c) => [c.parentId, c.content])).toEqual([[null, "A fresh start"]]);
+  });
+
   it("refuses to drop a card into its own subtree", async () => {
     const act1 = await select("# Act I");
     const setup = (await serverCards(api, treeId)).find((c) => c.content === "## Setup")._id;

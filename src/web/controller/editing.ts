@@ -38,8 +38,9 @@ export class Editing {
   save(): void {
     if (this.closed) return;
     const text = this.editor.value;
+    // Render the new text before the editor closes, so the card is centred at its new size.
+    if (text !== this.card.content) void this.tree.applyContent(this.card, text);
     this.close();
-    if (text !== this.card.content) this.tree.applyContent(this.card, text);
     bus.trigger("card:save", this.card._id, text);
   }
 

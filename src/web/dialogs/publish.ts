@@ -12,7 +12,7 @@ export function publicLink(publicUrl: string): string {
 }
 
 /** A slug from the tree's name: lower-case ASCII words joined by dashes, 3–64 characters. */
-export function suggestSlug(name: string): string {
+function suggestSlug(name: string): string {
   const base = name
     .normalize("NFKD")
     .replace(/[\u0300-\u036f]/g, "")

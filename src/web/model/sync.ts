@@ -47,7 +47,7 @@ export function temporaryId(): string {
   return `${TEMP_PREFIX}${Date.now().toString(36)}${tempCounter}`;
 }
 
-export function isTemporaryId(id: string): boolean {
+function isTemporaryId(id: string): boolean {
   return id.startsWith(TEMP_PREFIX);
 }
 
