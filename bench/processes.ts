@@ -1,0 +1,164 @@
+/**
+ * Child processes for the benchmarks: the Cardtree server and the comparison servers,
+ * pinned to core 0 with taskset while the load generator runs on core 1; their resident
+ * memory read from /proc; and clean stops.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { openSync, readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import path from "node:path";
+
+export const ROOT = path.resolve(import.meta.dirname, "..");
+export const SERVER_CORE = 0;
+export const LOAD_CORE = 1;
+
+export function hasCommand(name: string): boolean {
+  return spawnSync("sh", ["-c", `command -v ${name}`], { stdio: "ignore" }).status === 0;
+}
+
+/** Moves this process (every thread) to the load core, away from the servers' core. */
+export function pinSelfToLoadCore(): boolean {
+  return spawnSync("taskset", ["-a", "-p", "-c", String(LOAD_CORE), String(process.pid)], { stdio: "ignore" }).status === 0;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+/** Resident set of `pid` and all its descendants, in bytes (tsx's CLI runs node as a child). */
+export function treeRss(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  let total = 0;
+  const stack = [pid];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    total += rssOf(current);
+    stack.push(...(children.get(current) ?? []));
+  }
+  return total;
+}
+
+function rssOf(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples a process tree's RSS until stopped; reports the peak. */
+export function sampleRss(pid: number, everyMs = 250): { stop(): number } {
+  let peak = treeRss(pid);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, treeRss(pid));
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, treeRss(pid));
+    },
+  };
+}
+
+export interface Pinned {
+  url: string;
+  port: number;
+  process: ChildProcess;
+  /** Milliseconds from spawn until `ready` first answered. */
+  startMs: number;
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `command` on the server core with PORT set, output to `logFile`, and waits until
+ * `readyPath` answers 200. Gives up after `timeoutMs`.
+ */
+export async function startPinned(options: {
+  /** The command line, given the port it must listen on (also in PORT). */
+  command: (port: number) => string[];
+  env?: Record<string, string>;
+  logFile: string;
+  readyPath: string;
+  timeoutMs?: number;
+  cwd?: string;
+}): Promise<Pinned> {
+  const port = await freePort();
+  const command = options.command(port);
+  const log = openSync(options.logFile, "a");
+  const started = performance.now();
+  const child = spawn("taskset", ["-c", String(SERVER_CORE), ...command], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", ...options.env },
+    stdio: ["ignore", log, log],
+    // Its own process group, so a stop reaches the server behind `npm start` and tsx's CLI.
+    detached: true,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const deadline = started + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${command.join(" ")} exited with ${child.exitCode}; see ${options.logFile}`);
+    try {
+      const res = await fetch(url + options.readyPath);
+      await res.arrayBuffer();
+      if (res.ok) break;
+    } catch {
+      // Not listening yet.
+    }
+    if (performance.now() > deadline) {
+      process.kill(-child.pid!, "SIGKILL");
+      throw new Error(`${command.join(" ")} did not become ready; see ${options.logFile}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const startMs = performance.now() - started;
+  return {
+    url,
+    port,
+    process: child,
+    startMs,
+    rss: () => treeRss(child.pid!),
+    stop: async () => {
+      const signal = (name: NodeJS.Signals) => {
+        try {
+          process.kill(-child.pid!, name);
+        } catch {
+          // Already gone.
+        }
+      };
+      if (child.exitCode === null && child.signalCode === null) signal("SIGTERM");
+      const timer = setTimeout(() => signal("SIGKILL"), 30_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The Cardtree server as the test helper starts it: `node --import tsx src/main.ts`. */
+export function startCardtree(dataDir: string, logFile: string, extraNodeArgs: string[] = []): Promise<Pinned> {
+  return startPinned({
+    command: () => [process.execPath, ...extraNodeArgs, "--import", "tsx", "src/main.ts"],
+    env: { DATA_DIR: dataDir },
+    logFile,
+    readyPath: "/healthz",
+  });
+}

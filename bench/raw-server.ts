@@ -1,0 +1,20 @@
+/**
+ * The physical limit for the read scenario: a bare node:http server that answers every
+ * request with one precomputed buffer (the bytes Cardtree sends for the same tree), with
+ * no routing, auth, store or serialization. Started pinned by bench/run.ts:
+ * `node --import tsx bench/raw-server.ts BODY_FILE` with PORT set; GET /healthz is ready.
+ */
+import { readFileSync } from "node:fs";
+import http from "node:http";
+
+const body = readFileSync(process.argv[2]);
+const headers = { "Content-Type": "application/json; charset=utf-8", "Content-Length": String(body.length) };
+
+http
+  .createServer((_req, res) => {
+    res.writeHead(200, headers);
+    res.end(body);
+  })
+  .listen(Number(process.env.PORT), "127.0.0.1");
+
+process.on("SIGTERM", () => process.exit(0));

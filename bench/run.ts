@@ -1,0 +1,151 @@
+/**
+ * `npm run bench` (issue 8): builds realistic trees through the real API, then measures
+ * the server over loopback with wrk, the server pinned to core 0 and the load to core 1,
+ * and prints figures (not a test: nothing here passes or fails). `--quick` runs each load
+ * for 2 s, once, and skips the 10 MB import, pandoc to pptx and two of the four start-up
+ * commands: a minute or two in all; `--profile` also writes a CPU
+ * profile of the main server (node --cpu-prof) and prints its hottest functions.
+ * Results go to stdout and to bench/results.json.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { CardtreeClient } from "./cardtree-client.js";
+import { countCards, generateTree, maxDepth } from "./generate.js";
+import { hasCommand, pinSelfToLoadCore, ROOT, startPinned } from "./processes.js";
+import { summariseProfile } from "./profile-summary.js";
+import { Report } from "./report.js";
+import { fileScenarios } from "./scenarios/files.js";
+import { readScenarios } from "./scenarios/reads.js";
+import { fill, startupScenarios } from "./scenarios/startup.js";
+import { writeScenarios } from "./scenarios/writes.js";
+
+const quick = process.argv.includes("--quick");
+const profile = process.argv.includes("--profile");
+const settings = {
+  quick,
+  loadSeconds: quick ? 2 : 10,
+  readConnections: 8,
+  repetitions: quick ? 1 : 3,
+  startupCards: 100_000,
+};
+
+/** wrk and taskset are needed; pandoc only for the anchor. Installed when we may. */
+function checkTools(): boolean {
+  const missing = ["wrk", "pandoc"].filter((tool) => !hasCommand(tool));
+  if (missing.length > 0 && process.getuid?.() === 0 && hasCommand("apt-get")) {
+    console.log(`Installing ${missing.join(" and ")} with apt-get...`);
+    spawnSync("apt-get", ["install", "-y", ...missing], { stdio: "inherit" });
+  }
+  if (!hasCommand("taskset")) {
+    console.error("taskset is missing (Debian package util-linux); it pins the server and the load to separate cores.");
+    return false;
+  }
+  if (!hasCommand("wrk")) {
+    console.error("wrk is missing: install it with `apt-get install -y wrk` (as root), then run `npm run bench` again.");
+    return false;
+  }
+  if (!hasCommand("pandoc")) console.error("pandoc is missing (`apt-get install -y pandoc`): the export anchors will be skipped.");
+  return true;
+}
+
+async function main(): Promise<void> {
+  if (!checkTools()) process.exit(1);
+  if (os.cpus().length < 2) console.error("Fewer than 2 cores: server and load share one, figures will be low.");
+  if (!pinSelfToLoadCore()) console.error("Could not pin the runner to core 1.");
+  const report = new Report(settings);
+  const workDir = mkdtempSync(path.join(os.tmpdir(), "cardtree-bench-"));
+  const profileDir = path.join(workDir, "profile");
+  console.log(`Cardtree benchmarks${quick ? " (quick)" : ""}; working in ${workDir}`);
+
+  const dataDir = path.join(workDir, "data");
+  mkdirSync(dataDir);
+  const server = await startPinned({
+    command: () => [process.execPath, ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), "--import", "tsx", "src/main.ts"],
+    env: { DATA_DIR: dataDir },
+    logFile: path.join(workDir, "server.log"),
+    readyPath: "/healthz",
+  });
+
+  console.log("Generating and importing trees...");
+  const reader = await CardtreeClient.signUp(server.url, "reader@bench.example");
+  const writer = await CardtreeClient.signUp(server.url, "writer@bench.example");
+  const big = generateTree(10_000, 1);
+  let started = performance.now();
+  const bigTree = await reader.treeWith("Bench 10k", big);
+  report.add({ id: "seed-10k", scenario: `seed a 10k-card tree (depth ${maxDepth(big)}) via /cards/seed`, ms: performance.now() - started });
+  const publicUrl = "bench-10k";
+  await reader.json("PUT", `/api/trees/${bigTree}`, { publicUrl });
+  const small = generateTree(1_000, 4);
+  const smallTree = await writer.treeWith("Bench 1k", small);
+  const writerBig = await writer.treeWith("Bench 10k (writes)", generateTree(10_000, 5));
+
+  console.log("Reads (wrk)...");
+  await readScenarios({
+    report,
+    server,
+    reader,
+    treeId: bigTree,
+    publicUrl,
+    cardCount: countCards(big),
+    workDir,
+    seconds: settings.loadSeconds,
+    connections: settings.readConnections,
+  });
+
+  console.log("Writes (wrk)...");
+  await writeScenarios({
+    report,
+    server,
+    writer,
+    trees: [
+      { id: smallTree, label: "1k-card tree", rowId: "create-1k" },
+      { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
+    ],
+    seconds: settings.loadSeconds,
+  });
+
+  console.log("Imports and exports...");
+  await fileScenarios({ report, server, writer, workDir, repetitions: settings.repetitions, large: !quick });
+  await server.stop();
+
+  console.log(`Start-up with ${settings.startupCards} cards...`);
+  const storeDir = path.join(workDir, "store-100k");
+  mkdirSync(storeDir);
+  const filler = await startPinned({
+    command: () => [process.execPath, "--import", "tsx", "src/main.ts"],
+    env: { DATA_DIR: storeDir },
+    logFile: path.join(workDir, "filler.log"),
+    readyPath: "/healthz",
+  });
+  started = performance.now();
+  const filled = await fill(filler, settings.startupCards);
+  report.add({ id: "seed-100k", scenario: `seed ${settings.startupCards} cards (10 trees) via /cards/seed`, ms: performance.now() - started, rssMb: filler.rss() / 1e6 });
+  await filler.stop();
+  await startupScenarios({
+    report,
+    dataDir: storeDir,
+    workDir,
+    client: filled.client,
+    treeId: filled.treeIds[0],
+    cards: settings.startupCards,
+    repetitions: settings.repetitions,
+    quick,
+  });
+
+  report.print();
+  report.write(path.join(ROOT, "bench", "results.json"));
+  if (profile) {
+    const file = readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"));
+    if (file) {
+      console.log(`\nCPU profile of the main server: ${path.join(profileDir, file)}`);
+      summariseProfile(path.join(profileDir, file), 25);
+    }
+    console.log(`Kept ${workDir} for the profile.`);
+  } else {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,105 @@
+/**
+ * Imports of 1 MB and 10 MB of Markdown, exports of the resulting 5,000-card tree to every
+ * format, and Debian's pandoc turning the same Markdown into docx and pptx as the anchor a
+ * user would otherwise reach for. One request at a time; the median of the repetitions.
+ */
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import type { CardtreeClient } from "../cardtree-client.js";
+import { generateMarkdown } from "../generate.js";
+import { hasCommand, SERVER_CORE, type Pinned } from "../processes.js";
+import { median, type Report } from "../report.js";
+
+const EXPORT_FORMATS = ["txt", "md", "html", "json", "docx", "impress"] as const;
+
+export interface FilesSetup {
+  report: Report;
+  server: Pinned;
+  writer: CardtreeClient;
+  workDir: string;
+  repetitions: number;
+  /** Also import 10 MB and run pandoc to pptx (left out of --quick: each takes long). */
+  large: boolean;
+}
+
+async function timedImports(setup: FilesSetup, markdown: string, times: number): Promise<{ ms: number; treeId: string }> {
+  const timings: number[] = [];
+  let treeId = "";
+  for (let i = 0; i < times; i++) {
+    const tree = await setup.writer.json<{ _id: string }>("POST", "/api/trees", { name: `Import ${i}` });
+    timings.push(await setup.writer.importSeed(tree._id, markdown));
+    treeId = tree._id;
+  }
+  return { ms: median(timings), treeId };
+}
+
+export async function fileScenarios(setup: FilesSetup): Promise<void> {
+  const { report, writer, server } = setup;
+  const small = generateMarkdown(1_000_000, 5_000);
+  const smallFile = path.join(setup.workDir, "import-1mb.md");
+  writeFileSync(smallFile, small);
+  const one = await timedImports(setup, small, setup.repetitions);
+  const cards = (await writer.json<unknown[]>("GET", `/api/trees/${one.treeId}/cards`)).length;
+  report.add({ id: "import-1mb", scenario: `import 1 MB Markdown (5,000 headings → ${cards} cards)`, ms: one.ms, rssMb: server.rss() / 1e6 });
+  report.target({ name: "1 MB import", wanted: "< 1000 ms", measured: `${one.ms.toFixed(0)} ms`, met: one.ms < 1000 });
+
+  if (setup.large) {
+    const large = generateMarkdown(10_000_000, 50_000, 3);
+    const ten = await timedImports(setup, large, 1);
+    report.add({ id: "import-10mb", scenario: "import 10 MB Markdown (50,000 headings)", ms: ten.ms, rssMb: server.rss() / 1e6 });
+  }
+
+  const exportMs = new Map<string, number>();
+  for (const format of EXPORT_FORMATS) {
+    const timings: number[] = [];
+    let bytes = 0;
+    let status = 0;
+    for (let i = 0; i < setup.repetitions; i++) {
+      const res = await writer.timed(`/api/export/${one.treeId}.${format}`);
+      status = res.status;
+      if (status !== 200) break;
+      timings.push(res.ms);
+      bytes = res.bytes.length;
+    }
+    if (status !== 200) {
+      report.note(`export to ${format} skipped: the server answered ${status}`);
+      continue;
+    }
+    exportMs.set(format, median(timings));
+    report.add({ id: `export-${format}`, scenario: `export ${cards}-card tree to ${format}`, ms: median(timings), bytes });
+  }
+
+  if (!hasCommand("pandoc")) {
+    report.note("pandoc is missing (apt-get install -y pandoc): no anchor for the docx and pptx exports");
+    report.target({ name: "docx export vs pandoc", wanted: "faster", measured: "pandoc missing", met: null });
+    return;
+  }
+  const pandoc = new Map<string, number>();
+  const pandocFormats = setup.large ? (["docx", "pptx"] as const) : (["docx"] as const);
+  for (const format of pandocFormats) {
+    const extension = format;
+    const out = path.join(setup.workDir, `pandoc.${extension}`);
+    const started = performance.now();
+    const run = spawnSync("taskset", ["-c", String(SERVER_CORE), "pandoc", "-f", "markdown", "-t", format, "-o", out, smallFile]);
+    const ms = performance.now() - started;
+    if (run.status !== 0) {
+      report.note(`pandoc to ${format} failed: ${run.stderr.toString().slice(0, 200)}`);
+      continue;
+    }
+    pandoc.set(format, ms);
+    report.add({ id: `pandoc-${format}`, scenario: `pandoc, same 1 MB Markdown to ${format}`, ms });
+  }
+  const docx = exportMs.get("docx");
+  const pandocDocx = pandoc.get("docx");
+  if (docx !== undefined && pandocDocx !== undefined) {
+    report.target({ name: "docx export vs pandoc", wanted: "faster", measured: `${docx.toFixed(0)} vs ${pandocDocx.toFixed(0)} ms`, met: docx < pandocDocx });
+  } else {
+    report.target({ name: "docx export vs pandoc", wanted: "faster", measured: "not measured", met: null });
+  }
+  const impress = exportMs.get("impress");
+  const pandocPptx = pandoc.get("pptx");
+  if (impress !== undefined && pandocPptx !== undefined) {
+    report.note(`impress export / pandoc pptx = ${(impress / pandocPptx).toFixed(2)} (time ratio)`);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * Read scenarios on the 10,000-card tree: the REST read (cached, revalidated, uncached),
+ * the same bytes from a bare node:http server and from json-server, the GraphQL whole-tree
+ * query, and basic auth's cost on an otherwise identical request.
+ */
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import type { CardtreeClient } from "../cardtree-client.js";
+import { ROOT, startPinned, type Pinned } from "../processes.js";
+import type { Report } from "../report.js";
+import { runWrk, type LoadResult } from "../wrk.js";
+
+export interface ReadSetup {
+  report: Report;
+  server: Pinned;
+  /** Owns only the 10k tree, so GET /api/cards sends the same cards uncached. */
+  reader: CardtreeClient;
+  treeId: string;
+  publicUrl: string;
+  cardCount: number;
+  workDir: string;
+  seconds: number;
+  connections: number;
+}
+
+function row(setup: ReadSetup, id: string, scenario: string, result: LoadResult, bytes: number, note?: string) {
+  return setup.report.add({
+    id,
+    scenario,
+    requestsPerSecond: result.requestsPerSecond,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    rssMb: result.peakRssMb,
+    bytes,
+    errors: result.errors,
+    note,
+  });
+}
+
+export async function readScenarios(setup: ReadSetup): Promise<void> {
+  const { report, server, reader, treeId } = setup;
+  const load = (url: string, headers: Record<string, string> = {}, script?: Record<string, string>, pid = server.process.pid!) =>
+    runWrk({ url, headers, script, seconds: setup.seconds, connections: setup.connections, targetPid: pid });
+  const auth = { Authorization: reader.authorization };
+
+  const cardsPath = `/api/trees/${treeId}/cards`;
+  const first = await reader.timed(cardsPath);
+  const body = first.bytes;
+  const etag = (await reader.request("GET", cardsPath)).headers.get("etag");
+  const bodyFile = path.join(setup.workDir, "cards.json");
+  writeFileSync(bodyFile, body);
+  report.note(`10k-card tree: ${setup.cardCount} cards, cards response ${(body.length / 1e6).toFixed(2)} MB`);
+
+  const rest = row(setup, "rest-read", `REST GET /api/trees/:id/cards, ${setup.cardCount} cards`, await load(server.url + cardsPath, auth), body.length);
+  if (etag) {
+    const revalidate = await load(server.url + cardsPath, { ...auth, "If-None-Match": etag });
+    row(setup, "rest-304", "REST same read with If-None-Match (304)", revalidate, 0);
+  }
+  const all = await reader.timed("/api/cards");
+  const uncachedNote = all.bytes.equals(body) ? "same bytes, no response cache" : "NOT the same bytes";
+  row(setup, "rest-uncached", "REST GET /api/cards (same cards, uncached path)", await load(server.url + "/api/cards", auth), all.bytes.length, uncachedNote);
+
+  const raw = await startPinned({
+    command: () => [process.execPath, "--import", "tsx", "bench/raw-server.ts", bodyFile],
+    logFile: path.join(setup.workDir, "raw-server.log"),
+    readyPath: "/healthz",
+  });
+  const rawResult = await load(raw.url + "/cards", {}, undefined, raw.process.pid);
+  await raw.stop();
+  row(setup, "raw", "raw node:http, same precomputed buffer", rawResult, body.length);
+
+  const dbFile = path.join(setup.workDir, "db.json");
+  writeFileSync(dbFile, JSON.stringify({ cards: JSON.parse(body.toString("utf8")) }));
+  const jsonServer = await startPinned({
+    command: (port) => [
+      process.execPath,
+      path.join(ROOT, "node_modules/json-server/lib/cli/bin.js"),
+      dbFile,
+      ...["--host", "127.0.0.1", "--port", String(port), "--quiet"],
+    ],
+    logFile: path.join(setup.workDir, "json-server.log"),
+    readyPath: "/db",
+    cwd: setup.workDir,
+  });
+  const jsonLength = (await (await fetch(jsonServer.url + "/cards")).arrayBuffer()).byteLength;
+  const jsonResult = await load(jsonServer.url + "/cards", {}, undefined, jsonServer.process.pid);
+  await jsonServer.stop();
+  row(setup, "json-server", "json-server 0.17, same cards from a JSON file", jsonResult, jsonLength, "pretty-printed, as json-server sends it");
+
+  const ratioToRaw = rest.requestsPerSecond! / rawResult.requestsPerSecond;
+  const ratioToJsonServer = rest.requestsPerSecond! / jsonResult.requestsPerSecond;
+  report.note(`REST read / raw limit = ${ratioToRaw.toFixed(2)}; REST read / json-server = ${ratioToJsonServer.toFixed(2)}`);
+  report.target({ name: "REST read vs raw buffer", wanted: ">= 0.5", measured: ratioToRaw.toFixed(2), met: ratioToRaw >= 0.5 });
+  report.target({ name: "REST read vs json-server", wanted: ">= 3", measured: ratioToJsonServer.toFixed(2), met: ratioToJsonServer >= 3 });
+
+  await graphqlScenario(setup, rest.requestsPerSecond!, load);
+  await authScenario(setup, load);
+}
+
+type Load = (url: string, headers?: Record<string, string>, script?: Record<string, string>) => Promise<LoadResult>;
+
+/** `children` nested `depth` times under the tree's first column, every REST field on each card. */
+export function wholeTreeQuery(treeId: string, depth: number): string {
+  let selection = "";
+  for (let level = 0; level < depth; level++) selection = `{ ...C${selection ? ` children ${selection}` : ""} }`;
+  return `query WholeTree { tree(id: "${treeId}") { roots ${selection} } }
+fragment C on Card { id treeId parentId content position createdAt updatedAt }`;
+}
+
+function countNested(nodes: { children?: unknown[] }[] | undefined): number {
+  let count = 0;
+  const stack = [...(nodes ?? [])];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    count++;
+    stack.push(...((node.children as { children?: unknown[] }[] | undefined) ?? []));
+  }
+  return count;
+}
+
+async function graphqlScenario(setup: ReadSetup, restRate: number, load: Load): Promise<void> {
+  const { report, server, reader, treeId } = setup;
+  const query = wholeTreeQuery(treeId, 8);
+  const res = await reader.request("POST", "/graphql", { query });
+  const text = await res.text();
+  let answer: { data?: { tree?: { roots?: { children?: unknown[] }[] } }; errors?: { message: string }[] } = {};
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    // Reported below with the status.
+  }
+  const cards = countNested(answer.data?.tree?.roots);
+  if (!res.ok || answer.errors || cards !== setup.cardCount) {
+    const why = answer.errors?.[0]?.message ?? `HTTP ${res.status}: ${text.slice(0, 120)}`;
+    report.note(`GraphQL whole-tree query skipped: /graphql is not answering it yet (${why}; ${cards} cards returned)`);
+    report.target({ name: "GraphQL whole tree vs REST read", wanted: "<= 2x the time", measured: "not measured", met: null });
+    return;
+  }
+  const bodyFile = path.join(setup.workDir, "graphql-body.json");
+  writeFileSync(bodyFile, JSON.stringify({ query }));
+  const result = await load(server.url + "/graphql", { Authorization: reader.authorization }, { BENCH_METHOD: "POST", BENCH_BODY_FILE: bodyFile });
+  row(setup, "graphql", "GraphQL whole tree, 8 levels of children", result, Buffer.byteLength(text));
+  const times = restRate / result.requestsPerSecond;
+  report.target({ name: "GraphQL whole tree vs REST read", wanted: "<= 2x the time", measured: `${times.toFixed(1)}x`, met: times <= 2 });
+  const uncached = report.find("rest-uncached");
+  if (uncached?.requestsPerSecond) {
+    report.note(`GraphQL whole tree takes ${(uncached.requestsPerSecond / result.requestsPerSecond).toFixed(1)}x the time of the uncached REST read`);
+  }
+}
+
+/**
+ * The fair pair for basic auth's cost: the public read of the same tree, once anonymous
+ * and once with the owner's credentials. Same route, handler and bytes; the only
+ * difference is the Authorization header and the credential check it triggers.
+ */
+async function authScenario(setup: ReadSetup, load: Load): Promise<void> {
+  const { report, server, reader, publicUrl } = setup;
+  const url = `${server.url}/api/public/${publicUrl}`;
+  const bytes = (await (await fetch(url)).arrayBuffer()).byteLength;
+  const anonymous = await load(url);
+  row(setup, "public-anonymous", "public read GET /api/public/:url, no credentials", anonymous, bytes);
+  const authed = await load(url, { Authorization: reader.authorization });
+  row(setup, "public-basic", "same public read with basic credentials", authed, bytes);
+  const loss = 1 - authed.requestsPerSecond / anonymous.requestsPerSecond;
+  report.target({
+    name: "authenticated read vs unauthenticated",
+    wanted: "within 10%",
+    measured: `${(loss * 100).toFixed(1)}% slower`,
+    met: loss <= 0.1,
+  });
+}
