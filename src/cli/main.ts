@@ -8,6 +8,8 @@
  *   user list                                   one line per user
  *   import FILE --tree ID [--parent CARD]       import Markdown or JSON into a tree
  *   export TREE --format F [-o FILE] [--card ID] [--column N]
+ *   backup DIR                                  copy the data, also while the server runs
+ *   restore DIR                                 replace the data with a backup (server stopped)
  *
  * Without --password the password is asked for (hidden on a terminal, else one line of
  * standard input).
@@ -17,6 +19,7 @@ import { createDomainContext, type DomainContext } from "../domain/context.js";
 import { DomainError } from "../domain/errors.js";
 import { openNedbStore } from "../store/nedb-store.js";
 import { parseCliArgs, UsageError, type CliArgs } from "./usage.js";
+import { backupCommand, restoreCommand } from "./backup-command.js";
 import { exportCommand, importCommand } from "./transfer-commands.js";
 import { userCommand } from "./user-commands.js";
 
@@ -26,7 +29,9 @@ const USAGE = `usage: npm run cli -- <command>
   user limit EMAIL N
   user list
   import FILE --tree ID [--parent CARD]
-  export TREE --format txt|md|html|json|docx|impress [-o FILE] [--card ID] [--column N] [--newlines N] [--start S] [--end S]`;
+  export TREE --format txt|md|html|json|docx|impress [-o FILE] [--card ID] [--column N] [--newlines N] [--start S] [--end S]
+  backup DIR
+  restore DIR`;
 
 async function run(argv: string[]): Promise<number> {
   let args: CliArgs;
@@ -46,6 +51,22 @@ async function run(argv: string[]): Promise<number> {
     import: importCommand,
     export: exportCommand,
   };
+  // These two handle the data directory themselves: a backup must not take the lock a
+  // running server holds, and a restore takes it before replacing the files.
+  const fileCommands: Record<string, (config: ReturnType<typeof loadConfig>, rest: string[]) => Promise<void>> = {
+    backup: backupCommand,
+    restore: restoreCommand,
+  };
+  if (fileCommands[command]) {
+    try {
+      await fileCommands[command](loadConfig(), rest);
+      return 0;
+    } catch (err) {
+      process.stderr.write(`${(err as Error).message}\n`);
+      if (err instanceof UsageError) process.stderr.write(`${USAGE}\n`);
+      return err instanceof UsageError ? 2 : 1;
+    }
+  }
   const handler = handlers[command];
   if (!handler) {
     process.stderr.write(`Unknown command "${command}".\n${USAGE}\n`);

@@ -1,0 +1,125 @@
+/**
+ * Backups of a data directory while the server runs, and restoring one while it is
+ * stopped. NeDB datafiles are append-only between compactions, and a compaction replaces a
+ * file by renaming a complete new one over it; so a file opened at some moment and read up
+ * to its size at that moment is a prefix of one file's history: whole appends, plus at most
+ * one unfinished append at the end, which the crash repair drops (datafile-repair.ts).
+ * The backup never takes the directory's lock and never writes to it.
+ *
+ * Across files, a record may refer only to records that are in the backup: files are
+ * captured in the order sessions, trees, cards, users, so each file is captured before the
+ * ones its records refer to (a session before its user, a tree before its owner and its
+ * cards). Cards captured without their tree (a tree created after its capture) are what a
+ * crash during tree creation leaves, and the store sweeps them when it opens the restored
+ * directory.
+ */
+import { copyFile, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { repairDatafileText } from "./datafile-repair.js";
+import { lockDataDir } from "./data-dir-lock.js";
+import { syncDirectory } from "./nedb-recovery.js";
+
+/** Capture order; see the module comment. */
+const CAPTURE_ORDER = ["sessions", "trees", "cards", "users"] as const;
+const SETTINGS = "settings.json";
+const MANIFEST = "BACKUP.json";
+
+interface Captured {
+  name: string;
+  text: string;
+  droppedBytes: number;
+}
+
+async function capture(file: string): Promise<{ text: string; droppedBytes: number }> {
+  let handle;
+  try {
+    handle = await open(file, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { text: "", droppedBytes: 0 };
+    throw err;
+  }
+  try {
+    const { size } = await handle.stat();
+    const bytes = Buffer.alloc(size);
+    let read = 0;
+    while (read < size) {
+      const { bytesRead } = await handle.read(bytes, read, size - read, read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+    }
+    const text = bytes.subarray(0, read).toString("utf8");
+    const repaired = repairDatafileText(text);
+    return { text: repaired.text, droppedBytes: Buffer.byteLength(text) - Buffer.byteLength(repaired.text) };
+  } finally {
+    await handle.close();
+  }
+}
+
+async function writeSynced(file: string, content: string | Buffer): Promise<void> {
+  const handle = await open(file, "w");
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export interface BackupReport {
+  files: { name: string; bytes: number; droppedBytes: number }[];
+}
+
+/**
+ * Writes a consistent snapshot of `dataDir` into `targetDir` (created; must be empty).
+ * Safe while a server owns `dataDir`.
+ */
+export async function backupDataDir(dataDir: string, targetDir: string): Promise<BackupReport> {
+  if (!existsSync(path.join(dataDir, "users.db"))) throw new Error(`${dataDir} holds no Cardtree data.`);
+  await mkdir(targetDir, { recursive: true });
+  if ((await readdir(targetDir)).length > 0) throw new Error(`${targetDir} is not empty; back up into a new directory.`);
+  const captured: Captured[] = [];
+  for (const name of CAPTURE_ORDER) {
+    const { text, droppedBytes } = await capture(path.join(dataDir, `${name}.db`));
+    captured.push({ name, text, droppedBytes });
+  }
+  for (const { name, text } of captured) await writeSynced(path.join(targetDir, `${name}.db`), text);
+  // The secret keys session cookies: without it, restored sessions would not open.
+  await writeSynced(path.join(targetDir, SETTINGS), await readFile(path.join(dataDir, SETTINGS)));
+  const report: BackupReport = {
+    files: captured.map((c) => ({ name: `${c.name}.db`, bytes: Buffer.byteLength(c.text), droppedBytes: c.droppedBytes })),
+  };
+  await writeSynced(path.join(targetDir, MANIFEST), JSON.stringify({ createdAt: new Date().toISOString(), ...report }, null, 2));
+  await syncDirectory(targetDir);
+  return report;
+}
+
+/**
+ * Replaces the data in `dataDir` with the backup in `backupDir`. Needs the directory's
+ * lock, so it refuses while a server runs. Each file is copied beside its target and
+ * renamed over it, so a file is never half restored; an interrupted restore is finished by
+ * running it again.
+ */
+export async function restoreDataDir(backupDir: string, dataDir: string): Promise<void> {
+  if (!existsSync(path.join(backupDir, MANIFEST))) throw new Error(`${backupDir} is not a Cardtree backup (no ${MANIFEST}).`);
+  await mkdir(dataDir, { recursive: true });
+  const unlock = lockDataDir(dataDir);
+  try {
+    const names = [...CAPTURE_ORDER.map((n) => `${n}.db`), SETTINGS];
+    for (const name of names) {
+      const staged = path.join(dataDir, `${name}.restoring`);
+      await copyFile(path.join(backupDir, name), staged);
+      const handle = await open(staged, "r+");
+      await handle.sync();
+      await handle.close();
+    }
+    for (const name of names) {
+      await rename(path.join(dataDir, `${name}.restoring`), path.join(dataDir, name));
+      // A compaction's leftover would otherwise stand beside the restored file.
+      await rm(path.join(dataDir, `${name}~`), { force: true });
+    }
+    await syncDirectory(dataDir);
+  } finally {
+    unlock();
+  }
+}
