@@ -33,6 +33,8 @@ function fromBodyParser(err: unknown): DomainError | null {
       return new DomainError("payload_too_large", "The request body is too large.");
     case "entity.parse.failed":
       return new DomainError("invalid_request", "The request body is not valid JSON.");
+    case "entity.verify.failed":
+      return new DomainError("invalid_request", "The request body is not valid UTF-8.");
     case "encoding.unsupported":
     case "charset.unsupported":
       return new DomainError("unsupported_media_type", "The request body's encoding is not supported; send UTF-8.");
@@ -45,9 +47,25 @@ function fromBodyParser(err: unknown): DomainError | null {
   }
 }
 
+/** zlib's codes for a body sent with Content-Encoding that does not decode. */
+const BAD_COMPRESSED_BODY = new Set(["Z_DATA_ERROR", "Z_BUF_ERROR", "Z_NEED_DICT", "ERR_BUFFER_TOO_LARGE"]);
+
+/** The router marks a path it cannot percent-decode with status 400. */
+function fromHttpLayer(err: unknown): DomainError | null {
+  const e = err as { status?: unknown; code?: unknown } | null;
+  if (typeof e?.code === "string" && BAD_COMPRESSED_BODY.has(e.code)) {
+    return new DomainError("invalid_request", "The request body could not be decompressed.");
+  }
+  if (err instanceof URIError) {
+    return new DomainError("invalid_request", "The request path is not valid percent-encoded UTF-8.");
+  }
+  if (e?.status === 400) return new DomainError("invalid_request", "The request is not valid.");
+  return null;
+}
+
 export function toDomainError(err: unknown): DomainError | null {
   if (err instanceof DomainError) return err;
-  return fromBodyParser(err);
+  return fromBodyParser(err) ?? fromHttpLayer(err);
 }
 
 export function errorBody(err: DomainError): Record<string, unknown> {
