@@ -56,6 +56,7 @@ export class TreeController {
 
   stop(): void {
     bus.off(null, null, this);
+    this.view.stop();
     if (this.editing) this.editing.save();
     document.body.classList.remove("fullscreen-edit");
     // Queued changes still go out after leaving the page; the queue stops itself when empty.

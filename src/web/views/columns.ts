@@ -2,18 +2,33 @@
  * The tree as Gingko columns: column N holds the cards at depth N grouped by parent. The
  * active card, its ancestors and its descendants are lit and the rest dimmed; every column
  * scrolls so its lit cards sit in the middle, and the row of columns scrolls sideways to keep
- * the active column in view. Card elements are reused across redraws (keyed by card id), so
- * a redraw after an edit or a move keeps focus and costs little.
+ * the active column in view.
+ *
+ * Trees run to thousands of cards, so nothing is rebuilt that can be kept: card, group and
+ * column elements are reused (keyed by card id, parent id and depth), a redraw only moves the
+ * elements whose place changed, and a change of active card only touches the cards whose
+ * highlight changed.
  */
 import type { Card } from "../../domain/records.js";
 import { h } from "../dom.js";
 import type { TreeState } from "../model/tree-state.js";
 import { createCardElement, renameCardElement, renderCardContent } from "./card.js";
+import { DeferredRenderer } from "./deferred-render.js";
+
+type Role = "active" | "ancestor" | "descendant";
+
+const ROOT_GROUP = "";
+/** Above this many cards, new cards render their Markdown lazily (views/deferred-render.ts). */
+const DEFER_ABOVE = 300;
 
 export class ColumnsView {
   readonly element: HTMLElement;
   private readonly cardElements = new Map<string, HTMLElement>();
+  private readonly groupElements = new Map<string, HTMLElement>();
+  private readonly columnElements: HTMLElement[] = [];
   private activeId: string | null = null;
+  private lit = new Map<string, Role>();
+  private readonly deferred = new DeferredRenderer((element) => this.state.get(element.dataset.id));
 
   constructor(
     private readonly state: TreeState,
@@ -31,31 +46,33 @@ export class ColumnsView {
     return this.cardElements.get(id);
   }
 
-  /** Rebuilds the columns from the state; call after cards are added, removed or moved. */
+  /** Brings the columns in line with the state; call after cards are added, removed or moved. */
   render(): void {
-    const seen = new Set<string>();
-    const columns = this.state.columns().map((column) =>
-      h(
-        "section",
-        { class: "column", "data-depth": column.depth, "aria-label": `Column ${column.depth}` },
-        h(
-          "div",
-          { class: "column-inner" },
-          column.groups.map((group) =>
-            h(
-              "div",
-              { class: "group", "data-parent-id": group.parentId ?? "" },
-              group.cards.map((card, index) => {
-                seen.add(card._id);
-                return this.cardFor(card, column.depth, index, group.cards.length);
-              }),
-            ),
-          ),
-        ),
-      ),
-    );
-    for (const id of [...this.cardElements.keys()]) if (!seen.has(id)) this.cardElements.delete(id);
-    if (columns.length === 0) {
+    const columns = this.state.columns();
+    const seenCards = new Set<string>();
+    const seenGroups = new Set<string>();
+    const columnElements = columns.map((column, index) => {
+      const section = this.columnElements[index] ?? this.newColumn(column.depth);
+      const groups = column.groups.map((group) => {
+        const key = group.parentId ?? ROOT_GROUP;
+        seenGroups.add(key);
+        const element = this.groupElements.get(key) ?? this.newGroup(key);
+        const cards = group.cards.map((card, position) => {
+          seenCards.add(card._id);
+          return this.cardFor(card, column.depth, position, group.cards.length);
+        });
+        syncChildren(element, cards);
+        return element;
+      });
+      syncChildren(section.firstElementChild!, groups);
+      return section;
+    });
+    this.columnElements.length = 0;
+    this.columnElements.push(...columnElements);
+    for (const id of [...this.cardElements.keys()]) if (!seenCards.has(id)) this.forgetCard(id);
+    for (const key of [...this.groupElements.keys()]) if (!seenGroups.has(key)) this.groupElements.delete(key);
+
+    if (columnElements.length === 0) {
       this.element.replaceChildren(
         h(
           "div",
@@ -64,9 +81,15 @@ export class ColumnsView {
         ),
       );
     } else {
-      this.element.replaceChildren(...columns);
+      syncChildren(this.element, columnElements);
     }
     this.highlight(this.activeId, { scroll: false });
+    this.deferred.watch(this.cardElements.values());
+  }
+
+  /** Stops background work; the view is going away. */
+  stop(): void {
+    this.deferred.stop();
   }
 
   updateCard(card: Card): void {
@@ -76,38 +99,49 @@ export class ColumnsView {
 
   renameCard(oldId: string, newId: string): void {
     const element = this.cardElements.get(oldId);
-    if (!element) return;
-    this.cardElements.delete(oldId);
-    this.cardElements.set(newId, element);
-    renameCardElement(element, newId);
+    if (element) {
+      this.cardElements.delete(oldId);
+      this.cardElements.set(newId, element);
+      renameCardElement(element, newId);
+    }
+    const group = this.groupElements.get(oldId);
+    if (group) {
+      this.groupElements.delete(oldId);
+      this.groupElements.set(newId, group);
+      group.dataset.parentId = newId;
+    }
+    const role = this.lit.get(oldId);
+    if (role) {
+      this.lit.delete(oldId);
+      this.lit.set(newId, role);
+    }
     if (this.activeId === oldId) this.activeId = newId;
   }
 
   /** Lights the active card's line and dims the rest; scrolls everything into place. */
   highlight(activeId: string | null, options: { scroll?: boolean; smooth?: boolean } = {}): void {
     this.activeId = activeId;
-    const lit = new Map<string, string>();
+    const next = new Map<string, Role>();
     if (activeId && this.state.get(activeId)) {
-      lit.set(activeId, "active");
-      for (const card of this.state.ancestors(activeId)) lit.set(card._id, "ancestor");
-      for (const card of this.state.descendants(activeId)) lit.set(card._id, "descendant");
+      next.set(activeId, "active");
+      for (const card of this.state.ancestors(activeId)) next.set(card._id, "ancestor");
+      for (const card of this.state.descendants(activeId)) next.set(card._id, "descendant");
     }
-    const activeParent = this.state.get(activeId)?.parentId ?? null;
-    this.element.classList.toggle("has-active", lit.size > 0);
-    for (const [id, element] of this.cardElements) {
-      const role = lit.get(id);
-      element.classList.toggle("active", role === "active");
-      element.classList.toggle("ancestor", role === "ancestor");
-      element.classList.toggle("descendant", role === "descendant");
-      element.classList.toggle("lit", role !== undefined);
-      element.setAttribute("aria-selected", String(role === "active"));
-      element.tabIndex = role === "active" ? 0 : -1;
+    for (const id of new Set([...this.lit.keys(), ...next.keys()])) {
+      const element = this.cardElements.get(id);
+      if (!element) continue;
+      paintCard(element, next.get(id));
+      // What is lit is what the writer looks at: render it before measuring for the scroll.
+      if (next.has(id)) this.deferred.render(element);
     }
-    for (const group of this.element.querySelectorAll<HTMLElement>(".group")) {
-      const parentId = group.dataset.parentId || null;
-      const isActiveGroup = activeId !== null && parentId === activeParent && group.querySelector(".active") !== null;
-      group.classList.toggle("active-group", isActiveGroup);
-      group.classList.toggle("lit-group", parentId !== null && lit.has(parentId));
+    this.lit = next;
+    this.element.classList.toggle("has-active", next.size > 0);
+
+    const activeParent = activeId ? (this.state.parent(activeId)?._id ?? null) : null;
+    for (const [key, group] of this.groupElements) {
+      const parentId = key === ROOT_GROUP ? null : key;
+      group.classList.toggle("active-group", next.size > 0 && parentId === activeParent);
+      group.classList.toggle("lit-group", parentId !== null && next.has(parentId));
     }
     if (options.scroll !== false) this.scrollIntoPlace(options.smooth ?? true);
   }
@@ -115,17 +149,26 @@ export class ColumnsView {
   /** Centres each column on its lit cards and brings the active column into view. */
   scrollIntoPlace(smooth = true): void {
     const behavior: ScrollBehavior = smooth && !matchMedia("(prefers-reduced-motion: reduce)").matches ? "smooth" : "auto";
+    const byColumn = new Map<Element, HTMLElement[]>();
+    for (const id of this.lit.keys()) {
+      const element = this.cardElements.get(id);
+      const column = element?.closest(".column");
+      if (!element || !column) continue;
+      const list = byColumn.get(column);
+      if (list) list.push(element);
+      else byColumn.set(column, [element]);
+    }
     const active = this.activeId ? this.cardElements.get(this.activeId) : undefined;
-    for (const column of this.element.querySelectorAll<HTMLElement>(".column")) {
-      const target = column.contains(active ?? null)
-        ? [active!]
-        : [...column.querySelectorAll<HTMLElement>(".card.lit")];
-      if (target.length === 0) continue;
-      const top = target[0].offsetTop;
-      const last = target[target.length - 1];
-      const bottom = last.offsetTop + last.offsetHeight;
-      const span = bottom - top;
+    for (const [column, lit] of byColumn) {
+      const targets = active && column.contains(active) ? [active] : lit;
+      let top = Infinity;
+      let bottom = -Infinity;
+      for (const target of targets) {
+        top = Math.min(top, target.offsetTop);
+        bottom = Math.max(bottom, target.offsetTop + target.offsetHeight);
+      }
       // A lit block taller than the column shows its start rather than its middle.
+      const span = bottom - top;
       const wanted = span > column.clientHeight ? top - 24 : top + span / 2 - column.clientHeight / 2;
       column.scrollTo({ top: Math.max(0, wanted), behavior });
     }
@@ -141,21 +184,64 @@ export class ColumnsView {
     active?.focus({ preventScroll: true });
   }
 
+  private newColumn(depth: number): HTMLElement {
+    return h("section", { class: "column", "data-depth": depth, "aria-label": `Column ${depth}` }, h("div", { class: "column-inner" }));
+  }
+
+  private newGroup(key: string): HTMLElement {
+    const group = h("div", { class: "group", "data-parent-id": key });
+    this.groupElements.set(key, group);
+    return group;
+  }
+
+  private forgetCard(id: string): void {
+    this.cardElements.delete(id);
+    this.lit.delete(id);
+  }
+
   private cardFor(card: Card, depth: number, index: number, count: number): HTMLElement {
     let element = this.cardElements.get(card._id);
     if (!element) {
-      element = createCardElement(card, this.readOnly);
+      element = createCardElement(card, this.readOnly, this.state.size > DEFER_ABOVE);
       this.cardElements.set(card._id, element);
     } else {
       renderCardContent(element, card);
     }
-    element.setAttribute("aria-level", String(depth));
-    element.setAttribute("aria-posinset", String(index + 1));
-    element.setAttribute("aria-setsize", String(count));
     const hasChildren = this.state.children(card._id).length > 0;
-    if (hasChildren) element.setAttribute("aria-expanded", "true");
-    else element.removeAttribute("aria-expanded");
+    setAttribute(element, "aria-level", String(depth));
+    setAttribute(element, "aria-posinset", String(index + 1));
+    setAttribute(element, "aria-setsize", String(count));
+    setAttribute(element, "aria-expanded", hasChildren ? "true" : null);
     element.classList.toggle("has-children", hasChildren);
     return element;
   }
+}
+
+function paintCard(element: HTMLElement, role: Role | undefined): void {
+  element.classList.toggle("active", role === "active");
+  element.classList.toggle("ancestor", role === "ancestor");
+  element.classList.toggle("descendant", role === "descendant");
+  element.classList.toggle("lit", role !== undefined);
+  setAttribute(element, "aria-selected", String(role === "active"));
+  const tabIndex = role === "active" ? 0 : -1;
+  if (element.tabIndex !== tabIndex) element.tabIndex = tabIndex;
+}
+
+/** Writes an attribute only when it changes: an unchanged write still costs a style check. */
+function setAttribute(element: Element, name: string, value: string | null): void {
+  if (element.getAttribute(name) === value) return;
+  if (value === null) element.removeAttribute(name);
+  else element.setAttribute(name, value);
+}
+
+/**
+ * Makes `parent`'s children exactly `wanted`, in order, moving only what is out of place:
+ * one card moved means one element moved, not a column rebuilt.
+ */
+function syncChildren(parent: Element, wanted: Element[]): void {
+  for (let i = 0; i < wanted.length; i++) {
+    const current = parent.children[i];
+    if (current !== wanted[i]) parent.insertBefore(wanted[i], current ?? null);
+  }
+  while (parent.children.length > wanted.length) parent.lastElementChild!.remove();
 }
