@@ -32,7 +32,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const settings = await loadSettings(config.dataDir);
   const ctx = createDomainContext(store, config);
   const app = createApp({ ctx, secret: settings.secret, logger, webDir: WEB_DIR, lifecycle: () => lifecycle });
-  const server = http.createServer(app);
+  // Timeouts are enforced on this check's beat, so it must be a fraction of the shortest.
+  const checkEvery = Math.max(250, Math.min(30_000, Math.floor(config.timeouts.headersMs / 4)));
+  const server = http.createServer({ connectionsCheckingInterval: checkEvery }, app);
   // Slow clients may not hold a connection open forever.
   server.requestTimeout = config.timeouts.requestMs;
   server.headersTimeout = config.timeouts.headersMs;
