@@ -1,0 +1,110 @@
+/**
+ * The Card type with its place in the tree (children, parent, depth: all computed from the
+ * tree's cards as loaded once for the request), the `card` query and the card mutations.
+ */
+import { createCard, deleteCard, getCard, updateCard } from "../domain/cards.js";
+import { NotFoundError } from "../domain/errors.js";
+import { importSeed } from "../domain/import.js";
+import { presentCard } from "../domain/presenters.js";
+import type { Card } from "../domain/records.js";
+import { recordId } from "../domain/schemas.js";
+import { builder } from "./builder.js";
+import { requireUser } from "./context.js";
+import { nullWhenHidden } from "./errors.js";
+import { CreateCardInput, SeedInput, UpdateCardInput } from "./inputs.js";
+
+export const CardType = builder.objectRef<Card>("Card");
+
+CardType.implement({
+  description: "A card: Markdown text with a parent (or none: the first column) and a position among its siblings.",
+  fields: (t) => ({
+    id: t.exposeID("_id"),
+    treeId: t.exposeID("treeId"),
+    parentId: t.exposeID("parentId", { nullable: true }),
+    content: t.exposeString("content"),
+    position: t.exposeFloat("position", { description: "Siblings are ordered by position, then createdAt, then id." }),
+    createdAt: t.exposeString("createdAt"),
+    updatedAt: t.exposeString("updatedAt"),
+    children: t.field({
+      type: [CardType],
+      description: "In sibling order.",
+      resolve: async (card, _args, context) => (await context.trees.ofCard(card)).children.get(card._id) ?? [],
+    }),
+    parent: t.field({
+      type: CardType,
+      nullable: true,
+      description: "null for a first-column card.",
+      resolve: async (card, _args, context) =>
+        card.parentId === null ? null : ((await context.trees.ofCard(card)).byId.get(card.parentId) ?? null),
+    }),
+    depth: t.int({
+      description: "The column the card stands in: 1 for the first column.",
+      resolve: async (card, _args, context) => {
+        const depth = (await context.trees.ofCard(card)).depth.get(card._id);
+        // Only a card removed since it was read (in this same request) has no place.
+        if (depth === undefined) throw new NotFoundError("Card");
+        return depth;
+      },
+    }),
+  }),
+});
+
+builder.queryField("card", (t) =>
+  t.field({
+    type: CardType,
+    nullable: true,
+    description: "A live card of a tree the caller can read; null otherwise.",
+    args: { id: t.arg.id({ required: true, validate: recordId }) },
+    resolve: (_root, args, context) =>
+      nullWhenHidden(async () => presentCard(await getCard(context.domain, context.user, args.id))),
+  }),
+);
+
+builder.mutationFields((t) => ({
+  createCard: t.field({
+    type: CardType,
+    args: { input: t.arg({ type: CreateCardInput, required: true }) },
+    resolve: async (_root, { input }, context) => {
+      const card = await createCard(context.domain, requireUser(context), input.treeId, input);
+      context.trees.forget(card.treeId);
+      return presentCard(card);
+    },
+  }),
+  updateCard: t.field({
+    type: CardType,
+    description: "Changes content, position and/or parent (no cycles).",
+    args: {
+      treeId: t.arg.id({ required: true, validate: recordId }),
+      id: t.arg.id({ required: true, validate: recordId }),
+      input: t.arg({ type: UpdateCardInput, required: true }) },
+    resolve: async (_root, args, context) => {
+      const card = await updateCard(context.domain, requireUser(context), args.treeId, args.id, args.input);
+      context.trees.forget(card.treeId);
+      return presentCard(card);
+    },
+  }),
+  deleteCard: t.idList({
+    description: "Moves the card and its whole subtree to the tree's trash; returns their ids in tree order.",
+    args: {
+      treeId: t.arg.id({ required: true, validate: recordId }),
+      id: t.arg.id({ required: true, validate: recordId }),
+    },
+    resolve: async (_root, args, context) => {
+      const deleted = await deleteCard(context.domain, requireUser(context), args.treeId, args.id);
+      context.trees.forget(args.treeId);
+      return deleted;
+    },
+  }),
+  importSeed: t.field({
+    type: [CardType],
+    description: "Imports Markdown or JSON cards under a parent, all or nothing; returns the new cards in tree order.",
+    args: {
+      treeId: t.arg.id({ required: true, validate: recordId }),
+      input: t.arg({ type: SeedInput, required: true }) },
+    resolve: async (_root, args, context) => {
+      const cards = await importSeed(context.domain, requireUser(context), args.treeId, args.input);
+      context.trees.forget(args.treeId);
+      return cards.map(presentCard);
+    },
+  }),
+}));

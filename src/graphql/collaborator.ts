@@ -1,0 +1,58 @@
+/**
+ * Collaborators: who shares a tree (`Tree.collaborators`) and the owner's mutations to add
+ * and remove them; a collaborator may remove only themself (leave the tree).
+ */
+import { addCollaborator, listCollaborators, removeCollaborator, type Collaborator } from "../domain/collaborators.js";
+import { recordId, userId } from "../domain/schemas.js";
+import { builder } from "./builder.js";
+import { requireUser } from "./context.js";
+import { AddCollaboratorInput } from "./inputs.js";
+import { TreeType } from "./tree.js";
+
+export const CollaboratorType = builder.objectRef<Collaborator>("Collaborator").implement({
+  description: "A user with access to a tree.",
+  fields: (t) => ({
+    id: t.exposeID("_id"),
+    email: t.exposeString("email"),
+    owner: t.exposeBoolean("owner"),
+  }),
+});
+
+builder.objectField(TreeType, "collaborators", (t) =>
+  t.field({
+    type: [CollaboratorType],
+    // Nullable: someone reading a public tree they are not a member of sees the tree but
+    // not who shares it; they get null here with the error, and the rest of the tree.
+    nullable: true,
+    description: "Owner first, then in the order they were added. Members only.",
+    resolve: (tree, _args, context) => listCollaborators(context.domain, requireUser(context), tree._id),
+  }),
+);
+
+builder.mutationFields((t) => ({
+  addCollaborator: t.field({
+    type: CollaboratorType,
+    description: "Gives an existing user access to the tree (owner only).",
+    args: {
+      treeId: t.arg.id({ required: true, validate: recordId }),
+      input: t.arg({ type: AddCollaboratorInput, required: true }),
+    },
+    resolve: async (_root, args, context) => {
+      const added = await addCollaborator(context.domain, requireUser(context), args.treeId, args.input);
+      context.trees.forget(args.treeId);
+      return added;
+    },
+  }),
+  removeCollaborator: t.id({
+    description: "Removes a collaborator (owner), or leaves the tree (a collaborator removing themself). Returns the user id.",
+    args: {
+      treeId: t.arg.id({ required: true, validate: recordId }),
+      userId: t.arg.id({ required: true, validate: userId }),
+    },
+    resolve: async (_root, args, context) => {
+      await removeCollaborator(context.domain, requireUser(context), args.treeId, args.userId);
+      context.trees.forget(args.treeId);
+      return args.userId;
+    },
+  }),
+}));

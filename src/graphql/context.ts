@@ -1,0 +1,32 @@
+/**
+ * What every resolver gets: the domain context, who is calling (settled by the HTTP
+ * middleware shared with /api) and the request's cache of loaded trees.
+ */
+import type { Auth } from "../auth/middleware.js";
+import type { DomainContext } from "../domain/context.js";
+import { UnauthenticatedError } from "../domain/errors.js";
+import type { StoredUser } from "../domain/records.js";
+import { TreeCards } from "./tree-cards.js";
+
+export interface GraphQLContext {
+  domain: DomainContext;
+  user: StoredUser | null;
+  /** The cookie session's CSRF token, "" for basic credentials (the User's `csrf`). */
+  csrf: string;
+  trees: TreeCards;
+}
+
+export function createGraphQLContext(domain: DomainContext, auth: Auth): GraphQLContext {
+  return {
+    domain,
+    user: auth.user,
+    csrf: auth.session?.csrf ?? "",
+    trees: new TreeCards(domain, auth.user),
+  };
+}
+
+/** The signed-in user. @throws UnauthenticatedError for an anonymous call. */
+export function requireUser(context: GraphQLContext): StoredUser {
+  if (!context.user) throw new UnauthenticatedError();
+  return context.user;
+}

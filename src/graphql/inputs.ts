@@ -1,0 +1,67 @@
+/**
+ * Input types of the mutations. Each is checked by the validation plugin with the very zod
+ * schema the REST side parses its body with (src/domain/schemas.ts), so both surfaces
+ * accept and refuse the same things and report the same messages.
+ */
+import {
+  addCollaboratorInput,
+  createCardInput,
+  createTreeInput,
+  seedInput,
+  updateCardInput,
+  updateTreeInput,
+} from "../domain/schemas.js";
+import { builder } from "./builder.js";
+
+export const CreateCardInput = builder.inputType("CreateCardInput", {
+  fields: (t) => ({
+    treeId: t.id({ required: true }),
+    position: t.float({ required: true, description: "Among the siblings; fractions are fine (1.5 is between 1 and 2)." }),
+    content: t.string({ description: 'Markdown; "" when left out.' }),
+    parentId: t.id({ description: "null or left out: the first column." }),
+  }),
+  validate: createCardInput,
+});
+
+export const UpdateCardInput = builder.inputType("UpdateCardInput", {
+  description: "Only the fields given change.",
+  fields: (t) => ({
+    content: t.string(),
+    position: t.float(),
+    parentId: t.id({ description: "null moves the card to the first column." }),
+  }),
+  validate: updateCardInput,
+});
+
+export const SeedInput = builder.inputType("SeedInput", {
+  fields: (t) => ({
+    parentId: t.id({ description: "Where the new cards go, after the existing children; null: the first column." }),
+    seed: t.string({ required: true, description: "Markdown (each heading starts a card), or JSON in the json export's shape." }),
+  }),
+  validate: seedInput,
+});
+
+export const CreateTreeInput = builder.inputType("CreateTreeInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    seed: t.string({ description: "Cards to start with; without it, one empty card." }),
+  }),
+  validate: createTreeInput,
+});
+
+export const UpdateTreeInput = builder.inputType("UpdateTreeInput", {
+  description: "Only the fields given change. Setting publicUrl is the owner's alone.",
+  fields: (t) => ({
+    name: t.string(),
+    latex: t.boolean(),
+    publicUrl: t.string({ description: "3–64 characters of a-z, 0-9 and -; null makes the tree private again." }),
+  }),
+  validate: updateTreeInput,
+});
+
+export const AddCollaboratorInput = builder.inputType("AddCollaboratorInput", {
+  fields: (t) => ({
+    email: t.string({ required: true, description: "Of an existing user." }),
+  }),
+  validate: addCollaboratorInput,
+});

@@ -1,0 +1,124 @@
+/**
+ * The Tree type (its cards flat in tree order and its first column, both from the one
+ * per-request load), `Card.tree`, the tree queries and the tree mutations.
+ */
+import { presentTree } from "../domain/presenters.js";
+import type { Tree } from "../domain/records.js";
+import { publicUrl, recordId } from "../domain/schemas.js";
+import {
+  clonePublicTree,
+  cloneTree,
+  createTree,
+  deleteTree,
+  listTrees,
+  loadTree,
+  publicTree,
+  updateTree,
+} from "../domain/trees.js";
+import { builder } from "./builder.js";
+import { CardType } from "./card.js";
+import { requireUser } from "./context.js";
+import { nullWhenHidden } from "./errors.js";
+import { CreateTreeInput, UpdateTreeInput } from "./inputs.js";
+
+export const TreeType = builder.objectRef<Tree>("Tree").implement({
+  description: "A document: a tree of cards.",
+  fields: (t) => ({
+    id: t.exposeID("_id"),
+    revision: t.exposeInt("__v", {
+      description: "REST's `__v`: starts at 0, +1 on every change of the tree record (GraphQL names cannot start with __).",
+    }),
+    name: t.exposeString("name"),
+    owner: t.exposeID("owner", { description: "The owner's user id." }),
+    users: t.exposeIDList("users", { description: "Ids of everyone with access, the owner included." }),
+    createdAt: t.exposeString("createdAt"),
+    updatedAt: t.exposeString("updatedAt", { description: "Also moves when any of its cards changes." }),
+    latex: t.exposeBoolean("latex", { nullable: true, description: "null when never set." }),
+    publicUrl: t.exposeString("publicUrl", { nullable: true, description: "null for a private tree." }),
+    cards: t.field({
+      type: [CardType],
+      description: "Every live card, flat, in tree order (depth-first pre-order).",
+      resolve: async (tree, _args, context) => (await context.trees.ofTree(tree)).cards,
+    }),
+    roots: t.field({
+      type: [CardType],
+      description: "The first column, in sibling order.",
+      resolve: async (tree, _args, context) => (await context.trees.ofTree(tree)).children.get(null) ?? [],
+    }),
+  }),
+});
+
+builder.objectField(CardType, "tree", (t) =>
+  t.field({
+    type: TreeType,
+    resolve: async (card, _args, context) => (await context.trees.ofCard(card)).tree,
+  }),
+);
+
+builder.queryFields((t) => ({
+  trees: t.field({
+    type: [TreeType],
+    description: "Trees the caller can open, most recently updated first.",
+    resolve: async (_root, _args, context) => (await listTrees(context.domain, requireUser(context))).map(presentTree),
+  }),
+  tree: t.field({
+    type: TreeType,
+    nullable: true,
+    description: "A tree the caller can open; null when it does not exist or they may not (anonymous callers included).",
+    args: { id: t.arg.id({ required: true, validate: recordId }) },
+    resolve: (_root, args, context) =>
+      nullWhenHidden(async () => presentTree(await loadTree(context.domain, context.user, args.id, "read"))),
+  }),
+  publicTree: t.field({
+    type: TreeType,
+    nullable: true,
+    description: "A public tree by its publicUrl, for anyone; null unless it is public.",
+    args: { url: t.arg.string({ required: true, validate: publicUrl }) },
+    resolve: (_root, args, context) =>
+      nullWhenHidden(async () => {
+        const { tree, cards } = await publicTree(context.domain, args.url);
+        context.trees.prime(tree, cards);
+        return presentTree(tree);
+      }),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createTree: t.field({
+    type: TreeType,
+    args: { input: t.arg({ type: CreateTreeInput, required: true }) },
+    resolve: async (_root, { input }, context) => presentTree(await createTree(context.domain, requireUser(context), input)),
+  }),
+  updateTree: t.field({
+    type: TreeType,
+    description: "Renames, sets latex, or publishes (publicUrl, owner only).",
+    args: { id: t.arg.id({ required: true, validate: recordId }), input: t.arg({ type: UpdateTreeInput, required: true }) },
+    resolve: async (_root, args, context) => {
+      const tree = await updateTree(context.domain, requireUser(context), args.id, args.input);
+      context.trees.forget(tree._id);
+      return presentTree(tree);
+    },
+  }),
+  deleteTree: t.id({
+    description: "Deletes the tree and all its cards (owner only); returns its id.",
+    args: { id: t.arg.id({ required: true, validate: recordId }) },
+    resolve: async (_root, args, context) => {
+      await deleteTree(context.domain, requireUser(context), args.id);
+      context.trees.forget(args.id);
+      return args.id;
+    },
+  }),
+  cloneTree: t.field({
+    type: TreeType,
+    description: 'A full copy owned by the caller, named "<name> (copy)", with no collaborators and no publicUrl.',
+    args: { id: t.arg.id({ required: true, validate: recordId }) },
+    resolve: async (_root, args, context) => presentTree(await cloneTree(context.domain, requireUser(context), args.id)),
+  }),
+  clonePublicTree: t.field({
+    type: TreeType,
+    description: "Copies a public tree, named by its id or its publicUrl.",
+    args: { idOrUrl: t.arg.string({ required: true }) },
+    resolve: async (_root, args, context) =>
+      presentTree(await clonePublicTree(context.domain, requireUser(context), args.idOrUrl)),
+  }),
+}));
