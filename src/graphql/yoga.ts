@@ -1,9 +1,86 @@
-import type { RequestHandler } from "express";
+/**
+ * /graphql: the Pothos schema served by graphql-yoga behind the same authentication
+ * middleware as /api (mounted in src/app.ts), plus GraphiQL on GET.
+ *
+ * Settings that matter and why:
+ * - CORS off. Yoga's default reflects any Origin and allows credentials, which would let
+ *   any web page read a signed-in visitor's trees (and `me { csrf }`) with their cookie.
+ * - Request bodies go through the same JSON body parser as /api, at the import limit (an
+ *   `importSeed` may carry up to that): too large is 413, not JSON is 415, before yoga.
+ * - Mutations over GET are refused by yoga, so a cookie-session change is always a POST, and
+ *   the middleware has checked its CSRF token.
+ * - Errors are masked by src/graphql/errors.ts (codes in `extensions.code`).
+ */
+import { Router, type Request, type RequestHandler, type Response } from "express";
+import { createYoga } from "graphql-yoga";
 import type { DomainContext } from "../domain/context.js";
+import { NotFoundError } from "../domain/errors.js";
+import { jsonBody } from "../http/json-body.js";
 import type { Logger } from "../http/logger.js";
+import { createGraphQLContext, type GraphQLContext } from "./context.js";
+import { documentErrorCodes, maskError } from "./errors.js";
+import { graphiqlRoutes, renderGraphiQLPage } from "./graphiql.js";
+import { schema } from "./schema.js";
 
-export function graphqlHandler(_ctx: DomainContext, _logger: Logger): RequestHandler {
-  return (_req, res) => {
-    res.status(501).json({ error: "internal", message: "GraphQL is not built yet." });
-  };
+interface ServerContext {
+  req: Request;
+  res: Response;
+}
+
+const EXAMPLE_QUERY = `# A whole tree in one request. Try: { trees { id name } } first.
+query WholeTree($id: ID!) {
+  tree(id: $id) {
+    name
+    roots {
+      ...CardFields
+      children {
+        ...CardFields
+        children { ...CardFields }
+      }
+    }
+  }
+}
+
+fragment CardFields on Card {
+  id
+  depth
+  content
+}
+`;
+
+function csrfHeader(req: Request): Record<string, string> {
+  return req.auth.session ? { "X-CSRF-Token": req.auth.session.csrf } : {};
+}
+
+export function createGraphQLServer(ctx: DomainContext, logger: Logger) {
+  return createYoga<ServerContext, GraphQLContext>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    context: ({ req }) => createGraphQLContext(ctx, req.auth),
+    cors: false,
+    landingPage: false,
+    logging: false,
+    maskedErrors: { maskError: maskError(logger) },
+    plugins: [documentErrorCodes],
+    graphiql: (_request, server) => ({
+      title: "Cardtree GraphQL",
+      endpoint: "/graphql",
+      defaultQuery: EXAMPLE_QUERY,
+      // A cookie session's POSTs need its CSRF token; GraphiQL sends it without showing it.
+      additionalHeaders: csrfHeader(server.req),
+    }),
+    renderGraphiQL: renderGraphiQLPage,
+  });
+}
+
+export function graphqlHandler(ctx: DomainContext, logger: Logger): RequestHandler {
+  const yoga = createGraphQLServer(ctx, logger);
+  const router = Router();
+  router.use(graphiqlRoutes());
+  router.use(jsonBody(ctx.config.limits.importBodyBytes));
+  router.all("/", (req, res) => yoga.requestListener(req, res));
+  router.use(() => {
+    throw new NotFoundError("This GraphQL path");
+  });
+  return router;
 }
