@@ -23,7 +23,7 @@ declare module "express-serve-static-core" {
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-/** These start a session, so there is no token to check yet. */
+/** These start a session, so there is no token to check yet (full paths: the middleware is mounted under /api). */
 const CSRF_EXEMPT = new Set(["/api/login", "/api/signup"]);
 
 export function readCookie(req: Request, name: string): string | undefined {
@@ -64,7 +64,7 @@ export function authenticate(deps: { store: Store; credentials: CredentialChecke
     const session = token ? await deps.sessions.find(token) : null;
     const user = session ? await deps.store.users.byId(session.userId) : null;
     if (!session || !user) return next();
-    if (!SAFE_METHODS.has(req.method) && !CSRF_EXEMPT.has(req.path) && !csrfMatches(session, req.get("x-csrf-token"))) {
+    if (!SAFE_METHODS.has(req.method) && !CSRF_EXEMPT.has(req.baseUrl + req.path) && !csrfMatches(session, req.get("x-csrf-token"))) {
       throw new ForbiddenError("This request needs the X-CSRF-Token header of your session.");
     }
     req.auth = { user, session };

@@ -129,6 +129,17 @@ describe("cookie sessions", () => {
     expect((await anon.get("/api/index", { cookie })).status).toBe(401);
   });
 
+  it("log-in and sign-up need no CSRF token even with an old session cookie", async () => {
+    const alice = await buildUser(server.url);
+    const first = await anon.post("/api/login", alice.credentials);
+    const cookie = sessionCookie(first);
+    const again = await anon.post("/api/login", alice.credentials, { cookie });
+    expect(again.status).toBe(200);
+    expect(again.body.csrf).not.toBe(first.body.csrf);
+    const signup = await anon.post("/api/signup", { email: uniqueEmail(), password: "long enough" }, { cookie: sessionCookie(again) });
+    expect(signup.status).toBe(201);
+  });
+
   it("a wrong log-in answers 401 and starts no session", async () => {
     const alice = await buildUser(server.url);
     const res = await anon.post("/api/login", { email: alice.user.email, password: "not the password" });
