@@ -16,6 +16,7 @@ const CACHE_MAX_ENTRIES = 10_000;
 
 export class CredentialChecker {
   private verified = new Map<string, number>();
+  private inFlight = new Map<string, Promise<boolean>>();
   readonly throttle: LoginThrottle;
 
   constructor(
@@ -35,20 +36,31 @@ export class CredentialChecker {
     const keys = [`email:${normalised}`, `address:${address}`];
     this.throttle.check(keys);
     const user = await findUserByEmail(this.ctx, normalised);
-    if (!user) {
-      await this.ctx.hasher.verifyAgainstDummy(password);
-      return this.fail(keys);
-    }
     const cacheKey = createHmac("sha256", this.secret)
       .update(normalised)
       .update("\0")
       .update(password)
       .update("\0")
-      .update(user.passwordHash)
+      // An unknown email is checked against the dummy hash, under a key of its own.
+      .update(user?.passwordHash ?? "\0unknown")
       .digest("base64");
-    const until = this.verified.get(cacheKey);
-    if (until !== undefined && until > Date.now()) return user;
-    if (!(await this.ctx.hasher.verify(password, user.passwordHash))) return this.fail(keys);
+    if (user) {
+      const until = this.verified.get(cacheKey);
+      if (until !== undefined && until > Date.now()) return user;
+    }
+    let verdict = this.inFlight.get(cacheKey);
+    if (!verdict) {
+      this.throttle.check(keys);
+      const end = this.throttle.begin(keys);
+      verdict = (user ? this.ctx.hasher.verify(password, user.passwordHash) : this.ctx.hasher.verifyAgainstDummy(password)).finally(
+        () => {
+          end();
+          this.inFlight.delete(cacheKey);
+        },
+      );
+      this.inFlight.set(cacheKey, verdict);
+    }
+    if (!(await verdict) || !user) return this.fail(keys);
     if (this.verified.size >= CACHE_MAX_ENTRIES) this.verified.clear();
     this.verified.set(cacheKey, Date.now() + CACHE_TTL_MS);
     return user;
