@@ -10,7 +10,7 @@ import type { Actor } from "./policy.js";
 import type { StoredCard, Tree } from "./records.js";
 import { createCardInput, parseInput, updateCardInput } from "./schemas.js";
 import { assertCardAllowance } from "./card-batches.js";
-import { listTrees, loadTree, touchTree, withTree } from "./trees.js";
+import { loadTree, touchTree, withTree } from "./trees.js";
 import { childrenByParent, walkTreeOrder } from "./tree-order.js";
 
 function assertCardIdSyntax(cardId: string): void {
@@ -37,13 +37,6 @@ export async function listCards(ctx: DomainContext, actor: Actor | null, treeId:
 /** A tree's live cards in tree order; the caller has authorised the read. */
 export async function cardsOfTree(ctx: DomainContext, tree: Tree): Promise<StoredCard[]> {
   return walkTreeOrder(await ctx.store.cards.liveByTree(tree._id)).map((e) => e.card);
-}
-
-/** Every live card of every tree the actor can open, tree order within each tree. */
-export async function listAllCards(ctx: DomainContext, actor: Actor): Promise<StoredCard[]> {
-  const trees = await listTrees(ctx, actor);
-  const lists = await Promise.all(trees.map((tree) => cardsOfTree(ctx, tree)));
-  return lists.flat();
 }
 
 /**

@@ -53,6 +53,22 @@ describe("cached cards read", () => {
     expect(after).toHaveLength(10);
   });
 
+  it("GET /api/cards joins the cached trees and shows a write to any of them", async () => {
+    const { alice, tree } = await warmTree();
+    const other = await buildTree(alice, { seed: "# Elsewhere" });
+    const first = await alice.get("/api/cards");
+    expect(contents(first.body)).toEqual(expect.arrayContaining(["# One", "# Two", "# Elsewhere"]));
+    expect(first.body).toHaveLength(3);
+    const etag = first.headers.get("etag")!;
+    expect((await alice.get("/api/cards", { "if-none-match": etag })).status).toBe(304);
+
+    await buildCard(alice, other._id, { content: "more" });
+    const second = await alice.get("/api/cards", { "if-none-match": etag });
+    expect(second.status).toBe(200);
+    expect(second.body).toHaveLength(4);
+    expect(second.body.filter((c: any) => c.treeId === tree._id)).toHaveLength(2);
+  });
+
   it("answers 304 to a matching If-None-Match until the tree changes", async () => {
     const { alice, tree, path, etag } = await warmTree();
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
@@ -80,7 +96,8 @@ describe("cached cards read", () => {
   it("never answers a stranger or an anonymous caller from a warm cache", async () => {
     const { path, etag } = await warmTree();
     const mallory = await buildUser(server.url, "mallory");
-    for (const headers of [{}, { "if-none-match": etag }]) {
+    const variants: Record<string, string>[] = [{}, { "if-none-match": etag }];
+    for (const headers of variants) {
       const res = await mallory.get(path, headers);
       expect(res.status).toBe(404);
       expect(res.body.error).toBe("not_found");
