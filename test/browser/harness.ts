@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { describe } from "vitest";
+import { describe, vi } from "vitest";
 import { buildUser, type Api } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -22,6 +22,10 @@ if (!available && process.env.CI === "true") {
   throw new Error(`Browser tests need Chromium at ${CHROMIUM} (apt-get install chromium); CI must not skip them.`);
 }
 if (!available) console.warn(`Skipping browser tests: ${CHROMIUM} not found.`);
+
+// expect.poll gives up after 1 s by default; a busy CI machine (two cores, servers and
+// browsers side by side) can take longer than that to answer a click.
+vi.setConfig({ expect: { poll: { timeout: 15_000, interval: 50 } } });
 
 /** `describe` when Chromium is here, `describe.skip` (with the warning above) when not. */
 export const describeInBrowser = available ? describe : describe.skip;
