@@ -2,7 +2,7 @@
  * Record ids in the formats of SPEC §2: users have 24 lowercase hex characters (like a
  * MongoDB ObjectId), trees and cards 24 characters of [a-z0-9].
  */
-import { randomBytes, randomInt } from "node:crypto";
+import { randomBytes } from "node:crypto";
 
 const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyz0123456789";
 export const RECORD_ID = /^[a-z0-9]{24}$/;
@@ -12,14 +12,30 @@ export function newUserId(): string {
   return randomBytes(12).toString("hex");
 }
 
+/**
+ * Random bytes for record ids, drawn 4 KiB at a time: one call into the system's CSPRNG
+ * per ~170 ids rather than per id, which showed at ~5 µs an id in a profile of a
+ * 5,000-card import. The bytes are as random either way; ids are not secrets.
+ */
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function randomByte(): number {
+  if (poolOffset >= pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++];
+}
+
 /** A tree or card id. 36^24 ≈ 2^124 values: collisions are not a concern. */
 export function newRecordId(): string {
-  const bytes = randomBytes(24);
   let id = "";
   // 252 is the largest multiple of 36 below 256: rejecting bytes above it keeps every
   // character equally likely.
-  for (let i = 0; id.length < 24; i++) {
-    const byte = i < bytes.length ? bytes[i] : randomInt(256);
+  while (id.length < 24) {
+    const byte = randomByte();
     if (byte < 252) id += ALPHANUMERIC[byte % 36];
   }
   return id;
