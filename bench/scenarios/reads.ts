@@ -181,15 +181,22 @@ async function authScenario(setup: ReadSetup, load: Load): Promise<void> {
   const { report, server, reader, publicUrl } = setup;
   const url = `${server.url}/api/public/${publicUrl}`;
   const bytes = (await (await fetch(url)).arrayBuffer()).byteLength;
-  const anonymous = await load(url);
-  row(setup, "public-anonymous", "public read GET /api/public/:url, no credentials", anonymous, bytes);
-  const authed = await load(url, { Authorization: reader.authorization });
-  row(setup, "public-basic", "same public read with basic credentials", authed, bytes);
-  const loss = 1 - authed.requestsPerSecond / anonymous.requestsPerSecond;
+  // Alternated three times each and the medians compared: on a shared machine a single
+  // pair of runs differs by more than the 10% being measured.
+  const anonymous: LoadResult[] = [];
+  const authed: LoadResult[] = [];
+  for (let i = 0; i < 3; i++) {
+    anonymous.push(await load(url));
+    authed.push(await load(url, { Authorization: reader.authorization }));
+  }
+  const middle = (runs: LoadResult[]) => [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[1];
+  row(setup, "public-anonymous", "public read GET /api/public/:url, no credentials", middle(anonymous), bytes, "median of 3 runs");
+  row(setup, "public-basic", "same public read with basic credentials", middle(authed), bytes, "median of 3, alternated");
+  const loss = 1 - middle(authed).requestsPerSecond / middle(anonymous).requestsPerSecond;
   report.target({
     name: "authenticated read vs unauthenticated",
     wanted: "within 10%",
-    measured: `${(loss * 100).toFixed(1)}% slower`,
+    measured: loss >= 0 ? `${(loss * 100).toFixed(1)}% slower` : `${(-loss * 100).toFixed(1)}% faster`,
     met: loss <= 0.1,
   });
 }
