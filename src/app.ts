@@ -9,7 +9,7 @@ import { CredentialChecker } from "./auth/credentials.js";
 import { SessionManager } from "./auth/sessions.js";
 import type { DomainContext } from "./domain/context.js";
 import { errorHandler } from "./http/error-response.js";
-import { healthRoutes, type Lifecycle } from "./http/health.js";
+import { closeConnectionsWhenStopping, healthRoutes, type Lifecycle } from "./http/health.js";
 import { jsonBody } from "./http/json-body.js";
 import { requestLog, type Logger } from "./http/logger.js";
 import { securityHeaders } from "./http/security-headers.js";
@@ -37,6 +37,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   const who = authenticate({ store: ctx.store, credentials, sessions });
 
   app.use(securityHeaders);
+  app.use(closeConnectionsWhenStopping(lifecycle));
   if (ctx.config.logRequests) app.use(requestLog(logger));
   app.use(healthRoutes(ctx.store, lifecycle));
   app.use(

@@ -14,7 +14,11 @@ export interface Config {
   defaultCardLimit: number;
   logRequests: boolean;
   /** Slow clients: most time to send the headers, and the whole request. */
-  timeouts: { headersMs: number; requestMs: number; shutdownMs: number };
+  /**
+   * `shutdownDelayMs`: after SIGTERM, how long /readyz says 503 while new requests are
+   * still served, so a load balancer stops sending before the port closes.
+   */
+  timeouts: { headersMs: number; requestMs: number; shutdownMs: number; shutdownDelayMs: number };
   /** When the store rewrites a datafile that has grown (src/store/nedb-compaction.ts). */
   compaction: { checkIntervalMs: number; minAppendedLines: number; garbageRatio: number };
   limits: {
@@ -48,6 +52,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersMs: integer(env.HEADERS_TIMEOUT_MS, 20_000, "HEADERS_TIMEOUT_MS"),
       requestMs: integer(env.REQUEST_TIMEOUT_MS, 60_000, "REQUEST_TIMEOUT_MS"),
       shutdownMs: integer(env.SHUTDOWN_TIMEOUT_MS, 30_000, "SHUTDOWN_TIMEOUT_MS"),
+      shutdownDelayMs: integer(env.SHUTDOWN_DELAY_MS, 0, "SHUTDOWN_DELAY_MS"),
     },
     compaction: {
       checkIntervalMs: integer(env.COMPACT_CHECK_MS, 60_000, "COMPACT_CHECK_MS"),

@@ -54,6 +54,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     close: () =>
       (closing ??= (async () => {
         lifecycle = "stopping";
+        if (config.timeouts.shutdownDelayMs > 0) {
+          await new Promise((resolve) => setTimeout(resolve, config.timeouts.shutdownDelayMs));
+        }
         await new Promise<void>((resolve) => {
           const deadline = setTimeout(() => server.closeAllConnections(), config.timeouts.shutdownMs);
           server.close(() => {

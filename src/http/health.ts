@@ -4,7 +4,7 @@
  * before start-up has finished and from the moment a shutdown begins, so a balancer
  * drains the instance while its in-flight requests finish.
  */
-import { Router } from "express";
+import { Router, type NextFunction, type Request, type Response } from "express";
 import type { Store } from "../store/store.js";
 
 export type Lifecycle = "starting" | "ready" | "stopping";
@@ -21,4 +21,15 @@ export function healthRoutes(store: Store, lifecycle: () => Lifecycle): Router {
     res.status(ready ? 200 : 503).json({ status: ready ? "ready" : state === "ready" ? store.status() : state });
   });
   return router;
+}
+
+/**
+ * While stopping, every response closes its connection: a client that keeps a keep-alive
+ * connection busy would otherwise hold the shutdown open until its timeout.
+ */
+export function closeConnectionsWhenStopping(lifecycle: () => Lifecycle) {
+  return (_req: Request, res: Response, next: NextFunction) => {
+    if (lifecycle() === "stopping") res.set("Connection", "close");
+    next();
+  };
 }
