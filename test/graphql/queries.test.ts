@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCard, buildTree, buildUser, type Api } from "../helpers/api.js";
-import { startInProcessServer, type InProcessServer } from "../helpers/server.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 import { Gql } from "./client.js";
 
 const SEED = "# A\n\n## A1\n\ntext of A1\n\n## A2\n\n# B\n";

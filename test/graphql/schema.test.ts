@@ -7,7 +7,7 @@ import path from "node:path";
 import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery } from "graphql";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { schemaSDL } from "../../src/graphql/sdl.js";
-import { startInProcessServer, type InProcessServer } from "../helpers/server.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 import { Gql } from "./client.js";
 
 let server: InProcessServer;

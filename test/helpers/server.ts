@@ -1,16 +1,14 @@
 /**
- * Starts the real server for integration tests: a child process (`startTestServer`, for
- * restarts, kills and environment settings) or in this process (`startInProcessServer`,
- * when a test needs to look inside, e.g. count store reads). Each gets a fresh data
- * directory under the system temp folder.
+ * Starts the real server for integration tests as a child process (for restarts, kills
+ * and environment settings), with a fresh data directory under the system temp folder.
+ * `in-process-server.ts` starts it inside the test process instead. They are two modules
+ * so that suites using only child processes do not load the whole server.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { loadConfig } from "../../src/config.js";
-import { startServer, type RunningServer } from "../../src/server.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -81,23 +79,4 @@ export async function startTestServer(
     },
   };
   return server;
-}
-
-export interface InProcessServer extends RunningServer {
-  dataDir: string;
-  stop(): Promise<void>;
-}
-
-export async function startInProcessServer(env: Record<string, string> = {}): Promise<InProcessServer> {
-  const dataDir = await freshDataDir();
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "off", ...env });
-  const running = await startServer(config);
-  return {
-    ...running,
-    dataDir,
-    stop: async () => {
-      await running.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
 }

@@ -9,7 +9,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildTree, buildUser, uniqueEmail } from "../helpers/api.js";
-import { startInProcessServer, startTestServer, type InProcessServer } from "../helpers/server.js";
+import { startTestServer } from "../helpers/server.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
 let server: InProcessServer;
 let hashChecks = 0;

@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCard, buildTree, buildUser } from "../helpers/api.js";
-import { startInProcessServer, type InProcessServer } from "../helpers/server.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 import { cardsOf, expectValidTree } from "./tree-checks.js";
 
 let server: InProcessServer;

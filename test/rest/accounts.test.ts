@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildTree, buildUser, uniqueEmail } from "../helpers/api.js";
-import { startInProcessServer, startTestServer, type InProcessServer } from "../helpers/server.js";
+import { startTestServer } from "../helpers/server.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
 let server: InProcessServer;
 let anon: Api;

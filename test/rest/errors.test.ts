@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
-import { startInProcessServer, type InProcessServer } from "../helpers/server.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
 let server: InProcessServer;
 beforeAll(async () => {

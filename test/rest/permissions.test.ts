@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
-import { startInProcessServer, type InProcessServer } from "../helpers/server.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
 type Role = "owner" | "collaborator" | "other" | "anonymous";
 type Expected = Record<Role, number>;
