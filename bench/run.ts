@@ -28,6 +28,8 @@ const settings = {
   loadSeconds: quick ? 2 : 10,
   readConnections: 8,
   repetitions: quick ? 1 : 3,
+  /** Compared load runs (REST, raw, json-server; with and without auth) alternate this often. */
+  rounds: quick ? 1 : 3,
   startupCards: 100_000,
 };
 
@@ -92,6 +94,7 @@ async function main(): Promise<void> {
     workDir,
     seconds: settings.loadSeconds,
     connections: settings.readConnections,
+    rounds: settings.rounds,
   });
 
   console.log("Writes (wrk)...");
