@@ -119,7 +119,7 @@ describe("what a crash leaves at the end of a datafile", () => {
     expect(appendStart).toBeGreaterThan(0);
     // Cuts at a line end (complete lines of a partial batch) and mid-line (a torn tail).
     const lineEnds = [...whole.slice(appendStart).matchAll(/\n/g)].map((m) => appendStart + m.index! + 1);
-    const cuts = [lineEnds[0], lineEnds[198], lineEnds[99] + 30, whole.length - 5];
+    const cuts = [lineEnds[0], lineEnds[99] + 30, whole.length - 5];
     for (const cut of cuts) {
       writeFileSync(file, whole.slice(0, cut));
       server = await startTestServer({ dataDir: server.dataDir, env: { LOG: "off" } });
@@ -133,4 +133,18 @@ describe("what a crash leaves at the end of a datafile", () => {
     expect(cards).toHaveLength(201);
     expectValidTree(cards);
   }, 120_000);
+
+  it("cards whose tree never got written (a crash inside tree creation) are swept at open", async () => {
+    server = await startTestServer({ env: { LOG: "off" } });
+    const alice = await buildUser(server.url);
+    const kept = await buildTree(alice, { name: "kept", seed: "# a" });
+    const lost = await buildTree(alice, { name: "lost", seed: "# b\n\n# c" });
+    await server.kill();
+    // The state a kill between the two appends leaves: the cards, not the tree.
+    const treesFile = path.join(server.dataDir, "trees.db");
+    writeFileSync(treesFile, readFileSync(treesFile, "utf8").split("\n").filter((l) => !l.includes(lost._id)).join("\n"));
+    server = await startTestServer({ dataDir: server.dataDir, env: { LOG: "off" } });
+    expect(server.output.join("\n")).toMatch(/removed cards of trees that do not exist.*"cards":2/);
+    expect((await cardsOf(new Api(server.url, alice.credentials), kept._id)).map((c) => c.content)).toEqual(["# a"]);
+  }, 60_000);
 });
