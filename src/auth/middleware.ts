@@ -2,6 +2,11 @@
  * Settles who is calling, once per request, for both /api and /graphql: basic credentials
  * when an Authorization header is sent, else the cookie session. Cookie-session requests
  * that change anything must carry the session's CSRF token in `X-CSRF-Token`.
+ *
+ * A browser also attaches basic credentials it has cached for our realm to requests other
+ * sites make it send (a form posting an empty body needs no preflight), so a request that
+ * changes anything and that the browser marks as coming from another site is refused,
+ * whatever its credentials. Scripts and curl send no `Sec-Fetch-Site` and are unaffected.
  */
 import type { NextFunction, Request, Response } from "express";
 import { ForbiddenError, UnauthenticatedError } from "../domain/errors.js";
@@ -53,6 +58,10 @@ export function clientAddress(req: Request): string {
 export function authenticate(deps: { store: Store; credentials: CredentialChecker; sessions: SessionManager }) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     req.auth = { user: null, session: null };
+    const site = req.get("sec-fetch-site");
+    if (!SAFE_METHODS.has(req.method) && (site === "cross-site" || site === "same-site")) {
+      throw new ForbiddenError("Requests from other sites may not change anything here.");
+    }
     const header = req.headers.authorization;
     if (header !== undefined) {
       const basic = parseBasicAuth(header);

@@ -162,6 +162,17 @@ describe("cookies, CSRF and headers", () => {
     expect((await api.get("/api/trees", { cookie })).body.map((t: any) => t.name).sort()).toEqual(["real", "real too"]);
   });
 
+  it("a browser request from another site that would change something is refused, even with basic credentials", async () => {
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { name: "target" });
+    for (const site of ["cross-site", "same-site"]) {
+      const forged = await alice.post(`/api/trees/${tree._id}/clone`, undefined, { "sec-fetch-site": site });
+      expect(forged.status, site).toBe(403);
+    }
+    expect((await alice.get("/api/trees", { "sec-fetch-site": "cross-site" })).body).toHaveLength(1);
+    expect((await alice.post(`/api/trees/${tree._id}/clone`, undefined, { "sec-fetch-site": "same-origin" })).status).toBe(201);
+  });
+
   it("every page carries the security headers, and the client's page fits its CSP", async () => {
     const page = await new Api(server.url).get("/");
     expect(page.status).toBe(200);
