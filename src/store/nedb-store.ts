@@ -38,7 +38,7 @@ import {
   type RepairLog,
 } from "./nedb-recovery.js";
 import type { Session, Store, StoreStatus } from "./store.js";
-import { failLikeFullDisk, takeInjectedFault } from "./write-faults.js";
+import { failedUndo, failLikeFullDisk, takeInjectedFault } from "./write-faults.js";
 
 type Doc = Record<string, unknown>;
 
@@ -101,12 +101,14 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     nedb.persistence.persistNewStateAsync = async (docs: Doc[]) => {
       if (failure) throw failure;
       const before = await fileSize(file);
+      const fault = takeInjectedFault(name);
       try {
-        if (takeInjectedFault(name)) failLikeFullDisk(file, docs.map((d) => `${nedbModel.serialize(d)}\n`).join(""));
+        if (fault) failLikeFullDisk(file, docs.map((d) => `${nedbModel.serialize(d)}\n`).join(""));
         await append(docs);
         compactor.appendedLines += docs.length;
       } catch (err) {
         try {
+          if (fault?.stuck) failedUndo();
           await truncateTo(file, before);
           nedb._resetIndexes(await docsFromDatafile(file));
           log("a write failed and was undone", { collection: name, error: String(err) });

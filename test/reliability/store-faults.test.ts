@@ -55,6 +55,26 @@ describe("a write the disk refuses (injected ENOSPC, half the bytes written)", (
   }, 60_000);
 });
 
+describe("a failed write that cannot be undone", () => {
+  it("puts the store in its failed state: every call 500, /healthz and /readyz 503; a restart recovers", async () => {
+    const control = path.join(os.tmpdir(), `cardtree-fault-stuck-${process.pid}-${Date.now()}`);
+    const env = { LOG: "off", CARDTREE_FAULTS_FILE: control };
+    server = await startTestServer({ env });
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { seed: "# kept" });
+    writeFileSync(control, "enospc-stuck cards");
+    expect((await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 5, content: "phantom" })).status).toBe(500);
+    // Memory may hold the phantom now, so nothing is served from it.
+    expect((await alice.get(`/api/trees/${tree._id}/cards`)).status).toBe(500);
+    expect((await new Api(server.url).get("/healthz")).status).toBe(503);
+    expect((await new Api(server.url).get("/readyz")).status).toBe(503);
+    await server.kill();
+    server = await startTestServer({ dataDir: server.dataDir, env });
+    expect((await cardsOf(new Api(server.url, alice.credentials), tree._id)).map((c) => c.content)).toEqual(["# kept"]);
+    rmSync(control, { force: true });
+  }, 60_000);
+});
+
 describe("a real full disk (a 4 MiB tmpfs)", () => {
   it("refuses an import with 5xx, shows none of it, and recovers once space is freed", async (t) => {
     const dataDir = await freshDataDir();
