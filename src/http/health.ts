@@ -1,8 +1,9 @@
 /**
  * Liveness and readiness for a process supervisor or a load balancer. `/healthz` says the
- * process answers and its store is usable; `/readyz` also says it takes new work: 503
- * before start-up has finished and from the moment a shutdown begins, so a balancer
- * drains the instance while its in-flight requests finish.
+ * process answers and its store is usable; `/readyz` also says it takes new work: 503 from
+ * the moment a shutdown begins, so a balancer drains the instance while its in-flight
+ * requests finish. (The port opens only once the store is open, so a starting server
+ * refuses connections rather than answering; "starting" covers an app built before that.)
  */
 import { Router, type NextFunction, type Request, type Response } from "express";
 import type { Store } from "../store/store.js";
