@@ -217,7 +217,12 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       trash: async (ids, at) => {
         if (ids.length === 0) return;
         // A subtree goes to the trash whole or not at all, like an import.
-        const update = ids.length === 1 ? { $set: { trashed: at }, $unset: { batch: true } } : { $set: { trashed: at, batch: newBatch(ids.length) } };
+        // One card: drop the mark of the import that made it, or its line would read as an
+        // unfinished batch of that import's size.
+        const update =
+          ids.length === 1
+            ? { $set: { trashed: at }, $unset: { batch: true } }
+            : { $set: { trashed: at, batch: newBatch(ids.length) } };
         await cards.update({ _id: { $in: [...ids] } }, update, { multi: true });
       },
     },
