@@ -2,12 +2,20 @@
  * Export (SPEC §6): the command that checks access and gathers the live cards; the
  * formats themselves live in src/formats/export/.
  */
-import { exportFormats, exportQuerySchema, exportTree, type ExportFormat, type ExportResult } from "../formats/export/index.js";
+import type { ExportResult } from "../formats/export/index.js";
+import { exportFormats, exportQuerySchema, type ExportFormat } from "../formats/export/options.js";
 import type { DomainContext } from "./context.js";
 import { ValidationError } from "./errors.js";
 import type { Actor } from "./policy.js";
 import { parseInput } from "./schemas.js";
 import { loadTree } from "./trees.js";
+
+/**
+ * The exporters, loaded on the first export: with docx, pptxgenjs, marked and
+ * sanitize-html they are about half of the server's module loading, ~1 s of every start
+ * under tsx, which most runs of the server never need.
+ */
+export const loadExporters = () => import("../formats/export/index.js");
 
 export function parseExportFormat(format: string): ExportFormat {
   if (!(exportFormats as readonly string[]).includes(format)) {
@@ -32,5 +40,6 @@ export async function exportTreeAs(
   const checkedFormat = parseExportFormat(format);
   const options = parseInput(exportQuerySchema, query);
   const tree = await loadTree(ctx, actor, treeId, "export");
+  const { exportTree } = await loadExporters();
   return exportTree(checkedFormat, tree, await ctx.store.cards.liveByTree(tree._id), options);
 }

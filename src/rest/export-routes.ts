@@ -2,8 +2,7 @@
  * `GET /api/export/:treeId.:format`: a file download of the tree or part of it.
  */
 import { Router } from "express";
-import { exportTreeAs } from "../domain/export.js";
-import { contentDisposition } from "../formats/export/index.js";
+import { exportTreeAs, loadExporters } from "../domain/export.js";
 import type { RestDeps } from "./deps.js";
 
 export function exportRoutes({ ctx }: RestDeps): Router {
@@ -11,6 +10,7 @@ export function exportRoutes({ ctx }: RestDeps): Router {
   router.get("/export/:treeId.:format", async (req, res) => {
     const query = Object.fromEntries(Object.entries(req.query).filter(([, v]) => typeof v === "string"));
     const result = await exportTreeAs(ctx, req.auth.user, req.params.treeId, req.params.format, query);
+    const { contentDisposition } = await loadExporters();
     res.set({
       "Content-Type": result.contentType,
       "Content-Disposition": contentDisposition(result.filename),
