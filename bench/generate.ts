@@ -73,7 +73,7 @@ class TextMaker {
   }
 }
 
-export const MAX_DEPTH = 8;
+const MAX_DEPTH = 8;
 
 /**
  * A tree of `count` cards. Each new card goes under one of the few most recently made

@@ -152,13 +152,3 @@ export async function startPinned(options: {
     },
   };
 }
-
-/** The Cardtree server as the test helper starts it: `node --import tsx src/main.ts`. */
-export function startCardtree(dataDir: string, logFile: string, extraNodeArgs: string[] = []): Promise<Pinned> {
-  return startPinned({
-    command: () => [process.execPath, ...extraNodeArgs, "--import", "tsx", "src/main.ts"],
-    env: { DATA_DIR: dataDir },
-    logFile,
-    readyPath: "/healthz",
-  });
-}

@@ -38,7 +38,11 @@ function checkTools(): boolean {
   const missing = ["wrk", "pandoc"].filter((tool) => !hasCommand(tool));
   if (missing.length > 0 && process.getuid?.() === 0 && hasCommand("apt-get")) {
     console.log(`Installing ${missing.join(" and ")} with apt-get...`);
-    spawnSync("apt-get", ["install", "-y", ...missing], { stdio: "inherit" });
+    // Stale package lists make the install fail; refresh them once and retry.
+    if (spawnSync("apt-get", ["install", "-y", ...missing], { stdio: "inherit" }).status !== 0) {
+      spawnSync("apt-get", ["update"], { stdio: "inherit" });
+      spawnSync("apt-get", ["install", "-y", ...missing], { stdio: "inherit" });
+    }
   }
   if (!hasCommand("taskset")) {
     console.error("taskset is missing (Debian package util-linux); it pins the server and the load to separate cores.");

@@ -140,7 +140,7 @@ async function readAfterWrite(setup: ReadSetup, cardsPath: string): Promise<void
 type Load = (url: string, headers?: Record<string, string>, script?: Record<string, string>) => Promise<LoadResult>;
 
 /** `children` nested `depth` times under the tree's first column, every REST field on each card. */
-export function wholeTreeQuery(treeId: string, depth: number): string {
+function wholeTreeQuery(treeId: string, depth: number): string {
   let selection = "";
   for (let level = 0; level < depth; level++) selection = `{ ...C${selection ? ` children ${selection}` : ""} }`;
   return `query WholeTree { tree(id: "${treeId}") { roots ${selection} } }

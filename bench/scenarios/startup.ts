@@ -15,7 +15,7 @@ import { median, type Report } from "../report.js";
 /** Under dist/ (git-ignored) so that the bundle's ../dist/web is the browser client. */
 const BUNDLE = path.join(ROOT, "dist", "bench-server.mjs");
 
-export async function compileServer(): Promise<void> {
+async function compileServer(): Promise<void> {
   await build({
     entryPoints: [path.join(ROOT, "src", "main.ts")],
     outfile: BUNDLE,
