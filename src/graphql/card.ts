@@ -28,23 +28,26 @@ CardType.implement({
     children: t.field({
       type: [CardType],
       description: "In sibling order.",
-      resolve: async (card, _args, context) => (await context.trees.ofCard(card)).children.get(card._id) ?? [],
+      resolve: (card, _args, context) => context.trees.withCardTree(card, (loaded) => loaded.children.get(card._id) ?? []),
     }),
     parent: t.field({
       type: CardType,
       nullable: true,
       description: "null for a first-column card.",
-      resolve: async (card, _args, context) =>
-        card.parentId === null ? null : ((await context.trees.ofCard(card)).byId.get(card.parentId) ?? null),
+      resolve: (card, _args, context) => {
+        const parentId = card.parentId;
+        return parentId === null ? null : context.trees.withCardTree(card, (loaded) => loaded.byId.get(parentId) ?? null);
+      },
     }),
     depth: t.int({
       description: "The column the card stands in: 1 for the first column.",
-      resolve: async (card, _args, context) => {
-        const depth = (await context.trees.ofCard(card)).depth.get(card._id);
-        // Only a card removed since it was read (in this same request) has no place.
-        if (depth === undefined) throw new NotFoundError("Card");
-        return depth;
-      },
+      resolve: (card, _args, context) =>
+        context.trees.withCardTree(card, (loaded) => {
+          const depth = loaded.depth.get(card._id);
+          // Only a card removed since it was read (in this same request) has no place.
+          if (depth === undefined) throw new NotFoundError("Card");
+          return depth;
+        }),
     }),
   }),
 });
