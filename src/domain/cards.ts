@@ -28,12 +28,6 @@ export function positionAfter(siblings: readonly StoredCard[]): number {
   return Math.floor(max) + 1;
 }
 
-/** A tree's live cards in tree order, after checking the actor may read it. */
-export async function listCards(ctx: DomainContext, actor: Actor | null, treeId: string): Promise<StoredCard[]> {
-  const tree = await loadTree(ctx, actor, treeId, "read");
-  return cardsOfTree(ctx, tree);
-}
-
 /** A tree's live cards in tree order; the caller has authorised the read. */
 export async function cardsOfTree(ctx: DomainContext, tree: Tree): Promise<StoredCard[]> {
   return walkTreeOrder(await ctx.store.cards.liveByTree(tree._id)).map((e) => e.card);

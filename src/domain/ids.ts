@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto";
 const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyz0123456789";
 export const RECORD_ID = /^[a-z0-9]{24}$/;
 export const USER_ID = /^[a-f0-9]{24}$/;
+/** A tree's public address (`publicUrl`). */
+export const PUBLIC_URL = /^[a-z0-9-]{3,64}$/;
 
 export function newUserId(): string {
   return randomBytes(12).toString("hex");

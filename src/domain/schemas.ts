@@ -3,7 +3,7 @@
  * GraphQL validation plugin checks arguments with them. Types are inferred from here.
  */
 import { z } from "zod";
-import { RECORD_ID, USER_ID } from "./ids.js";
+import { PUBLIC_URL, RECORD_ID, USER_ID } from "./ids.js";
 import { ValidationError } from "./errors.js";
 
 export const recordId = z.string().regex(RECORD_ID, "must be 24 characters of a-z and 0-9");
@@ -24,7 +24,7 @@ const position = z.number().refine(Number.isFinite, "must be a finite number");
 const content = z.string().max(1024 * 1024, "must be at most 1 MiB");
 export const publicUrl = z
   .string()
-  .regex(/^[a-z0-9-]{3,64}$/, "must be 3 to 64 characters of a-z, 0-9 and -");
+  .regex(PUBLIC_URL, "must be 3 to 64 characters of a-z, 0-9 and -");
 
 export const credentialsInput = z.object({ email, password });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Card } from "./records.js";
-import { cardsInTreeOrder, walkTreeOrder } from "./tree-order.js";
+import { walkTreeOrder } from "./tree-order.js";
+
+const inTreeOrder = (cards: Card[]) => walkTreeOrder(cards).map((entry) => entry.card._id);
 
 let counter = 0;
 function buildCard(fields: Partial<Card> & { _id: string }): Card {
@@ -26,7 +28,7 @@ describe("tree order", () => {
       buildCard({ _id: "half", position: 1.5 }),
       buildCard({ _id: "a1x", parentId: "a1", position: 0 }),
     ];
-    expect(cardsInTreeOrder(cards).map((c) => c._id)).toEqual(["a", "a0", "a1", "a1x", "half", "b"]);
+    expect(inTreeOrder(cards)).toEqual(["a", "a0", "a1", "a1x", "half", "b"]);
   });
 
   it("breaks position ties by createdAt, then by _id", () => {
@@ -35,7 +37,7 @@ describe("tree order", () => {
       buildCard({ _id: "late", createdAt: "2026-01-02T00:00:00.000Z" }),
       buildCard({ _id: "y", createdAt: "2026-01-01T00:00:00.000Z" }),
     ];
-    expect(cardsInTreeOrder(cards).map((c) => c._id)).toEqual(["y", "z", "late"]);
+    expect(inTreeOrder(cards)).toEqual(["y", "z", "late"]);
   });
 
   it("reports depth, and walks a subtree with its root", () => {

@@ -76,7 +76,3 @@ function depthOf(cards: readonly Card[], card: Card | undefined): number {
   }
   return depth;
 }
-
-export function cardsInTreeOrder<C extends Card>(cards: readonly C[]): C[] {
-  return walkTreeOrder(cards).map((e) => e.card);
-}

@@ -4,7 +4,7 @@
  */
 import type { DomainContext } from "./context.js";
 import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
-import { newRecordId, now, RECORD_ID } from "./ids.js";
+import { newRecordId, now, PUBLIC_URL, RECORD_ID } from "./ids.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { SeedNode, StoredCard, Tree } from "./records.js";
 import { createTreeInput, parseInput, updateTreeInput } from "./schemas.js";
@@ -175,7 +175,7 @@ export async function cloneTree(ctx: DomainContext, actor: Actor, treeId: string
 /** Copies a public tree, named by its `_id` or its `publicUrl`. */
 export async function clonePublicTree(ctx: DomainContext, actor: Actor, idOrUrl: string): Promise<Tree> {
   const tree = RECORD_ID.test(idOrUrl) ? await ctx.store.trees.byId(idOrUrl) : null;
-  const found = tree ?? (/^[a-z0-9-]{3,64}$/.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
+  const found = tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
   return copyTree(ctx, actor, authorizeTree(actor, "clonePublic", found));
 }
 
@@ -184,7 +184,7 @@ export async function clonePublicTree(ctx: DomainContext, actor: Actor, idOrUrl:
  * @throws NotFoundError unless a tree is public at that address.
  */
 export async function findPublicTree(ctx: DomainContext, publicUrl: string): Promise<Tree> {
-  const tree = /^[a-z0-9-]{3,64}$/.test(publicUrl) ? await ctx.store.trees.byPublicUrl(publicUrl) : null;
+  const tree = PUBLIC_URL.test(publicUrl) ? await ctx.store.trees.byPublicUrl(publicUrl) : null;
   if (!tree) throw new NotFoundError("Public tree");
   return tree;
 }
