@@ -3,7 +3,7 @@
  * (shared by /api and /graphql), the REST facade, GraphQL, the health check and the
  * browser client. Built here and listened on in server.ts, so tests can build it too.
  */
-import express from "express";
+import express, { type RequestHandler } from "express";
 import { authenticate } from "./auth/middleware.js";
 import { CredentialChecker } from "./auth/credentials.js";
 import { SessionManager } from "./auth/sessions.js";
@@ -14,7 +14,6 @@ import { jsonBody } from "./http/json-body.js";
 import { requestLog, type Logger } from "./http/logger.js";
 import { securityHeaders } from "./http/security-headers.js";
 import { webClient } from "./http/web-client.js";
-import { graphqlHandler } from "./graphql/yoga.js";
 import { restApi } from "./rest/api.js";
 
 export interface AppDeps {
@@ -51,8 +50,27 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
       importLimit: jsonBody(ctx.config.limits.importBodyBytes),
     }),
   );
-  app.use("/graphql", who, graphqlHandler(ctx, logger));
+  app.use("/graphql", who, lazyGraphql(ctx, logger));
   app.use(webClient(webDir));
   app.use(errorHandler(logger));
   return app;
+}
+
+/**
+ * /graphql, with graphql-yoga and the schema imported on its first request rather than at
+ * start-up (~0.5 s under tsx). Requests arriving meanwhile share the one import; if it
+ * fails, they get the error handler's 500 and the next request tries again.
+ */
+function lazyGraphql(ctx: DomainContext, logger: Logger): RequestHandler {
+  let handler: Promise<RequestHandler> | undefined;
+  return (req, res, next) => {
+    if (!handler) {
+      const loading = import("./graphql/yoga.js").then(({ graphqlHandler }) => graphqlHandler(ctx, logger));
+      loading.catch(() => {
+        if (handler === loading) handler = undefined;
+      });
+      handler = loading;
+    }
+    handler.then((graphql) => graphql(req, res, next)).catch(next);
+  };
 }
