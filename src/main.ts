@@ -1,6 +1,8 @@
 /**
- * `npm start`: builds the browser client when its bundle is missing, serves, and on
- * SIGTERM or SIGINT finishes in-flight requests and flushes the store before exiting.
+ * The server's entry: serves, and on SIGTERM or SIGINT finishes in-flight requests and
+ * flushes the store before exiting. `npm start` runs it compiled (dist/server.mjs, built by
+ * scripts/start.mjs when stale); `npm run dev` and the tests run it with tsx, and then the
+ * browser client is built here when its bundle is missing.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -9,7 +11,10 @@ import { startServer, WEB_DIR } from "./server.js";
 
 const config = loadConfig();
 if (!existsSync(path.join(WEB_DIR, "index.html"))) {
-  const { buildWeb } = (await import("../scripts/build-web.mjs")) as { buildWeb(): Promise<void> };
+  // A computed specifier, so esbuild leaves the builder (and esbuild) out of dist/server.mjs;
+  // from dist/ as from src/, ../scripts is the repository's.
+  const builder = new URL("../scripts/build-web.mjs", import.meta.url).href;
+  const { buildWeb } = (await import(builder)) as { buildWeb(): Promise<void> };
   await buildWeb();
 }
 const server = await startServer(config);

@@ -1,0 +1,4 @@
+export const DIST: string;
+export const SERVER_ENTRY: string;
+export function buildServer(): Promise<{ files: string[] }>;
+export function build(): Promise<{ files: string[] }>;
