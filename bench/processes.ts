@@ -78,6 +78,15 @@ export function sampleRss(pid: number, everyMs = 250): { stop(): number } {
   };
 }
 
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface Pinned {
   url: string;
   port: number;
@@ -148,6 +157,8 @@ export async function startPinned(options: {
       if (child.exitCode === null && child.signalCode === null) signal("SIGTERM");
       const timer = setTimeout(() => signal("SIGKILL"), 30_000);
       await exited;
+      // npm can exit before the server it started has closed its store: wait for the group.
+      while (groupAlive(child.pid!)) await new Promise((resolve) => setTimeout(resolve, 20));
       clearTimeout(timer);
     },
   };

@@ -60,7 +60,7 @@ export async function readScenarios(setup: ReadSetup): Promise<void> {
   report.note(`10k-card tree: ${setup.cardCount} cards, cards response ${(body.length / 1e6).toFixed(2)} MB`);
 
   const raw = await startPinned({
-    command: () => [process.execPath, "--import", "tsx", "bench/raw-server.ts", bodyFile],
+    command: () => [process.execPath, "bench/raw-server.mjs", bodyFile],
     logFile: path.join(setup.workDir, "raw-server.log"),
     readyPath: "/healthz",
   });

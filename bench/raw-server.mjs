@@ -1,8 +1,9 @@
 /**
  * The physical limit for the read scenario: a bare node:http server that answers every
  * request with one precomputed buffer (the bytes Cardtree sends for the same tree), with
- * no routing, auth, store or serialization. Started pinned by bench/run.ts:
- * `node --import tsx bench/raw-server.ts BODY_FILE` with PORT set; GET /healthz is ready.
+ * no routing, auth, store or serialization. Started pinned by bench/scenarios/reads.ts:
+ * `node bench/raw-server.mjs BODY_FILE` with PORT set; GET /healthz is ready. Plain
+ * JavaScript, so its start and memory are node's alone, not tsx's.
  */
 import { readFileSync } from "node:fs";
 import http from "node:http";
