@@ -1,11 +1,13 @@
 /**
  * What every resolver gets: the domain context, who is calling (settled by the HTTP
- * middleware shared with /api) and the request's cache of loaded trees.
+ * middleware shared with /api), the request's cache of loaded trees, and the record of
+ * which trees the result was computed from (for the result cache).
  */
 import type { Auth } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
 import { UnauthenticatedError } from "../domain/errors.js";
 import type { StoredUser } from "../domain/records.js";
+import { ResultDependencies } from "./result-dependencies.js";
 import { TreeCards } from "./tree-cards.js";
 
 export interface GraphQLContext {
@@ -14,14 +16,18 @@ export interface GraphQLContext {
   /** The cookie session's CSRF token, "" for basic credentials (the User's `csrf`). */
   csrf: string;
   trees: TreeCards;
+  /** Resolvers record here each tree they read, before reading it. */
+  dependencies: ResultDependencies;
 }
 
 export function createGraphQLContext(domain: DomainContext, auth: Auth): GraphQLContext {
+  const dependencies = new ResultDependencies(domain.treeRevisions);
   return {
     domain,
     user: auth.user,
     csrf: auth.session?.csrf ?? "",
-    trees: new TreeCards(domain, auth.user),
+    trees: new TreeCards(domain, auth.user, dependencies),
+    dependencies,
   };
 }
 

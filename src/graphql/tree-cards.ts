@@ -5,7 +5,8 @@
  * tree-order functions.
  *
  * Mutations call `forget` for the tree they changed, so fields read after a mutation in the
- * same request see the change.
+ * same request see the change. Every load records the tree's revision first, for the
+ * result cache (src/graphql/result-dependencies.ts).
  */
 import { cardsOfTree } from "../domain/cards.js";
 import type { DomainContext } from "../domain/context.js";
@@ -14,6 +15,7 @@ import { presentCard, presentTree } from "../domain/presenters.js";
 import type { Card, StoredCard, Tree } from "../domain/records.js";
 import { loadTree } from "../domain/trees.js";
 import { childrenByParent, walkTreeOrder } from "../domain/tree-order.js";
+import type { ResultDependencies } from "./result-dependencies.js";
 
 export interface LoadedTree {
   tree: Tree;
@@ -46,6 +48,7 @@ export class TreeCards {
   constructor(
     private readonly ctx: DomainContext,
     private readonly actor: Actor | null,
+    private readonly dependencies: ResultDependencies,
   ) {}
 
   /**
@@ -53,7 +56,10 @@ export class TreeCards {
    * allowed this caller to read it (a query or a mutation's result).
    */
   ofTree(tree: Tree): Promise<LoadedTree> {
-    return this.remember(tree._id, async () => index(tree, await cardsOfTree(this.ctx, tree)));
+    return this.remember(tree._id, async () => {
+      this.dependencies.tree(tree._id);
+      return index(tree, await cardsOfTree(this.ctx, tree));
+    });
   }
 
   /**
@@ -63,6 +69,7 @@ export class TreeCards {
    */
   ofCard(card: Card): Promise<LoadedTree> {
     return this.remember(card.treeId, async () => {
+      this.dependencies.tree(card.treeId);
       const tree = await loadTree(this.ctx, this.actor, card.treeId, "read");
       return index(tree, await cardsOfTree(this.ctx, tree));
     });

@@ -10,6 +10,7 @@ import {
   cloneTree,
   createTree,
   deleteTree,
+  findPublicTree,
   listTrees,
   loadTree,
   publicTree,
@@ -66,20 +67,34 @@ builder.queryFields((t) => ({
     nullable: true,
     description: "A tree the caller can open; null when it does not exist or they may not (anonymous callers included).",
     args: { id: t.arg.id({ required: true, validate: recordId }) },
-    resolve: (_root, args, context) =>
-      nullWhenHidden(async () => presentTree(await loadTree(context.domain, context.user, args.id, "read"))),
+    resolve: async (_root, args, context) => {
+      context.dependencies.tree(args.id);
+      const tree = await nullWhenHidden(async () => presentTree(await loadTree(context.domain, context.user, args.id, "read")));
+      // A missing tree may yet be created, and creation moves no revision.
+      if (tree === null) context.dependencies.untracked();
+      return tree;
+    },
   }),
   publicTree: t.field({
     type: TreeType,
     nullable: true,
     description: "A public tree by its publicUrl, for anyone; null unless it is public.",
     args: { url: t.arg.string({ required: true, validate: publicUrl }) },
-    resolve: (_root, args, context) =>
-      nullWhenHidden(async () => {
+    resolve: async (_root, args, context) => {
+      const found = await nullWhenHidden(async () => {
+        // The address is looked up first to learn which tree's revision to record before
+        // the tree is read; if it named another tree by then, the result is not cached.
+        const named = await findPublicTree(context.domain, args.url);
+        context.dependencies.tree(named._id);
         const { tree, cards } = await publicTree(context.domain, args.url);
+        if (tree._id !== named._id) context.dependencies.untracked();
         context.trees.prime(tree, cards);
         return presentTree(tree);
-      }),
+      });
+      // Publishing another tree at this address moves no revision this result knows of.
+      if (found === null) context.dependencies.untracked();
+      return found;
+    },
   }),
 }));
 

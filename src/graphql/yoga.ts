@@ -10,6 +10,8 @@
  * - Mutations over GET are refused by yoga, so a cookie-session change is always a POST, and
  *   the middleware has checked its CSRF token.
  * - Errors are masked by src/graphql/errors.ts (codes in `extensions.code`).
+ * - Whole-tree query responses are kept, as bytes, per tree revision
+ *   (src/graphql/result-cache.ts).
  */
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { createYoga } from "graphql-yoga";
@@ -20,6 +22,7 @@ import type { Logger } from "../http/logger.js";
 import { createGraphQLContext, type GraphQLContext } from "./context.js";
 import { documentErrorCodes, maskError } from "./errors.js";
 import { graphiqlRoutes, renderGraphiQLPage } from "./graphiql.js";
+import { ResultCache, resultCachePlugin } from "./result-cache.js";
 import { schema } from "./schema.js";
 
 interface ServerContext {
@@ -61,7 +64,7 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger) {
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: maskError(logger) },
-    plugins: [documentErrorCodes],
+    plugins: [documentErrorCodes, resultCachePlugin(new ResultCache(ctx.treeRevisions))],
     graphiql: (_request, server) => ({
       title: "Cardtree GraphQL",
       endpoint: "/graphql",

@@ -1,0 +1,239 @@
+/**
+ * The GraphQL result cache: the response bytes of recent whole-tree queries, so that asking
+ * again for an unchanged tree costs about what the REST read of its cached cards costs,
+ * not an execution (~150 ms for 10,000 cards) and a JSON.stringify of megabytes (~20 ms).
+ * Like src/rest/cards-json-cache.ts, it rests on the tree revisions of
+ * src/domain/tree-revisions.ts, which every write to a tree, its cards, its collaborators
+ * or its public address moves once the write is in the store.
+ *
+ * A yoga plugin, at four points of a request:
+ * - `onParams`: the request's key is looked up. A hit whose trees are all still at the
+ *   revisions it was computed from skips parsing, validation and execution; `onResultProcess`
+ *   then sends its bytes with the content type they were sent with. A stale entry is dropped.
+ * - `onExecute`: a miss is a candidate only when the operation is a query and the document
+ *   selects nothing outside CACHEABLE_FIELDS (a new field is uncacheable until added there).
+ * - `onExecuteDone`: only a result without errors whose resolvers recorded every tree they
+ *   read and nothing untracked (src/graphql/result-dependencies.ts) goes on.
+ * - `onResultProcess` also drops a candidate whose final result has errors after all.
+ * - `onResponse`: the bytes yoga produced (status 200, a JSON media type) are stored with the
+ *   revisions recorded during the execution.
+ *
+ * The key is the caller's user id (or anonymous), the Accept header (which decides the
+ * content type yoga answers with), the exact document text, the operation name, and the
+ * variables and extensions as canonical JSON. Authentication runs on every request before
+ * /graphql (src/auth/middleware.ts) and the user is part of the key, so the cache holds
+ * bytes, never rights: a user only ever gets bytes computed for that same user, and a
+ * permission change is a tree write, which moves the revision.
+ *
+ * Never cached: mutations and subscriptions, results with errors, `me`, `trees`, `card`,
+ * `Tree.collaborators`, introspection, a `tree` or `publicTree` that answered null.
+ */
+import { getOperationAST, TypeInfo, visit, visitWithTypeInfo, type DocumentNode } from "graphql";
+import type { Request as ExpressRequest } from "express";
+import { isAsyncIterable, type Plugin } from "graphql-yoga";
+import type { TreeRevisions } from "../domain/tree-revisions.js";
+import type { GraphQLContext } from "./context.js";
+
+/** A separate budget from the REST cards cache's; a 10,000-card whole tree is ~3.5 MB. */
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The media types of yoga's regular (single JSON document) responses. */
+const JSON_MEDIA_TYPES = new Set(["application/json", "application/graphql-response+json"]);
+
+/**
+ * Fields whose answer is a function of the trees recorded in ResultDependencies and the
+ * caller alone. Each resolver here records its tree before reading it (Query.tree,
+ * Query.publicTree, Tree.export) or reads only what its parent's tree load gave it.
+ */
+const CACHEABLE_FIELDS: Record<string, ReadonlySet<string>> = {
+  Query: new Set(["tree", "publicTree"]),
+  Tree: new Set([
+    "id", "revision", "name", "owner", "users", "createdAt", "updatedAt", "latex", "publicUrl",
+    "cards", "roots", "export",
+  ]),
+  Card: new Set([
+    "id", "treeId", "parentId", "content", "position", "createdAt", "updatedAt",
+    "children", "parent", "depth", "tree",
+  ]),
+  TreeExport: new Set(["body", "contentType", "filename"]),
+};
+
+interface CachedResponse {
+  body: Buffer<ArrayBuffer>;
+  /** As sent: `application/json; charset=utf-8`. */
+  contentType: string;
+  /** Without parameters, as yoga's result processors name it. */
+  mediaType: string;
+  dependencies: [treeId: string, revision: number][];
+  /** Body and key, for the budget. */
+  size: number;
+}
+
+/** Recent responses, least recently used evicted first once over the byte budget. */
+export class ResultCache {
+  /** Least recently used first (a Map iterates in insertion order). */
+  private readonly entries = new Map<string, CachedResponse>();
+  private bytes = 0;
+
+  constructor(
+    private readonly revisions: TreeRevisions,
+    private readonly maxBytes = DEFAULT_MAX_BYTES,
+  ) {}
+
+  /** The entry for `key` if every tree it was computed from is still at that revision. */
+  get(key: string): CachedResponse | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    this.entries.delete(key);
+    if (entry.dependencies.some(([treeId, revision]) => this.revisions.current(treeId) !== revision)) {
+      this.bytes -= entry.size;
+      return undefined;
+    }
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  set(key: string, entry: CachedResponse): void {
+    const previous = this.entries.get(key);
+    if (previous) {
+      this.entries.delete(key);
+      this.bytes -= previous.size;
+    }
+    if (entry.size > this.maxBytes) return;
+    this.entries.set(key, entry);
+    this.bytes += entry.size;
+    for (const [oldKey, old] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldKey);
+      this.bytes -= old.size;
+    }
+  }
+}
+
+interface GraphQLParamsLike {
+  query?: string;
+  operationName?: string | null;
+  variables?: unknown;
+  extensions?: unknown;
+}
+
+/** JSON with object keys sorted at every level, so equal values give equal text. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value ?? null, (_key, inner: unknown) =>
+    inner !== null && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
+}
+
+function cacheKey(userId: string | null, accept: string | null, params: GraphQLParamsLike & { query: string }): string {
+  return JSON.stringify([
+    userId,
+    accept,
+    params.query,
+    params.operationName ?? null,
+    canonicalJson(params.variables),
+    canonicalJson(params.extensions),
+  ]);
+}
+
+/** Whether every field the document selects, in any operation or fragment, is cacheable. */
+function selectsOnlyCacheableFields(document: DocumentNode, typeInfo: TypeInfo): boolean {
+  let cacheable = true;
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Field(node) {
+        const name = node.name.value;
+        if (name === "__typename") return;
+        const parent = typeInfo.getParentType()?.name;
+        if (parent === undefined || !CACHEABLE_FIELDS[parent]?.has(name)) cacheable = false;
+      },
+    }),
+  );
+  return cacheable;
+}
+
+/** The yoga plugin described in the module header. */
+export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { req: ExpressRequest }> {
+  /** Requests that missed, by yoga's Request object, with their key. */
+  const misses = new WeakMap<Request, string>();
+  /** Misses whose result may be stored once yoga has produced the response. */
+  const storable = new WeakMap<Request, { key: string; dependencies: [string, number][] }>();
+  /** The placeholder result of each hit, with the entry to send for it. */
+  const hits = new WeakMap<object, CachedResponse>();
+  /** The verdict of selectsOnlyCacheableFields per parsed document (yoga reuses them). */
+  const verdicts = new WeakMap<DocumentNode, boolean>();
+
+  return {
+    onParams({ params, request, context, setResult }) {
+      // Without the authentication middleware's verdict there is no user to key by.
+      if (typeof params.query !== "string" || !context.req.auth) return;
+      const key = cacheKey(context.req.auth.user?._id ?? null, request.headers.get("accept"), {
+        ...params,
+        query: params.query,
+      });
+      const entry = cache.get(key);
+      if (entry) {
+        const placeholder = {};
+        hits.set(placeholder, entry);
+        setResult(placeholder);
+      } else {
+        misses.set(request, key);
+      }
+    },
+
+    onExecute({ args }) {
+      const request = args.contextValue.request;
+      const key = misses.get(request);
+      if (key === undefined) return;
+      misses.delete(request);
+      if (getOperationAST(args.document, args.operationName)?.operation !== "query") return;
+      let verdict = verdicts.get(args.document);
+      if (verdict === undefined) {
+        verdict = selectsOnlyCacheableFields(args.document, new TypeInfo(args.schema));
+        verdicts.set(args.document, verdict);
+      }
+      if (!verdict) return;
+      const dependencies = args.contextValue.dependencies;
+      return {
+        onExecuteDone({ result }) {
+          if (isAsyncIterable(result) || (result.errors?.length ?? 0) > 0 || !dependencies.cacheable) return;
+          storable.set(request, { key, dependencies: dependencies.snapshot() });
+        },
+      };
+    },
+
+    onResultProcess({ request, result, setResultProcessor }) {
+      // The result as every plugin left it: one that gained an error is not stored.
+      if (storable.has(request) && (Array.isArray(result) || isAsyncIterable(result) || (result.errors?.length ?? 0) > 0)) {
+        storable.delete(request);
+      }
+      const entry = typeof result === "object" && result !== null ? hits.get(result) : undefined;
+      if (!entry) return;
+      setResultProcessor(
+        (_result, fetchAPI) =>
+          new fetchAPI.Response(entry.body, { status: 200, headers: { "Content-Type": entry.contentType } }),
+        entry.mediaType,
+      );
+    },
+
+    async onResponse({ request, response, setResponse, fetchAPI }) {
+      const pending = storable.get(request);
+      if (!pending) return;
+      storable.delete(request);
+      const contentType = response.headers.get("content-type");
+      const mediaType = contentType?.split(";")[0]?.trim() ?? "";
+      if (response.status !== 200 || contentType === null || !JSON_MEDIA_TYPES.has(mediaType)) return;
+      const body = Buffer.from(await response.arrayBuffer());
+      cache.set(pending.key, {
+        body,
+        contentType,
+        mediaType,
+        dependencies: pending.dependencies,
+        size: body.length + pending.key.length * 2,
+      });
+      setResponse(new fetchAPI.Response(body, { status: response.status, headers: response.headers }));
+    },
+  };
+}
