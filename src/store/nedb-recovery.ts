@@ -16,6 +16,10 @@ const require = createRequire(import.meta.url);
 export const nedbModel = require("@seald-io/nedb/lib/model.js") as {
   serialize(doc: unknown): string;
   deserialize(line: string): Doc;
+  /** A (possibly dotted, possibly compound "a,b") field's value, as NeDB's indexes read it. */
+  getDotValues(doc: Doc, fields: string[]): unknown;
+  /** NeDB's order of any two values. */
+  compareThings(a: unknown, b: unknown): number;
 };
 
 export type RepairLog = (message: string, fields: Record<string, unknown>) => void;
@@ -53,45 +57,99 @@ function describe(repair: Repair): Record<string, unknown> {
 }
 
 /**
- * Before NeDB loads `file`: drops a torn tail and a cut-short batch, and logs what went.
- * A missing datafile with a complete `~` beside it (a crash between NeDB's unlink and
- * rename cannot happen, but an older NeDB did that) is left for NeDB to take over.
+ * Before the store loads `file`: drops a torn tail and a cut-short batch, logs what went,
+ * and resolves to the text kept ("" when there is no file), so the load need not read it
+ * again.
  */
-export async function repairDatafileOnDisk(file: string, log: RepairLog): Promise<void> {
-  if (!existsSync(file)) return;
+export async function repairDatafileOnDisk(file: string, log: RepairLog): Promise<string> {
+  if (!existsSync(file)) return "";
   const text = await readFile(file, "utf8");
   const repair = repairDatafileText(text);
-  if (repair.text.length === text.length) return;
+  if (repair.text.length === text.length) return text;
   log("store file repaired after a crash: dropped an unfinished write", {
     file: path.basename(file),
     droppedBytes: Buffer.byteLength(text) - Buffer.byteLength(repair.text),
     ...describe(repair),
   });
   await replaceFileDurably(file, repair.text);
+  return repair.text;
+}
+
+/** An index definition as NeDB writes it into the datafile (`$$indexCreated`). */
+export interface IndexDefinition {
+  fieldName: string;
+  unique?: boolean;
+  sparse?: boolean;
+}
+
+export interface ParsedDatafile {
+  /** The live records, as NeDB would hold them after loading the file. */
+  docs: Doc[];
+  /** Index definitions still in force (`$$indexCreated` not followed by `$$indexRemoved`). */
+  indexes: IndexDefinition[];
+  /** Non-empty lines read, and how many of them did not parse. */
+  lines: number;
+  corrupt: number;
 }
 
 /**
- * The records a datafile holds, replayed as NeDB does (later lines win, `$$deleted`
- * removes), after dropping an unfinished tail. Index definitions are skipped: the caller
- * keeps the ones it has.
+ * Replays a datafile as NeDB's loader does (later lines win, `$$deleted` removes, index
+ * definitions collected), in one synchronous pass over text already in memory. NeDB's own
+ * loader streams the file and awaits a promise per line, and parses every line with a
+ * reviver for `$$date`; a line without `$$date` parses the same with plain `JSON.parse`,
+ * at a fraction of the cost. Batch marks are dropped from the records: they frame an
+ * append on disk (datafile-repair.ts) and mean nothing once the file has been judged.
  */
-export async function docsFromDatafile(file: string): Promise<Doc[]> {
-  const { text } = repairDatafileText(await readFile(file, "utf8"));
+export function parseDatafile(text: string): ParsedDatafile {
   const byId = new Map<string, Doc>();
-  for (const line of text.split("\n")) {
+  const indexes = new Map<string, IndexDefinition>();
+  let lines = 0;
+  let corrupt = 0;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end);
+    start = end + 1;
     if (line === "") continue;
+    lines++;
     let doc: Doc;
     try {
-      doc = nedbModel.deserialize(line);
+      doc = line.includes('"$$date"') ? nedbModel.deserialize(line) : (JSON.parse(line) as Doc);
     } catch {
+      corrupt++;
+      continue;
+    }
+    if (doc === null || typeof doc !== "object") {
+      corrupt++;
       continue;
     }
     const id = doc._id;
-    if (typeof id !== "string") continue;
-    if (doc.$$deleted === true) byId.delete(id);
-    else byId.set(id, doc);
+    if (typeof id === "string" && id !== "") {
+      if (doc.$$deleted === true) byId.delete(id);
+      else {
+        if ("batch" in doc) delete doc.batch;
+        byId.set(id, doc);
+      }
+    } else if (isIndexDefinition(doc.$$indexCreated)) {
+      indexes.set(doc.$$indexCreated.fieldName, doc.$$indexCreated);
+    } else if (typeof doc.$$indexRemoved === "string") {
+      indexes.delete(doc.$$indexRemoved);
+    }
   }
-  return [...byId.values()];
+  return { docs: [...byId.values()], indexes: [...indexes.values()], lines, corrupt };
+}
+
+function isIndexDefinition(value: unknown): value is IndexDefinition {
+  return typeof value === "object" && value !== null && typeof (value as IndexDefinition).fieldName === "string";
+}
+
+/**
+ * The records a datafile holds, replayed as NeDB does, after dropping an unfinished tail.
+ * Index definitions are skipped: the caller keeps the ones it has.
+ */
+export async function docsFromDatafile(file: string): Promise<Doc[]> {
+  return parseDatafile(repairDatafileText(await readFile(file, "utf8")).text).docs;
 }
 
 export async function fileSize(file: string): Promise<number> {
