@@ -17,6 +17,8 @@
  * - `onResultProcess` also drops a candidate whose final result has errors after all.
  * - `onResponse`: the bytes yoga produced (status 200, a JSON media type) are stored with the
  *   revisions recorded during the execution.
+ * While a miss is being computed, identical requests (same key) wait in `onParams` for it
+ * and are answered from what it stored; if it stored nothing, they execute as usual.
  *
  * The key is the caller's user id (or anonymous), the Accept header (which decides the
  * content type yoga answers with), the exact document text, the operation name, and the
@@ -29,7 +31,7 @@
  * `Tree.collaborators`, introspection, a `tree` or `publicTree` that answered null.
  */
 import { getOperationAST, TypeInfo, visit, visitWithTypeInfo, type DocumentNode } from "graphql";
-import type { Request as ExpressRequest } from "express";
+import type { Request as ExpressRequest, Response as ExpressResponse } from "express";
 import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { TreeRevisions } from "../domain/tree-revisions.js";
 import type { GraphQLContext } from "./context.js";
@@ -155,7 +157,7 @@ function selectsOnlyCacheableFields(document: DocumentNode, typeInfo: TypeInfo):
 }
 
 /** The yoga plugin described in the module header. */
-export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { req: ExpressRequest }> {
+export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { req: ExpressRequest; res: ExpressResponse }> {
   /** Requests that missed, by yoga's Request object, with their key. */
   const misses = new WeakMap<Request, string>();
   /** Misses whose result may be stored once yoga has produced the response. */
@@ -164,23 +166,57 @@ export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { 
   const hits = new WeakMap<object, CachedResponse>();
   /** The verdict of selectsOnlyCacheableFields per parsed document (yoga reuses them). */
   const verdicts = new WeakMap<DocumentNode, boolean>();
+  /**
+   * Misses being computed, by key. An identical request arriving meanwhile waits for the
+   * first instead of executing too: after an edit, or at a cold start, eight clients asking
+   * for a 10,000-card tree would otherwise run eight executions of ~200 ms back to back on
+   * one core (wrk's 2 s timeouts were hit that way) and hold eight results in memory.
+   */
+  const running = new Map<string, Promise<void>>();
+  /** Ends a leading miss's hold on its key; called at the latest when its response closes. */
+  const releases = new WeakMap<Request, () => void>();
+
+  const lead = (request: Request, key: string, res: ExpressResponse) => {
+    let wake!: () => void;
+    const done = new Promise<void>((resolve) => (wake = resolve));
+    running.set(key, done);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (running.get(key) === done) running.delete(key);
+      wake();
+    };
+    releases.set(request, release);
+    // However the request ends (an error before execution, a client gone), waiters go on.
+    res.once("close", release);
+  };
+  /** Waiters go on as soon as the leader's answer is stored, or known not to be. */
+  const release = (request: Request) => releases.get(request)?.();
 
   return {
-    onParams({ params, request, context, setResult }) {
+    async onParams({ params, request, context, setResult }) {
       // Without the authentication middleware's verdict there is no user to key by.
       if (typeof params.query !== "string" || !context.req.auth) return;
       const key = cacheKey(context.req.auth.user?._id ?? null, request.headers.get("accept"), {
         ...params,
         query: params.query,
       });
-      const entry = cache.get(key);
+      let entry = cache.get(key);
+      const leader = entry ? undefined : running.get(key);
+      if (leader) {
+        await leader;
+        entry = cache.get(key);
+      }
       if (entry) {
         const placeholder = {};
         hits.set(placeholder, entry);
         setResult(placeholder);
-      } else {
-        misses.set(request, key);
+        return;
       }
+      // The leader's answer was not stored (not cacheable, an error): execute as usual.
+      misses.set(request, key);
+      if (!running.has(key)) lead(request, key, context.res);
     },
 
     onExecute({ args }) {
@@ -188,17 +224,17 @@ export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { 
       const key = misses.get(request);
       if (key === undefined) return;
       misses.delete(request);
-      if (getOperationAST(args.document, args.operationName)?.operation !== "query") return;
+      if (getOperationAST(args.document, args.operationName)?.operation !== "query") return release(request);
       let verdict = verdicts.get(args.document);
       if (verdict === undefined) {
         verdict = selectsOnlyCacheableFields(args.document, new TypeInfo(args.schema));
         verdicts.set(args.document, verdict);
       }
-      if (!verdict) return;
+      if (!verdict) return release(request);
       const dependencies = args.contextValue.dependencies;
       return {
         onExecuteDone({ result }) {
-          if (isAsyncIterable(result) || (result.errors?.length ?? 0) > 0 || !dependencies.cacheable) return;
+          if (isAsyncIterable(result) || (result.errors?.length ?? 0) > 0 || !dependencies.cacheable) return release(request);
           storable.set(request, { key, dependencies: dependencies.snapshot() });
         },
       };
@@ -208,6 +244,7 @@ export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { 
       // The result as every plugin left it: one that gained an error is not stored.
       if (storable.has(request) && (Array.isArray(result) || isAsyncIterable(result) || (result.errors?.length ?? 0) > 0)) {
         storable.delete(request);
+        release(request);
       }
       const entry = typeof result === "object" && result !== null ? hits.get(result) : undefined;
       if (!entry) return;
@@ -220,11 +257,11 @@ export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { 
 
     async onResponse({ request, response, setResponse, fetchAPI }) {
       const pending = storable.get(request);
-      if (!pending) return;
+      if (!pending) return release(request);
       storable.delete(request);
       const contentType = response.headers.get("content-type");
       const mediaType = contentType?.split(";")[0]?.trim() ?? "";
-      if (response.status !== 200 || contentType === null || !JSON_MEDIA_TYPES.has(mediaType)) return;
+      if (response.status !== 200 || contentType === null || !JSON_MEDIA_TYPES.has(mediaType)) return release(request);
       const body = Buffer.from(await response.arrayBuffer());
       cache.set(pending.key, {
         body,
@@ -233,6 +270,7 @@ export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { 
         dependencies: pending.dependencies,
         size: body.length + pending.key.length * 2,
       });
+      release(request);
       setResponse(new fetchAPI.Response(body, { status: response.status, headers: response.headers }));
     },
   };

@@ -145,6 +145,13 @@ describe("a repeated query", () => {
     expect(JSON.parse(reordered.text).data.tree.name).toBe("Two");
   });
 
+  it("arriving several at once but not cacheable all run, none waits forever", async () => {
+    const tree = await buildTree(owner, { name: "Not cacheable" });
+    const query = `query ($id: ID!) { me { email } tree(id: $id) { name } }`;
+    const answers = await Promise.all(Array.from({ length: 4 }, () => Gql.as(owner).data(query, { id: tree._id })));
+    for (const answer of answers) expect(answer).toEqual({ me: { email: owner.user.email }, tree: { name: "Not cacheable" } });
+  });
+
   it("is never a mutation", async () => {
     const tree = await buildTree(owner, { name: "Mutations" });
     const create = `mutation ($treeId: ID!) { createCard(input: { treeId: $treeId, position: 5, content: "again" }) { id } }`;
