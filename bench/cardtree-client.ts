@@ -66,10 +66,10 @@ export class CardtreeClient {
     return performance.now() - started;
   }
 
-  /** Fetches a path and returns the bytes and the milliseconds until the last byte. */
-  async timed(path: string): Promise<{ ms: number; bytes: Buffer; status: number }> {
+  /** Fetches a path (GET, or POST with `body`) and returns the bytes and the milliseconds until the last byte. */
+  async timed(path: string, body?: unknown): Promise<{ ms: number; bytes: Buffer; status: number }> {
     const started = performance.now();
-    const res = await this.request("GET", path);
+    const res = await this.request(body === undefined ? "GET" : "POST", path, body);
     const bytes = Buffer.from(await res.arrayBuffer());
     return { ms: performance.now() - started, bytes, status: res.status };
   }
