@@ -93,7 +93,10 @@ export interface Pinned {
   process: ChildProcess;
   /** Milliseconds from spawn until `ready` first answered. */
   startMs: number;
+  /** RSS of the whole process tree. */
   rss(): number;
+  /** RSS of the processes below the one spawned: the server behind `npm start`, without npm. */
+  rssBelowRoot(): number;
   stop(): Promise<void>;
 }
 
@@ -146,6 +149,7 @@ export async function startPinned(options: {
     process: child,
     startMs,
     rss: () => treeRss(child.pid!),
+    rssBelowRoot: () => treeRss(child.pid!) - rssOf(child.pid!),
     stop: async () => {
       const signal = (name: NodeJS.Signals) => {
         try {

@@ -57,6 +57,7 @@ export async function startupScenarios(options: {
     const logFile = path.join(options.workDir, `startup-${start.id}.log`);
     const times: number[] = [];
     const rssAtStart: number[] = [];
+    const serverRssAtStart: number[] = [];
     let rssAfterRead = 0;
     let rebuilds = 0;
     for (let i = 0; i < options.repetitions; i++) {
@@ -76,6 +77,7 @@ export async function startupScenarios(options: {
       }
       times.push(server.startMs);
       rssAtStart.push(server.rss());
+      serverRssAtStart.push(start.id === "npm-start" ? server.rssBelowRoot() : server.rss());
       const client = new CardtreeClient(server.url, options.client.email, options.client.password);
       await client.timed(`/api/trees/${options.treeId}/cards`);
       rssAfterRead = Math.max(rssAfterRead, server.rss());
@@ -88,12 +90,14 @@ export async function startupScenarios(options: {
       scenario: `start-up, ${options.cards} cards stored: ${start.label}`,
       ms,
       rssMb: rss,
-      note: `RSS ${(rssAfterRead / 1e6).toFixed(0)} MB after reading a 10k tree`,
+      note:
+        `RSS ${(rssAfterRead / 1e6).toFixed(0)} MB after reading a 10k tree` +
+        (start.id === "npm-start" ? `; npm's own process included (the server alone: ${(median(serverRssAtStart) / 1e6).toFixed(0)} MB at start)` : ""),
     });
     report.target({ name: `start-up, ${start.label}`, wanted: "< 2000 ms", measured: `${ms.toFixed(0)} ms`, met: ms < 2000 });
-    // npm start's figure counts npm's process too; the server is the node process.
-    if (start.id !== "npm-start") {
-      report.target({ name: `RSS with ${options.cards} cards, ${start.label}`, wanted: "< 300 MB", measured: `${rss.toFixed(0)} MB`, met: rss < 300 });
-    }
+    // npm start's row counts npm's own process too (~60 MB); the target is the server's.
+    const serverRss = median(serverRssAtStart) / 1e6;
+    const whose = start.id === "npm-start" ? `${start.label}, the server without npm's process` : start.label;
+    report.target({ name: `RSS with ${options.cards} cards, ${whose}`, wanted: "< 300 MB", measured: `${serverRss.toFixed(0)} MB`, met: serverRss < 300 });
   }
 }
