@@ -208,11 +208,14 @@ async function authScenario(setup: ReadSetup, load: Load): Promise<void> {
   const bytes = (await (await fetch(url)).arrayBuffer()).byteLength;
   const anonymous: LoadResult[] = [];
   const authed: LoadResult[] = [];
-  for (let i = 0; i < setup.rounds; i++) {
+  // Three rounds even with --quick: the target is a 10% difference, and a single pair of
+  // 1 s runs moved by 10-15% with the neighbours' load.
+  const rounds = Math.max(3, setup.rounds);
+  for (let i = 0; i < rounds; i++) {
     anonymous.push(await load(url));
     authed.push(await load(url, { Authorization: reader.authorization }));
   }
-  const note = setup.rounds > 1 ? `median of ${setup.rounds} alternated runs` : undefined;
+  const note = `median of ${rounds} alternated runs`;
   row(setup, "public-anonymous", "public read GET /api/public/:url, no credentials", middle(anonymous), bytes, note);
   row(setup, "public-basic", "same public read with basic credentials", middle(authed), bytes, note);
   const loss = 1 - middle(authed).requestsPerSecond / middle(anonymous).requestsPerSecond;
