@@ -31,10 +31,16 @@ export interface TestServer {
 }
 
 export async function startTestServer(
-  options: { env?: Record<string, string>; dataDir?: string } = {},
+  options: {
+    env?: Record<string, string>;
+    dataDir?: string;
+    /** Node's arguments; the sources under tsx unless given (`["scripts/start.mjs"]` is `npm start`). */
+    args?: string[];
+    startTimeoutMs?: number;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await freshDataDir());
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, options.args ?? ["--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "on", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -46,7 +52,10 @@ export async function startTestServer(
   };
   createInterface({ input: child.stderr! }).on("line", remember);
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.join("\n")}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start:\n${output.join("\n")}`)),
+      options.startTimeoutMs ?? 30_000,
+    );
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${output.join("\n")}`));
@@ -59,7 +68,8 @@ export async function startTestServer(
       }
     });
   });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // "close": the process has exited and its output has been read to the end.
+  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const server: TestServer = {
     url,
     dataDir,
