@@ -22,7 +22,7 @@ import type { Logger } from "../http/logger.js";
 import { createGraphQLContext, type GraphQLContext } from "./context.js";
 import { documentErrorCodes, maskError } from "./errors.js";
 import { graphiqlRoutes, renderGraphiQLPage } from "./graphiql.js";
-import { ResultCache, resultCachePlugin } from "./result-cache.js";
+import { cachedAnswerTo, ResultCache, resultCachePlugin } from "./result-cache.js";
 import { schema } from "./schema.js";
 
 interface ServerContext {
@@ -55,7 +55,7 @@ function csrfHeader(req: Request): Record<string, string> {
   return req.auth.session ? { "X-CSRF-Token": req.auth.session.csrf } : {};
 }
 
-export function createGraphQLServer(ctx: DomainContext, logger: Logger) {
+export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = new ResultCache(ctx.treeRevisions)) {
   return createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -64,7 +64,7 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger) {
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: maskError(logger) },
-    plugins: [documentErrorCodes, resultCachePlugin(new ResultCache(ctx.treeRevisions))],
+    plugins: [documentErrorCodes, resultCachePlugin(cache)],
     graphiql: (_request, server) => ({
       title: "Cardtree GraphQL",
       endpoint: "/graphql",
@@ -77,11 +77,20 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger) {
 }
 
 export function graphqlHandler(ctx: DomainContext, logger: Logger): RequestHandler {
-  const yoga = createGraphQLServer(ctx, logger);
+  const cache = new ResultCache(ctx.treeRevisions);
+  const yoga = createGraphQLServer(ctx, logger, cache);
   const router = Router();
   router.use(graphiqlRoutes());
   router.use(jsonBody(ctx.config.limits.importBodyBytes));
-  router.all("/", (req, res) => yoga.requestListener(req, res));
+  router.all("/", (req, res) => {
+    // A current cached answer is sent as REST sends its cached bodies: one buffer.
+    const hit = cachedAnswerTo(cache, req);
+    if (hit) {
+      res.status(200).set("Content-Type", hit.contentType).end(hit.body);
+      return;
+    }
+    return yoga.requestListener(req, res);
+  });
   router.use(() => {
     throw new NotFoundError("This GraphQL path");
   });

@@ -1,0 +1,63 @@
+/**
+ * The express fast path for cache hits (`cachedAnswerTo`) must find exactly the entries
+ * the yoga plugin stored for the same request: same user, Accept header, query text,
+ * operation name, variables and extensions. Anything else is a miss, left to yoga.
+ */
+import type { Request } from "express";
+import { describe, expect, it } from "vitest";
+import { TreeRevisions } from "../domain/tree-revisions.js";
+import { cacheKey, cachedAnswerTo, ResultCache, type CachedResponse } from "./result-cache.js";
+
+const query = "query Q($id: ID!) { tree(id: $id) { name } }";
+const params = { query, operationName: "Q", variables: { id: "t1", deep: { b: 1, a: 2 } } };
+
+function entry(): CachedResponse {
+  const body = Buffer.from('{"data":{"tree":{"name":"T"}}}');
+  return { body, contentType: "application/json; charset=utf-8", mediaType: "application/json", dependencies: [["t1", 0]], size: body.length };
+}
+
+function request(fields: { method?: string; user?: string | null; accept?: string; body?: unknown }): Request {
+  const user = fields.user === undefined ? "u1" : fields.user;
+  return {
+    method: fields.method ?? "POST",
+    auth: { user: user === null ? null : { _id: user } },
+    headers: fields.accept === undefined ? {} : { accept: fields.accept },
+    body: fields.body === undefined ? params : fields.body,
+  } as unknown as Request;
+}
+
+describe("cachedAnswerTo", () => {
+  const revisions = new TreeRevisions();
+  const cache = new ResultCache(revisions);
+  const stored = entry();
+  cache.set(cacheKey("u1", "application/json", params), stored);
+
+  it("finds the entry stored for the same request, whatever the order of keys in the variables", () => {
+    const reordered = { ...params, variables: { deep: { a: 2, b: 1 }, id: "t1" } };
+    expect(cachedAnswerTo(cache, request({ accept: "application/json" }))).toBe(stored);
+    expect(cachedAnswerTo(cache, request({ accept: "application/json", body: reordered }))).toBe(stored);
+  });
+
+  it("misses for another user, an anonymous caller, another Accept, other variables or operation", () => {
+    expect(cachedAnswerTo(cache, request({ accept: "application/json", user: "u2" }))).toBeUndefined();
+    expect(cachedAnswerTo(cache, request({ accept: "application/json", user: null }))).toBeUndefined();
+    expect(cachedAnswerTo(cache, request({}))).toBeUndefined();
+    expect(cachedAnswerTo(cache, request({ accept: "application/graphql-response+json" }))).toBeUndefined();
+    expect(cachedAnswerTo(cache, request({ accept: "application/json", body: { ...params, variables: { id: "t2" } } }))).toBeUndefined();
+    expect(cachedAnswerTo(cache, request({ accept: "application/json", body: { ...params, operationName: "Other" } }))).toBeUndefined();
+  });
+
+  it("leaves GET, batches and malformed bodies to yoga", () => {
+    expect(cachedAnswerTo(cache, request({ accept: "application/json", method: "GET" }))).toBeUndefined();
+    expect(cachedAnswerTo(cache, request({ accept: "application/json", body: [params] }))).toBeUndefined();
+    expect(cachedAnswerTo(cache, request({ accept: "application/json", body: { ...params, variables: '{"id":"t1"}' } }))).toBeUndefined();
+    expect(cachedAnswerTo(cache, request({ accept: "application/json", body: { ...params, operationName: 7 } }))).toBeUndefined();
+  });
+
+  it("misses once a tree the entry read has moved on", () => {
+    const own = new ResultCache(revisions);
+    own.set(cacheKey("u1", "application/json", params), entry());
+    revisions.bump("t1");
+    expect(cachedAnswerTo(own, request({ accept: "application/json" }))).toBeUndefined();
+  });
+});
