@@ -10,7 +10,7 @@ import type { Actor } from "./policy.js";
 import type { StoredCard, Tree } from "./records.js";
 import { createCardInput, parseInput, updateCardInput } from "./schemas.js";
 import { assertCardAllowance } from "./card-batches.js";
-import { loadTree, touchTree, withTree } from "./trees.js";
+import { loadTree, orderedCardsOfTree, touchTree, withTree } from "./trees.js";
 import { childrenByParent, walkTreeOrder } from "./tree-order.js";
 
 function assertCardIdSyntax(cardId: string): void {
@@ -30,7 +30,7 @@ export function positionAfter(siblings: readonly StoredCard[]): number {
 
 /** A tree's live cards in tree order; the caller has authorised the read. */
 export async function cardsOfTree(ctx: DomainContext, tree: Tree): Promise<StoredCard[]> {
-  return walkTreeOrder(await ctx.store.cards.liveByTree(tree._id)).map((e) => e.card);
+  return (await orderedCardsOfTree(ctx, tree)).map((e) => e.card);
 }
 
 /**

@@ -10,7 +10,7 @@ import type { SeedNode, StoredCard, Tree } from "./records.js";
 import { createTreeInput, parseInput, updateTreeInput } from "./schemas.js";
 import { cardsFromSeed, assertCardAllowance } from "./card-batches.js";
 import { parseSeedWithinLimits } from "./import.js";
-import { walkTreeOrder } from "./tree-order.js";
+import { walkTreeOrder, type OrderedCard } from "./tree-order.js";
 
 const MAX_NAME = 200;
 
@@ -189,9 +189,16 @@ export async function findPublicTree(ctx: DomainContext, publicUrl: string): Pro
   return tree;
 }
 
-/** A public tree and its live cards in tree order, for anyone. */
-export async function publicTree(ctx: DomainContext, publicUrl: string): Promise<{ tree: Tree; cards: StoredCard[] }> {
+/** A tree's live cards in tree order, each with its depth; the caller has authorised the read. */
+export async function orderedCardsOfTree(ctx: DomainContext, tree: Tree): Promise<OrderedCard<StoredCard>[]> {
+  return walkTreeOrder(await ctx.store.cards.liveByTree(tree._id));
+}
+
+/** A public tree and its live cards in tree order with their depths, for anyone. */
+export async function publicTree(
+  ctx: DomainContext,
+  publicUrl: string,
+): Promise<{ tree: Tree; ordered: OrderedCard<StoredCard>[] }> {
   const tree = await findPublicTree(ctx, publicUrl);
-  const cards = walkTreeOrder(await ctx.store.cards.liveByTree(tree._id)).map((e) => e.card);
-  return { tree, cards };
+  return { tree, ordered: await orderedCardsOfTree(ctx, tree) };
 }

@@ -1,20 +1,19 @@
 /**
  * A per-request cache of each tree's live cards, so that a query of any depth (cards,
  * children of children, parents, depths) reads a tree's cards from the store once, however
- * many Card fields ask. Everything here is computed from that one list with the domain's
- * tree-order functions.
+ * many Card fields ask. Everything here is computed in one pass over that list, which the
+ * domain hands over already in tree order with each card's depth (`orderedCardsOfTree`).
  *
  * Mutations call `forget` for the tree they changed, so fields read after a mutation in the
  * same request see the change. Every load records the tree's revision first, for the
  * result cache (src/graphql/result-dependencies.ts).
  */
-import { cardsOfTree } from "../domain/cards.js";
 import type { DomainContext } from "../domain/context.js";
 import type { Actor } from "../domain/policy.js";
 import { presentCard, presentTree } from "../domain/presenters.js";
 import type { Card, StoredCard, Tree } from "../domain/records.js";
-import { loadTree } from "../domain/trees.js";
-import { childrenByParent, walkTreeOrder } from "../domain/tree-order.js";
+import { loadTree, orderedCardsOfTree } from "../domain/trees.js";
+import type { OrderedCard } from "../domain/tree-order.js";
 import type { ResultDependencies } from "./result-dependencies.js";
 
 export interface LoadedTree {
@@ -28,16 +27,22 @@ export interface LoadedTree {
   depth: Map<string, number>;
 }
 
-function index(tree: Tree, stored: readonly StoredCard[]): LoadedTree {
-  const ordered = walkTreeOrder(stored.map(presentCard));
-  const cards = ordered.map((entry) => entry.card);
-  return {
-    tree: presentTree(tree),
-    cards,
-    byId: new Map(cards.map((card) => [card._id, card])),
-    children: childrenByParent(cards),
-    depth: new Map(ordered.map((entry) => [entry.card._id, entry.depth])),
-  };
+/** One pass over cards already in tree order: siblings come in sibling order, so no sort. */
+function index(tree: Tree, ordered: readonly OrderedCard<StoredCard>[]): LoadedTree {
+  const cards: Card[] = [];
+  const byId = new Map<string, Card>();
+  const children = new Map<string | null, Card[]>();
+  const depth = new Map<string, number>();
+  for (const entry of ordered) {
+    const card = presentCard(entry.card);
+    cards.push(card);
+    byId.set(card._id, card);
+    depth.set(card._id, entry.depth);
+    const siblings = children.get(card.parentId);
+    if (siblings) siblings.push(card);
+    else children.set(card.parentId, [card]);
+  }
+  return { tree: presentTree(tree), cards, byId, children, depth };
 }
 
 export class TreeCards {
@@ -58,7 +63,7 @@ export class TreeCards {
   ofTree(tree: Tree): Promise<LoadedTree> {
     return this.remember(tree._id, async () => {
       this.dependencies.tree(tree._id);
-      return index(tree, await cardsOfTree(this.ctx, tree));
+      return index(tree, await orderedCardsOfTree(this.ctx, tree));
     });
   }
 
@@ -71,7 +76,7 @@ export class TreeCards {
     return this.remember(card.treeId, async () => {
       this.dependencies.tree(card.treeId);
       const tree = await loadTree(this.ctx, this.actor, card.treeId, "read");
-      return index(tree, await cardsOfTree(this.ctx, tree));
+      return index(tree, await orderedCardsOfTree(this.ctx, tree));
     });
   }
 
@@ -86,9 +91,9 @@ export class TreeCards {
     return loaded ? pick(loaded) : this.ofCard(card).then(pick);
   }
 
-  /** Cards a domain call has just returned with their tree (the public read). */
-  prime(tree: Tree, cards: readonly StoredCard[]): void {
-    if (!this.loaded.has(tree._id)) this.remember(tree._id, async () => index(tree, cards));
+  /** Cards a domain call has just returned with their tree, in tree order (the public read). */
+  prime(tree: Tree, ordered: readonly OrderedCard<StoredCard>[]): void {
+    if (!this.loaded.has(tree._id)) this.remember(tree._id, async () => index(tree, ordered));
   }
 
   /** Drops what is known of a tree after a mutation changed it. */

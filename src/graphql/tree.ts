@@ -86,9 +86,9 @@ builder.queryFields((t) => ({
         // the tree is read; if it named another tree by then, the result is not cached.
         const named = await findPublicTree(context.domain, args.url);
         context.dependencies.tree(named._id);
-        const { tree, cards } = await publicTree(context.domain, args.url);
+        const { tree, ordered } = await publicTree(context.domain, args.url);
         if (tree._id !== named._id) context.dependencies.untracked();
-        context.trees.prime(tree, cards);
+        context.trees.prime(tree, ordered);
         return presentTree(tree);
       });
       // Publishing another tree at this address moves no revision this result knows of.
