@@ -22,7 +22,7 @@ import {
 } from "docx";
 import type { Token, Tokens } from "marked";
 import { docxNumbering, docxStyles, listReference, STYLE } from "./docx-styles.js";
-import { decodeEntities, inlineRuns, lexCard, xmlSafe, type InlineRun } from "./markdown-inline.js";
+import { decodeEntities, inlineRuns, lexCard, listItems, xmlSafe, type InlineRun } from "./markdown-inline.js";
 import type { ExportInput } from "./select.js";
 
 /** Twips of text width on the library's default page (A4, 1-inch margins): tables fill it. */
@@ -157,24 +157,10 @@ class BlockWriter {
       instance: ++this.listInstance,
     };
     const inner: Context = { ...ctx, listLevel: level };
-    for (const item of list.items) {
-      let marker: InlineRun[] = [];
-      let numbered = false;
-      for (const block of item.tokens) {
-        if (block.type === "checkbox") {
-          marker = inlineRuns([block]);
-        } else if (!numbered && (block.type === "text" || block.type === "paragraph")) {
-          const tokens = (block as Tokens.Text).tokens ?? [block];
-          this.out.push(new Paragraph({ numbering, children: docxRuns([...marker, ...inlineRuns(tokens, ctx.restore)]) }));
-          numbered = true;
-        } else {
-          // An item that opens with a code block or a nested list still gets its number.
-          if (!numbered) this.out.push(new Paragraph({ numbering, children: docxRuns(marker) }));
-          numbered = true;
-          this.block(block, inner);
-        }
-      }
-      if (!numbered) this.out.push(new Paragraph({ numbering, children: docxRuns(marker) }));
+    for (const { marker, head, rest } of listItems(list)) {
+      // An item that opens with a code block or a nested list still gets its number.
+      this.out.push(new Paragraph({ numbering, children: docxRuns(head ? [...marker, ...inlineRuns(head, ctx.restore)] : marker) }));
+      this.blocks(rest, inner);
     }
   }
 }

@@ -7,7 +7,7 @@
  * split works from an estimate of wrapped lines; it errs on the side of spare room.
  */
 import type { Token, Tokens } from "marked";
-import { decodeEntities, inlineRuns, inlineText, lexCard, xmlSafe, type InlineRun } from "./markdown-inline.js";
+import { decodeEntities, inlineRuns, inlineText, lexCard, listItems, xmlSafe, type InlineRun } from "./markdown-inline.js";
 
 export interface SlideParagraph {
   runs: InlineRun[];
@@ -126,28 +126,13 @@ class ParagraphWriter {
   private list(list: Tokens.List, ctx: Context) {
     const level = Math.min(ctx.level + 1, MAX_LEVEL);
     const id = ++this.listCount;
-    const start = typeof list.start === "number" ? list.start : 1;
-    list.items.forEach((item, index) => {
-      const bullet: SlideParagraph["bullet"] = list.ordered
-        ? { numbered: true, list: id, number: start + index }
-        : { numbered: false };
-      let marker: InlineRun[] = [];
-      let placed = false;
-      for (const block of item.tokens) {
-        if (block.type === "checkbox") {
-          marker = inlineRuns([block]);
-        } else if (!placed && (block.type === "text" || block.type === "paragraph")) {
-          const tokens = (block as Tokens.Text).tokens ?? [block];
-          this.push([...marker, ...inlineRuns(tokens, this.restore)], "text", { ...ctx, level }, bullet);
-          placed = true;
-        } else {
-          if (!placed) this.push([...marker, { text: " " }], "text", { ...ctx, level }, bullet);
-          placed = true;
-          this.block(block, { ...ctx, level });
-        }
-      }
-      if (!placed) this.push([...marker, { text: " " }], "text", { ...ctx, level }, bullet);
-    });
+    const inner: Context = { ...ctx, level };
+    for (const { number, marker, head, rest } of listItems(list)) {
+      const bullet: SlideParagraph["bullet"] = list.ordered ? { numbered: true, list: id, number } : { numbered: false };
+      // An item without text of its own keeps its bullet: a space stands in, as a paragraph needs a run.
+      this.push([...marker, ...(head ? inlineRuns(head, this.restore) : [{ text: " " }])], "text", inner, bullet);
+      this.blocks(rest, inner);
+    }
   }
 
   private push(runs: InlineRun[], kind: SlideParagraph["kind"], ctx: Context, bullet?: SlideParagraph["bullet"]) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeEntities, inlineRuns, inlineText, lexCard, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
+import { decodeEntities, inlineRuns, inlineText, lexCard, listItems, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
 import type { Tokens } from "marked";
 
 function runsOf(markdown: string, latex = false) {
@@ -61,5 +61,47 @@ describe("safeLinkTarget", () => {
 describe("xmlSafe", () => {
   it("drops control characters, lone surrogates and U+FFFE but keeps tabs, newlines and astral characters", () => {
     expect(xmlSafe("a\u0000b\u0008c\td\ne\ud800f\udc00g\uFFFEh\u{1F600}")).toBe("abc\td\nefgh\u{1F600}");
+  });
+});
+
+describe("listItems", () => {
+  function itemsOf(markdown: string) {
+    const list = lexCard(markdown, false).tokens.find((token) => token.type === "list") as Tokens.List;
+    return listItems(list).map(({ number, marker, head, rest }) => ({
+      number,
+      marker,
+      head: head && inlineText(head),
+      rest: rest.map((token) => token.type),
+    }));
+  }
+
+  it("numbers an ordered list from its start", () => {
+    expect(itemsOf("3. three\n4. four").map((item) => [item.number, item.head])).toEqual([
+      [3, "three"],
+      [4, "four"],
+    ]);
+    expect(itemsOf("- a\n- b").map((item) => item.number)).toEqual([1, 2]);
+  });
+
+  it("puts the first text on the bullet line and the rest one level deeper, nested lists included", () => {
+    const [first, second] = itemsOf("1. a\n\n   more\n\n   - nested\n2. b");
+    expect(first).toMatchObject({ head: "a", rest: ["space", "paragraph", "space", "list"] });
+    expect(second).toMatchObject({ head: "b", rest: [] });
+    const nested = listItems(lexCard("- a\n  - b\n  - c", false).tokens[0] as Tokens.List)[0].rest[0] as Tokens.List;
+    expect(listItems(nested).map((item) => inlineText(item.head!))).toEqual(["b", "c"]);
+  });
+
+  it("gives task items their box as a marker", () => {
+    expect(itemsOf("- [ ] open\n- [x] done\n- plain").map(({ marker, head }) => [marker, head])).toEqual([
+      [[{ text: "\u2610 " }], "open"],
+      [[{ text: "\u2611 " }], "done"],
+      [[], "plain"],
+    ]);
+  });
+
+  it("leaves the head empty when an item opens with something other than text", () => {
+    const [code, empty] = itemsOf("- ```\n  x\n  ```\n  after\n-");
+    expect(code).toEqual({ number: 1, marker: [], head: undefined, rest: ["code", "text"] });
+    expect(empty).toEqual({ number: 2, marker: [], head: undefined, rest: [] });
   });
 });

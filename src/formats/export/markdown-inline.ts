@@ -52,6 +52,48 @@ export function inlineText(tokens: readonly Token[], restore?: (text: string) =>
     .join("");
 }
 
+/** One item of a Markdown list, cut the way the docx and impress exports lay it out. */
+export interface ListItemParts {
+  /** The item's number in an ordered list: the list's start (1 if marked gives none) plus its index. */
+  number: number;
+  /** The "\u2610 " / "\u2611 " run of a task item, to go before its text; empty for other items. */
+  marker: InlineRun[];
+  /**
+   * Inline tokens of the item's first block when that block is text or a paragraph: they go on
+   * the line with the bullet or number. Undefined when the item opens with anything else (code,
+   * a quote, a nested list) or is empty; the bullet or number still gets a line of its own.
+   */
+  head?: Token[];
+  /** The item's other blocks, in order, to be laid out one list level deeper. */
+  rest: Token[];
+}
+
+/**
+ * The items of one list as bullet line and nested blocks. Only this list: a nested list in
+ * `rest` comes back through the exporter, which knows how deep it sits. Throws nothing.
+ */
+export function listItems(list: Tokens.List): ListItemParts[] {
+  const start = typeof list.start === "number" ? list.start : 1;
+  return list.items.map((item, index) => {
+    let marker: InlineRun[] = [];
+    let head: Token[] | undefined;
+    let placed = false;
+    const rest: Token[] = [];
+    for (const block of item.tokens) {
+      if (block.type === "checkbox") {
+        if (!placed) marker = inlineRuns([block]);
+      } else if (!placed && (block.type === "text" || block.type === "paragraph")) {
+        head = (block as Tokens.Text).tokens ?? [block];
+        placed = true;
+      } else {
+        placed = true;
+        rest.push(block);
+      }
+    }
+    return { number: start + index, marker, head, rest };
+  });
+}
+
 // Recursion here follows one card's inline nesting (emphasis inside a link inside...),
 // which marked itself builds recursively; tree depth never reaches it.
 function appendRuns(runs: InlineRun[], tokens: readonly Token[], style: Style, restore: (text: string) => string) {
