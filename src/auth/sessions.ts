@@ -48,11 +48,6 @@ export class SessionManager {
   end(session: Session): Promise<void> {
     return this.store.sessions.remove(session._id);
   }
-
-  /** Ends every other session of the user (after a password change). */
-  endOthers(userId: string, keep?: Session): Promise<void> {
-    return this.store.sessions.removeForUser(userId, keep?._id);
-  }
 }
 
 export function csrfMatches(session: Session, header: string | undefined): boolean {

@@ -59,17 +59,14 @@ export async function ownedCardsCount(ctx: DomainContext, userId: string): Promi
   return ctx.store.cards.countLiveByTrees(owned.map((t) => t._id));
 }
 
-export interface UpdateMeResult {
-  user: StoredUser;
-  passwordChanged: boolean;
-}
-
 /**
- * Sets favourites and/or changes the password.
+ * Sets favourites and/or changes the password. A password change ends every session of
+ * the user but `keepSessionId` (the cookie session that made the change, if any), as
+ * `resetPassword` ends all of them: whoever held the old password is out.
  * @throws ValidationError for a malformed body.
  * @throws ForbiddenError when `currentPassword` is wrong.
  */
-export async function updateMe(ctx: DomainContext, user: StoredUser, input: unknown): Promise<UpdateMeResult> {
+export async function updateMe(ctx: DomainContext, user: StoredUser, input: unknown, keepSessionId?: string): Promise<StoredUser> {
   const body = parseInput(updateMeInput, input);
   const fields: Partial<StoredUser> = {};
   if (body.favoriteTrees) fields.favoriteTrees = [...new Set(body.favoriteTrees)];
@@ -79,10 +76,11 @@ export async function updateMe(ctx: DomainContext, user: StoredUser, input: unkn
     }
     fields.passwordHash = await ctx.hasher.hash(body.newPassword);
   }
-  if (Object.keys(fields).length === 0) return { user, passwordChanged: false };
+  if (Object.keys(fields).length === 0) return user;
   const updated = await ctx.store.users.update(user._id, fields);
   if (!updated) throw new NotFoundError("User");
-  return { user: updated, passwordChanged: body.newPassword !== undefined };
+  if (fields.passwordHash !== undefined) await ctx.store.sessions.removeForUser(user._id, keepSessionId);
+  return updated;
 }
 
 /**

@@ -52,9 +52,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
   router.put("/index", jsonLimit, async (req, res) => {
     const user = requireUser(req);
     try {
-      const { user: updated, passwordChanged } = await updateMe(ctx, user, req.body ?? {});
-      // Other sessions of this user end with the old password.
-      if (passwordChanged) await sessions.endOthers(user._id, req.auth.session ?? undefined);
+      const updated = await updateMe(ctx, user, req.body ?? {}, req.auth.session?._id);
       res.json(await userRecord(ctx, updated, req.auth.session?.csrf ?? ""));
     } catch (err) {
       if (err instanceof ForbiddenError) credentials.recordFailure(user.email, clientAddress(req));

@@ -172,6 +172,23 @@ describe("PUT /api/index", () => {
   });
 });
 
+describe("a password change from a cookie session", () => {
+  it("keeps that session and ends the user's other sessions", async () => {
+    const alice = await buildUser(server.url);
+    const mine = await anon.post("/api/login", alice.credentials);
+    const other = await anon.post("/api/login", alice.credentials);
+    const cookie = sessionCookie(mine);
+    const change = await anon.put(
+      "/api/index",
+      { currentPassword: alice.credentials!.password, newPassword: "changed in the browser" },
+      { cookie, "x-csrf-token": mine.body.csrf },
+    );
+    expect(change.status).toBe(200);
+    expect((await anon.get("/api/index", { cookie })).status).toBe(200);
+    expect((await anon.get("/api/index", { cookie: sessionCookie(other) })).status).toBe(401);
+  });
+});
+
 describe("brute-force limit", () => {
   // Its own server: the limit also counts failures per address, and every test here
   // calls from 127.0.0.1.
