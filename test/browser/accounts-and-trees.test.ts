@@ -4,15 +4,15 @@
  * fails or cannot be reached.
  */
 import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { buildUser, uniqueEmail } from "../helpers/api.js";
-import { describeInBrowser, screenshot, startWorld, watchErrors, type BrowserWorld } from "./harness.js";
+import { describeInBrowser, screenshot, useWorld } from "./harness.js";
 
 describeInBrowser("accounts and the list of trees", () => {
-  let world: BrowserWorld;
+  // No user yet: the tests sign up through the page.
+  const session = useWorld();
   let context: BrowserContext;
   let page: Page;
-  let errors: string[];
   const email = uniqueEmail("newcomer");
   const password = "a long enough password";
 
@@ -24,15 +24,9 @@ describeInBrowser("accounts and the list of trees", () => {
   const treeNames = () => page.locator(".tree-item .tree-name").allInnerTexts();
 
   beforeAll(async () => {
-    world = await startWorld();
-    context = await world.newContext();
+    context = await session.world.newContext();
     page = await context.newPage();
-    errors = watchErrors(page);
-  });
-
-  afterAll(async () => {
-    expect(errors).toEqual([]);
-    await world?.close();
+    session.watch(page);
   });
 
   it("shows the log-in form at / and says clearly when the log-in fails", async () => {
@@ -92,7 +86,7 @@ describeInBrowser("accounts and the list of trees", () => {
   });
 
   it("says so when a tree does not exist or is not shared with you", async () => {
-    const stranger = await buildUser(world.server.url, "stranger");
+    const stranger = await buildUser(session.world.server.url, "stranger");
     const theirs = (await stranger.post("/api/trees", { name: "Private" })).body;
     await page.goto(`/trees/${theirs._id}`);
     await expect.poll(() => page.locator(".page-message").innerText()).toContain("doesn't exist, or it hasn't been shared with you");

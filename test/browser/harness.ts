@@ -3,6 +3,12 @@
  * downloaded browser), the real server on a random port, and small helpers to log a page in,
  * wait for saves and keep screenshots under test-results/screenshots/.
  *
+ * A suite calls `useWorld()` (a world and the end-of-suite check that no watched page logged
+ * an error) or, for the usual one logged-in writer with a tree, `useWriterSession()`, at the
+ * top of its `describe`. Both register their hooks where they are called: vitest runs
+ * `beforeAll`/`beforeEach` hooks in the order they are defined and `after*` hooks in reverse
+ * (sequence.hooks "stack"), so a suite's own `beforeAll` after the call sees a ready session.
+ *
  * Without /usr/bin/chromium the suites are skipped with a warning on a workstation, but in CI
  * (CI=true) loading this file throws, so a missing browser fails the run instead of hiding it.
  */
@@ -10,8 +16,8 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { describe, vi } from "vitest";
-import { buildUser, type Api } from "../helpers/api.js";
+import { afterAll, beforeAll, beforeEach, describe, expect, vi } from "vitest";
+import { buildTree, buildUser, type Api } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -87,8 +93,15 @@ export function watchErrors(page: Page, allowed: RegExp[] = []): string[] {
   return errors;
 }
 
+export interface LoggedInPage {
+  page: Page;
+  context: BrowserContext;
+  /** The same user through the API, with their credentials. */
+  api: Api & { user: any };
+}
+
 /** A new user, made through the API, whose session cookie the context then carries. */
-export async function loggedInPage(world: BrowserWorld, prefix = "writer"): Promise<{ page: Page; context: BrowserContext; api: Api & { user: any } }> {
+export async function loggedInPage(world: BrowserWorld, prefix = "writer"): Promise<LoggedInPage> {
   const api = await buildUser(world.server.url, prefix);
   const context = await world.newContext();
   const login = await context.request.post("/api/login", { data: api.credentials });
@@ -126,4 +139,113 @@ export async function serverCards(api: Api, treeId: string): Promise<any[]> {
   const res = await api.get(`/api/trees/${treeId}/cards`);
   if (res.status !== 200) throw new Error(`cards: ${res.status} ${res.text}`);
   return res.body;
+}
+
+/** What a suite's hooks and tests read from `useWorld()`; the getters throw before `beforeAll`. */
+export interface WorldSession {
+  readonly world: BrowserWorld;
+  /** Collects the page's errors (`watchErrors`) for the end-of-suite check, and returns them. */
+  watch(page: Page, allowed?: RegExp[]): string[];
+  /** Every error collected so far, from every watched page (`allowErrors` does not apply). */
+  readonly errors: string[];
+}
+
+/**
+ * Starts a world before the suite's tests; after them, checks that no watched page logged an
+ * error (but those matching `allowErrors`), then closes the world.
+ */
+export function useWorld({ allowErrors = [] }: { allowErrors?: RegExp[] } = {}): WorldSession {
+  let world: BrowserWorld | undefined;
+  const watched: string[][] = [];
+  beforeAll(async () => {
+    world = await startWorld();
+  });
+  afterAll(async () => {
+    try {
+      expect(watched.flat().filter((error) => !allowErrors.some((re) => re.test(error)))).toEqual([]);
+    } finally {
+      await world?.close();
+    }
+  });
+  return {
+    get world() {
+      return ready(world, "world");
+    },
+    watch(page, allowed) {
+      const errors = watchErrors(page, allowed);
+      watched.push(errors);
+      return errors;
+    },
+    get errors() {
+      return watched.flat();
+    },
+  };
+}
+
+export interface WriterSessionOptions {
+  /** A tree the writer makes through the API for the tests (none without it). */
+  tree?: { name: string; seed?: string };
+  /**
+   * Make `tree` afresh before every test, instead of once before them all (when each test
+   * goes on with the tree as the one before left it).
+   */
+  treePerTest?: boolean;
+  /** Open `tree` in the page once it is made (`openTree`); true by default. */
+  openTree?: boolean;
+  /** Errors the end-of-suite check lets pass (see `useWorld`). */
+  allowErrors?: RegExp[];
+}
+
+/** `useWorld()`'s session, with the writer's page and API client and the tree's id. */
+export interface WriterSession extends WorldSession, LoggedInPage {
+  readonly treeId: string;
+}
+
+/**
+ * The usual suite: a world, one new user logged in in a page whose errors are watched, and,
+ * given `tree`, a tree of theirs opened in that page.
+ */
+export function useWriterSession(options: WriterSessionOptions = {}): WriterSession {
+  const { tree, treePerTest = false, openTree: open = true, allowErrors } = options;
+  const session = useWorld({ allowErrors });
+  let writer: LoggedInPage | undefined;
+  let treeId: string | undefined;
+  const makeTree = async () => {
+    const { page, api } = ready(writer, "writer");
+    treeId = (await buildTree(api, tree))._id as string;
+    if (open) await openTree(page, treeId);
+  };
+  beforeAll(async () => {
+    writer = await loggedInPage(session.world);
+    session.watch(writer.page);
+    if (tree && !treePerTest) await makeTree();
+  });
+  if (tree && treePerTest) beforeEach(makeTree);
+  return {
+    get world() {
+      return session.world;
+    },
+    watch: (page, allowed) => session.watch(page, allowed),
+    get errors() {
+      return session.errors;
+    },
+    get page() {
+      return ready(writer, "writer").page;
+    },
+    get context() {
+      return ready(writer, "writer").context;
+    },
+    get api() {
+      return ready(writer, "writer").api;
+    },
+    get treeId() {
+      if (!tree) throw new Error("This suite's useWriterSession() was given no `tree`, so it has no treeId.");
+      return ready(treeId, "tree");
+    },
+  };
+}
+
+function ready<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`The ${what} is not ready: read it in a hook or a test, after the session's beforeAll.`);
+  return value;
 }

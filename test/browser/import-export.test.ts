@@ -5,75 +5,46 @@
 import { readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildTree, type Api } from "../helpers/api.js";
-import {
-  activeCardId,
-  describeInBrowser,
-  loggedInPage,
-  openTree,
-  screenshot,
-  serverCards,
-  startWorld,
-  watchErrors,
-  type BrowserWorld,
-} from "./harness.js";
+import { expect, it } from "vitest";
+import { activeCardId, describeInBrowser, screenshot, serverCards, useWriterSession } from "./harness.js";
 
 describeInBrowser("import and export", () => {
-  let world: BrowserWorld;
-  let page: Page;
-  let api: Api;
-  let treeId: string;
-  let errors: string[];
-
-  beforeAll(async () => {
-    world = await startWorld();
-    ({ page, api } = await loggedInPage(world));
-    errors = watchErrors(page);
-    treeId = (await buildTree(api, { name: "Field notes", seed: "# Trip\n\nWe left at dawn." }))._id;
-    await openTree(page, treeId);
-  });
-
-  afterAll(async () => {
-    expect(errors).toEqual([]);
-    await world?.close();
-  });
+  const writer = useWriterSession({ tree: { name: "Field notes", seed: "# Trip\n\nWe left at dawn." } });
 
   it("imports pasted Markdown under the active card", async () => {
-    const [trip] = await serverCards(api, treeId);
-    expect(await activeCardId(page)).toBe(trip._id);
-    await page.locator(".topbar-actions button", { hasText: "Import" }).click();
-    const dialog = page.locator("dialog[open]");
+    const [trip] = await serverCards(writer.api, writer.treeId);
+    expect(await activeCardId(writer.page)).toBe(trip._id);
+    await writer.page.locator(".topbar-actions button", { hasText: "Import" }).click();
+    const dialog = writer.page.locator("dialog[open]");
     await dialog.locator("textarea").fill("# Day one\n\nRain.\n\n# Day two\n\nSun.");
     expect(await dialog.locator("#import-under").isChecked()).toBe(true);
-    await screenshot(page, "dialog-import");
+    await screenshot(writer.page, "dialog-import");
     await dialog.locator("button[type=submit]").click();
     await expect.poll(() => dialog.count()).toBe(0);
 
-    const cards = await serverCards(api, treeId);
+    const cards = await serverCards(writer.api, writer.treeId);
     expect(cards.map((c) => [c.parentId === trip._id, c.content])).toEqual([
       [false, "# Trip\n\nWe left at dawn."],
       [true, "# Day one\n\nRain."],
       [true, "# Day two\n\nSun."],
     ]);
     // The new cards are drawn at once, and the first of them is active.
-    await expect.poll(() => page.locator(`#card${cards[1]._id}`).count()).toBe(1);
-    expect(await activeCardId(page)).toBe(cards[1]._id);
+    await expect.poll(() => writer.page.locator(`#card${cards[1]._id}`).count()).toBe(1);
+    expect(await activeCardId(writer.page)).toBe(cards[1]._id);
   });
 
   it("imports a chosen JSON file at the end of the first column", async () => {
     const file = path.join(os.tmpdir(), `cardtree-import-${Date.now()}.json`);
     await writeFile(file, JSON.stringify([{ content: "# Appendix", children: [{ content: "Maps" }] }]));
-    await page.locator(".topbar-actions button", { hasText: "Import" }).click();
-    const dialog = page.locator("dialog[open]");
+    await writer.page.locator(".topbar-actions button", { hasText: "Import" }).click();
+    const dialog = writer.page.locator("dialog[open]");
     await dialog.locator("input[type=file]").setInputFiles(file);
     await expect.poll(() => dialog.locator("textarea").inputValue()).toContain("# Appendix");
     await dialog.locator("#import-top").check();
     await dialog.locator("button[type=submit]").click();
     await expect.poll(() => dialog.count()).toBe(0);
 
-    const cards = await serverCards(api, treeId);
+    const cards = await serverCards(writer.api, writer.treeId);
     const appendix = cards.find((c) => c.content === "# Appendix");
     expect(appendix.parentId).toBeNull();
     expect(cards.at(-1)).toMatchObject({ content: "Maps", parentId: appendix._id });
@@ -81,24 +52,24 @@ describeInBrowser("import and export", () => {
   });
 
   it("keeps the dialog and the pasted text when the server refuses an import", async () => {
-    await page.locator(".topbar-actions button", { hasText: "Import" }).click();
-    const dialog = page.locator("dialog[open]");
+    await writer.page.locator(".topbar-actions button", { hasText: "Import" }).click();
+    const dialog = writer.page.locator("dialog[open]");
     await dialog.locator("textarea").fill('[{"title": "not the export shape"}]');
     await dialog.locator("button[type=submit]").click();
     await expect.poll(() => dialog.locator(".form-error").isVisible()).toBe(true);
     expect(await dialog.locator("textarea").inputValue()).toContain("not the export shape");
-    await page.keyboard.press("Escape");
+    await writer.page.keyboard.press("Escape");
     await expect.poll(() => dialog.count()).toBe(0);
   });
 
   /** Opens the export dialog, picks format and scope, and returns the downloaded file. */
   const download = async (format: string, scope: "tree" | "card" | "column") => {
-    await page.keyboard.press("Escape").catch(() => undefined);
-    await page.locator(".topbar-actions button", { hasText: "Export" }).click();
-    const dialog = page.locator("dialog[open]");
+    await writer.page.keyboard.press("Escape").catch(() => undefined);
+    await writer.page.locator(".topbar-actions button", { hasText: "Export" }).click();
+    const dialog = writer.page.locator("dialog[open]");
     await dialog.locator(`input[name=export-format][value=${format}]`).check();
     await dialog.locator(`input[name=export-scope][value=${scope}]`).check();
-    const [file] = await Promise.all([page.waitForEvent("download"), dialog.locator("a", { hasText: "Download" }).click()]);
+    const [file] = await Promise.all([writer.page.waitForEvent("download"), dialog.locator("a", { hasText: "Download" }).click()]);
     const saved = await file.path();
     return { name: file.suggestedFilename(), body: await readFile(saved) };
   };
@@ -123,9 +94,9 @@ describeInBrowser("import and export", () => {
   });
 
   it("downloads just the active card with its children, or just its column", async () => {
-    const cards = await serverCards(api, treeId);
+    const cards = await serverCards(writer.api, writer.treeId);
     const trip = cards[0];
-    await page.evaluate((id) => (window as any).Backbone.trigger("ui:select", id), trip._id);
+    await writer.page.evaluate((id) => (window as any).Backbone.trigger("ui:select", id), trip._id);
     const card = await download("md", "card");
     expect(card.body.toString()).toBe("# Trip\n\nWe left at dawn.\n\n# Day one\n\nRain.\n\n# Day two\n\nSun.");
     const column = await download("json", "column");
@@ -133,9 +104,9 @@ describeInBrowser("import and export", () => {
   });
 
   async function screenshotExportDialog() {
-    await page.locator(".topbar-actions button", { hasText: "Export" }).click();
-    await page.locator("dialog[open]").waitFor();
-    await screenshot(page, "dialog-export");
-    await page.keyboard.press("Escape");
+    await writer.page.locator(".topbar-actions button", { hasText: "Export" }).click();
+    await writer.page.locator("dialog[open]").waitFor();
+    await screenshot(writer.page, "dialog-export");
+    await writer.page.keyboard.press("Escape");
   }
 });

@@ -3,74 +3,46 @@
  * are kept, retried and reported, and survive a reload; text being written when the tab
  * closed comes back in the editor.
  */
-import type { Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { buildTree, type Api } from "../helpers/api.js";
-import {
-  describeInBrowser,
-  loggedInPage,
-  openTree,
-  serverCards,
-  screenshot,
-  startWorld,
-  waitForSaved,
-  watchErrors,
-  type BrowserWorld,
-} from "./harness.js";
+import { beforeAll, expect, it } from "vitest";
+import { describeInBrowser, serverCards, screenshot, useWriterSession, waitForSaved } from "./harness.js";
 
 const CARD_WRITES = "**/api/trees/*/cards/*";
 
 describeInBrowser("saving when things go wrong", () => {
-  let world: BrowserWorld;
-  let page: Page;
-  let api: Api & { user: any };
-  let treeId: string;
-  let errors: string[];
+  // Every test starts again from a one-card tree.
+  const writer = useWriterSession({ tree: { name: "Fragile", seed: "Start." }, treePerTest: true });
 
-  const status = () => page.locator(".topbar-status").innerText();
-  const firstContent = async () => (await serverCards(api, treeId))[0].content;
+  const status = () => writer.page.locator(".topbar-status").innerText();
+  const firstContent = async () => (await serverCards(writer.api, writer.treeId))[0].content;
   const writeInFirstCard = async (text: string, save = true) => {
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("End");
-    await page.keyboard.type(text);
-    if (save) await page.keyboard.press("Control+Enter");
+    await writer.page.keyboard.press("Enter");
+    await writer.page.keyboard.press("End");
+    await writer.page.keyboard.type(text);
+    if (save) await writer.page.keyboard.press("Control+Enter");
   };
 
-  beforeAll(async () => {
-    world = await startWorld();
-    ({ page, api } = await loggedInPage(world));
-    errors = watchErrors(page);
+  beforeAll(() => {
     // Reloading with changes still on their way asks first; the tests mean to reload.
-    page.on("dialog", (dialog) => void dialog.accept());
-  });
-
-  beforeEach(async () => {
-    treeId = (await buildTree(api, { name: "Fragile", seed: "Start." }))._id;
-    await openTree(page, treeId);
-  });
-
-  afterAll(async () => {
-    expect(errors).toEqual([]);
-    await world?.close();
+    writer.page.on("dialog", (dialog) => void dialog.accept());
   });
 
   it("keeps a save made without a connection, says so, and sends it when asked to retry", async () => {
-    await page.route(CARD_WRITES, (route) => (route.request().method() === "PUT" ? route.abort("internetdisconnected") : route.fallback()));
+    await writer.page.route(CARD_WRITES, (route) => (route.request().method() === "PUT" ? route.abort("internetdisconnected") : route.fallback()));
     await writeInFirstCard(" Offline words.");
     await expect.poll(status).toContain("Not saved yet: 1 change waiting");
-    await screenshot(page, "saving-offline");
-    expect(await page.locator(".card.active").innerText()).toContain("Offline words.");
+    await screenshot(writer.page, "saving-offline");
+    expect(await writer.page.locator(".card.active").innerText()).toContain("Offline words.");
     expect(await firstContent()).toBe("Start.");
 
-    await page.unroute(CARD_WRITES);
-    await page.locator(".topbar-status button", { hasText: "Retry now" }).click();
-    await waitForSaved(page);
+    await writer.page.unroute(CARD_WRITES);
+    await writer.page.locator(".topbar-status button", { hasText: "Retry now" }).click();
+    await waitForSaved(writer.page);
     expect(await firstContent()).toBe("Start. Offline words.");
   });
 
   it("retries by itself after a server error", async () => {
     let failures = 0;
-    await page.route(CARD_WRITES, (route) => {
+    await writer.page.route(CARD_WRITES, (route) => {
       if (route.request().method() !== "PUT" || failures >= 1) return route.fallback();
       failures++;
       return route.fulfill({
@@ -80,52 +52,52 @@ describeInBrowser("saving when things go wrong", () => {
       });
     });
     await writeInFirstCard(" Retried.");
-    await waitForSaved(page);
+    await waitForSaved(writer.page);
     expect(failures).toBe(1);
     expect(await firstContent()).toBe("Start. Retried.");
-    await page.unroute(CARD_WRITES);
+    await writer.page.unroute(CARD_WRITES);
   });
 
   it("keeps unsent saves across a reload and sends them when the connection is back", async () => {
-    await page.route(CARD_WRITES, (route) => (route.request().method() === "PUT" ? route.abort("internetdisconnected") : route.fallback()));
+    await writer.page.route(CARD_WRITES, (route) => (route.request().method() === "PUT" ? route.abort("internetdisconnected") : route.fallback()));
     await writeInFirstCard(" Survives a reload.");
     await expect.poll(status).toContain("Not saved yet");
-    await page.reload();
-    await page.locator(".columns .card").first().waitFor();
-    expect(await page.locator(".card").first().innerText()).toContain("Survives a reload.");
+    await writer.page.reload();
+    await writer.page.locator(".columns .card").first().waitFor();
+    expect(await writer.page.locator(".card").first().innerText()).toContain("Survives a reload.");
     await expect.poll(status).toContain("Not saved yet");
 
-    await page.unroute(CARD_WRITES);
-    await page.locator(".topbar-status button", { hasText: "Retry now" }).click();
-    await waitForSaved(page);
+    await writer.page.unroute(CARD_WRITES);
+    await writer.page.locator(".topbar-status button", { hasText: "Retry now" }).click();
+    await waitForSaved(writer.page);
     expect(await firstContent()).toBe("Start. Survives a reload.");
   });
 
   it("brings back text that was being written when the page went away", async () => {
     await writeInFirstCard(" Half a thought", false);
-    await page.reload();
-    const editor = page.locator(".card.active textarea");
+    await writer.page.reload();
+    const editor = writer.page.locator(".card.active textarea");
     await editor.waitFor();
     expect(await editor.inputValue()).toBe("Start. Half a thought");
-    await expect.poll(() => page.locator(".toast").first().innerText()).toContain("Recovered the text");
-    await page.keyboard.press("Control+Enter");
-    await waitForSaved(page);
+    await expect.poll(() => writer.page.locator(".toast").first().innerText()).toContain("Recovered the text");
+    await writer.page.keyboard.press("Control+Enter");
+    await waitForSaved(writer.page);
     expect(await firstContent()).toBe("Start. Half a thought");
   });
 
   it("asks to log in again when the session ends, then saves", async () => {
-    await page.context().request.post("/api/logout", { headers: { "X-CSRF-Token": await csrf() } });
+    await writer.page.context().request.post("/api/logout", { headers: { "X-CSRF-Token": await csrf() } });
     await writeInFirstCard(" After the session ended.");
-    const dialog = page.locator("dialog[open]");
+    const dialog = writer.page.locator("dialog[open]");
     await expect.poll(() => dialog.innerText()).toContain("Log in again");
     expect(await status()).toContain("Logged out: 1 change waiting");
-    await dialog.locator("input[type=password]").fill(api.credentials!.password);
+    await dialog.locator("input[type=password]").fill(writer.api.credentials!.password);
     await dialog.locator("button[type=submit]").click();
-    await waitForSaved(page);
+    await waitForSaved(writer.page);
     expect(await firstContent()).toBe("Start. After the session ended.");
   });
 
   async function csrf(): Promise<string> {
-    return page.evaluate(async () => (await (await fetch("/api/index")).json()).csrf);
+    return writer.page.evaluate(async () => (await (await fetch("/api/index")).json()).csrf);
   }
 });

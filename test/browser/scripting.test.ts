@@ -4,32 +4,16 @@
  * keyboard causes), triggering actions from a script, and a Mousetrap shortcut that works in
  * the editor. The examples of the document are run as written.
  */
-import type { Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildTree, type Api } from "../helpers/api.js";
-import {
-  activeCardId,
-  describeInBrowser,
-  loggedInPage,
-  openTree,
-  serverCards,
-  startWorld,
-  waitForSaved,
-  watchErrors,
-  type BrowserWorld,
-} from "./harness.js";
+import { expect, it } from "vitest";
+import { activeCardId, describeInBrowser, openTree, serverCards, useWriterSession, waitForSaved } from "./harness.js";
 
 // "# Part one" keeps its heading and its two paragraphs become its children (SPEC §7).
 const SEED = ["# Part one", "Opening words.", "More words.", "# Part two", "## Chapter", "Text."].join("\n\n");
 
 describeInBrowser("the scripting interface", () => {
-  let world: BrowserWorld;
-  let page: Page;
-  let api: Api;
-  let treeId: string;
-  let errors: string[];
+  const writer = useWriterSession({ tree: { name: "Scripted", seed: SEED } });
 
-  const run = <T>(fn: () => T | Promise<T>) => page.evaluate(fn);
+  const run = <T>(fn: () => T | Promise<T>) => writer.page.evaluate(fn);
   /** Starts recording every event by wrapping Backbone.trigger, as the docs show. */
   const recordEvents = () =>
     run(() => {
@@ -45,19 +29,6 @@ describeInBrowser("the scripting interface", () => {
   const seenNames = () => run(() => (window as any).seen.map((entry: unknown[]) => entry[0]) as string[]);
   const stopRecording = () => run(() => ((window as any).Backbone.trigger = (window as any).originalTrigger));
 
-  beforeAll(async () => {
-    world = await startWorld();
-    ({ page, api } = await loggedInPage(world));
-    errors = watchErrors(page);
-    treeId = (await buildTree(api, { name: "Scripted", seed: SEED }))._id;
-    await openTree(page, treeId);
-  });
-
-  afterAll(async () => {
-    expect(errors).toEqual([]);
-    await world?.close();
-  });
-
   it("publishes app, Backbone and Mousetrap", async () => {
     const kinds = await run(() => {
       const w = window as any;
@@ -67,7 +38,7 @@ describeInBrowser("the scripting interface", () => {
   });
 
   it("answers app.get for the card, the tree, the cards and the scope", async () => {
-    const cards = await serverCards(api, treeId);
+    const cards = await serverCards(writer.api, writer.treeId);
     const answers = await run(() => {
       const app = (window as any).app;
       const list = app.get("cards");
@@ -87,7 +58,7 @@ describeInBrowser("the scripting interface", () => {
     expect(answers).toEqual({
       cardId: cards[0]._id,
       treeName: "Scripted",
-      treeId,
+      treeId: writer.treeId,
       keyscope: "tree",
       viewIds: cards.map((c) => c._id),
       elementIds: cards.map((c) => `card${c._id}`),
@@ -99,7 +70,7 @@ describeInBrowser("the scripting interface", () => {
   });
 
   it("lists children in order with app.graph.children", async () => {
-    const cards = await serverCards(api, treeId);
+    const cards = await serverCards(writer.api, writer.treeId);
     const graph = await run(() => {
       const app = (window as any).app;
       const roots = app.graph.children(null);
@@ -113,15 +84,15 @@ describeInBrowser("the scripting interface", () => {
   });
 
   it("reports keyscope 'editCard' while editing", async () => {
-    await page.keyboard.press("Enter");
+    await writer.page.keyboard.press("Enter");
     expect(await run(() => (window as any).app.get("keyscope"))).toBe("editCard");
-    expect(await page.locator(".card.active textarea.mousetrap").count()).toBe(1);
-    await page.keyboard.press("Escape");
+    expect(await writer.page.locator(".card.active textarea.mousetrap").count()).toBe(1);
+    await writer.page.keyboard.press("Escape");
     expect(await run(() => (window as any).app.get("keyscope"))).toBe("tree");
   });
 
   it("saves through a card model: redrawn, card:save fired, on the server", async () => {
-    const cards = await serverCards(api, treeId);
+    const cards = await serverCards(writer.api, writer.treeId);
     const result = await run(async () => {
       const w = window as any;
       const fired: unknown[][] = [];
@@ -137,8 +108,8 @@ describeInBrowser("the scripting interface", () => {
       same: true,
       now: "Opening words, revised by a script.",
     });
-    expect(await page.locator(`#card${cards[1]._id}`).innerText()).toBe("Opening words, revised by a script.");
-    expect((await serverCards(api, treeId))[1].content).toBe("Opening words, revised by a script.");
+    expect(await writer.page.locator(`#card${cards[1]._id}`).innerText()).toBe("Opening words, revised by a script.");
+    expect((await serverCards(writer.api, writer.treeId))[1].content).toBe("Opening words, revised by a script.");
   });
 
   it("shows every keyboard action and its announcements to a wrapped Backbone.trigger", async () => {
@@ -164,10 +135,10 @@ describeInBrowser("the scripting interface", () => {
       "Shift+Enter",
       "Control+Enter",
     ];
-    for (const key of keys) await page.keyboard.press(key);
-    await page.keyboard.press("?");
-    await page.keyboard.press("Escape");
-    await waitForSaved(page);
+    for (const key of keys) await writer.page.keyboard.press(key);
+    await writer.page.keyboard.press("?");
+    await writer.page.keyboard.press("Escape");
+    await waitForSaved(writer.page);
     const names = await seenNames();
     for (const expected of [
       "key:up",
@@ -206,20 +177,20 @@ describeInBrowser("the scripting interface", () => {
   });
 
   it("shows the New tree dialog through modal:show:new-tree", async () => {
-    await page.goto("/");
-    await page.locator(".trees-page").waitFor();
+    await writer.page.goto("/");
+    await writer.page.locator(".trees-page").waitFor();
     await recordEvents();
-    await page.locator("button", { hasText: "New tree" }).click();
+    await writer.page.locator("button", { hasText: "New tree" }).click();
     expect(await seenNames()).toContain("modal:show:new-tree");
-    await page.keyboard.press("Escape");
+    await writer.page.keyboard.press("Escape");
     await run(() => (window as any).Backbone.trigger("modal:show:new-tree"));
-    await expect.poll(() => page.locator("dialog[open]").innerText()).toContain("New tree");
-    await page.keyboard.press("Escape");
-    await openTree(page, treeId);
+    await expect.poll(() => writer.page.locator("dialog[open]").innerText()).toContain("New tree");
+    await writer.page.keyboard.press("Escape");
+    await openTree(writer.page, writer.treeId);
   });
 
   it("acts on events a script triggers, and stops calling a listener after off", async () => {
-    const before = await activeCardId(page);
+    const before = await activeCardId(writer.page);
     const result = await run(() => {
       const w = window as any;
       let calls = 0;
@@ -244,8 +215,8 @@ describeInBrowser("the scripting interface", () => {
       });
       w.Backbone.trigger("key:addRight");
     });
-    await waitForSaved(page);
-    const cards = await serverCards(api, treeId);
+    await waitForSaved(writer.page);
+    const cards = await serverCards(writer.api, writer.treeId);
     const added = cards.find((c) => c.content === "Written by a script");
     expect(added?.parentId).toBe(before);
   });
@@ -269,23 +240,23 @@ describeInBrowser("the scripting interface", () => {
         return false;
       });
     });
-    const id = (await activeCardId(page))!;
+    const id = (await activeCardId(writer.page))!;
     const before = await run(() => (window as any).app.get("cards").get((window as any).app.get("cardId")).get("content"));
-    await page.keyboard.press("Control+Shift+D");
-    await waitForSaved(page);
-    const after = (await serverCards(api, treeId)).find((c) => c._id === id).content;
+    await writer.page.keyboard.press("Control+Shift+D");
+    await waitForSaved(writer.page);
+    const after = (await serverCards(writer.api, writer.treeId)).find((c) => c._id === id).content;
     expect(after).toBe(`${before}\n\n${today}`);
 
     // The editor's textarea has the mousetrap class, so user bindings fire while typing.
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("Control+Shift+X");
+    await writer.page.keyboard.press("Enter");
+    await writer.page.keyboard.press("Control+Shift+X");
     expect(await run(() => (window as any).shortcutFired)).toBe(1);
-    await page.keyboard.press("Escape");
+    await writer.page.keyboard.press("Escape");
   });
 
   it("logs every event with the wrapper from the docs", async () => {
     const logged: string[] = [];
-    page.on("console", (message) => logged.push(message.text()));
+    writer.page.on("console", (message) => logged.push(message.text()));
     await run(() => {
       const w = window as any;
       const trigger = w.Backbone.trigger;
@@ -295,7 +266,7 @@ describeInBrowser("the scripting interface", () => {
       };
     });
     await run(() => (window as any).Backbone.trigger("ui:select", (window as any).app.graph.children(null)[0]));
-    await page.keyboard.press("ArrowDown");
+    await writer.page.keyboard.press("ArrowDown");
     await expect.poll(() => logged.some((line) => line.includes("key:down"))).toBe(true);
     expect(logged.some((line) => line.includes("card:activate"))).toBe(true);
   });

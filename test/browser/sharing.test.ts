@@ -4,9 +4,9 @@
  * the tree public and an anonymous reader opens /p/:publicUrl read-only; the collaborator
  * leaves.
  */
-import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildTree, type Api } from "../helpers/api.js";
+import type { BrowserContext } from "playwright-core";
+import { beforeAll, expect, it } from "vitest";
+import { buildTree } from "../helpers/api.js";
 import {
   activeCardId,
   describeInBrowser,
@@ -14,31 +14,25 @@ import {
   openTree,
   screenshot,
   serverCards,
-  startWorld,
+  useWorld,
   waitForSaved,
-  watchErrors,
-  type BrowserWorld,
+  type LoggedInPage,
 } from "./harness.js";
 
 describeInBrowser("sharing and public trees", () => {
-  let world: BrowserWorld;
-  let owner: { page: Page; api: Api & { user: any } };
-  let friend: { page: Page; api: Api & { user: any } };
+  // Two writers, and later an anonymous reader, each watched for errors.
+  const session = useWorld();
+  let owner: LoggedInPage;
+  let friend: LoggedInPage;
   let reader: BrowserContext;
   let treeId: string;
-  const errors: string[][] = [];
 
   beforeAll(async () => {
-    world = await startWorld();
-    owner = await loggedInPage(world, "owner");
-    friend = await loggedInPage(world, "friend");
-    errors.push(watchErrors(owner.page), watchErrors(friend.page));
+    owner = await loggedInPage(session.world, "owner");
+    friend = await loggedInPage(session.world, "friend");
+    session.watch(owner.page);
+    session.watch(friend.page);
     treeId = (await buildTree(owner.api, { name: "Shared draft", seed: "# Opening\n\nFirst draft.\n\n# Ending\n\nTo do." }))._id;
-  });
-
-  afterAll(async () => {
-    expect(errors.flat()).toEqual([]);
-    await world?.close();
   });
 
   it("lets the owner add a collaborator by email", async () => {
@@ -94,9 +88,9 @@ describeInBrowser("sharing and public trees", () => {
   });
 
   it("opens the public page read-only for a reader without an account", async () => {
-    reader = await world.newContext();
+    reader = await session.world.newContext();
     const page = await reader.newPage();
-    errors.push(watchErrors(page));
+    session.watch(page);
     await page.goto("/p/shared-draft");
     await page.locator(".columns .card").first().waitFor();
     expect(await page.locator(".topbar-title").innerText()).toContain("Shared draft");

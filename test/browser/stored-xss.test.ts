@@ -4,9 +4,9 @@
  * public page, in the editor and in the list of trees.
  */
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildCard, buildTree, type Api } from "../helpers/api.js";
-import { describeInBrowser, loggedInPage, openTree, startWorld, watchErrors, type BrowserWorld } from "./harness.js";
+import { beforeAll, expect, it } from "vitest";
+import { buildCard } from "../helpers/api.js";
+import { describeInBrowser, openTree, useWriterSession } from "./harness.js";
 
 const PAYLOADS = [
   "<script>window.__pwned = 'script'</script>",
@@ -22,11 +22,13 @@ const PAYLOADS = [
 ];
 
 describeInBrowser("stored XSS", () => {
-  let world: BrowserWorld;
-  let page: Page;
-  let api: Api;
-  let treeId: string;
-  let errors: string[];
+  const writer = useWriterSession({
+    tree: { name: "<img src=x onerror=\"window.__pwned='name'\">" },
+    // The first test opens the tree itself, and checks what it finds.
+    openTree: false,
+    // Content Security Policy reports for blocked inline handlers would show here too.
+    allowErrors: [/Content Security Policy/],
+  });
   const dialogs: string[] = [];
 
   /** Nothing ran, and no executable markup made it into the cards. */
@@ -50,51 +52,40 @@ describeInBrowser("stored XSS", () => {
   };
 
   beforeAll(async () => {
-    world = await startWorld();
-    ({ page, api } = await loggedInPage(world));
-    errors = watchErrors(page);
-    page.on("dialog", (dialog) => {
+    writer.page.on("dialog", (dialog) => {
       dialogs.push(dialog.message());
       void dialog.dismiss();
     });
-    const tree = await buildTree(api, { name: "<img src=x onerror=\"window.__pwned='name'\">" });
-    treeId = tree._id;
-    for (const [index, content] of PAYLOADS.entries()) await buildCard(api, treeId, { content, position: index + 1 });
-    expect((await api.put(`/api/trees/${treeId}`, { publicUrl: "xss-check" })).status).toBe(200);
-  });
-
-  afterAll(async () => {
-    // Content Security Policy reports for blocked inline handlers would show here too.
-    expect(errors.filter((e) => !/Content Security Policy/.test(e))).toEqual([]);
-    await world?.close();
+    for (const [index, content] of PAYLOADS.entries()) await buildCard(writer.api, writer.treeId, { content, position: index + 1 });
+    expect((await writer.api.put(`/api/trees/${writer.treeId}`, { publicUrl: "xss-check" })).status).toBe(200);
   });
 
   it("runs nothing from card content on the tree page", async () => {
-    await openTree(page, treeId);
-    expect(await page.locator(".card").count()).toBe(PAYLOADS.length + 1);
+    await openTree(writer.page, writer.treeId);
+    expect(await writer.page.locator(".card").count()).toBe(PAYLOADS.length + 1);
     // Hover and click everything that could react to it.
-    for (const card of await page.locator(".card").all()) {
+    for (const card of await writer.page.locator(".card").all()) {
       await card.hover();
       await card.click({ position: { x: 5, y: 5 } });
     }
-    for (const link of await page.locator(".card-content a").all()) await link.click({ modifiers: [] }).catch(() => undefined);
-    await expectInert(page);
+    for (const link of await writer.page.locator(".card-content a").all()) await link.click({ modifiers: [] }).catch(() => undefined);
+    await expectInert(writer.page);
     // The text itself is still there, readable; a card that renders to nothing shows its source.
-    expect(await page.locator(".card-content").allInnerTexts()).toContain("hover me");
-    expect(await page.locator(".card-content").allInnerTexts()).toContain(PAYLOADS[0]);
+    expect(await writer.page.locator(".card-content").allInnerTexts()).toContain("hover me");
+    expect(await writer.page.locator(".card-content").allInnerTexts()).toContain(PAYLOADS[0]);
   });
 
   it("shows the raw text, inert, in the editor", async () => {
-    const cards = await page.evaluate(() => (window as any).app.get("cards").models.map((m: any) => m.id));
-    await page.evaluate((id) => (window as any).Backbone.trigger("ui:select", id), cards[1]);
-    await page.keyboard.press("Enter");
-    expect(await page.locator(".card.active textarea").inputValue()).toBe(PAYLOADS[0]);
-    await page.keyboard.press("Escape");
-    await expectInert(page);
+    const cards = await writer.page.evaluate(() => (window as any).app.get("cards").models.map((m: any) => m.id));
+    await writer.page.evaluate((id) => (window as any).Backbone.trigger("ui:select", id), cards[1]);
+    await writer.page.keyboard.press("Enter");
+    expect(await writer.page.locator(".card.active textarea").inputValue()).toBe(PAYLOADS[0]);
+    await writer.page.keyboard.press("Escape");
+    await expectInert(writer.page);
   });
 
   it("runs nothing on the public page or in the list of trees", async () => {
-    const reader = await (await world.newContext()).newPage();
+    const reader = await (await writer.world.newContext()).newPage();
     reader.on("dialog", (dialog) => {
       dialogs.push(dialog.message());
       void dialog.dismiss();
@@ -104,9 +95,9 @@ describeInBrowser("stored XSS", () => {
     for (const card of await reader.locator(".card").all()) await card.hover();
     await expectInert(reader);
 
-    await page.goto("/");
-    await page.locator(".tree-item").first().waitFor();
-    expect(await page.locator(".tree-name").first().innerText()).toContain("<img src=x");
-    await expectInert(page);
+    await writer.page.goto("/");
+    await writer.page.locator(".tree-item").first().waitFor();
+    expect(await writer.page.locator(".tree-name").first().innerText()).toContain("<img src=x");
+    await expectInert(writer.page);
   });
 });

@@ -3,84 +3,56 @@
  * move around with the arrows, bold and italic. The server's copy is checked after each
  * step, since a change that only shows on screen is not saved.
  */
-import type { Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildTree, type Api } from "../helpers/api.js";
-import {
-  activeCardId,
-  describeInBrowser,
-  loggedInPage,
-  openTree,
-  screenshot,
-  serverCards,
-  startWorld,
-  waitForSaved,
-  watchErrors,
-  type BrowserWorld,
-} from "./harness.js";
+import { expect, it } from "vitest";
+import { activeCardId, describeInBrowser, screenshot, serverCards, useWriterSession, waitForSaved } from "./harness.js";
 
 describeInBrowser("writing with the keyboard", () => {
-  let world: BrowserWorld;
-  let page: Page;
-  let api: Api;
-  let treeId: string;
-  let errors: string[];
+  // One tree for the whole suite: each test goes on from where the one before left it.
+  const writer = useWriterSession({ tree: { name: "Novel" } });
 
-  const keyscope = () => page.evaluate(() => (window as any).app.get("keyscope"));
-  const activeText = () => page.locator(".card.active .card-content").innerText();
-  const contents = async () => (await serverCards(api, treeId)).map((c) => c.content);
-
-  beforeAll(async () => {
-    world = await startWorld();
-    ({ page, api } = await loggedInPage(world));
-    errors = watchErrors(page);
-    treeId = (await buildTree(api, { name: "Novel" }))._id;
-    await openTree(page, treeId);
-  });
-
-  afterAll(async () => {
-    await world?.close();
-  });
+  const keyscope = () => writer.page.evaluate(() => (window as any).app.get("keyscope"));
+  const activeText = () => writer.page.locator(".card.active .card-content").innerText();
+  const contents = async () => (await serverCards(writer.api, writer.treeId)).map((c) => c.content);
 
   it("opens on the tree's first card, ready for the keyboard", async () => {
-    const [first] = await serverCards(api, treeId);
-    expect(await activeCardId(page)).toBe(first._id);
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe(`card${first._id}`);
+    const [first] = await serverCards(writer.api, writer.treeId);
+    expect(await activeCardId(writer.page)).toBe(first._id);
+    await expect.poll(() => writer.page.evaluate(() => document.activeElement?.id)).toBe(`card${first._id}`);
     expect(await keyscope()).toBe("tree");
   });
 
   it("edits in place with Enter and saves with Ctrl+Enter", async () => {
-    await page.keyboard.press("Enter");
+    await writer.page.keyboard.press("Enter");
     expect(await keyscope()).toBe("editCard");
-    const editor = page.locator(".card.active textarea.mousetrap");
+    const editor = writer.page.locator(".card.active textarea.mousetrap");
     await expect.poll(() => editor.evaluate((el) => el === document.activeElement)).toBe(true);
-    await page.keyboard.type("# Chapter one\n\nIt was a bright cold day.");
-    await screenshot(page, "columns-editing");
-    await page.keyboard.press("Control+Enter");
+    await writer.page.keyboard.type("# Chapter one\n\nIt was a bright cold day.");
+    await screenshot(writer.page, "columns-editing");
+    await writer.page.keyboard.press("Control+Enter");
     expect(await keyscope()).toBe("tree");
-    await expect.poll(() => page.locator(".card.active h1").innerText()).toBe("Chapter one");
-    await waitForSaved(page);
+    await expect.poll(() => writer.page.locator(".card.active h1").innerText()).toBe("Chapter one");
+    await waitForSaved(writer.page);
     expect(await contents()).toEqual(["# Chapter one\n\nIt was a bright cold day."]);
   });
 
   it("adds cards below, as a child, and above, each opened for writing", async () => {
-    await page.keyboard.press("Control+ArrowDown");
+    await writer.page.keyboard.press("Control+ArrowDown");
     expect(await keyscope()).toBe("editCard");
-    await page.keyboard.type("# Chapter two");
-    await page.keyboard.press("Control+Enter");
+    await writer.page.keyboard.type("# Chapter two");
+    await writer.page.keyboard.press("Control+Enter");
 
-    await page.keyboard.press("Control+ArrowRight");
-    await page.keyboard.type("Scene A");
+    await writer.page.keyboard.press("Control+ArrowRight");
+    await writer.page.keyboard.type("Scene A");
     // Ctrl+Down while editing saves this card and starts the next one.
-    await page.keyboard.press("Control+ArrowDown");
-    await page.keyboard.type("Scene C");
-    await page.keyboard.press("Control+Enter");
-    await page.keyboard.press("Control+ArrowUp");
-    await page.keyboard.type("Scene B");
-    await page.keyboard.press("Control+Enter");
-    await waitForSaved(page);
+    await writer.page.keyboard.press("Control+ArrowDown");
+    await writer.page.keyboard.type("Scene C");
+    await writer.page.keyboard.press("Control+Enter");
+    await writer.page.keyboard.press("Control+ArrowUp");
+    await writer.page.keyboard.type("Scene B");
+    await writer.page.keyboard.press("Control+Enter");
+    await waitForSaved(writer.page);
 
-    const cards = await serverCards(api, treeId);
+    const cards = await serverCards(writer.api, writer.treeId);
     expect(cards.map((c) => c.content)).toEqual([
       "# Chapter one\n\nIt was a bright cold day.",
       "# Chapter two",
@@ -93,13 +65,13 @@ describeInBrowser("writing with the keyboard", () => {
     expect(cards[0].parentId).toBeNull();
     expect(two.parentId).toBeNull();
     // Every card element carries its server id once saved.
-    for (const card of cards) await expect.poll(() => page.locator(`#card${card._id}`).count()).toBe(1);
+    for (const card of cards) await expect.poll(() => writer.page.locator(`#card${card._id}`).count()).toBe(1);
   });
 
   it("moves the selection with the arrows: up/down siblings, left parent, right first child", async () => {
-    const cards = await serverCards(api, treeId);
+    const cards = await serverCards(writer.api, writer.treeId);
     const [one, two, a, b, c] = cards.map((card) => card._id);
-    expect(await activeCardId(page)).toBe(b);
+    expect(await activeCardId(writer.page)).toBe(b);
     const steps: [string, string][] = [
       ["ArrowDown", c],
       ["ArrowUp", b],
@@ -110,18 +82,18 @@ describeInBrowser("writing with the keyboard", () => {
       ["ArrowRight", a],
     ];
     for (const [key, expected] of steps) {
-      await page.keyboard.press(key);
-      expect(await activeCardId(page), `after ${key}`).toBe(expected);
+      await writer.page.keyboard.press(key);
+      expect(await activeCardId(writer.page), `after ${key}`).toBe(expected);
     }
     // The active card's line is lit, the rest dimmed.
-    expect(await page.locator(`#card${a}`).getAttribute("class")).toContain("active");
-    expect(await page.locator(`#card${two}`).getAttribute("class")).toContain("ancestor");
-    expect(await page.locator(`#card${one}`).getAttribute("class")).not.toContain("lit");
-    await screenshot(page, "columns-navigating");
+    expect(await writer.page.locator(`#card${a}`).getAttribute("class")).toContain("active");
+    expect(await writer.page.locator(`#card${two}`).getAttribute("class")).toContain("ancestor");
+    expect(await writer.page.locator(`#card${one}`).getAttribute("class")).not.toContain("lit");
+    await screenshot(writer.page, "columns-navigating");
   });
 
   it("keeps the active card in view in its column", async () => {
-    const visible = await page.evaluate(() => {
+    const visible = await writer.page.evaluate(() => {
       const card = document.querySelector(".card.active")!.getBoundingClientRect();
       const column = document.querySelector(".card.active")!.closest(".column")!.getBoundingClientRect();
       return card.top >= column.top && card.bottom <= column.bottom && card.left >= 0 && card.right <= innerWidth;
@@ -130,63 +102,63 @@ describeInBrowser("writing with the keyboard", () => {
   });
 
   it("makes text bold and italic with Ctrl+B and Ctrl+I while editing", async () => {
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("End");
-    await page.keyboard.type(" is ");
-    await page.keyboard.press("Control+b");
-    await page.keyboard.type("loud");
-    await page.keyboard.press("End");
-    await page.keyboard.type(" and ");
-    await page.keyboard.press("Control+i");
-    await page.keyboard.type("soft");
-    await page.keyboard.press("Control+Enter");
-    await expect.poll(() => page.locator(".card.active strong").innerText()).toBe("loud");
-    expect(await page.locator(".card.active em").innerText()).toBe("soft");
-    await waitForSaved(page);
+    await writer.page.keyboard.press("Enter");
+    await writer.page.keyboard.press("End");
+    await writer.page.keyboard.type(" is ");
+    await writer.page.keyboard.press("Control+b");
+    await writer.page.keyboard.type("loud");
+    await writer.page.keyboard.press("End");
+    await writer.page.keyboard.type(" and ");
+    await writer.page.keyboard.press("Control+i");
+    await writer.page.keyboard.type("soft");
+    await writer.page.keyboard.press("Control+Enter");
+    await expect.poll(() => writer.page.locator(".card.active strong").innerText()).toBe("loud");
+    expect(await writer.page.locator(".card.active em").innerText()).toBe("soft");
+    await waitForSaved(writer.page);
     expect((await contents())[2]).toBe("Scene A is **loud** and *soft*");
   });
 
   it("cancels with Escape, asking before changes are thrown away", async () => {
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("Escape");
+    await writer.page.keyboard.press("Enter");
+    await writer.page.keyboard.press("Escape");
     expect(await keyscope()).toBe("tree");
 
-    await page.keyboard.press("Enter");
-    await page.keyboard.type(" and then some");
-    await page.keyboard.press("Escape");
-    const dialog = page.locator("dialog[open]");
+    await writer.page.keyboard.press("Enter");
+    await writer.page.keyboard.type(" and then some");
+    await writer.page.keyboard.press("Escape");
+    const dialog = writer.page.locator("dialog[open]");
     await expect.poll(() => dialog.innerText()).toContain("Discard changes?");
-    await screenshot(page, "dialog-discard");
+    await screenshot(writer.page, "dialog-discard");
     // "Keep editing" is one Tab away; Escape on the dialog also keeps the text.
-    await page.keyboard.press("Escape");
-    await expect.poll(() => page.locator("dialog[open]").count()).toBe(0);
+    await writer.page.keyboard.press("Escape");
+    await expect.poll(() => writer.page.locator("dialog[open]").count()).toBe(0);
     expect(await keyscope()).toBe("editCard");
-    expect(await page.locator(".card.active textarea").inputValue()).toContain("and then some");
+    expect(await writer.page.locator(".card.active textarea").inputValue()).toContain("and then some");
 
-    await page.keyboard.press("Escape");
-    await page.keyboard.press("Enter");
+    await writer.page.keyboard.press("Escape");
+    await writer.page.keyboard.press("Enter");
     await expect.poll(keyscope).toBe("tree");
     expect(await activeText()).toBe("Scene A is loud and soft");
-    await waitForSaved(page);
+    await waitForSaved(writer.page);
     expect((await contents())[2]).toBe("Scene A is **loud** and *soft*");
   });
 
   it("shows the shortcuts on ?", async () => {
-    await page.keyboard.press("?");
-    const dialog = page.locator("dialog[open]");
+    await writer.page.keyboard.press("?");
+    const dialog = writer.page.locator("dialog[open]");
     await expect.poll(() => dialog.innerText()).toContain("Keyboard shortcuts");
     expect(await dialog.innerText()).toContain("New child card");
-    await screenshot(page, "help-overlay");
-    await page.keyboard.press("Escape");
-    expect(await page.locator("dialog[open]").count()).toBe(0);
+    await screenshot(writer.page, "help-overlay");
+    await writer.page.keyboard.press("Escape");
+    expect(await writer.page.locator("dialog[open]").count()).toBe(0);
     // Focus went back to the card, so the arrows still work.
-    const before = await activeCardId(page);
-    await page.keyboard.press("ArrowDown");
-    expect(await activeCardId(page)).not.toBe(before);
+    const before = await activeCardId(writer.page);
+    await writer.page.keyboard.press("ArrowDown");
+    expect(await activeCardId(writer.page)).not.toBe(before);
   });
 
   it("keeps card text readable: contrast of at least 4.5:1 for dimmed, lit and active cards", async () => {
-    const ratios = await page.evaluate(() => {
+    const ratios = await writer.page.evaluate(() => {
       const luminance = (css: string) => {
         const [r, g, b] = css.match(/[\d.]+/g)!.slice(0, 3).map((v) => {
           const c = Number(v) / 255;
@@ -205,28 +177,28 @@ describeInBrowser("writing with the keyboard", () => {
   });
 
   it("reaches the active card with Tab and shows where the focus is", async () => {
-    await page.locator("a.brand").focus();
+    await writer.page.locator("a.brand").focus();
     let onCard = false;
     for (let i = 0; i < 12 && !onCard; i++) {
-      await page.keyboard.press("Tab");
-      onCard = await page.evaluate(() => document.activeElement?.classList.contains("active") ?? false);
+      await writer.page.keyboard.press("Tab");
+      onCard = await writer.page.evaluate(() => document.activeElement?.classList.contains("active") ?? false);
     }
     expect(onCard).toBe(true);
-    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    const outline = await writer.page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
     expect(outline).not.toBe("none");
-    expect(await page.locator(".columns").getAttribute("role")).toBe("tree");
-    expect(await page.locator(".card.active").getAttribute("aria-selected")).toBe("true");
+    expect(await writer.page.locator(".columns").getAttribute("role")).toBe("tree");
+    expect(await writer.page.locator(".card.active").getAttribute("aria-selected")).toBe("true");
     // The arrows work from there.
-    const before = await activeCardId(page);
-    await page.keyboard.press("ArrowLeft");
-    expect(await activeCardId(page)).not.toBe(before);
+    const before = await activeCardId(writer.page);
+    await writer.page.keyboard.press("ArrowLeft");
+    expect(await activeCardId(writer.page)).not.toBe(before);
   });
 
   it("fits a narrow window: the active card on screen, the bar without overflow", async () => {
-    await page.setViewportSize({ width: 390, height: 780 });
-    await page.keyboard.press("ArrowRight");
-    await page.waitForTimeout(100);
-    const layout = await page.evaluate(() => {
+    await writer.page.setViewportSize({ width: 390, height: 780 });
+    await writer.page.keyboard.press("ArrowRight");
+    await writer.page.waitForTimeout(100);
+    const layout = await writer.page.evaluate(() => {
       const card = document.querySelector(".card.active")!.getBoundingClientRect();
       const bar = document.querySelector(".topbar")!;
       return { left: card.left, right: card.right, width: innerWidth, barOverflow: bar.scrollWidth - bar.clientWidth };
@@ -234,16 +206,16 @@ describeInBrowser("writing with the keyboard", () => {
     expect(layout.left).toBeGreaterThanOrEqual(0);
     expect(layout.right).toBeLessThanOrEqual(layout.width);
     expect(layout.barOverflow).toBeLessThanOrEqual(0);
-    await screenshot(page, "columns-narrow");
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await screenshot(writer.page, "columns-narrow");
+    await writer.page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it("comes back to the same card and text after a reload", async () => {
-    const active = await activeCardId(page);
-    await page.reload();
-    await page.locator(".columns .card").first().waitFor();
-    expect(await activeCardId(page)).toBe(active);
-    expect(await page.locator(".card").count()).toBe(5);
-    expect(errors).toEqual([]);
+    const active = await activeCardId(writer.page);
+    await writer.page.reload();
+    await writer.page.locator(".columns .card").first().waitFor();
+    expect(await activeCardId(writer.page)).toBe(active);
+    expect(await writer.page.locator(".card").count()).toBe(5);
+    expect(writer.errors).toEqual([]);
   });
 });
