@@ -5,19 +5,20 @@
  * exists (not_found and null look the same as for an id that was never used).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { buildUser, type Api } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
+import {
+  permissionFixture,
+  ROLES,
+  signUpPeople,
+  type PermissionFixture as Fixture,
+  type People,
+  type Role,
+} from "../helpers/permission-fixture.js";
 
-type Role = "owner" | "collaborator" | "other" | "anonymous";
 /** "ok": data and no error; "null": the field is null without error; else the error code. */
 type Outcome = "ok" | "null" | "not_found" | "forbidden" | "unauthenticated";
 type Expected = Record<Role, Outcome>;
-
-interface Fixture {
-  roles: Record<Role, Api & { user?: any }>;
-  tree: any;
-  card: any;
-}
 
 interface Case {
   name: string;
@@ -167,21 +168,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-let people: Promise<Record<Exclude<Role, "anonymous">, Api & { user: any }>> | undefined;
+let people: Promise<People> | undefined;
 
 /** A fresh tree per case; the people are shared (signing up costs a password hash each). */
 async function fixture(isPublic: boolean): Promise<Fixture> {
-  people ??= (async () => ({
-    owner: await buildUser(server.url, "owner"),
-    collaborator: await buildUser(server.url, "collab"),
-    other: await buildUser(server.url, "other"),
-  }))();
-  const { owner, collaborator, other } = await people;
-  const tree = await buildTree(owner, { name: "Secret plans", seed: "# secret heading" });
-  const card = await buildCard(owner, tree._id, { content: "secret card" });
-  await owner.post(`/api/trees/${tree._id}/collaborators`, { email: collaborator.user.email });
-  if (isPublic) await owner.put(`/api/trees/${tree._id}`, { publicUrl: `pub-${tree._id}` });
-  return { roles: { owner, collaborator, other, anonymous: new Api(server.url) }, tree, card };
+  people ??= signUpPeople(server.url);
+  return permissionFixture(server.url, isPublic, await people);
 }
 
 function outcomeOf(body: any, field: string): Outcome | string {
@@ -198,7 +190,7 @@ async function state(owner: Api, treeId: string) {
 for (const visibility of ["private", "public"] as const) {
   describe(`GraphQL permissions on a ${visibility} tree`, () => {
     for (const c of cases) {
-      for (const role of ["owner", "collaborator", "other", "anonymous"] as Role[]) {
+      for (const role of ROLES) {
         const expected = c[visibility][role];
         it(`${c.name} as ${role} → ${expected}`, async () => {
           const f = await fixture(visibility === "public");

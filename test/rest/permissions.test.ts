@@ -3,17 +3,11 @@
  * anonymous, on a private tree and on a public one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { buildUser, type Api } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
+import { permissionFixture, ROLES, type PermissionFixture as Fixture, type Role } from "../helpers/permission-fixture.js";
 
-type Role = "owner" | "collaborator" | "other" | "anonymous";
 type Expected = Record<Role, number>;
-
-interface Fixture {
-  roles: Record<Role, Api & { user?: any }>;
-  tree: any;
-  card: any;
-}
 
 interface Case {
   name: string;
@@ -82,22 +76,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-async function fixture(isPublic: boolean): Promise<Fixture> {
-  const owner = await buildUser(server.url, "owner");
-  const collaborator = await buildUser(server.url, "collab");
-  const other = await buildUser(server.url, "other");
-  const tree = await buildTree(owner, { name: "Secret plans", seed: "# secret heading" });
-  const card = await buildCard(owner, tree._id, { content: "secret card" });
-  await owner.post(`/api/trees/${tree._id}/collaborators`, { email: collaborator.user.email });
-  if (isPublic) await owner.put(`/api/trees/${tree._id}`, { publicUrl: `pub-${tree._id}` });
-  const fresh = (await owner.get("/api/trees")).body.find((t: any) => t._id === tree._id);
-  return { roles: { owner, collaborator, other, anonymous: new Api(server.url) }, tree: fresh, card };
-}
+const fixture = (isPublic: boolean) => permissionFixture(server.url, isPublic);
 
 for (const visibility of ["private", "public"] as const) {
   describe(`permissions on a ${visibility} tree`, () => {
     for (const c of cases) {
-      for (const role of ["owner", "collaborator", "other", "anonymous"] as Role[]) {
+      for (const role of ROLES) {
         const expected = c[visibility][role];
         it(`${c.name} as ${role} → ${expected}`, async () => {
           const f = await fixture(visibility === "public");
