@@ -18,7 +18,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { repairDatafileText } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
-import { syncDirectory } from "./nedb-recovery.js";
+import { syncDirectory, writeFileSynced } from "./nedb-recovery.js";
 
 /** Capture order; see the module comment. */
 const CAPTURE_ORDER = ["sessions", "trees", "cards", "users"] as const;
@@ -56,16 +56,6 @@ async function capture(file: string): Promise<{ text: string; droppedBytes: numb
   }
 }
 
-async function writeSynced(file: string, content: string | Buffer): Promise<void> {
-  const handle = await open(file, "w");
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 export interface BackupReport {
   files: { name: string; bytes: number; droppedBytes: number }[];
 }
@@ -83,13 +73,13 @@ export async function backupDataDir(dataDir: string, targetDir: string): Promise
     const { text, droppedBytes } = await capture(path.join(dataDir, `${name}.db`));
     captured.push({ name, text, droppedBytes });
   }
-  for (const { name, text } of captured) await writeSynced(path.join(targetDir, `${name}.db`), text);
+  for (const { name, text } of captured) await writeFileSynced(path.join(targetDir, `${name}.db`), text);
   // The secret keys session cookies: without it, restored sessions would not open.
-  await writeSynced(path.join(targetDir, SETTINGS), await readFile(path.join(dataDir, SETTINGS)));
+  await writeFileSynced(path.join(targetDir, SETTINGS), await readFile(path.join(dataDir, SETTINGS)));
   const report: BackupReport = {
     files: captured.map((c) => ({ name: `${c.name}.db`, bytes: Buffer.byteLength(c.text), droppedBytes: c.droppedBytes })),
   };
-  await writeSynced(path.join(targetDir, MANIFEST), JSON.stringify({ createdAt: new Date().toISOString(), ...report }, null, 2));
+  await writeFileSynced(path.join(targetDir, MANIFEST), JSON.stringify({ createdAt: new Date().toISOString(), ...report }, null, 2));
   await syncDirectory(targetDir);
   return report;
 }

@@ -24,16 +24,21 @@ export const nedbModel = require("@seald-io/nedb/lib/model.js") as {
 
 export type RepairLog = (message: string, fields: Record<string, unknown>) => void;
 
-/** Writes `text` to `file` so that a crash leaves either the old or the new content. */
-export async function replaceFileDurably(file: string, text: string | Buffer): Promise<void> {
-  const temp = `${file}.repair`;
-  const handle = await open(temp, "w");
+/** Writes `content` to `file` and syncs it to disk before resolving. */
+export async function writeFileSynced(file: string, content: string | Buffer): Promise<void> {
+  const handle = await open(file, "w");
   try {
-    await handle.writeFile(text);
+    await handle.writeFile(content);
     await handle.sync();
   } finally {
     await handle.close();
   }
+}
+
+/** Writes `text` to `file` so that a crash leaves either the old or the new content. */
+export async function replaceFileDurably(file: string, text: string | Buffer): Promise<void> {
+  const temp = `${file}.repair`;
+  await writeFileSynced(temp, text);
   await rename(temp, file);
   await syncDirectory(path.dirname(file));
 }
