@@ -22,7 +22,7 @@ import {
 } from "docx";
 import type { Token, Tokens } from "marked";
 import { docxNumbering, docxStyles, listReference, STYLE } from "./docx-styles.js";
-import { decodeEntities, inlineRuns, lexCard, listItems, xmlSafe, type InlineRun } from "./markdown-inline.js";
+import { htmlBlockText, inlineRuns, lexCard, listItems, xmlSafe, type InlineRun } from "./markdown-inline.js";
 import type { ExportInput } from "./select.js";
 
 /** Twips of text width on the library's default page (A4, 1-inch margins): tables fill it. */
@@ -116,8 +116,8 @@ class BlockWriter {
         break;
       case "html": {
         // Raw HTML cannot become Word structure; its text is kept, its tags dropped.
-        const text = decodeEntities(token.text.replace(/<!--[\s\S]*?-->|<[^>]*>/g, "")).trim();
-        if (text !== "") this.paragraph([{ text: xmlSafe(ctx.restore(text)).replace(/\s*\n\s*/g, " ") }], ctx);
+        const text = htmlBlockText(token.text, ctx.restore);
+        if (text !== "") this.paragraph([{ text }], ctx);
         break;
       }
       case "space":

@@ -7,7 +7,7 @@
  * split works from an estimate of wrapped lines; it errs on the side of spare room.
  */
 import type { Token, Tokens } from "marked";
-import { decodeEntities, inlineRuns, inlineText, lexCard, listItems, xmlSafe, type InlineRun } from "./markdown-inline.js";
+import { htmlBlockText, inlineRuns, inlineText, lexCard, listItems, xmlSafe, type InlineRun } from "./markdown-inline.js";
 
 export interface SlideParagraph {
   runs: InlineRun[];
@@ -107,8 +107,8 @@ class ParagraphWriter {
         break;
       }
       case "html": {
-        const text = decodeEntities((token as Tokens.HTML).text.replace(/<!--[\s\S]*?-->|<[^>]*>/g, "")).trim();
-        if (text !== "") this.push([{ text: xmlSafe(this.restore(text)).replace(/\s*\n\s*/g, " ") }], "text", ctx);
+        const text = htmlBlockText((token as Tokens.HTML).text, this.restore);
+        if (text !== "") this.push([{ text }], "text", ctx);
         break;
       }
       case "hr":

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeEntities, inlineRuns, inlineText, lexCard, listItems, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
+import { decodeEntities, htmlBlockText, inlineRuns, inlineText, lexCard, listItems, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
 import type { Tokens } from "marked";
 
 function runsOf(markdown: string, latex = false) {
@@ -103,5 +103,19 @@ describe("listItems", () => {
     const [code, empty] = itemsOf("- ```\n  x\n  ```\n  after\n-");
     expect(code).toEqual({ number: 1, marker: [], head: undefined, rest: ["code", "text"] });
     expect(empty).toEqual({ number: 2, marker: [], head: undefined, rest: [] });
+  });
+});
+
+describe("htmlBlockText", () => {
+  it("keeps a raw HTML block's text: tags and comments dropped, entities resolved, lines joined", () => {
+    expect(htmlBlockText("<div>raw <b>html</b> &amp; more<!-- note -->\n  <p>next</p></div>", (t) => t)).toBe("raw html & more next");
+  });
+
+  it("is empty when only tags and comments are there", () => {
+    expect(htmlBlockText("<br/><!-- x -->", (t) => t)).toBe("");
+  });
+
+  it("puts protected math back and keeps the result XML-safe", () => {
+    expect(htmlBlockText("<span>MATH0 \u0001</span>", (t) => t.replace("MATH0", "x<y"))).toBe(xmlSafe("x<y \u0001"));
   });
 });

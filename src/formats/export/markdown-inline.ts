@@ -193,6 +193,16 @@ const NAMED: Record<string, string> = {
   sect: "\u00a7", para: "\u00b6", shy: "\u00ad",
 };
 
+/**
+ * The text of a raw HTML block for formats that cannot hold HTML structure (docx, pptx):
+ * comments and tags dropped, entities resolved, math put back (`restore`), lines joined,
+ * and made safe for XML. "" when nothing is left.
+ */
+export function htmlBlockText(html: string, restore: (text: string) => string): string {
+  const text = decodeEntities(html.replace(/<!--[\s\S]*?-->|<[^>]*>/g, "")).trim();
+  return text === "" ? "" : xmlSafe(restore(text)).replace(/\s*\n\s*/g, " ");
+}
+
 /** Resolves character references (`&amp;`, `&#233;`, `&#xE9;`) the way a browser would show them. */
 export function decodeEntities(text: string): string {
   if (!text.includes("&")) return text;
