@@ -58,6 +58,33 @@ describe("sign-up", () => {
   });
 });
 
+describe("password length", () => {
+  it("sign-up takes 8 to 1024 characters; 1025 is 400 with details", async () => {
+    for (const password of ["12345678", "p".repeat(1024)]) {
+      const ok = await anon.post("/api/signup", { email: uniqueEmail(), password });
+      expect(ok.status, `${password.length} characters`).toBe(201);
+    }
+    const email = uniqueEmail();
+    const long = await anon.post("/api/signup", { email, password: "p".repeat(1025) });
+    expect(long.status).toBe(400);
+    expect(long.body.error).toBe("invalid_request");
+    expect(long.body.details[0].path).toBe("password");
+    // Nothing was created: the same email signs up afterwards.
+    expect((await anon.post("/api/signup", { email, password: "long enough" })).status).toBe(201);
+  });
+
+  it("a new password out of bounds is 400 on PUT /api/index and the old one keeps working", async () => {
+    const alice = await buildUser(server.url);
+    for (const newPassword of ["short", "p".repeat(1025)]) {
+      const res = await alice.put("/api/index", { currentPassword: alice.credentials!.password, newPassword });
+      expect(res.status, `${newPassword.length} characters`).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+      expect(res.body.details.map((d: any) => d.path)).toContain("newPassword");
+    }
+    expect((await alice.get("/api/index")).status).toBe(200);
+  });
+});
+
 describe("sign-up when closed", () => {
   it("answers 403 with SIGNUP=off", async () => {
     const closed = await startTestServer({ env: { SIGNUP: "off", LOG: "off" } });

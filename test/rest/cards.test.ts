@@ -70,6 +70,50 @@ describe("cards", () => {
     expect(after.__v).toBe(0);
   });
 
+  it("PUT refuses wrong-typed fields with 400 and details, changing nothing", async () => {
+    const { alice, tree, root } = await treeWithRoot();
+    const card = await buildCard(alice, tree._id, { parentId: root._id, content: "as it was", position: 4 });
+    const path = `/api/trees/${tree._id}/cards/${card._id}`;
+    const other = await buildTree(alice);
+    const [otherRoot] = (await alice.get(`/api/trees/${other._id}/cards`)).body;
+    const cases: [unknown, string][] = [
+      [{ position: "5" }, "position"],
+      [{ position: null }, "position"],
+      [{ content: 5 }, "content"],
+      [{ content: "changed", parentId: "nope" }, "parentId"],
+      [{ content: "changed", parentId: otherRoot._id }, "parentId"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await alice.put(path, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+      expect(res.body.details.map((d: any) => d.path)).toContain(field);
+    }
+    const after = (await alice.get(`/api/trees/${tree._id}/cards`)).body.find((c: any) => c._id === card._id);
+    expect(after).toEqual(card);
+  });
+
+  it("PUT with parentId null moves a card to the first column", async () => {
+    const { alice, tree, root } = await treeWithRoot();
+    const child = await buildCard(alice, tree._id, { parentId: root._id, content: "child", position: 1 });
+    const res = await alice.put(`/api/trees/${tree._id}/cards/${child._id}`, { parentId: null, position: 2 });
+    expect(res.status).toBe(200);
+    expect(res.body.parentId).toBeNull();
+    const cards = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
+    expect(cards.map((c: any) => [c.content, c.parentId])).toEqual([["", null], ["child", null]]);
+  });
+
+  it("answers ids and ISO 8601 UTC timestamps with milliseconds", async () => {
+    const { alice, tree } = await treeWithRoot();
+    const card = await buildCard(alice, tree._id, { content: "stamped" });
+    const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+    expect(card._id).toMatch(/^[a-z0-9]{24}$/);
+    for (const field of ["createdAt", "updatedAt"]) {
+      expect(card[field], `card ${field}`).toMatch(iso);
+      expect(tree[field], `tree ${field}`).toMatch(iso);
+    }
+  });
+
   it("refuses cycles: a card under itself or under its descendant", async () => {
     const { alice, tree, root } = await treeWithRoot();
     const child = await buildCard(alice, tree._id, { parentId: root._id });

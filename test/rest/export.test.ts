@@ -110,6 +110,56 @@ describe("GET /api/export/:treeId.:format", () => {
     expect(slides).toHaveLength(6);
   });
 
+  it("every format answers its own Content-Type and an attachment named after the tree", async () => {
+    const { alice, tree } = await exampleTree("Notes");
+    const expected: Record<string, [string, string]> = {
+      txt: ["text/plain", "Notes.txt"],
+      md: ["text/markdown", "Notes.md"],
+      html: ["text/html", "Notes.html"],
+      json: ["application/json", "Notes.json"],
+      docx: ["application/vnd.openxmlformats-officedocument.wordprocessingml.document", "Notes.docx"],
+      impress: ["application/vnd.openxmlformats-officedocument.presentationml.presentation", "Notes.pptx"],
+    };
+    for (const [format, [type, filename]] of Object.entries(expected)) {
+      const res = await download(alice, `/api/export/${tree._id}.${format}`);
+      expect(res.status, format).toBe(200);
+      expect(res.headers.get("content-type")?.split(";")[0], format).toBe(type);
+      const disposition = res.headers.get("content-disposition") ?? "";
+      expect(disposition, format).toMatch(/^attachment;/);
+      expect(disposition, format).toContain(`filename="${filename}"`);
+    }
+  });
+
+  it("json with cardId holds that card with its descendants; with column, that column flat", async () => {
+    const { alice, tree, cards } = await exampleTree();
+    const base = `/api/export/${tree._id}.json`;
+    const one = await alice.get(`${base}?cardId=${cards[0]._id}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual([
+      { content: "# One\n\nIntro.", children: [{ content: "## One.a\n\nText a." }, { content: "## One.b" }] },
+    ]);
+    const column = await alice.get(`${base}?column=2`);
+    expect(column.status).toBe(200);
+    expect(column.body).toEqual([{ content: "## One.a\n\nText a." }, { content: "## One.b" }, { content: "## Two.a" }]);
+    expect((await alice.get(`${base}?column=9`)).body).toEqual([]);
+  });
+
+  it("a trashed card or another tree's card as cardId is 404, in the error shape", async () => {
+    const { alice, tree } = await exampleTree();
+    const all = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
+    const gone = await buildCard(alice, tree._id, { parentId: all[0]._id, content: "GONE", position: 50 });
+    await alice.delete(`/api/trees/${tree._id}/cards/${gone._id}`);
+    const trashed = await alice.get(`/api/export/${tree._id}.txt?cardId=${gone._id}`);
+    expect(trashed.status).toBe(404);
+    expect(trashed.body.error).toBe("not_found");
+    expect(trashed.text).not.toContain("GONE");
+    const other = await buildTree(alice, { seed: "# elsewhere" });
+    const [elsewhere] = (await alice.get(`/api/trees/${other._id}/cards`)).body;
+    const foreign = await alice.get(`/api/export/${tree._id}.txt?cardId=${elsewhere._id}`);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error).toBe("not_found");
+  });
+
   it("a public tree exports without credentials; a private one is 401 to the anonymous and 404 to a stranger", async () => {
     const { alice, tree } = await exampleTree();
     const anon = new Api(server.url);

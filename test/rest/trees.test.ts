@@ -77,6 +77,51 @@ describe("PUT /api/trees/:treeId", () => {
   });
 });
 
+describe("PUT /api/trees/:treeId validation", () => {
+  it("publicUrl is 3 to 64 characters of a-z, 0-9 and -", async () => {
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice);
+    const stem = tree._id.slice(0, 10);
+    for (const bad of ["ab", stem + "x".repeat(55), `${stem}_x`, `${stem}.x`, `UP-${stem}`, 42, ""]) {
+      const res = await alice.put(`/api/trees/${tree._id}`, { publicUrl: bad });
+      expect(res.status, String(bad)).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+      expect(res.body.details.map((d: any) => d.path)).toContain("publicUrl");
+    }
+    const unchanged = (await alice.get("/api/trees")).body[0];
+    expect(unchanged.__v).toBe(0);
+    expect("publicUrl" in unchanged).toBe(false);
+    for (const good of [`a-${stem.slice(0, 1)}`, stem + "-".repeat(54)]) {
+      const res = await alice.put(`/api/trees/${tree._id}`, { publicUrl: good });
+      expect(res.status, good).toBe(200);
+      expect(res.body.publicUrl).toBe(good);
+    }
+  });
+
+  it("a bad name or a non-boolean latex is 400 with details, and the tree stays as it was", async () => {
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { name: "Kept" });
+    const cases: [unknown, string][] = [
+      [{ name: "" }, "name"],
+      [{ name: "   " }, "name"],
+      [{ name: "x".repeat(201) }, "name"],
+      [{ name: 7 }, "name"],
+      [{ latex: "yes" }, "latex"],
+      [{ name: "Changed", latex: 1 }, "latex"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await alice.put(`/api/trees/${tree._id}`, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+      expect(res.body.details.map((d: any) => d.path)).toContain(field);
+    }
+    expect((await alice.get("/api/trees")).body).toEqual([tree]);
+    const longest = await alice.put(`/api/trees/${tree._id}`, { name: "y".repeat(200) });
+    expect(longest.status).toBe(200);
+    expect(longest.body.name).toBe("y".repeat(200));
+  });
+});
+
 describe("DELETE /api/trees/:treeId", () => {
   it("deletes the tree and its cards", async () => {
     const alice = await buildUser(server.url);
