@@ -112,8 +112,10 @@ export async function startPinned(options: {
   readyPath: string;
   timeoutMs?: number;
   cwd?: string;
+  /** Listen on this port rather than a free one (a restart that clients must find again). */
+  port?: number;
 }): Promise<Pinned> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const command = options.command(port);
   const log = openSync(options.logFile, "a");
   const started = performance.now();

@@ -8,6 +8,8 @@
  * `--profile` runs the main server from the sources under tsx with node --cpu-prof (so the
  * profile names src/ files) and prints its hottest functions. Both flags may also be given
  * to npm (`npm run bench --quick`), which passes them on as npm_config_quick and _profile.
+ * `--hostile` runs only the hostile-traffic scenario (an honest writer's latency while one
+ * client sends each attack of issue 12 in turn).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -21,6 +23,7 @@ import { hasCommand, pinSelfToLoadCore, ROOT, startPinned } from "./processes.js
 import { summariseProfile } from "./profile-summary.js";
 import { Report } from "./report.js";
 import { fileScenarios } from "./scenarios/files.js";
+import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
 import { writeScenarios } from "./scenarios/writes.js";
@@ -31,6 +34,8 @@ function flag(name: string): boolean {
 }
 
 const quick = flag("quick");
+/** `--hostile`: only the hostile-traffic scenario (issue 12). */
+const hostileOnly = flag("hostile");
 const profile = flag("profile");
 const settings = {
   quick,
@@ -76,6 +81,13 @@ async function main(): Promise<void> {
 
   // The servers below run dist/ as built now, whatever is edited in src/ meanwhile.
   await build();
+  if (hostileOnly) {
+    console.log("Hostile traffic...");
+    await hostileScenarios({ report, workDir, seconds: quick ? 2 : 6 });
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
   const dataDir = path.join(workDir, "data");
   mkdirSync(dataDir);
   const server = await startPinned({
@@ -155,6 +167,9 @@ async function main(): Promise<void> {
     repetitions: settings.repetitions,
     quick,
   });
+
+  console.log("Hostile traffic...");
+  await hostileScenarios({ report, workDir, seconds: quick ? 2 : 6 });
 
   report.print();
   report.write(path.join(ROOT, "bench", "results.json"));

@@ -1,0 +1,286 @@
+/**
+ * Hostile traffic (issue 12): an honest writer keeps working (reads a 1,000-card tree, saves
+ * a card, logs in now and then) while one client sends each attack of the issue in turn. The
+ * figure that matters is the honest writer's p99 latency during each attack (target ≤ 250 ms),
+ * with the server alive afterwards and its RSS ≤ 512 MB.
+ *
+ * The attacks come from this process on loopback, a few requests in flight at a time,
+ * each bounded in time and count. The server trusts one proxy hop (TRUST_PROXY=1), as a
+ * deployment behind a reverse proxy does, so the rotating X-Forwarded-For attack is real,
+ * and the honest writer and the attacker each come from their own address (their
+ * X-Forwarded-For), as they would in the world: a limit on the attacker's address must not
+ * count as a failure of the service.
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { CardtreeClient } from "../cardtree-client.js";
+import { generateTree } from "../generate.js";
+import { sampleRss, startPinned, type Pinned } from "../processes.js";
+import type { Report } from "../report.js";
+
+interface Attack {
+  id: string;
+  name: string;
+  /** Requests in flight at once. */
+  concurrency: number;
+  /** One attacking request; returns its status (0 when the connection failed). */
+  send(i: number): Promise<number>;
+}
+
+interface Sample {
+  ms: number;
+  ok: boolean;
+}
+
+function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+const HONEST_ADDRESS = { "X-Forwarded-For": "192.0.2.10" };
+const ATTACKER_ADDRESS = { "X-Forwarded-For": "198.51.100.66" };
+
+async function status(promise: Promise<Response>): Promise<number> {
+  try {
+    const res = await promise;
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+/** Nested `children { parent { … } }` selections: each level multiplies by the siblings' count. */
+function nestedQuery(url: string, levels: number): string {
+  return `{publicTree(url:"${url}"){cards{${"children{parent{".repeat(levels)}id${"}}".repeat(levels)}}}}`;
+}
+
+/** A cookie session for `client` (log-in answers the CSRF token with the User). */
+async function cookieSession(client: CardtreeClient): Promise<{ cookie: string; csrf: string }> {
+  const res = await fetch(`${client.baseUrl}/api/login`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...ATTACKER_ADDRESS },
+    body: JSON.stringify({ email: client.email, password: client.password }),
+  });
+  const user = (await res.json()) as { csrf: string };
+  const cookie = res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  return { cookie, csrf: user.csrf };
+}
+
+async function publicTreeWith(client: CardtreeClient, name: string, publicUrl: string, seed: unknown): Promise<string> {
+  const tree = await client.json<{ _id: string }>("POST", "/api/trees", { name });
+  await client.importSeed(tree._id, JSON.stringify(seed));
+  await client.json("PUT", `/api/trees/${tree._id}`, { publicUrl });
+  return tree._id;
+}
+
+async function buildAttacks(server: Pinned): Promise<Attack[]> {
+  const url = server.url;
+  const attacker = await CardtreeClient.signUp(url, "attacker@bench.example");
+  // A 21-card public tree: one root with 20 children, so each children/parent level multiplies by 20.
+  await publicTreeWith(attacker, "Small", "hostile-21", [{ content: "# Root", children: Array.from({ length: 20 }, (_, i) => ({ content: `Child ${i}` })) }]);
+  const bigId = await publicTreeWith(attacker, "Five thousand", "hostile-5k", generateTree(5_000, 3));
+  const emphasisId = await publicTreeWith(attacker, "Emphasis", "hostile-emphasis", [{ content: "_a".repeat(50_000) }]);
+  const quotesId = await publicTreeWith(attacker, "Quotes", "hostile-quotes", [{ content: `${"> ".repeat(20_000)}deep` }]);
+  const ownTree = await attacker.json<{ _id: string }>("POST", "/api/trees", { name: "Imports" });
+  const session = await cookieSession(attacker);
+
+  const graphql = (query: string, variables?: unknown, auth = false) =>
+    status(
+      fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", ...ATTACKER_ADDRESS, ...(auth ? { authorization: attacker.authorization } : {}) },
+        body: JSON.stringify({ query, variables }),
+      }),
+    );
+  const get = (pathAndQuery: string) => status(fetch(url + pathAndQuery, { headers: ATTACKER_ADDRESS }));
+  const thousandCards = JSON.stringify(Array.from({ length: 1_000 }, (_, i) => ({ content: `card ${i}` })));
+  const importAliases = Array.from({ length: 50 }, (_, i) => `i${i}: importSeed(treeId: $t, input: {parentId: null, seed: $s}) { id }`).join(" ");
+  const meAliases = Array.from({ length: 1_000 }, (_, i) => `m${i}: me { id email }`).join(" ");
+  const exportAliases = Array.from({ length: 10 }, (_, i) => `e${i}: export(format: HTML)`).join(" ");
+  const decoration = "x".repeat(7_000);
+  let counter = 0;
+  // What a proxy forwards when the client sends its own X-Forwarded-For: the client's made-up
+  // entry on the left, the address the proxy saw appended on the right.
+  const spoofedAddress = () => ({ "X-Forwarded-For": `10.${(counter >> 16) & 255}.${(counter >> 8) & 255}.${counter++ & 255}, ${ATTACKER_ADDRESS["X-Forwarded-For"]}` });
+
+  return [
+    { id: "gql-nested", name: "GraphQL children/parent nesting on a public 21-card tree (anonymous)", concurrency: 2, send: () => graphql(nestedQuery("hostile-21", 6)) },
+    { id: "gql-me-aliases", name: "GraphQL 1,000 aliases of me", concurrency: 4, send: () => graphql(`{${meAliases}}`, undefined, true) },
+    { id: "gql-export-aliases", name: "GraphQL 10 aliases of export on a public 5,000-card tree (anonymous)", concurrency: 2, send: () => graphql(`{publicTree(url:"hostile-5k"){${exportAliases}}}`) },
+    {
+      id: "gql-import-aliases",
+      name: "GraphQL 50 aliases of importSeed, 1,000 cards each",
+      concurrency: 2,
+      send: () => graphql(`mutation($t: ID!, $s: String!) {${importAliases}}`, { t: ownTree._id, s: thousandCards }, true),
+    },
+    { id: "gql-deep-parse", name: "GraphQL document of 5,000 nested selections (anonymous)", concurrency: 4, send: () => graphql(`{${"a{".repeat(5_000)}b${"}".repeat(5_000)}}`) },
+    { id: "md-emphasis-html", name: "html export of a public 100 KB `_a…` card (anonymous)", concurrency: 2, send: () => get(`/api/export/${emphasisId}.html`) },
+    { id: "md-emphasis-docx", name: "docx export of a public 100 KB `_a…` card (anonymous)", concurrency: 2, send: () => get(`/api/export/${emphasisId}.docx`) },
+    { id: "md-quotes-html", name: "html export of 20,000 nested `>` (anonymous)", concurrency: 2, send: () => get(`/api/export/${quotesId}.html`) },
+    { id: "export-decoration", name: "txt export of a public 5,000-card tree with 7,000-character start/end (anonymous)", concurrency: 4, send: () => get(`/api/export/${bigId}.txt?start=${decoration}&end=${decoration}`) },
+    {
+      id: "signup-flood",
+      name: "sign-ups with fresh emails",
+      concurrency: 8,
+      send: (i) =>
+        status(
+          fetch(`${url}/api/signup`, {
+            method: "POST",
+            headers: { "Content-Type": "application/json", ...spoofedAddress() },
+            body: JSON.stringify({ email: `flood-${Date.now()}-${i}@bench.example`, password: "flood password 1" }),
+          }),
+        ),
+    },
+    {
+      id: "current-password-flood",
+      name: "wrong currentPassword through one cookie session",
+      concurrency: 8,
+      send: () =>
+        status(
+          fetch(`${url}/api/index`, {
+            method: "PUT",
+            headers: { "Content-Type": "application/json", ...ATTACKER_ADDRESS, cookie: session.cookie, "X-CSRF-Token": session.csrf },
+            body: JSON.stringify({ currentPassword: "not the password", newPassword: "another password 2" }),
+          }),
+        ),
+    },
+    {
+      id: "login-rotating-xff",
+      name: "wrong log-ins with a rotating X-Forwarded-For",
+      concurrency: 8,
+      send: (i) =>
+        status(
+          fetch(`${url}/api/login`, {
+            method: "POST",
+            headers: { "Content-Type": "application/json", ...spoofedAddress() },
+            // A fresh email each time: no per-email limit stops it, only the address and global ones.
+            body: JSON.stringify({ email: `guess-${i}@bench.example`, password: "a wrong guess" }),
+          }),
+        ),
+    },
+  ];
+}
+
+/**
+ * The honest writer: reads its tree, saves a card, checks /healthz, and every fifth round
+ * logs in afresh (a password hash, where a hashing flood would show). One request at a time.
+ */
+function honestWriter(honest: CardtreeClient, treeId: string, cardId: string): { stop(): Promise<Sample[]> } {
+  const samples: Sample[] = [];
+  let running = true;
+  const timed = async (request: () => Promise<Response>) => {
+    const started = performance.now();
+    let ok = false;
+    try {
+      const res = await request();
+      await res.arrayBuffer();
+      ok = res.ok;
+    } catch {
+      ok = false;
+    }
+    samples.push({ ms: performance.now() - started, ok });
+  };
+  const loop = (async () => {
+    for (let round = 0; running; round++) {
+      await timed(() => honest.request("GET", `/api/trees/${treeId}/cards`, undefined, HONEST_ADDRESS));
+      await timed(() => honest.request("PUT", `/api/trees/${treeId}/cards/${cardId}`, { content: `Draft ${round}` }, HONEST_ADDRESS));
+      await timed(() => fetch(`${honest.baseUrl}/healthz`, { headers: HONEST_ADDRESS }));
+      if (round % 5 === 0) {
+        await timed(() =>
+          fetch(`${honest.baseUrl}/api/login`, {
+            method: "POST",
+            headers: { "Content-Type": "application/json", ...HONEST_ADDRESS },
+            body: JSON.stringify({ email: honest.email, password: honest.password }),
+          }),
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return samples;
+    },
+  };
+}
+
+async function runAttack(attack: Attack, seconds: number, maxRequests: number): Promise<Map<number, number>> {
+  const statuses = new Map<number, number>();
+  const deadline = performance.now() + seconds * 1000;
+  let sent = 0;
+  const lane = async () => {
+    while (performance.now() < deadline && sent < maxRequests) {
+      const code = await attack.send(sent++);
+      statuses.set(code, (statuses.get(code) ?? 0) + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: attack.concurrency }, lane));
+  return statuses;
+}
+
+export async function hostileScenarios(options: { report: Report; workDir: string; seconds: number }): Promise<void> {
+  const { report } = options;
+  const dataDir = path.join(options.workDir, "hostile-data");
+  mkdirSync(dataDir, { recursive: true });
+  let server = await startHostileServer(dataDir, options.workDir);
+  const honest = await CardtreeClient.signUp(server.url, "honest@bench.example");
+  const treeId = await honest.treeWith("Honest", generateTree(1_000, 7));
+  const [card] = await honest.json<{ _id: string }[]>("GET", `/api/trees/${treeId}/cards`);
+  const attacks = await buildAttacks(server);
+
+  const quiet = honestWriter(honest, treeId, card._id);
+  await new Promise((resolve) => setTimeout(resolve, options.seconds * 1000));
+  const quietMs = (await quiet.stop()).map((s) => s.ms);
+  report.add({ id: "hostile-quiet", scenario: "honest writer, no attack", p50Ms: percentile(quietMs, 50), p99Ms: percentile(quietMs, 99) });
+
+  let worstP99 = percentile(quietMs, 99);
+  let peakRss = 0;
+  const crashed: string[] = [];
+  for (const attack of attacks) {
+    const rss = sampleRss(server.process.pid!, 100);
+    const writer = honestWriter(honest, treeId, card._id);
+    const statuses = await runAttack(attack, options.seconds, 2_000);
+    const samples = await writer.stop();
+    const attackRss = rss.stop() / 1e6;
+    const alive = await fetch(`${server.url}/healthz`).then((r) => r.ok, () => false);
+    const ms = samples.map((s) => s.ms);
+    const failures = samples.filter((s) => !s.ok).length;
+    const p99 = percentile(ms, 99);
+    worstP99 = Math.max(worstP99, p99);
+    peakRss = Math.max(peakRss, attackRss);
+    const answered = [...statuses].sort(([a], [b]) => a - b).map(([code, count]) => `${count}×${code || "failed"}`).join(" ");
+    report.add({
+      id: `hostile-${attack.id}`,
+      scenario: `honest writer during: ${attack.name}`,
+      p50Ms: percentile(ms, 50),
+      p99Ms: p99,
+      rssMb: attackRss,
+      errors: failures,
+      note: `attacker answered ${answered}${alive ? "" : "; SERVER DOWN"}`,
+    });
+    if (!alive) {
+      crashed.push(attack.id);
+      // Later attacks need a server: start it again on the same data and port.
+      await server.stop();
+      server = await startHostileServer(dataDir, options.workDir, server.port);
+    }
+  }
+  await server.stop();
+  report.target({ name: "honest p99 under each attack (issue 12)", wanted: "≤ 250 ms", measured: `${worstP99.toFixed(0)} ms worst`, met: worstP99 <= 250 });
+  report.target({ name: "no crash under attack (issue 12)", wanted: "none", measured: crashed.length === 0 ? "none" : crashed.join(", "), met: crashed.length === 0 });
+  report.target({ name: "RSS under attack (issue 12)", wanted: "≤ 512 MB", measured: `${peakRss.toFixed(0)} MB peak`, met: peakRss <= 512 });
+}
+
+function startHostileServer(dataDir: string, workDir: string, port?: number): Promise<Pinned> {
+  return startPinned({
+    port,
+    command: () => [process.execPath, "dist/server.mjs"],
+    env: { DATA_DIR: dataDir, TRUST_PROXY: "1", LOG: "off" },
+    logFile: path.join(workDir, "hostile-server.log"),
+    readyPath: "/healthz",
+  });
+}
