@@ -1,1 +1,1 @@
-export function buildWeb(): Promise<void>;
+export function buildWeb(options?: { outDir?: string; minify?: boolean }): Promise<{ outDir: string; files: string[] }>;

@@ -1,6 +1,6 @@
 /**
  * Domain errors: plain classes with a stable code and no HTTP in them. The REST and GraphQL
- * layers each map `code` to their own wire form (see src/rest/error-body.ts and
+ * layers each map `code` to their own wire form (see src/http/error-response.ts and
  * src/graphql/errors.ts); anything that is not a DomainError is reported as `internal`.
  */
 
