@@ -14,6 +14,8 @@ import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
 import { openNedbStore } from "./store/nedb-store.js";
 import { loadSettings } from "./store/settings.js";
+import type { Store } from "./store/store.js";
+import { controlFileFaults } from "./store/write-faults.js";
 
 export const WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/web");
 
@@ -25,12 +27,23 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
+export interface ServerHooks {
+  /** Wraps the store the domain is given (tests count its reads this way). */
+  decorateStore?(store: Store): Store;
+}
+
+export async function startServer(config: Config, hooks: ServerHooks = {}): Promise<RunningServer> {
   const logger = createLogger();
   let lifecycle: Lifecycle = "starting";
-  const store = await openNedbStore(config.dataDir, { log: logger.error, compaction: config.compaction });
+  // The reliability tests make appends fail through a control file (src/store/write-faults.ts).
+  const faultsFile = process.env.CARDTREE_FAULTS_FILE;
+  const store = await openNedbStore(config.dataDir, {
+    log: logger.error,
+    compaction: config.compaction,
+    faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
+  });
   const settings = await loadSettings(config.dataDir);
-  const ctx = createDomainContext(store, config);
+  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config);
   const app = createApp({ ctx, secret: settings.secret, logger, webDir: WEB_DIR, lifecycle: () => lifecycle });
   // Timeouts are enforced on this check's beat, so it must be a fraction of the shortest.
   const checkEvery = Math.max(250, Math.min(30_000, Math.floor(config.timeouts.headersMs / 4)));

@@ -41,7 +41,7 @@ import {
   type RepairLog,
 } from "./nedb-recovery.js";
 import type { Session, Store, StoreStatus } from "./store.js";
-import { failedUndo, failLikeFullDisk, takeInjectedFault } from "./write-faults.js";
+import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.js";
 
 type Doc = Record<string, unknown>;
 
@@ -72,6 +72,14 @@ export interface StoreOptions {
   /** Where repairs and write failures are reported (the server's logger). */
   log?: RepairLog;
   compaction?: CompactionPolicy;
+  /** Failures to inject into appends (the reliability tests); none by default. */
+  faults?: WriteFaults;
+}
+
+/** The embedded store, plus what only this adapter can do (measurements call it). */
+export interface NedbStore extends Store {
+  /** Compacts every datafile now; resolves to per-collection figures. */
+  compactNow(): Promise<Record<string, CompactionStats>>;
 }
 
 /** Thrown by every call once the store could not restore a consistent state. */
@@ -129,7 +137,7 @@ function loadQuickly(db: Datastore<Doc>, file: string, log: RepairLog, compactor
   return db.load();
 }
 
-export async function openNedbStore(dataDir: string, options: StoreOptions = {}): Promise<Store> {
+export async function openNedbStore(dataDir: string, options: StoreOptions = {}): Promise<NedbStore> {
   const log: RepairLog = options.log ?? ((message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
   await mkdir(dataDir, { recursive: true });
   const unlock = lockDataDir(dataDir);
@@ -149,7 +157,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     nedb.persistence.persistNewStateAsync = async (docs: Doc[]) => {
       if (failure) throw failure;
       const before = await fileSize(file);
-      const fault = takeInjectedFault(name);
+      const fault = options.faults?.take(name) ?? null;
       try {
         if (fault) failLikeFullDisk(file, docs.map((d) => `${nedbModel.serialize(d)}\n`).join(""));
         await append(docs);
@@ -198,15 +206,12 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     (err, file) => log("compaction failed; the datafile is unchanged", { file: path.basename(file), error: String(err) }),
   );
 
-  const reads = { count: 0 };
   const read = <T>(promise: Promise<T>): Promise<T> => {
     if (failure) throw failure;
-    reads.count++;
     return promise;
   };
 
   return {
-    reads,
     status: () => status,
     compactNow: async () => {
       const stats: Record<string, CompactionStats> = {};

@@ -68,11 +68,7 @@ export interface Store {
   trees: TreeRepository;
   cards: CardRepository;
   sessions: SessionRepository;
-  /** Every store read counted since start, for tests that prove a query is batched. */
-  readonly reads: { count: number };
   status(): StoreStatus;
-  /** Compacts every datafile now; resolves to per-collection figures (for measurements). */
-  compactNow(): Promise<Record<string, { records: number; queueHeldMs: number; longestSliceMs: number; totalMs: number }>>;
   /** Flushes pending writes and releases the files. */
   close(): Promise<void>;
 }

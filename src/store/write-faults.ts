@@ -1,10 +1,11 @@
 /**
- * A fault-injection hook inside the real adapter, for the reliability tests: when
- * CARDTREE_FAULTS_FILE names a file that exists and reads `enospc COLLECTION`, the next
- * append to that collection writes half its bytes (as a disk filling up mid-write does)
- * and then fails with ENOSPC. `enospc-stuck COLLECTION` also makes the undo fail, as a
- * disk that went read-only would, to drive the store into its failed state. The file is
- * consumed by that one failure. Without the variable this costs nothing.
+ * Fault injection for the reliability tests, handed to the real adapter as an option
+ * (`StoreOptions.faults`), never part of the Store port. `controlFileFaults(file)`: when
+ * `file` exists and reads `enospc COLLECTION`, the next append to that collection writes
+ * half its bytes (as a disk filling up mid-write does) and then fails with ENOSPC.
+ * `enospc-stuck COLLECTION` also makes the undo fail, as a disk that went read-only would,
+ * to drive the store into its failed state. The file is consumed by that one failure.
+ * The server wires it only when CARDTREE_FAULTS_FILE is set (src/server.ts).
  */
 import { appendFileSync, readFileSync, unlinkSync } from "node:fs";
 
@@ -14,10 +15,16 @@ export interface InjectedFault {
   stuck: boolean;
 }
 
-/** The fault to inject into this append of `collection`, if the test asked for one. */
-export function takeInjectedFault(collection: string): InjectedFault | null {
-  const control = process.env.CARDTREE_FAULTS_FILE;
-  if (!control) return null;
+export interface WriteFaults {
+  /** The fault to inject into this append of `collection`, if the test asked for one. */
+  take(collection: string): InjectedFault | null;
+}
+
+export function controlFileFaults(control: string): WriteFaults {
+  return { take: (collection) => takeFaultFrom(control, collection) };
+}
+
+function takeFaultFrom(control: string, collection: string): InjectedFault | null {
   let wanted: string;
   try {
     wanted = readFileSync(control, "utf8").trim();

@@ -56,9 +56,9 @@ function postOnEach(sockets: Socket[], as: Api, body: unknown): Promise<string[]
 const bodyOf = (raw: string) => raw.slice(raw.indexOf("\r\n\r\n") + 4);
 
 async function counted<T>(request: () => Promise<T>): Promise<{ value: T; reads: number }> {
-  const before = server.ctx.store.reads.count;
+  const before = server.reads.count;
   const value = await request();
-  return { value, reads: server.ctx.store.reads.count - before };
+  return { value, reads: server.reads.count - before };
 }
 
 it("executes identical queries that arrive together once, and answers all of them", async () => {

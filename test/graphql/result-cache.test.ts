@@ -46,9 +46,9 @@ async function post(as: Api | null, body: unknown, headers: Record<string, strin
 
 /** Runs `request` and counts the store reads it made. */
 async function counted<T>(request: () => Promise<T>): Promise<{ value: T; reads: number }> {
-  const before = server.ctx.store.reads.count;
+  const before = server.reads.count;
   const value = await request();
-  return { value, reads: server.ctx.store.reads.count - before };
+  return { value, reads: server.reads.count - before };
 }
 
 /**

@@ -5,20 +5,31 @@
 import { rm } from "node:fs/promises";
 import { loadConfig } from "../../src/config.js";
 import { startServer, type RunningServer } from "../../src/server.js";
+import { countingReads } from "./counting-store.js";
 import { freshDataDir } from "./server.js";
 
 export interface InProcessServer extends RunningServer {
   dataDir: string;
+  /** Store reads made by the domain since start. */
+  reads: { count: number };
   stop(): Promise<void>;
 }
 
 export async function startInProcessServer(env: Record<string, string> = {}): Promise<InProcessServer> {
   const dataDir = await freshDataDir();
   const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "off", ...env });
-  const running = await startServer(config);
+  let reads = { count: 0 };
+  const running = await startServer(config, {
+    decorateStore: (store) => {
+      const counting = countingReads(store);
+      reads = counting.reads;
+      return counting.store;
+    },
+  });
   return {
     ...running,
     dataDir,
+    reads,
     stop: async () => {
       await running.close();
       await rm(dataDir, { recursive: true, force: true });
