@@ -93,19 +93,24 @@ export function issuePath(path: readonly PropertyKey[]): string {
 }
 
 /**
+ * Schema issues (zod's, or any Standard Schema validator's) as one ValidationError: each
+ * problem with its path, the first one in the message.
+ */
+export function validationError(issues: readonly { path: readonly PropertyKey[]; message: string }[]): ValidationError {
+  const details = issues.map((issue) => ({ path: issuePath(issue.path), message: issue.message }));
+  const first = details[0];
+  return new ValidationError(
+    first ? `${first.path ? `${first.path}: ` : ""}${first.message}` : "The request is not valid.",
+    details,
+  );
+}
+
+/**
  * Parses `input` with `schema`.
  * @throws ValidationError listing each problem with its path.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const details = result.error.issues.map((issue) => ({
-    path: issuePath(issue.path),
-    message: issue.message,
-  }));
-  const first = details[0];
-  throw new ValidationError(
-    first ? `${first.path ? `${first.path}: ` : ""}${first.message}` : "The request is not valid.",
-    details,
-  );
+  throw validationError(result.error.issues);
 }

@@ -8,7 +8,7 @@ import { GraphQLError } from "graphql";
 import type { StandardSchemaV1 } from "@pothos/plugin-validation";
 import type { Plugin } from "graphql-yoga";
 import { DomainError, ValidationError, type ErrorCode } from "../domain/errors.js";
-import { issuePath } from "../domain/schemas.js";
+import { validationError } from "../domain/schemas.js";
 import type { Logger } from "../http/logger.js";
 
 const INTERNAL_MESSAGE = "Something went wrong on the server. Try again later.";
@@ -18,14 +18,11 @@ const INTERNAL_MESSAGE = "Something went wrong on the server. Try again later.";
  * Paths start at the argument: `input.position`, `id`.
  */
 export function validationFailure(failure: StandardSchemaV1.FailureResult): ValidationError {
-  const details = failure.issues.map((issue) => ({
-    path: issuePath((issue.path ?? []).map((segment) => (typeof segment === "object" ? segment.key : segment))),
-    message: issue.message,
-  }));
-  const first = details[0];
-  return new ValidationError(
-    first ? `${first.path ? `${first.path}: ` : ""}${first.message}` : "The request is not valid.",
-    details,
+  return validationError(
+    failure.issues.map((issue) => ({
+      path: (issue.path ?? []).map((segment) => (typeof segment === "object" ? segment.key : segment)),
+      message: issue.message,
+    })),
   );
 }
 
