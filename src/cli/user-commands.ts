@@ -1,9 +1,9 @@
 /**
- * `user add | passwd | limit | list`.
+ * `user add | passwd | limit | list`, as the system actor (the operator at the machine).
  */
 import type { DomainContext } from "../domain/context.js";
-import { NotFoundError } from "../domain/errors.js";
-import { findUserByEmail, resetPassword, signUp, userRecord } from "../domain/users.js";
+import { SYSTEM_ACTOR } from "../domain/policy.js";
+import { listUsers, resetPassword, setCardLimit, signUp } from "../domain/users.js";
 import { UsageError, type CliArgs } from "./usage.js";
 import { readPassword } from "./prompt.js";
 
@@ -22,28 +22,27 @@ export async function userCommand(ctx: DomainContext, rest: string[], args: CliA
   switch (sub) {
     case "add": {
       if (!email) throw new UsageError("user add needs an EMAIL.");
-      const user = await signUp(ctx, { email, password: await passwordFrom(args) }, { force: true });
-      if (args.values.limit !== undefined) await ctx.store.users.update(user._id, { limit: parseLimit(args.values.limit) });
+      const limit = args.values.limit === undefined ? undefined : parseLimit(args.values.limit);
+      const user = await signUp(ctx, { email, password: await passwordFrom(args) }, SYSTEM_ACTOR);
+      if (limit !== undefined) await setCardLimit(ctx, SYSTEM_ACTOR, user.email, limit);
       process.stdout.write(`Added ${user.email} (${user._id}).\n`);
       return;
     }
     case "passwd": {
       if (!email) throw new UsageError("user passwd needs an EMAIL.");
-      const user = await resetPassword(ctx, email, await passwordFrom(args));
+      const user = await resetPassword(ctx, SYSTEM_ACTOR, email, await passwordFrom(args));
       process.stdout.write(`Password changed for ${user.email}; their sessions are ended.\n`);
       return;
     }
     case "limit": {
-      const user = email ? await findUserByEmail(ctx, email) : null;
-      if (!user) throw new NotFoundError("User");
+      if (!email) throw new UsageError("user limit needs an EMAIL.");
       const limit = parseLimit(value);
-      await ctx.store.users.update(user._id, { limit });
+      const user = await setCardLimit(ctx, SYSTEM_ACTOR, email, limit);
       process.stdout.write(`${user.email} may now own ${limit < 0 ? "any number of" : limit} cards.\n`);
       return;
     }
     case "list": {
-      for (const user of await ctx.store.users.list()) {
-        const record = await userRecord(ctx, user, "");
+      for (const record of await listUsers(ctx, SYSTEM_ACTOR)) {
         process.stdout.write(
           `${record._id}  ${record.email}  trees=${record.treesCount} cards=${record.cardsCount} limit=${record.limit}  since ${record.createdAt}\n`,
         );

@@ -4,7 +4,7 @@
 import type { DomainContext } from "./context.js";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "./errors.js";
 import { USER_ID, now } from "./ids.js";
-import { isOwner, type Actor } from "./policy.js";
+import type { Actor } from "./policy.js";
 import type { StoredUser, Tree } from "./records.js";
 import { addCollaboratorInput, parseInput } from "./schemas.js";
 import { loadTree, withTree } from "./trees.js";
@@ -55,13 +55,9 @@ export async function removeCollaborator(ctx: DomainContext, actor: Actor, treeI
     throw new ValidationError("The user id is not valid.", [{ path: "userId", message: "must be 24 lowercase hexadecimal characters" }]);
   }
   const leaving = userId === actor._id;
-  await withTree(ctx, actor, treeId, leaving ? "read" : "administer", async (tree) => {
+  await withTree(ctx, actor, treeId, leaving ? "leave" : "administer", async (tree) => {
     if (!tree.users.includes(userId)) throw new NotFoundError("Collaborator");
-    if (userId === tree.owner) {
-      throw new ForbiddenError(
-        isOwner(actor, tree) ? "The owner cannot leave their own tree; delete it instead." : "The owner cannot be removed.",
-      );
-    }
+    if (userId === tree.owner) throw new ForbiddenError("The owner cannot be removed.");
     await ctx.store.trees.replace({
       ...tree,
       users: tree.users.filter((id) => id !== userId),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from "./errors.js";
-import { authorizeTree, can, type TreeAction } from "./policy.js";
+import { authorizeOperator, authorizeTree, can, maySignUp, SYSTEM_ACTOR, type TreeAction } from "./policy.js";
 import type { Tree } from "./records.js";
 
 const owner = { _id: "a".repeat(24) };
@@ -53,6 +53,14 @@ const matrix: Record<TreeAction, { private: Record<Who, true | string>; public: 
     private: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
     public: { owner: true, collaborator: true, stranger: true, anonymous: "401" },
   },
+  readPublic: {
+    private: { owner: "404", collaborator: "404", stranger: "404", anonymous: "404" },
+    public: { owner: true, collaborator: true, stranger: true, anonymous: true },
+  },
+  leave: {
+    private: { owner: "403", collaborator: true, stranger: "404", anonymous: "401" },
+    public: { owner: "403", collaborator: true, stranger: "404", anonymous: "401" },
+  },
 };
 
 const errorFor: Record<string, new (...args: never[]) => Error> = {
@@ -83,5 +91,29 @@ describe("policy", () => {
   it("a missing tree is 404 to a user and 401 to the anonymous", () => {
     expect(() => authorizeTree(stranger, "read", null)).toThrow(NotFoundError);
     expect(() => authorizeTree(null, "read", null)).toThrow(UnauthenticatedError);
+  });
+
+  it("nothing at a public address is 404 to everyone, the anonymous included", () => {
+    expect(() => authorizeTree(null, "readPublic", null)).toThrow(NotFoundError);
+    expect(() => authorizeTree(owner, "readPublic", null)).toThrow(NotFoundError);
+  });
+
+  it("the system actor (the CLI's operator) may do everything to any tree, as its owner may", () => {
+    for (const action of Object.keys(matrix) as TreeAction[]) {
+      expect(can(SYSTEM_ACTOR, action, buildTree()), action).toBe(true);
+    }
+  });
+
+  it("account administration is the operator's alone", () => {
+    expect(() => authorizeOperator(SYSTEM_ACTOR)).not.toThrow();
+    expect(() => authorizeOperator(owner)).toThrow(ForbiddenError);
+    expect(() => authorizeOperator(null)).toThrow(ForbiddenError);
+  });
+
+  it("sign-up: anyone while it is open, only the operator while it is closed", () => {
+    expect(maySignUp(null, true)).toBe(true);
+    expect(maySignUp(null, false)).toBe(false);
+    expect(maySignUp(owner, false)).toBe(false);
+    expect(maySignUp(SYSTEM_ACTOR, false)).toBe(true);
   });
 });

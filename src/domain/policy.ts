@@ -20,11 +20,23 @@ export type TreeAction =
   /** Copy the tree through /clone. */
   | "clone"
   /** Copy the tree through /clonePublic. */
-  | "clonePublic";
+  | "clonePublic"
+  /** Read a tree through its public address (`/api/public/:publicUrl`, GraphQL `publicTree`). */
+  | "readPublic"
+  /** Remove oneself from the tree's collaborators. */
+  | "leave";
 
+/**
+ * Who is acting: a signed-in user, or the operator of the machine through the CLI (the
+ * system actor), who may do anything a tree's owner may. A system actor's `_id` is never a
+ * user id (those are 24 hexadecimal characters), so records it writes name it honestly.
+ */
 export interface Actor {
   _id: string;
+  system?: true;
 }
+
+export const SYSTEM_ACTOR: Actor = Object.freeze({ _id: "system", system: true });
 
 export function isMember(actor: Actor | null, tree: Tree): boolean {
   return actor !== null && tree.users.includes(actor._id);
@@ -47,11 +59,23 @@ const PUBLIC_ACTIONS: Record<TreeAction, { user: boolean; anonymous: boolean }> 
   administer: { user: false, anonymous: false },
   clone: { user: false, anonymous: false },
   clonePublic: { user: true, anonymous: false },
+  readPublic: { user: true, anonymous: true },
+  leave: { user: false, anonymous: false },
 };
 
 /** Whether `actor` (null: anonymous) may do `action` to `tree`. */
 export function can(actor: Actor | null, action: TreeAction, tree: Tree): boolean {
-  if (action === "administer") return isOwner(actor, tree);
+  if (actor?.system) return true;
+  switch (action) {
+    case "administer":
+      return isOwner(actor, tree);
+    case "leave":
+      // The owner cannot leave: the tree would have nobody to administer it.
+      return isMember(actor, tree) && !isOwner(actor, tree);
+    case "readPublic":
+      // Only what is public is at a public address, members included.
+      return isPublic(tree);
+  }
   if (isMember(actor, tree)) return true;
   if (!isPublic(tree)) return false;
   return actor === null ? PUBLIC_ACTIONS[action].anonymous : PUBLIC_ACTIONS[action].user;
@@ -62,13 +86,31 @@ export function can(actor: Actor | null, action: TreeAction, tree: Tree): boolea
  * @throws UnauthenticatedError for an anonymous caller who would need to sign in.
  * @throws NotFoundError when the tree is missing or the caller may not see it.
  * @throws ForbiddenError when the caller sees the tree but lacks the right (a collaborator
- *   doing what only the owner may).
+ *   doing what only the owner may, the owner leaving).
  */
 export function authorizeTree(actor: Actor | null, action: TreeAction, tree: Tree | null): Tree {
   if (tree && can(actor, action, tree)) return tree;
+  // A public address is for everyone, signed in or not: what is not public there is missing.
+  if (action === "readPublic") throw new NotFoundError("Public tree");
   if (actor === null) throw new UnauthenticatedError();
   if (tree && isMember(actor, tree)) {
-    throw new ForbiddenError("Only the tree's owner may do this.");
+    throw new ForbiddenError(
+      action === "leave" ? "The owner cannot leave their own tree; delete it instead." : "Only the tree's owner may do this.",
+    );
   }
   throw new NotFoundError("Tree");
+}
+
+/**
+ * Account administration (adding users while sign-up is closed, setting passwords and card
+ * limits, listing every user) is the operator's alone: the system actor, never a user.
+ * @throws ForbiddenError for anyone else.
+ */
+export function authorizeOperator(actor: Actor | null): void {
+  if (!actor?.system) throw new ForbiddenError("Only the server's operator may do this.");
+}
+
+/** Whether `actor` may create an account now: anyone while sign-up is open, else the operator. */
+export function maySignUp(actor: Actor | null, signupOpen: boolean): boolean {
+  return signupOpen || actor?.system === true;
 }

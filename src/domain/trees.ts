@@ -180,13 +180,12 @@ export async function clonePublicTree(ctx: DomainContext, actor: Actor, idOrUrl:
 }
 
 /**
- * The public tree at `publicUrl`, for anyone.
+ * The public tree at `publicUrl`, for anyone (signed in or not).
  * @throws NotFoundError unless a tree is public at that address.
  */
-export async function findPublicTree(ctx: DomainContext, publicUrl: string): Promise<Tree> {
+export async function findPublicTree(ctx: DomainContext, actor: Actor | null, publicUrl: string): Promise<Tree> {
   const tree = PUBLIC_URL.test(publicUrl) ? await ctx.store.trees.byPublicUrl(publicUrl) : null;
-  if (!tree) throw new NotFoundError("Public tree");
-  return tree;
+  return authorizeTree(actor, "readPublic", tree);
 }
 
 /** A tree's live cards in tree order, each with its depth; the caller has authorised the read. */
@@ -197,8 +196,9 @@ export async function orderedCardsOfTree(ctx: DomainContext, tree: Tree): Promis
 /** A public tree and its live cards in tree order with their depths, for anyone. */
 export async function publicTree(
   ctx: DomainContext,
+  actor: Actor | null,
   publicUrl: string,
 ): Promise<{ tree: Tree; ordered: OrderedCard<StoredCard>[] }> {
-  const tree = await findPublicTree(ctx, publicUrl);
+  const tree = await findPublicTree(ctx, actor, publicUrl);
   return { tree, ordered: await orderedCardsOfTree(ctx, tree) };
 }

@@ -5,20 +5,22 @@
  */
 import { randomBytes, randomInt } from "node:crypto";
 import type { DomainContext } from "./context.js";
-import { ConflictError, ForbiddenError, NotFoundError } from "./errors.js";
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "./errors.js";
 import { newUserId, now } from "./ids.js";
+import { authorizeOperator, maySignUp, type Actor } from "./policy.js";
 import { presentUser, type UserView } from "./presenters.js";
 import type { StoredUser } from "./records.js";
 import { parseInput, signupInput, updateMeInput } from "./schemas.js";
 
 /**
- * Creates an account. `force` lets the CLI add users while web sign-up is off.
+ * Creates an account: the visitor signing up (`actor` null), or the operator adding a user,
+ * who may do so while web sign-up is off.
  * @throws ValidationError for a bad email or password.
  * @throws ForbiddenError when sign-up is off.
  * @throws ConflictError when the email is taken.
  */
-export async function signUp(ctx: DomainContext, input: unknown, options: { force?: boolean } = {}): Promise<StoredUser> {
-  if (!ctx.config.signup && !options.force) throw new ForbiddenError("Sign-up is closed on this server.");
+export async function signUp(ctx: DomainContext, input: unknown, actor: Actor | null = null): Promise<StoredUser> {
+  if (!maySignUp(actor, ctx.config.signup)) throw new ForbiddenError("Sign-up is closed on this server.");
   const { email, password } = parseInput(signupInput, input);
   if (await ctx.store.users.byEmail(email)) throw new ConflictError("An account with this email already exists.");
   const user: StoredUser = {
@@ -84,14 +86,37 @@ export async function updateMe(ctx: DomainContext, user: StoredUser, input: unkn
 }
 
 /**
- * Sets a password without knowing the old one (the CLI's `user passwd`).
- * @throws NotFoundError for an unknown email.
+ * Sets a password without knowing the old one (the CLI's `user passwd`); operator only.
+ * @throws ForbiddenError for anyone but the operator; NotFoundError for an unknown email.
  */
-export async function resetPassword(ctx: DomainContext, email: string, password: unknown): Promise<StoredUser> {
+export async function resetPassword(ctx: DomainContext, actor: Actor, email: string, password: unknown): Promise<StoredUser> {
+  authorizeOperator(actor);
   const { password: checked } = parseInput(signupInput, { email, password });
   const user = await findUserByEmail(ctx, email);
   if (!user) throw new NotFoundError("User");
   const updated = await ctx.store.users.update(user._id, { passwordHash: await ctx.hasher.hash(checked) });
   await ctx.store.sessions.removeForUser(user._id);
   return updated!;
+}
+
+/**
+ * Sets how many cards a user may own (-1: unlimited); operator only.
+ * @throws ForbiddenError for anyone but the operator; ValidationError for a bad limit;
+ *   NotFoundError for an unknown email.
+ */
+export async function setCardLimit(ctx: DomainContext, actor: Actor, email: string, limit: number): Promise<StoredUser> {
+  authorizeOperator(actor);
+  if (!Number.isInteger(limit) || limit < -1) {
+    throw new ValidationError("The limit must be a whole number, -1 for unlimited.", [{ path: "limit", message: "must be a whole number of at least -1" }]);
+  }
+  const user = await findUserByEmail(ctx, email);
+  if (!user) throw new NotFoundError("User");
+  return (await ctx.store.users.update(user._id, { limit }))!;
+}
+
+/** Every account, oldest first, as User records with their live counts; operator only. */
+export async function listUsers(ctx: DomainContext, actor: Actor): Promise<UserView[]> {
+  authorizeOperator(actor);
+  const users = await ctx.store.users.list();
+  return Promise.all(users.map((user) => userRecord(ctx, user, "")));
 }

@@ -84,9 +84,9 @@ builder.queryFields((t) => ({
       const found = await nullWhenHidden(async () => {
         // The address is looked up first to learn which tree's revision to record before
         // the tree is read; if it named another tree by then, the result is not cached.
-        const named = await findPublicTree(context.domain, args.url);
+        const named = await findPublicTree(context.domain, context.user, args.url);
         context.dependencies.tree(named._id);
-        const { tree, ordered } = await publicTree(context.domain, args.url);
+        const { tree, ordered } = await publicTree(context.domain, context.user, args.url);
         if (tree._id !== named._id) context.dependencies.untracked();
         context.trees.prime(tree, ordered);
         return presentTree(tree);

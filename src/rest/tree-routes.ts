@@ -22,7 +22,7 @@ export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
   const router = Router();
 
   router.get("/public/:publicUrl", async (req, res) => {
-    const tree = await findPublicTree(ctx, req.params.publicUrl);
+    const tree = await findPublicTree(ctx, req.auth.user, req.params.publicUrl);
     const cards = await cardsJson.forTree(tree);
     // `{"tree": ..., "cards": [...]}` around the cached cards body, without copying it.
     const head = Buffer.from(`{"tree":${JSON.stringify(presentTree(tree))},"cards":`);

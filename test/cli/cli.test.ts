@@ -39,6 +39,14 @@ describe("npm run cli", { timeout: 120_000 }, () => {
     expect(list.stdout).toMatch(/ada@example\.com .*limit=-1/);
     expect(list.stdout).toMatch(/bob@example\.com .*limit=10/);
     expect((await cli(dataDir, ["user", "passwd", "ada@example.com", "--password", "second password"])).code).toBe(0);
+    expect((await cli(dataDir, ["user", "limit", "bob@example.com", "25"])).code).toBe(0);
+    const badLimit = await cli(dataDir, ["user", "add", "carol@example.com", "--password", "carols password", "--limit", "lots"]);
+    expect(badLimit.code).not.toBe(0);
+    expect(badLimit.stderr).toMatch(/limit must be a whole number/);
+    const after = await cli(dataDir, ["user", "list"]);
+    expect(after.stdout).toMatch(/bob@example\.com .*limit=25/);
+    // A refused limit adds nobody.
+    expect(after.stdout).not.toMatch(/carol@example\.com/);
 
     const server = await startTestServer({ dataDir, env: { SIGNUP: "off" } });
     try {
