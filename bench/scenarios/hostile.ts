@@ -172,7 +172,7 @@ function honestWriter(honest: CardtreeClient, treeId: string, cardId: string): {
   let running = true;
   const timed = async (request: () => Promise<Response>) => {
     const started = performance.now();
-    let ok = false;
+    let ok: boolean;
     try {
       const res = await request();
       await res.arrayBuffer();

@@ -60,3 +60,10 @@ export async function assertCardAllowance(ctx: DomainContext, ownerId: string, a
     );
   }
 }
+
+/** The next free whole position after `siblings` (0 for none). */
+export function positionAfter(siblings: readonly StoredCard[]): number {
+  let max = -1;
+  for (const card of siblings) if (card.position > max) max = card.position;
+  return Math.floor(max) + 1;
+}

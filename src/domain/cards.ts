@@ -21,13 +21,6 @@ function assertCardIdSyntax(cardId: string): void {
   }
 }
 
-/** The next free whole position after `siblings` (0 for none). */
-export function positionAfter(siblings: readonly StoredCard[]): number {
-  let max = -1;
-  for (const card of siblings) if (card.position > max) max = card.position;
-  return Math.floor(max) + 1;
-}
-
 /** A tree's live cards in tree order; the caller has authorised the read. */
 export async function cardsOfTree(ctx: DomainContext, tree: Tree): Promise<StoredCard[]> {
   return (await orderedCardsOfTree(ctx, tree)).map((e) => e.card);

@@ -2,34 +2,15 @@
  * Import (SPEC §7): a Markdown or JSON seed becomes a subtree under `parentId`, after the
  * existing children, all or nothing. Parsing lives in src/formats/; this is the command.
  */
-import { parseSeed, countSeedCards } from "../formats/seed.js";
 import type { DomainContext } from "./context.js";
-import { PayloadTooLargeError, ValidationError } from "./errors.js";
+import { ValidationError } from "./errors.js";
 import { now } from "./ids.js";
 import type { Actor } from "./policy.js";
-import type { SeedNode, StoredCard } from "./records.js";
+import type { StoredCard } from "./records.js";
 import { parseInput, seedInput } from "./schemas.js";
-import { assertCardAllowance, cardsFromSeed } from "./card-batches.js";
+import { assertCardAllowance, cardsFromSeed, positionAfter } from "./card-batches.js";
+import { parseSeedWithinLimits } from "./seed-limits.js";
 import { touchTree, withTree } from "./trees.js";
-import { positionAfter } from "./cards.js";
-
-/**
- * Parses a seed and checks it against the import limits.
- * @throws ValidationError for a malformed JSON seed; PayloadTooLargeError past the limits.
- */
-export function parseSeedWithinLimits(ctx: DomainContext, seed: string): SeedNode[] {
-  if (Buffer.byteLength(seed) > ctx.config.limits.importBodyBytes) {
-    throw new PayloadTooLargeError(`An import may be at most ${ctx.config.limits.importBodyBytes} bytes.`);
-  }
-  const nodes = parseSeed(seed);
-  const count = countSeedCards(nodes);
-  if (count > ctx.config.limits.importCards) {
-    throw new PayloadTooLargeError(
-      `This import would make ${count} cards; at most ${ctx.config.limits.importCards} are allowed at once.`,
-    );
-  }
-  return nodes;
-}
 
 /**
  * Imports `seed` under `parentId` (null: the first column) after the existing children.

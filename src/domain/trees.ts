@@ -3,13 +3,13 @@
  * asks the policy, then changes it; writes to one tree are serialised by its lock.
  */
 import type { DomainContext } from "./context.js";
-import { ConflictError, NotFoundError, ValidationError } from "./errors.js";
+import { ConflictError, ValidationError } from "./errors.js";
 import { newRecordId, now, PUBLIC_URL, RECORD_ID } from "./ids.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { SeedNode, StoredCard, Tree } from "./records.js";
 import { createTreeInput, parseInput, updateTreeInput } from "./schemas.js";
 import { cardsFromSeed, assertCardAllowance } from "./card-batches.js";
-import { parseSeedWithinLimits } from "./import.js";
+import { parseSeedWithinLimits } from "./seed-limits.js";
 import { walkTreeOrder, type OrderedCard } from "./tree-order.js";
 
 const MAX_NAME = 200;

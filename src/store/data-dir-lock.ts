@@ -33,7 +33,7 @@ export function lockDataDir(dataDir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       const holder = Number(readFileSync(file, "utf8"));
       if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
-        throw new Error(`The data directory ${dataDir} is in use by process ${holder}. Stop it first.`);
+        throw new Error(`The data directory ${dataDir} is in use by process ${holder}. Stop it first.`, { cause: err });
       }
       unlinkSync(file);
     }

@@ -8,6 +8,8 @@
  * names, and the catch-all `"all"` event whose listeners get the event name first.
  */
 
+// User scripts put anything on the bus (window.Backbone): its listeners take any arguments.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Listener = (...args: any[]) => unknown;
 
 interface Registration {

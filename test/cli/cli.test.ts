@@ -4,7 +4,6 @@
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { Api } from "../helpers/api.js";
 import { freshDataDir, startTestServer } from "../helpers/server.js";

@@ -173,6 +173,7 @@ export class TreeController {
   }
 
   private listen(): void {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the bus is untyped (see bus.ts)
     const on = (name: string, handler: (...args: any[]) => void) => bus.on(name, handler, this);
     on("key:up", () => this.move("up"));
     on("key:down", () => this.move("down"));

@@ -1,0 +1,80 @@
+/**
+ * Dependency rules (issue 13, STYLE.md 11): dependencies point inward, and no module
+ * reaches back into one that depends on it. `npm run lint` runs this over src/;
+ * test/lint/layers.test.ts runs it over a deliberately broken fixture to show each rule
+ * biting: its tree (test/lint/fixture/src/) obeys the same rules as src/.
+ *
+ * The layers, inside out: the records and rules (domain, with the store's port) and the
+ * formats; the adapters (store engines); the transports (rest, graphql, http, auth); the
+ * entry points (app, server, main, cli). The browser client (web) shares only records and
+ * tree order with the server.
+ */
+const SRC = "^(test/lint/fixture/)?src/";
+const TRANSPORTS = `${SRC}(rest|graphql|http|auth)/`;
+const ENTRY_POINTS = `${SRC}((app|server|main)\\.ts$|cli/)`;
+const STORE_ADAPTERS = `${SRC}store/(?!store\\.ts$)`;
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      severity: "error",
+      comment: "A runtime import cycle: modules that need each other are one module, or a piece belongs lower.",
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
+    },
+    {
+      name: "domain-inward",
+      severity: "error",
+      comment: "The domain knows no transport, entry point, browser code or store engine: it sees the store through its port.",
+      from: { path: `${SRC}domain/` },
+      to: { path: [TRANSPORTS, ENTRY_POINTS, STORE_ADAPTERS, `${SRC}web/`] },
+    },
+    {
+      name: "formats-inward",
+      severity: "error",
+      comment: "Importers and exporters turn records into files and back; they know no transport, store or entry point.",
+      from: { path: `${SRC}formats/` },
+      to: { path: [TRANSPORTS, ENTRY_POINTS, `${SRC}store/`, `${SRC}web/`] },
+    },
+    {
+      name: "store-below-transports",
+      severity: "error",
+      comment: "A store adapter serves the domain; it knows nothing of HTTP, GraphQL or the CLI.",
+      from: { path: `${SRC}store/` },
+      to: { path: [TRANSPORTS, ENTRY_POINTS, `${SRC}web/`, `${SRC}formats/`] },
+    },
+    {
+      name: "transports-use-the-domain",
+      severity: "error",
+      comment: "REST and GraphQL call domain commands; neither touches a store engine, and neither imports the other.",
+      from: { path: `${SRC}(rest|graphql)/` },
+      to: { path: [STORE_ADAPTERS, ENTRY_POINTS] },
+    },
+    {
+      name: "rest-not-graphql",
+      severity: "error",
+      from: { path: `${SRC}rest/` },
+      to: { path: `${SRC}graphql/` },
+    },
+    {
+      name: "graphql-not-rest",
+      severity: "error",
+      from: { path: `${SRC}graphql/` },
+      to: { path: `${SRC}rest/` },
+    },
+    {
+      name: "web-shares-only-records",
+      severity: "error",
+      comment: "The browser bundle may share the server's records and tree order, nothing that runs on the server.",
+      from: { path: `${SRC}web/` },
+      to: { path: `${SRC}(?!web/)`, pathNot: `${SRC}domain/(records|tree-order)\\.ts$` },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsConfig: { fileName: "tsconfig.json" },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { extensions: [".ts", ".js", ".mjs"] },
+  },
+};
