@@ -49,6 +49,11 @@ function integer(value: string | undefined, fallback: number, name: string): num
   return n;
 }
 
+function atLeast(least: number, n: number, name: string): number {
+  if (n < least) throw new Error(`${name} must be at least ${least}, got ${n}.`);
+  return n;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const jsonBodyBytes = integer(env.JSON_BODY_LIMIT, 1024 * 1024, "JSON_BODY_LIMIT");
   return {
@@ -77,8 +82,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       loginFailures: integer(env.LOGIN_FAILURE_LIMIT, 10, "LOGIN_FAILURE_LIMIT"),
       loginWindowMs: integer(env.LOGIN_WINDOW_MS, 15 * 60 * 1000, "LOGIN_WINDOW_MS"),
       concurrentHashes: integer(env.CONCURRENT_HASHES, 4, "CONCURRENT_HASHES"),
-      hashesPerAddress: integer(env.HASHES_PER_ADDRESS, 4, "HASHES_PER_ADDRESS"),
-      hashQueue: integer(env.HASH_QUEUE_LIMIT, 32, "HASH_QUEUE_LIMIT"),
+      hashesPerAddress: atLeast(1, integer(env.HASHES_PER_ADDRESS, 4, "HASHES_PER_ADDRESS"), "HASHES_PER_ADDRESS"),
+      hashQueue: atLeast(0, integer(env.HASH_QUEUE_LIMIT, 32, "HASH_QUEUE_LIMIT"), "HASH_QUEUE_LIMIT"),
       cardContentChars: cardContentLimit(env, jsonBodyBytes),
     },
   };
