@@ -1,6 +1,7 @@
 /**
  * Instance configuration from the environment (SPEC §9 and the limits of SPEC §4).
  */
+import { isIP } from "node:net";
 import path from "node:path";
 
 export interface Config {
@@ -8,8 +9,11 @@ export interface Config {
   host: string;
   dataDir: string;
   signup: boolean;
-  /** Trust X-Forwarded-* from a reverse proxy (then cookies are Secure behind HTTPS). */
-  trustProxy: boolean;
+  /**
+   * Which reverse proxies' X-Forwarded-* to believe: false (none), a hop count, or their
+   * addresses/CIDRs. The client is the right-most address not trusted; see `parseTrustProxy`.
+   */
+  trustProxy: false | number | string[];
   /** Card limit given to new users: -1 is unlimited. */
   defaultCardLimit: number;
   logRequests: boolean;
@@ -29,6 +33,12 @@ export interface Config {
     loginWindowMs: number;
     /** Scrypt hashes allowed to run at once; more wait their turn. */
     concurrentHashes: number;
+    /** Hashes one client address may have running or waiting; more are answered 429. */
+    hashesPerAddress: number;
+    /** Hashes allowed to wait for a turn, from all addresses; more are answered 429. */
+    hashQueue: number;
+    /** Most characters (UTF-16 code units) in one card's content; see `cardContentLimit`. */
+    cardContentChars: number;
   };
 }
 
@@ -39,13 +49,19 @@ function integer(value: string | undefined, fallback: number, name: string): num
   return n;
 }
 
+function atLeast(least: number, n: number, name: string): number {
+  if (n < least) throw new Error(`${name} must be at least ${least}, got ${n}.`);
+  return n;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const jsonBodyBytes = integer(env.JSON_BODY_LIMIT, 1024 * 1024, "JSON_BODY_LIMIT");
   return {
     port: integer(env.PORT, 3000, "PORT"),
     host: env.HOST ?? "0.0.0.0",
     dataDir: path.resolve(env.DATA_DIR ?? "data"),
     signup: env.SIGNUP !== "off",
-    trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     defaultCardLimit: integer(env.CARD_LIMIT, -1, "CARD_LIMIT"),
     logRequests: env.LOG !== "off",
     timeouts: {
@@ -60,12 +76,64 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       garbageRatio: integer(env.COMPACT_GARBAGE_RATIO, 1, "COMPACT_GARBAGE_RATIO"),
     },
     limits: {
-      jsonBodyBytes: integer(env.JSON_BODY_LIMIT, 1024 * 1024, "JSON_BODY_LIMIT"),
+      jsonBodyBytes,
       importBodyBytes: integer(env.IMPORT_BODY_LIMIT, 16 * 1024 * 1024, "IMPORT_BODY_LIMIT"),
       importCards: integer(env.IMPORT_CARD_LIMIT, 100_000, "IMPORT_CARD_LIMIT"),
       loginFailures: integer(env.LOGIN_FAILURE_LIMIT, 10, "LOGIN_FAILURE_LIMIT"),
       loginWindowMs: integer(env.LOGIN_WINDOW_MS, 15 * 60 * 1000, "LOGIN_WINDOW_MS"),
       concurrentHashes: integer(env.CONCURRENT_HASHES, 4, "CONCURRENT_HASHES"),
+      hashesPerAddress: atLeast(1, integer(env.HASHES_PER_ADDRESS, 4, "HASHES_PER_ADDRESS"), "HASHES_PER_ADDRESS"),
+      hashQueue: atLeast(0, integer(env.HASH_QUEUE_LIMIT, 32, "HASH_QUEUE_LIMIT"), "HASH_QUEUE_LIMIT"),
+      cardContentChars: cardContentLimit(env, jsonBodyBytes),
     },
   };
+}
+
+/**
+ * `TRUST_PROXY`: off (unset, `0`, `false`, `off`); a hop count (`1` or `true` is one proxy
+ * in front, the old meaning); or a comma-separated list of proxy addresses, CIDRs or
+ * express's names (`loopback`, `linklocal`, `uniquelocal`). Either way express reads
+ * X-Forwarded-For from the right, so entries a client wrote itself (on the left) never
+ * become its address.
+ */
+export function parseTrustProxy(value: string | undefined): false | number | string[] {
+  const text = (value ?? "").trim();
+  if (text === "" || text === "0" || text === "false" || text === "off") return false;
+  if (text === "true") return 1;
+  if (/^\d+$/.test(text)) return Number(text);
+  const entries = text.split(",").map((e) => e.trim()).filter((e) => e !== "");
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split("/");
+    const named = ["loopback", "linklocal", "uniquelocal"].includes(entry);
+    const family = isIP(address);
+    const prefixOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+    if (!named && (family === 0 || !prefixOk || extra !== undefined)) {
+      throw new Error(`TRUST_PROXY must be a hop count or a list of addresses/CIDRs, got "${entry}".`);
+    }
+  }
+  return entries;
+}
+
+/**
+ * What one JSON character of a string may cost: a control character or a lone surrogate is
+ * written `\u0001` (6 bytes), and a client may escape every non-ASCII character so too.
+ */
+const WORST_BYTES_PER_CHAR = 6;
+/** Room in a PUT body for the card's other fields (Backbone-style clients send them all). */
+const PUT_BODY_ROOM = 16 * 1024;
+
+/**
+ * `CARD_CONTENT_LIMIT` (default 100,000 characters, less if the JSON body limit is smaller):
+ * every card the service accepts, by any path, must fit back through `PUT` in the worst
+ * case of JSON escaping, so a larger value than the JSON body limit allows is refused.
+ */
+function cardContentLimit(env: NodeJS.ProcessEnv, jsonBodyBytes: number): number {
+  const most = Math.floor((jsonBodyBytes - PUT_BODY_ROOM) / WORST_BYTES_PER_CHAR);
+  const chosen = integer(env.CARD_CONTENT_LIMIT, Math.min(100_000, most), "CARD_CONTENT_LIMIT");
+  if (chosen < 1 || chosen > most) {
+    throw new Error(
+      `CARD_CONTENT_LIMIT must be between 1 and ${most} characters with JSON_BODY_LIMIT=${jsonBodyBytes}: a card must fit back through PUT (6 bytes a character escaped, plus 16 KiB).`,
+    );
+  }
+  return chosen;
 }

@@ -6,13 +6,17 @@
  */
 import { createHmac } from "node:crypto";
 import type { DomainContext } from "../domain/context.js";
-import { UnauthenticatedError } from "../domain/errors.js";
+import { ForbiddenError, UnauthenticatedError } from "../domain/errors.js";
 import type { StoredUser } from "../domain/records.js";
 import { findUserByEmail } from "../domain/users.js";
 import { LoginThrottle } from "./login-throttle.js";
 
 const CACHE_TTL_MS = 5 * 60 * 1000;
 const CACHE_MAX_ENTRIES = 10_000;
+
+function throttleKeys(normalisedEmail: string, address: string): string[] {
+  return [`email:${normalisedEmail}`, `address:${address}`];
+}
 
 export class CredentialChecker {
   private verified = new Map<string, number>();
@@ -33,7 +37,7 @@ export class CredentialChecker {
    */
   async check(email: string, password: string, address: string): Promise<StoredUser> {
     const normalised = email.trim().toLowerCase();
-    const keys = [`email:${normalised}`, `address:${address}`];
+    const keys = throttleKeys(normalised, address);
     this.throttle.check(keys);
     const user = await findUserByEmail(this.ctx, normalised);
     const cacheKey = createHmac("sha256", this.secret)
@@ -52,7 +56,8 @@ export class CredentialChecker {
     if (!verdict) {
       this.throttle.check(keys);
       const end = this.throttle.begin(keys);
-      verdict = (user ? this.ctx.hasher.verify(password, user.passwordHash) : this.ctx.hasher.verifyAgainstDummy(password)).finally(
+      const { hasher } = this.ctx;
+      verdict = (user ? hasher.verify(password, user.passwordHash, address) : hasher.verifyAgainstDummy(password, address)).finally(
         () => {
           end();
           this.inFlight.delete(cacheKey);
@@ -66,9 +71,24 @@ export class CredentialChecker {
     return user;
   }
 
-  /** Counts a failed attempt that was checked elsewhere (a wrong current password). */
-  recordFailure(email: string, address: string): void {
-    this.throttle.recordFailure([`email:${email.trim().toLowerCase()}`, `address:${address}`]);
+  /**
+   * Runs a check of a password made elsewhere (the current password of a password change)
+   * as a log-in attempt: refused with 429 over the failure limit before any hashing,
+   * counted against the limit while in flight, and a wrong password (`attempt` throws
+   * ForbiddenError) is a failed log-in for that email and address.
+   */
+  async asLoginAttempt<T>(email: string, address: string, attempt: () => Promise<T>): Promise<T> {
+    const keys = throttleKeys(email.trim().toLowerCase(), address);
+    this.throttle.check(keys);
+    const end = this.throttle.begin(keys);
+    try {
+      return await attempt();
+    } catch (err) {
+      if (err instanceof ForbiddenError) this.throttle.recordFailure(keys);
+      throw err;
+    } finally {
+      end();
+    }
   }
 
   private fail(keys: string[]): never {

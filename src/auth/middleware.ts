@@ -6,8 +6,11 @@
  * A browser also attaches basic credentials it has cached for our realm to requests other
  * sites make it send (a form posting an empty body needs no preflight), so a request that
  * changes anything and that the browser marks as coming from another site is refused,
- * whatever its credentials. Scripts and curl send no `Sec-Fetch-Site` and are unaffected.
+ * whatever its credentials. Older browsers and some clients send no `Sec-Fetch-Site` but
+ * do send `Origin`: a write carrying credentials (basic or the session cookie) from an
+ * origin other than ours is refused too. Scripts and curl send neither and are unaffected.
  */
+import { isIPv4, isIPv6 } from "node:net";
 import type { NextFunction, Request, Response } from "express";
 import { ForbiddenError, UnauthenticatedError } from "../domain/errors.js";
 import type { StoredUser } from "../domain/records.js";
@@ -51,18 +54,63 @@ export function parseBasicAuth(header: string): { email: string; password: strin
   return { email: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/**
+ * The client's address as the per-address limits count it: behind `TRUST_PROXY`, the
+ * right-most untrusted X-Forwarded-For entry (express's `req.ip`). An IPv6 client is its
+ * /64, since one host is commonly handed a whole /64 to pick addresses from.
+ */
 export function clientAddress(req: Request): string {
-  return req.ip ?? req.socket.remoteAddress ?? "unknown";
+  const ip = req.ip ?? req.socket.remoteAddress ?? "unknown";
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped && isIPv4(mapped[1])) return mapped[1];
+  if (!isIPv6(ip)) return ip;
+  return `${ipv6Groups(ip).slice(0, 4).join(":")}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address, in lower-case hex without leading zeros. */
+function ipv6Groups(ip: string): string[] {
+  const [head, tail = ""] = ip.toLowerCase().split("%")[0].split("::");
+  const part = (text: string) => (text === "" ? [] : text.split(":"));
+  const toGroups = (parts: string[]) =>
+    parts.flatMap((p) => (p.includes(".") ? ipv4AsGroups(p) : [Number.parseInt(p, 16).toString(16)]));
+  const left = toGroups(part(head));
+  const right = ip.includes("::") ? toGroups(part(tail)) : [];
+  return [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
+}
+
+function ipv4AsGroups(ip: string): string[] {
+  const [a, b, c, d] = ip.split(".").map(Number);
+  return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)];
+}
+
+/** `scheme://host[:port]` as a browser on our pages would send it in `Origin`. */
+function ownOrigin(req: Request): string {
+  return `${req.protocol}://${req.host}`.toLowerCase();
+}
+
+/**
+ * @throws ForbiddenError for a write that a browser marks as made by another site, or
+ *   that carries credentials and an `Origin` not our own.
+ */
+function refuseForeignWrites(req: Request, hasCredentials: boolean): void {
+  if (SAFE_METHODS.has(req.method)) return;
+  const site = req.get("sec-fetch-site");
+  if (site === "cross-site" || site === "same-site") {
+    throw new ForbiddenError("Requests from other sites may not change anything here.");
+  }
+  const origin = req.get("origin");
+  // A browser that sent Sec-Fetch-Site: same-origin has said so; a proxy that rewrites the
+  // Host header would otherwise make our own pages look foreign.
+  if (site === undefined && hasCredentials && origin !== undefined && origin.toLowerCase() !== ownOrigin(req)) {
+    throw new ForbiddenError("Requests from other sites may not change anything here.");
+  }
 }
 
 export function authenticate(deps: { store: Store; credentials: CredentialChecker; sessions: SessionManager }) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     req.auth = { user: null, session: null };
-    const site = req.get("sec-fetch-site");
-    if (!SAFE_METHODS.has(req.method) && (site === "cross-site" || site === "same-site")) {
-      throw new ForbiddenError("Requests from other sites may not change anything here.");
-    }
     const header = req.headers.authorization;
+    refuseForeignWrites(req, header !== undefined || readCookie(req, SESSION_COOKIE) !== undefined);
     if (header !== undefined) {
       const basic = parseBasicAuth(header);
       if (!basic) throw new UnauthenticatedError("The Authorization header must be Basic credentials.");

@@ -23,7 +23,7 @@ export async function userCommand(ctx: DomainContext, rest: string[], args: CliA
     case "add": {
       if (!email) throw new UsageError("user add needs an EMAIL.");
       const limit = args.values.limit === undefined ? undefined : parseLimit(args.values.limit);
-      const user = await signUp(ctx, { email, password: await passwordFrom(args) }, SYSTEM_ACTOR);
+      const user = await signUp(ctx, { email, password: await passwordFrom(args) }, { actor: SYSTEM_ACTOR });
       if (limit !== undefined) await setCardLimit(ctx, SYSTEM_ACTOR, user.email, limit);
       process.stdout.write(`Added ${user.email} (${user._id}).\n`);
       return;

@@ -9,7 +9,7 @@ import { newRecordId, now, RECORD_ID } from "./ids.js";
 import type { Actor } from "./policy.js";
 import type { StoredCard, Tree } from "./records.js";
 import { createCardInput, parseInput, updateCardInput } from "./schemas.js";
-import { assertCardAllowance } from "./card-batches.js";
+import { assertCardsFit, withinCardAllowance } from "./card-batches.js";
 import { loadTree, orderedCardsOfTree, touchTree, withTree } from "./trees.js";
 import { childrenByParent, walkTreeOrder } from "./tree-order.js";
 
@@ -62,7 +62,7 @@ async function assertParentInTree(ctx: DomainContext, tree: Tree, parentId: stri
 
 /**
  * Creates a card. `treeId` in the body must equal the path's.
- * @throws ValidationError, LimitReachedError and the policy's errors.
+ * @throws ValidationError, PayloadTooLargeError, LimitReachedError and the policy's errors.
  */
 export async function createCard(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<StoredCard> {
   const body = parseInput(createCardInput, input);
@@ -71,30 +71,34 @@ export async function createCard(ctx: DomainContext, actor: Actor, treeId: strin
       { path: "treeId", message: "must equal the tree in the path" },
     ]);
   }
+  const content = body.content ?? "";
+  assertCardsFit(ctx, [{ content }]);
   return withTree(ctx, actor, treeId, "write", async (tree) => {
     const parentId = body.parentId ?? null;
     await assertParentInTree(ctx, tree, parentId);
-    await assertCardAllowance(ctx, tree.owner, 1);
-    const at = now();
-    const card: StoredCard = {
-      _id: newRecordId(),
-      treeId: tree._id,
-      parentId,
-      content: body.content ?? "",
-      position: body.position,
-      createdAt: at,
-      updatedAt: at,
-      author: actor._id,
-    };
-    await ctx.store.cards.insertMany([card]);
-    await touchTree(ctx, tree, at);
-    return card;
+    return withinCardAllowance(ctx, tree.owner, 1, async () => {
+      const at = now();
+      const card: StoredCard = {
+        _id: newRecordId(),
+        treeId: tree._id,
+        parentId,
+        content,
+        position: body.position,
+        createdAt: at,
+        updatedAt: at,
+        author: actor._id,
+      };
+      await ctx.store.cards.insertMany([card]);
+      await touchTree(ctx, tree, at);
+      return card;
+    });
   });
 }
 
 /**
  * Changes a card's content, position and/or parent; other fields in the body are ignored.
- * @throws ValidationError (bad field, unknown parent, cycle), NotFoundError, policy errors.
+ * @throws ValidationError (bad field, unknown parent, cycle), PayloadTooLargeError,
+ *   NotFoundError, policy errors.
  */
 export async function updateCard(
   ctx: DomainContext,
@@ -108,6 +112,8 @@ export async function updateCard(
   return withTree(ctx, actor, treeId, "write", async (tree) => {
     const card = await ctx.store.cards.liveById(cardId);
     if (!card || card.treeId !== tree._id) throw new NotFoundError("Card");
+    // A card stored before the limit was lowered may still be moved with its content sent back.
+    if (body.content !== undefined && body.content !== card.content) assertCardsFit(ctx, [{ content: body.content }]);
     const next: StoredCard = { ...card };
     if (body.content !== undefined) next.content = body.content;
     if (body.position !== undefined) next.position = body.position;

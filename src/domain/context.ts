@@ -1,6 +1,6 @@
 /**
  * What every domain command needs: the store, the configuration, the password hasher, the
- * per-tree write lock and the per-tree revisions. Built once at start-up and handed to both
+ * per-tree and per-owner write locks and the per-tree revisions. Built once at start-up and handed to both
  * transports.
  */
 import type { Config } from "../config.js";
@@ -14,6 +14,8 @@ export interface DomainContext {
   config: Config;
   hasher: PasswordHasher;
   treeLocks: KeyedLock;
+  /** Held by writes that add cards to a user's trees while they count against the user's limit. */
+  ownerLocks: KeyedLock;
   /** Moved by `withTree` after every write, for readers that cache what they derive. */
   treeRevisions: TreeRevisions;
 }
@@ -22,8 +24,12 @@ export function createDomainContext(store: Store, config: Config): DomainContext
   return {
     store,
     config,
-    hasher: new PasswordHasher(config.limits.concurrentHashes),
+    hasher: new PasswordHasher(config.limits.concurrentHashes, {
+      perKey: config.limits.hashesPerAddress,
+      queue: config.limits.hashQueue,
+    }),
     treeLocks: new KeyedLock(),
+    ownerLocks: new KeyedLock(),
     treeRevisions: new TreeRevisions(),
   };
 }

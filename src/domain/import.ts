@@ -8,7 +8,7 @@ import { now } from "./ids.js";
 import type { Actor } from "./policy.js";
 import type { StoredCard } from "./records.js";
 import { parseInput, seedInput } from "./schemas.js";
-import { assertCardAllowance, cardsFromSeed, positionAfter } from "./card-batches.js";
+import { assertCardsFit, cardsFromSeed, positionAfter, withinCardAllowance } from "./card-batches.js";
 import { parseSeedWithinLimits } from "./seed-limits.js";
 import { touchTree, withTree } from "./trees.js";
 
@@ -31,9 +31,11 @@ export async function importSeed(ctx: DomainContext, actor: Actor, treeId: strin
     const firstPosition = positionAfter(live.filter((c) => c.parentId === parentId));
     const at = now();
     const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId, firstPosition, at, author: actor._id });
-    await assertCardAllowance(ctx, tree.owner, cards.length);
-    await ctx.store.cards.insertMany(cards);
-    await touchTree(ctx, tree, at);
-    return cards;
+    assertCardsFit(ctx, cards);
+    return withinCardAllowance(ctx, tree.owner, cards.length, async () => {
+      await ctx.store.cards.insertMany(cards);
+      await touchTree(ctx, tree, at);
+      return cards;
+    });
   });
 }

@@ -2,6 +2,8 @@
  * Serialises the writes to one tree. A write reads the tree (to check parents, cycles,
  * positions) and then writes; two such writes interleaving could build a cycle or an
  * orphan. One process owns the embedded store, so an in-process queue per key suffices.
+ * The same queue per owner makes the card-limit check and the insert it allows one step
+ * across all of the owner's trees (card-batches.ts).
  */
 export class KeyedLock {
   private tails = new Map<string, Promise<unknown>>();

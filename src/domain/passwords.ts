@@ -1,9 +1,13 @@
 /**
  * Password hashing with node:crypto scrypt (SPEC §4). A hash costs tens of milliseconds of
- * CPU on the libuv pool, so at most a few run at once: a flood of log-in attempts waits in
- * line instead of starving every other file and crypto operation.
+ * CPU on the libuv pool, so at most a few run at once, and the line to get one is fair:
+ * each piece of work names who asked (the client's address, `requester`), requesters are
+ * served in turn, and one requester's share of the line is capped (src/domain/fair-gate.ts).
+ * A flood from one client is answered 429 past its share instead of standing in front of
+ * everyone else's log-in.
  */
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from "node:crypto";
+import { FairGate, type GateLimits } from "./fair-gate.js";
 
 const KEY_LENGTH = 64;
 const COST = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
@@ -14,44 +18,35 @@ function scrypt(password: string, salt: Buffer): Promise<Buffer> {
   );
 }
 
-class Semaphore {
-  private waiting: (() => void)[] = [];
-  private running = 0;
-  constructor(private readonly size: number) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.running++;
-    try {
-      return await work();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
-    }
-  }
-}
+/** Work asked for by no client (the CLI, the dummy hash made once). */
+const LOCAL = "local";
 
 export class PasswordHasher {
-  private readonly gate: Semaphore;
+  private readonly gate: FairGate;
   private dummyHash: Promise<string> | undefined;
 
-  constructor(concurrentHashes: number) {
-    this.gate = new Semaphore(Math.max(1, concurrentHashes));
+  constructor(concurrentHashes: number, limits: GateLimits = { perKey: Infinity, queue: Infinity }) {
+    this.gate = new FairGate(Math.max(1, concurrentHashes), limits);
   }
 
-  /** `scrypt$N$r$p$salt$key`, salt and key in base64. */
-  hash(password: string): Promise<string> {
-    return this.gate.run(async () => {
+  /**
+   * `scrypt$N$r$p$salt$key`, salt and key in base64.
+   * @throws TooManyRequestsError when `requester` already has its share of hashing under way.
+   */
+  hash(password: string, requester = LOCAL): Promise<string> {
+    return this.gate.run(requester, async () => {
       const salt = randomBytes(16);
       const key = await scrypt(password, salt);
       return ["scrypt", COST.N, COST.r, COST.p, salt.toString("base64"), key.toString("base64")].join("$");
     });
   }
 
-  /** Compares in constant time; a malformed stored hash never matches. */
-  verify(password: string, stored: string): Promise<boolean> {
-    return this.gate.run(async () => {
+  /**
+   * Compares in constant time; a malformed stored hash never matches.
+   * @throws TooManyRequestsError as `hash` does.
+   */
+  verify(password: string, stored: string, requester = LOCAL): Promise<boolean> {
+    return this.gate.run(requester, async () => {
       const [scheme, , , , saltText, keyText] = stored.split("$");
       if (scheme !== "scrypt" || !saltText || !keyText) return false;
       const expected = Buffer.from(keyText, "base64");
@@ -64,9 +59,10 @@ export class PasswordHasher {
    * Spends the same work as a real check for an email that has no account, so the answer
    * time does not tell which accounts exist.
    */
-  async verifyAgainstDummy(password: string): Promise<false> {
+  async verifyAgainstDummy(password: string, requester = LOCAL): Promise<false> {
     this.dummyHash ??= this.hash(randomBytes(16).toString("hex"));
-    await this.verify(password, await this.dummyHash);
+    this.dummyHash.catch(() => (this.dummyHash = undefined));
+    await this.verify(password, await this.dummyHash, requester);
     return false;
   }
 }

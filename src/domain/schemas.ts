@@ -21,7 +21,9 @@ const password = z
   .max(1024, "must be at most 1024 characters");
 const treeName = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
 const position = z.number().refine(Number.isFinite, "must be a finite number");
-const content = z.string().max(1024 * 1024, "must be at most 1 MiB");
+// Its size limit is configurable (CARD_CONTENT_LIMIT), so the commands check it
+// (card-batches.ts `assertCardsFit`), answering 413 on every path alike.
+const content = z.string();
 export const publicUrl = z
   .string()
   .regex(PUBLIC_URL, "must be 3 to 64 characters of a-z, 0-9 and -");

@@ -8,7 +8,7 @@ import { newRecordId, now, PUBLIC_URL, RECORD_ID } from "./ids.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { SeedNode, StoredCard, Tree } from "./records.js";
 import { createTreeInput, parseInput, updateTreeInput } from "./schemas.js";
-import { cardsFromSeed, assertCardAllowance } from "./card-batches.js";
+import { assertCardsFit, cardsFromSeed, withinCardAllowance } from "./card-batches.js";
 import { parseSeedWithinLimits } from "./seed-limits.js";
 import { walkTreeOrder, type OrderedCard } from "./tree-order.js";
 
@@ -81,7 +81,7 @@ function newTree(owner: string, name: string, at: string): Tree {
 
 /**
  * Creates a tree owned by the actor, with the seed's cards or one empty card.
- * @throws ValidationError, PayloadTooLargeError (seed too big), LimitReachedError.
+ * @throws ValidationError, PayloadTooLargeError (seed or a card too big), LimitReachedError.
  */
 export async function createTree(ctx: DomainContext, actor: Actor, input: unknown): Promise<Tree> {
   const { name, seed } = parseInput(createTreeInput, input);
@@ -91,8 +91,8 @@ export async function createTree(ctx: DomainContext, actor: Actor, input: unknow
   const at = now();
   const tree = newTree(actor._id, name, at);
   const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id });
-  await assertCardAllowance(ctx, actor._id, cards.length);
-  await insertTreeWithCards(ctx, tree, cards);
+  assertCardsFit(ctx, cards);
+  await withinCardAllowance(ctx, actor._id, cards.length, () => insertTreeWithCards(ctx, tree, cards));
   return tree;
 }
 
@@ -162,8 +162,9 @@ async function copyTree(ctx: DomainContext, actor: Actor, source: Tree): Promise
       author: actor._id,
     });
   }
-  await assertCardAllowance(ctx, actor._id, cards.length);
-  await insertTreeWithCards(ctx, tree, cards);
+  // A card stored before the limit was lowered is not copied into a card PUT cannot save.
+  assertCardsFit(ctx, cards);
+  await withinCardAllowance(ctx, actor._id, cards.length, () => insertTreeWithCards(ctx, tree, cards));
   return tree;
 }
 

@@ -13,20 +13,26 @@ import type { StoredUser } from "./records.js";
 import { parseInput, signupInput, updateMeInput } from "./schemas.js";
 
 /**
- * Creates an account: the visitor signing up (`actor` null), or the operator adding a user,
- * who may do so while web sign-up is off.
+ * Creates an account: the visitor signing up (no `actor`), or the operator adding a user,
+ * who may do so while web sign-up is off. `requester` (the client's address) is who waits
+ * in the hasher's line.
  * @throws ValidationError for a bad email or password.
  * @throws ForbiddenError when sign-up is off.
  * @throws ConflictError when the email is taken.
+ * @throws TooManyRequestsError when the requester already has its share of hashing.
  */
-export async function signUp(ctx: DomainContext, input: unknown, actor: Actor | null = null): Promise<StoredUser> {
-  if (!maySignUp(actor, ctx.config.signup)) throw new ForbiddenError("Sign-up is closed on this server.");
+export async function signUp(
+  ctx: DomainContext,
+  input: unknown,
+  options: { actor?: Actor | null; requester?: string } = {},
+): Promise<StoredUser> {
+  if (!maySignUp(options.actor ?? null, ctx.config.signup)) throw new ForbiddenError("Sign-up is closed on this server.");
   const { email, password } = parseInput(signupInput, input);
   if (await ctx.store.users.byEmail(email)) throw new ConflictError("An account with this email already exists.");
   const user: StoredUser = {
     _id: newUserId(),
     email,
-    passwordHash: await ctx.hasher.hash(password),
+    passwordHash: await ctx.hasher.hash(password, options.requester),
     limit: ctx.config.defaultCardLimit,
     favoriteTrees: [],
     randomIndex: randomInt(100),
@@ -64,19 +70,27 @@ export async function ownedCardsCount(ctx: DomainContext, userId: string): Promi
 /**
  * Sets favourites and/or changes the password. A password change ends every session of
  * the user but `keepSessionId` (the cookie session that made the change, if any), as
- * `resetPassword` ends all of them: whoever held the old password is out.
+ * `resetPassword` ends all of them: whoever held the old password is out. `requester` (the
+ * client's address) is who waits in the hasher's line.
  * @throws ValidationError for a malformed body.
  * @throws ForbiddenError when `currentPassword` is wrong.
+ * @throws TooManyRequestsError when the requester already has its share of hashing.
  */
-export async function updateMe(ctx: DomainContext, user: StoredUser, input: unknown, keepSessionId?: string): Promise<StoredUser> {
+export async function updateMe(
+  ctx: DomainContext,
+  user: StoredUser,
+  input: unknown,
+  options: { keepSessionId?: string; requester?: string } = {},
+): Promise<StoredUser> {
+  const { keepSessionId, requester } = options;
   const body = parseInput(updateMeInput, input);
   const fields: Partial<StoredUser> = {};
   if (body.favoriteTrees) fields.favoriteTrees = [...new Set(body.favoriteTrees)];
   if (body.newPassword !== undefined) {
-    if (!(await ctx.hasher.verify(body.currentPassword ?? "", user.passwordHash))) {
+    if (!(await ctx.hasher.verify(body.currentPassword ?? "", user.passwordHash, requester))) {
       throw new ForbiddenError("The current password is wrong.");
     }
-    fields.passwordHash = await ctx.hasher.hash(body.newPassword);
+    fields.passwordHash = await ctx.hasher.hash(body.newPassword, requester);
   }
   if (Object.keys(fields).length === 0) return user;
   const updated = await ctx.store.users.update(user._id, fields);

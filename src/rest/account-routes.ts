@@ -4,7 +4,6 @@
 import { Router, type Request, type Response } from "express";
 import { clientAddress, requireUser } from "../auth/middleware.js";
 import { SESSION_COOKIE, SESSION_TTL_MS } from "../auth/sessions.js";
-import { ForbiddenError } from "../domain/errors.js";
 import { credentialsInput, parseInput } from "../domain/schemas.js";
 import { signUp, updateMe, userRecord } from "../domain/users.js";
 import type { RestDeps } from "./deps.js";
@@ -25,7 +24,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
   };
 
   router.post("/signup", jsonLimit, async (req, res) => {
-    const user = await signUp(ctx, req.body ?? {});
+    const user = await signUp(ctx, req.body ?? {}, { requester: clientAddress(req) });
     const session = await startSession(req, res, user._id);
     res.status(201).json(await userRecord(ctx, user, session.csrf));
   });
@@ -51,13 +50,11 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
 
   router.put("/index", jsonLimit, async (req, res) => {
     const user = requireUser(req);
-    try {
-      const updated = await updateMe(ctx, user, req.body ?? {}, req.auth.session?._id);
-      res.json(await userRecord(ctx, updated, req.auth.session?.csrf ?? ""));
-    } catch (err) {
-      if (err instanceof ForbiddenError) credentials.recordFailure(user.email, clientAddress(req));
-      throw err;
-    }
+    const requester = clientAddress(req);
+    const change = () => updateMe(ctx, user, req.body ?? {}, { keepSessionId: req.auth.session?._id, requester });
+    // Checking the current password is a log-in attempt: throttled and counted as one.
+    const updated = req.body?.currentPassword !== undefined ? await credentials.asLoginAttempt(user.email, requester, change) : await change();
+    res.json(await userRecord(ctx, updated, req.auth.session?.csrf ?? ""));
   });
 
   return router;

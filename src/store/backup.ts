@@ -13,11 +13,12 @@
  * crash during tree creation leaves, and the store sweeps them when it opens the restored
  * directory.
  */
-import { copyFile, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { chmod, copyFile, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { repairDatafileText } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import { openPrivate, PRIVATE_DIR } from "./file-modes.js";
 import { syncDirectory, writeFileSynced } from "./nedb-recovery.js";
 
 /** Capture order; see the module comment. */
@@ -66,8 +67,10 @@ export interface BackupReport {
  */
 export async function backupDataDir(dataDir: string, targetDir: string): Promise<BackupReport> {
   if (!existsSync(path.join(dataDir, "users.db"))) throw new Error(`${dataDir} holds no Cardtree data.`);
-  await mkdir(targetDir, { recursive: true });
+  await mkdir(targetDir, { recursive: true, mode: PRIVATE_DIR });
   if ((await readdir(targetDir)).length > 0) throw new Error(`${targetDir} is not empty; back up into a new directory.`);
+  // It will hold the password hashes and the secret: as private as the data directory.
+  await chmod(targetDir, PRIVATE_DIR);
   const captured: Captured[] = [];
   for (const name of CAPTURE_ORDER) {
     const { text, droppedBytes } = await capture(path.join(dataDir, `${name}.db`));
@@ -92,14 +95,14 @@ export async function backupDataDir(dataDir: string, targetDir: string): Promise
  */
 export async function restoreDataDir(backupDir: string, dataDir: string): Promise<void> {
   if (!existsSync(path.join(backupDir, MANIFEST))) throw new Error(`${backupDir} is not a Cardtree backup (no ${MANIFEST}).`);
-  await mkdir(dataDir, { recursive: true });
-  const unlock = lockDataDir(dataDir);
+  await mkdir(dataDir, { recursive: true, mode: PRIVATE_DIR });
+  const unlock = await lockDataDir(dataDir);
   try {
     const names = [...CAPTURE_ORDER.map((n) => `${n}.db`), SETTINGS];
     for (const name of names) {
       const staged = path.join(dataDir, `${name}.restoring`);
       await copyFile(path.join(backupDir, name), staged);
-      const handle = await open(staged, "r+");
+      const handle = await openPrivate(staged, "r+");
       await handle.sync();
       await handle.close();
     }
@@ -110,6 +113,6 @@ export async function restoreDataDir(backupDir: string, dataDir: string): Promis
     }
     await syncDirectory(dataDir);
   } finally {
-    unlock();
+    await unlock();
   }
 }

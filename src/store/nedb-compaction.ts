@@ -11,6 +11,7 @@
  * the datafile exists).
  */
 import { open, rename, unlink } from "node:fs/promises";
+import { openPrivate } from "./file-modes.js";
 import path from "node:path";
 import { fileSize, nedbModel, syncDirectory } from "./nedb-recovery.js";
 
@@ -87,7 +88,7 @@ export class DatafileCompactor {
     }));
 
     const temp = `${this.file}~`;
-    const handle = await open(temp, "w");
+    const handle = await openPrivate(temp, "w");
     let renamed = false;
     try {
       let i = 0;

@@ -4,6 +4,7 @@
  * when NeDB has already changed its in-memory copy and the file holds part of the write.
  */
 import { open, readFile, rename, stat, truncate } from "node:fs/promises";
+import { openPrivate } from "./file-modes.js";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
@@ -24,9 +25,9 @@ export const nedbModel = require("@seald-io/nedb/lib/model.js") as {
 
 export type RepairLog = (message: string, fields: Record<string, unknown>) => void;
 
-/** Writes `content` to `file` and syncs it to disk before resolving. */
+/** Writes `content` to `file` (mode 0600) and syncs it to disk before resolving. */
 export async function writeFileSynced(file: string, content: string | Buffer): Promise<void> {
-  const handle = await open(file, "w");
+  const handle = await openPrivate(file, "w");
   try {
     await handle.writeFile(content);
     await handle.sync();

@@ -22,6 +22,7 @@ import Datastore from "nedb-promises";
 import type { StoredCard, StoredUser, Tree } from "../domain/records.js";
 import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import { PRIVATE_DIR, tightenDirectory } from "./file-modes.js";
 import { HashIndex } from "./nedb-hash-index.js";
 import {
   DatafileCompactor,
@@ -139,8 +140,8 @@ function loadQuickly(db: Datastore<Doc>, file: string, log: RepairLog, compactor
 
 export async function openNedbStore(dataDir: string, options: StoreOptions = {}): Promise<NedbStore> {
   const log: RepairLog = options.log ?? ((message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
-  await mkdir(dataDir, { recursive: true });
-  const unlock = lockDataDir(dataDir);
+  await mkdir(dataDir, { recursive: true, mode: PRIVATE_DIR });
+  const unlock = await lockDataDir(dataDir);
   let status: StoreStatus = "open";
   let failure: Error | null = null;
 
@@ -189,6 +190,8 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions };
   const all = [users, trees, cards, sessions];
   for (const name of COLLECTIONS) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
+  // After the load, which creates missing datafiles with the umask's mode.
+  await tightenDirectory(dataDir);
 
   await users.ensureIndex({ fieldName: "email", unique: true });
   await trees.ensureIndex({ fieldName: "users" });
@@ -305,7 +308,9 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       // leaves one line per record for a fast next start. A failed store is left as it is.
       if (!failure) await Promise.all(all.map((db) => original(db).compactDatafileAsync()));
       status = "closed";
-      unlock();
+      // NeDB's own compaction above wrote new files with the umask's mode.
+      await tightenDirectory(dataDir).catch((err) => log("could not make the data files private", { error: String(err) }));
+      await unlock();
     },
   };
 }

@@ -71,9 +71,15 @@ describe("contentDisposition", () => {
   it("keeps quotes, backslashes, percent signs and line breaks out of the header", () => {
     const header = contentDisposition('a"b\\c%20d\r\ne\u0000f\'g(h)*.txt');
     expect(header).toBe(
-      `attachment; filename="a_b_c_20d__e_f'g(h)*.txt"; filename*=UTF-8''a%22b%5Cc%2520d%0D%0Ae%00f%27g%28h%29%2A.txt`,
+      `attachment; filename="a_b_c_20def'g(h)*.txt"; filename*=UTF-8''a%22b%5Cc%2520def%27g%28h%29%2A.txt`,
     );
     expect(header).toMatch(/^[\x20-\x7e]+$/);
+  });
+
+  it("drops bidi controls from both forms", () => {
+    expect(contentDisposition("invoice\u202Egpj.exe \u2067x\u2069\u200F.txt")).toBe(
+      `attachment; filename="invoicegpj.exe x.txt"; filename*=UTF-8''invoicegpj.exe%20x.txt`,
+    );
   });
 
   it("survives a lone surrogate and an emoji", () => {

@@ -74,6 +74,8 @@ export async function exportTree(
 const MAX_NAME_BYTES = 200;
 // Characters Windows, macOS or Linux refuse in names, and controls (C0, DEL, C1).
 const UNSAFE_IN_NAMES = /[\\/:*?"<>|\u0000-\u001f\u007f-\u009f]/g;
+// C0, DEL, C1, line and paragraph separators, and the bidi marks, embeddings, overrides and isolates.
+const CONTROLS_AND_BIDI = /[\p{Cc}\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
@@ -100,11 +102,12 @@ export function exportFilename(treeName: string, extension: string): string {
 /**
  * A `Content-Disposition: attachment` value for `filename` (RFC 6266): an ASCII
  * `filename` for old clients and `filename*` in UTF-8 (RFC 8187) so any name survives.
- * Quotes, backslashes, percent signs and control characters never reach the header raw.
- * Throws nothing.
+ * Quotes, backslashes and percent signs never reach the header raw; control characters and
+ * bidi controls (which can make `invoice\u202Egpj.exe` display as `invoiceexe.jpg`) are
+ * dropped from both forms. Throws nothing.
  */
 export function contentDisposition(filename: string): string {
-  const wellFormed = filename.replace(LONE_SURROGATE, "\uFFFD");
+  const wellFormed = filename.replace(LONE_SURROGATE, "\uFFFD").replace(CONTROLS_AND_BIDI, "");
   const fallback = wellFormed
     // "Résumé" reads better as "Resume" than as "R_sum_".
     .normalize("NFKD")

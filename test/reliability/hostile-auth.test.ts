@@ -1,0 +1,183 @@
+/**
+ * Hostile traffic against authentication (issue 12): one client flooding sign-ups or
+ * password checks is answered 429 beyond its share instead of queueing scrypt work in
+ * front of everyone; a wrong `currentPassword` is throttled like a failed log-in; behind a
+ * proxy the client address is read from the right of `X-Forwarded-For`, so a client
+ * cannot rotate its way past the per-address limit; credentialed writes from a foreign
+ * `Origin` are refused even without `Sec-Fetch-Site`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Api, buildTree, buildUser, uniqueEmail } from "../helpers/api.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ env: { TRUST_PROXY: "1", LOG: "off" } });
+}, 60_000);
+afterAll(() => server.stop());
+
+/** As a proxy one hop in front would send it: the client's own entries, then the address it saw. */
+const from = (address: string, ...claimed: string[]) => ({ "x-forwarded-for": [...claimed, address].join(", ") });
+
+/** A log-in; `user` must not have logged in before (a cached success costs no hash). */
+async function timedLogin(user: Api, address: string): Promise<{ status: number; ms: number }> {
+  const started = performance.now();
+  const res = await new Api(server.url).post("/api/login", user.credentials, from(address));
+  return { status: res.status, ms: performance.now() - started };
+}
+
+describe("hashing admission", () => {
+  it("200 sign-ups at once from one address: beyond its share they are 429, and another user's log-in is admitted", async () => {
+    const [first, second] = [await buildUser(server.url, "honest"), await buildUser(server.url, "honest")];
+    const quiet = await timedLogin(first, "198.51.100.20");
+    expect(quiet.status).toBe(200);
+    const flood = Promise.all(
+      Array.from({ length: 200 }, () =>
+        new Api(server.url).post("/api/signup", { email: uniqueEmail("flood"), password: "flood password" }, from("203.0.113.10")),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const during = await timedLogin(second, "198.51.100.21");
+    const replies = await flood;
+    expect(during.status).toBe(200);
+    const refused = replies.filter((r) => r.status === 429);
+    expect(replies.every((r) => r.status === 201 || r.status === 429)).toBe(true);
+    // At most 4 of them hash at a time; how many get a turn depends on how fast they arrive.
+    expect(refused.length).toBeGreaterThanOrEqual(100);
+    expect(Number(refused[0].headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(refused[0].body.error).toBe("too_many_requests");
+    // Generous: only a handful of hashes may stand in front of it (4 s were seen before).
+    expect(during.ms).toBeLessThan(Math.max(2000, 10 * quiet.ms));
+  }, 60_000);
+
+  it("200 log-ins at once from one address with rotating client-chosen X-Forwarded-For entries are one address", async () => {
+    const victim = await buildUser(server.url, "victim");
+    const second = await buildUser(server.url, "honest");
+    const flood = Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        new Api(server.url).post(
+          "/api/login",
+          { email: i % 2 ? victim.credentials!.email : uniqueEmail("nobody"), password: `wrong guess ${i}` },
+          from("203.0.113.11", `10.${i >> 8}.${i & 255}.1`),
+        ),
+      ),
+    );
+    const during = await timedLogin(second, "198.51.100.22");
+    const statuses = (await flood).map((r) => r.status);
+    expect(during.status).toBe(200);
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+    // The failure limit (10 per address) holds for the whole flood, whatever it claimed.
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
+  }, 60_000);
+
+  it("sequential guesses with a rotating left-most X-Forwarded-For entry hit the per-address limit", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await new Api(server.url).post(
+        "/api/login",
+        { email: uniqueEmail("nobody"), password: "not a password" },
+        from("203.0.113.12", `192.0.2.${i + 1}`),
+      );
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses.slice(10)).toEqual([429, 429]);
+    // Another client behind the same proxy is not affected.
+    const other = await new Api(server.url).post("/api/login", { email: uniqueEmail("nobody"), password: "not a password" }, from("203.0.113.13"));
+    expect(other.status).toBe(401);
+  }, 60_000);
+});
+
+describe("password changes", () => {
+  it("a wrong currentPassword counts as a failed log-in: 429 with Retry-After after the limit, even for the right one", async () => {
+    const alice = await buildUser(server.url, "alice");
+    // Through a cookie session: no credentials are checked on each request.
+    const login = await new Api(server.url).post("/api/login", alice.credentials, from("198.51.100.29"));
+    const session = { cookie: (login.headers.get("set-cookie") ?? "").split(";")[0], "x-csrf-token": login.body.csrf, ...from("203.0.113.20") };
+    const change = (currentPassword: string) =>
+      new Api(server.url).put("/api/index", { currentPassword, newPassword: "a new password" }, session);
+    const statuses: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const res = await change(`wrong ${i}`);
+      statuses.push(res.status);
+      if (res.status === 429) expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(403));
+    expect(statuses.slice(10)).toEqual(Array(5).fill(429));
+    const right = await change(alice.credentials!.password);
+    expect(right.status).toBe(429);
+    // It was a failed log-in for that user: logging in as alice is throttled too.
+    expect((await new Api(server.url).post("/api/login", alice.credentials, from("198.51.100.30"))).status).toBe(429);
+  }, 60_000);
+
+  it("200 wrong currentPasswords at once through one cookie session cost at most the limit's worth of hashes", async () => {
+    const bob = await buildUser(server.url, "bob");
+    const login = await new Api(server.url).post("/api/login", bob.credentials, from("198.51.100.40"));
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
+    const headers = { cookie, "x-csrf-token": login.body.csrf, ...from("203.0.113.21") };
+    const [first, second] = [await buildUser(server.url, "honest"), await buildUser(server.url, "honest")];
+    const quiet = await timedLogin(first, "198.51.100.41");
+    const flood = Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        new Api(server.url).put("/api/index", { currentPassword: `wrong ${i}`, newPassword: "a new password" }, headers),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const during = await timedLogin(second, "198.51.100.42");
+    const statuses = (await flood).map((r) => r.status);
+    expect(during.status).toBe(200);
+    expect(statuses.every((s) => s === 403 || s === 429)).toBe(true);
+    expect(statuses.filter((s) => s === 403).length).toBeLessThanOrEqual(10);
+    expect(during.ms).toBeLessThan(Math.max(2000, 10 * quiet.ms));
+  }, 60_000);
+});
+
+describe("TRUST_PROXY as a list of proxies or a hop count", () => {
+  it("takes the client from the right, past the trusted proxies only", async () => {
+    const proxied = await startTestServer({ env: { TRUST_PROXY: "127.0.0.1, 10.0.0.0/8", LOG: "off" } });
+    const hops = await startTestServer({ env: { TRUST_PROXY: "2", LOG: "off" } });
+    try {
+      for (const [s, via] of [
+        [proxied, ["10.1.2.3"]],
+        [hops, ["10.9.9.9"]],
+      ] as const) {
+        const guess = (client: string, claimed: string) =>
+          new Api(s.url).post("/api/login", { email: uniqueEmail("nobody"), password: "not a password" }, {
+            "x-forwarded-for": [claimed, client, ...via].join(", "),
+          });
+        const statuses: number[] = [];
+        for (let i = 0; i < 11; i++) statuses.push((await guess("203.0.113.30", `192.0.2.${i + 1}`)).status);
+        expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+        expect(statuses[10]).toBe(429);
+        // A different client behind the same proxies is its own address.
+        expect((await guess("203.0.113.31", "192.0.2.1")).status).toBe(401);
+      }
+    } finally {
+      await Promise.all([proxied.stop(), hops.stop()]);
+    }
+  }, 90_000);
+});
+
+describe("foreign Origin without Sec-Fetch-Site", () => {
+  it("refuses a credentialed write from another origin; curl without Origin and the own origin still work", async () => {
+    const alice = await buildUser(server.url, "alice");
+    const tree = await buildTree(alice, { name: "target" });
+    const own = new URL(server.url).origin;
+    for (const origin of ["https://evil.example", "null", `${own}.evil.example`]) {
+      const forged = await alice.post(`/api/trees/${tree._id}/clone`, undefined, { origin });
+      expect(forged.status, origin).toBe(403);
+      expect(forged.body.error).toBe("forbidden");
+    }
+    const login = await new Api(server.url).post("/api/login", alice.credentials);
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
+    const viaCookie = await new Api(server.url).post("/api/trees", { name: "forged" }, { cookie, "x-csrf-token": login.body.csrf, origin: "https://evil.example" });
+    expect(viaCookie.status).toBe(403);
+    const gql = await new Api(server.url).post("/graphql", { query: 'mutation { createTree(input: {name: "forged"}) { id } }' }, { authorization: alice.authHeader!, origin: "https://evil.example" });
+    expect(gql.status).toBe(403);
+    expect((await alice.get("/api/trees")).body.map((t: { name: string }) => t.name)).toEqual(["target"]);
+    // Reads are not writes, and the server's own origin or no Origin at all may write.
+    expect((await alice.get("/api/trees", { origin: "https://evil.example" })).status).toBe(200);
+    expect((await alice.post(`/api/trees/${tree._id}/clone`, undefined, { origin: own })).status).toBe(201);
+    expect((await alice.post(`/api/trees/${tree._id}/clone`)).status).toBe(201);
+  }, 60_000);
+});
