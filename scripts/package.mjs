@@ -108,6 +108,14 @@ async function bundleClient() {
   return { outDir, names };
 }
 
+async function run(command, args) {
+  try {
+    await promisify(execFile)(command, args, { cwd: root, maxBuffer: 16 * 1024 * 1024 });
+  } catch (err) {
+    throw new Error(`${[command, ...args].join(" ")} failed:\n${err.stdout ?? ""}${err.stderr ?? ""}`);
+  }
+}
+
 export async function packageBinary() {
   await rm(WORK, { recursive: true, force: true });
   await mkdir(WORK, { recursive: true });
@@ -129,13 +137,15 @@ export async function packageBinary() {
     config,
     JSON.stringify({ main: scripts.main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets }, null, 1),
   );
-  await promisify(execFile)(process.execPath, ["--experimental-sea-config", config], { cwd: root });
+  await run(process.execPath, ["--experimental-sea-config", config]);
 
   await rm(BINARY, { force: true });
   await copyFile(process.execPath, BINARY);
   await chmod(BINARY, 0o755);
-  const { inject } = await import("postject");
-  await inject(BINARY, "NODE_SEA_BLOB", await readFile(blob), { sentinelFuse: SEA_FUSE });
+  // postject's own command, in a child process: its ELF library prints warnings about
+  // sections it leaves alone, shown here only if the injection fails.
+  const postject = join(root, "node_modules", "postject", "dist", "cli.js");
+  await run(process.execPath, [postject, BINARY, "NODE_SEA_BLOB", blob, "--sentinel-fuse", SEA_FUSE]);
   return { binary: BINARY, bytes: (await stat(BINARY)).size, scriptBytes: (await stat(scripts.main)).size };
 }
 

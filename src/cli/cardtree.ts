@@ -24,17 +24,18 @@ and restore commands with the server stopped; backup also while it runs.`;
 /**
  * Node warns once when the binary's script requires a module that is not built in. Ours are
  * all bundled; the one such require left is @whatwg-node/fetch probing for the optional
- * node-libcurl in a try/catch (falling back to Node's own HTTP), and the warning would only
- * alarm whoever reads the log.
+ * node-libcurl in a try/catch (it falls back to Node's own HTTP), and the warning would only
+ * alarm whoever reads the log. Node prints warnings from a 'warning' listener it installs
+ * before our script runs: that listener now hears every warning but this one.
  */
 function silenceOptionalRequireWarning(): void {
   if (!sea.isSea()) return;
-  const emit = process.emitWarning.bind(process);
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
-    const text = typeof warning === "string" ? warning : warning.message;
-    if (text.startsWith("Currently the require() provided to the main script embedded into single-executable")) return;
-    (emit as (...args: unknown[]) => void)(warning, ...rest);
-  }) as typeof process.emitWarning;
+  const printers = process.listeners("warning");
+  process.removeAllListeners("warning");
+  process.on("warning", (warning) => {
+    if (warning.message.startsWith("Currently the require() provided to the main script embedded into single-executable")) return;
+    for (const print of printers) print(warning);
+  });
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,198 @@
+/**
+ * The single binary (`npm run package`, SPEC §12) as a self-hoster meets it: built once,
+ * copied alone into an empty directory, run from there with a PATH that holds no node and
+ * an environment holding nothing of ours. It serves the API, GraphQL, the exports and the
+ * browser client from inside itself, stops cleanly on SIGTERM, and its CLI commands work on
+ * the data directory the server left.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import JSZip from "jszip";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Api } from "../helpers/api.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const ADA = { email: "ada@example.com", password: "a long password" };
+
+let dir: string;
+let binary: string;
+let env: Record<string, string>;
+
+/** Runs a command of the binary to its end. */
+function run(args: string[], input = "", extraEnv: Record<string, string> = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(binary, args, { cwd: dir, env: { ...env, ...extraEnv } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+/** `cardtree serve`, resolved with its URL once it logs "listening". */
+async function serve(extraEnv: Record<string, string> = {}) {
+  const child = spawn(binary, ["serve"], { cwd: dir, env: { ...env, PORT: "0", HOST: "127.0.0.1", ...extraEnv } });
+  const output: string[] = [];
+  createInterface({ input: child.stderr! }).on("line", (line) => output.push(line));
+  const closed = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" within 30 s:\n${output.join("\n")}`)), 30_000);
+    child.once("exit", (code) => reject(new Error(`exited with ${code}:\n${output.join("\n")}`)));
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      output.push(line);
+      if (line.includes('"message":"listening"')) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line).url);
+      }
+    });
+  });
+  return { url, output, child: child as ChildProcess, closed };
+}
+
+beforeAll(async () => {
+  const { packageBinary } = await import("../../scripts/package.mjs");
+  const built = await packageBinary();
+  dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-binary-"));
+  binary = path.join(dir, "cardtree");
+  await copyFile(built.binary, binary);
+  // An empty folder as the whole PATH: no node, no npm, nothing else to fall back on.
+  const emptyBin = path.join(dir, "empty-bin");
+  await mkdir(emptyBin);
+  env = { PATH: emptyBin, HOME: dir, DATA_DIR: path.join(dir, "data"), LOG: "on" };
+}, 300_000);
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("dist/cardtree, alone in an empty directory", { timeout: 120_000 }, () => {
+  it("answers --version and --help, and refuses an unknown command", async () => {
+    const { version } = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8"));
+    const shown = await run(["--version"]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toBe(`cardtree ${version} (Node ${process.version})\n`);
+    const help = await run(["--help"]);
+    expect(help.code).toBe(0);
+    for (const command of ["serve", "user add EMAIL", "user passwd", "user limit", "user list", "import FILE", "export TREE", "backup DIR", "restore DIR"]) {
+      expect(help.stdout).toContain(command);
+    }
+    const unknown = await run(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Unknown command "frobnicate"');
+    expect((await run(["serve", "--port", "1"])).code).toBe(2);
+  });
+
+  it("serves REST, GraphQL, docx and pptx exports and the browser client, then stops on SIGTERM; the CLI works on its data", async () => {
+    const server = await serve();
+    const { url } = server;
+    const anonymous = new Api(url);
+    const signup = await anonymous.post("/api/signup", ADA);
+    expect(signup.status).toBe(201);
+    const ada = new Api(url, ADA);
+
+    const created = await ada.post("/api/trees", { name: "Novel", seed: "# Part one\n\nIt begins.\n\n## Chapter 1\n\nA scene." });
+    expect(created.status).toBe(201);
+    const treeId = created.body._id;
+    const cards = await ada.get(`/api/trees/${treeId}/cards`);
+    expect(cards.status).toBe(200);
+    expect(cards.body.map((card: { content: string }) => card.content)).toEqual(["# Part one\n\nIt begins.", "## Chapter 1\n\nA scene."]);
+
+    // GraphQL is loaded on its first request: it must be inside the binary.
+    const graphql = await ada.post("/graphql", {
+      query: "query ($id: ID!) { tree(id: $id) { name roots { content children { content depth } } } }",
+      variables: { id: treeId },
+    });
+    expect(graphql.body).toEqual({
+      data: { tree: { name: "Novel", roots: [{ content: "# Part one\n\nIt begins.", children: [{ content: "## Chapter 1\n\nA scene.", depth: 2 }] }] } },
+    });
+
+    // The exporters are loaded on first use too.
+    const docx = await fetch(`${url}/api/export/${treeId}.docx`, { headers: { authorization: ada.authHeader! } });
+    expect(docx.status).toBe(200);
+    expect(docx.headers.get("content-type")).toContain("wordprocessingml");
+    const word = await JSZip.loadAsync(await docx.arrayBuffer());
+    expect(await word.file("word/document.xml")!.async("string")).toContain("A scene.");
+    const pptx = await fetch(`${url}/api/export/${treeId}.impress`, { headers: { authorization: ada.authHeader! } });
+    expect(pptx.status).toBe(200);
+    expect(pptx.headers.get("content-type")).toContain("presentationml");
+    const slides = await JSZip.loadAsync(await pptx.arrayBuffer());
+    const slideTexts = await Promise.all(slides.file(/^ppt\/slides\/slide\d+\.xml$/).map((file) => file.async("string")));
+    expect(slideTexts.filter((xml) => xml.includes("A scene."))).toHaveLength(1);
+
+    // The browser client, from the binary's own assets: the page, then the script it names.
+    const page = await anonymous.get("/");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    const script = /src="(\/app\.js\?v=[0-9a-f]+)"/.exec(page.text)?.[1];
+    expect(script).toBeDefined();
+    const app = await anonymous.get(script!);
+    expect(app.status).toBe(200);
+    expect(app.headers.get("content-type")).toContain("javascript");
+    expect(app.text).toBe(await readFile(path.join(ROOT, "dist", "package", "web", "app.js"), "utf8"));
+    expect((await anonymous.get(`/trees/${treeId}`)).text).toBe(page.text);
+    expect((await anonymous.get("/no-such-file.js")).status).toBe(404);
+    // GraphiQL's page and its 9 MB script (another lazily loaded part).
+    const graphiql = await anonymous.get("/graphql", { accept: "text/html" });
+    expect(graphiql.status).toBe(200);
+    const graphiqlScript = /src="([^"]*graphiql\.js)"/.exec(graphiql.text)?.[1];
+    expect(graphiqlScript).toBeDefined();
+    const graphiqlJs = await anonymous.get(new URL(graphiqlScript!, `${url}/graphql`).pathname);
+    expect(graphiqlJs.status).toBe(200);
+    expect(graphiqlJs.text.length).toBeGreaterThan(1_000_000);
+
+    server.child.kill("SIGTERM");
+    expect(await server.closed).toBe(0);
+    const log = server.output.join("\n");
+    expect(log).toContain('"message":"stopping"');
+    expect(log).not.toMatch(/Warning|Error/);
+
+    // The CLI, on the data directory the server left.
+    const added = await run(["user", "add", "bob@example.com", "--limit", "50"], "bobs password\n");
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(/Added bob@example\.com/);
+    expect((await run(["user", "passwd", "ada@example.com"], "a new long password\n")).code).toBe(0);
+    expect((await run(["user", "limit", "bob@example.com", "100"])).stdout).toContain("may now own 100 cards");
+    const list = await run(["user", "list"]);
+    expect(list.stdout).toMatch(/ada@example\.com +trees=1 cards=2 limit=-1/);
+    expect(list.stdout).toMatch(/bob@example\.com +trees=0 cards=0 limit=100/);
+
+    await writeFile(path.join(dir, "more.md"), "# Notes\n\nSome text");
+    const imported = await run(["import", "more.md", "--tree", treeId]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain("Imported 1 cards");
+    const exported = await run(["export", treeId, "--format", "md", "-o", "novel.md"]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(await readFile(path.join(dir, "novel.md"), "utf8")).toBe("# Part one\n\nIt begins.\n\n## Chapter 1\n\nA scene.\n\n# Notes\n\nSome text");
+    const docxFile = await run(["export", treeId, "--format", "docx", "-o", "novel.docx"]);
+    expect(docxFile.code, docxFile.stderr).toBe(0);
+    expect((await readFile(path.join(dir, "novel.docx"))).subarray(0, 2).toString()).toBe("PK");
+
+    const backup = await run(["backup", "backup-1"]);
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(backup.stdout).toContain("written to backup-1");
+    expect((await run(["user", "add", "carol@example.com", "--password", "carols password"])).code).toBe(0);
+    const restored = await run(["restore", "backup-1"]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stdout).toContain("(2 users)");
+    expect((await run(["user", "list"])).stdout).not.toContain("carol@example.com");
+
+    // Served again: the new password, the imported card, what the backup held.
+    const again = await serve({ SIGNUP: "off" });
+    try {
+      expect((await new Api(again.url, ADA).get("/api/index")).status).toBe(401);
+      const ada2 = new Api(again.url, { ...ADA, password: "a new long password" });
+      const after = await ada2.get(`/api/trees/${treeId}/cards`);
+      expect(after.body.map((card: { content: string }) => card.content)).toContain("# Notes\n\nSome text");
+      expect((await new Api(again.url).post("/api/signup", { email: "dan@example.com", password: "dans password" })).status).toBe(403);
+    } finally {
+      again.child.kill("SIGTERM");
+      expect(await again.closed).toBe(0);
+    }
+  });
+});
