@@ -3,16 +3,20 @@
  * copied alone into an empty directory, run from there with a PATH that holds no node and
  * an environment holding nothing of ours. It serves the API, GraphQL, the exports and the
  * browser client from inside itself, stops cleanly on SIGTERM, and its CLI commands work on
- * the data directory the server left.
+ * the data directory the server left. docs/self-hosting.md is followed with the same binary.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import net from "node:net";
 import { createInterface } from "node:readline";
+import { promisify } from "node:util";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api } from "../helpers/api.js";
+import { runSteps, shellCommands } from "../helpers/doc-commands.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const ADA = { email: "ada@example.com", password: "a long password" };
@@ -193,6 +197,128 @@ describe("dist/cardtree, alone in an empty directory", { timeout: 120_000 }, () 
     } finally {
       again.child.kill("SIGTERM");
       expect(await again.closed).toBe(0);
+    }
+  });
+});
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** `Key=value` lines of the unit's [Service] section. */
+function serviceSettings(unit: string): Map<string, string[]> {
+  const section = /\[Service\]\n([\s\S]*?)(?:\n\[|$)/.exec(unit)?.[1] ?? "";
+  const settings = new Map<string, string[]>();
+  for (const line of section.split("\n")) {
+    const match = /^(\w+)=(.*)$/.exec(line);
+    if (match) settings.set(match[1], [...(settings.get(match[1]) ?? []), match[2]]);
+  }
+  return settings;
+}
+
+describe("docs/self-hosting.md, followed with the binary", { timeout: 180_000 }, () => {
+  it("its unit file is one systemd accepts, with the settings the page promises", async () => {
+    const doc = await readFile(path.join(ROOT, "docs", "self-hosting.md"), "utf8");
+    const unit = /```ini\n([\s\S]*?)```/.exec(doc)![1];
+    const settings = serviceSettings(unit);
+    expect(settings.get("Restart")).toEqual(["on-failure"]);
+    expect(settings.get("User")).toEqual(["cardtree"]);
+    expect(settings.get("StateDirectory")).toEqual(["cardtree"]);
+    expect(settings.get("ExecStart")).toEqual(["/usr/local/bin/cardtree serve"]);
+    expect(settings.get("Environment")?.join(" ")).toContain("DATA_DIR=/var/lib/cardtree");
+    // systemd's own check, where systemd's tools are installed (Debian's systemd package has them).
+    const analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].find((file) => existsSync(file));
+    if (!analyze) return;
+    const unitDir = await mkdtemp(path.join(os.tmpdir(), "cardtree-unit-"));
+    try {
+      const file = path.join(unitDir, "cardtree.service");
+      // Only the binary's place changes: verify checks that ExecStart names an executable.
+      await writeFile(file, unit.replace("/usr/local/bin/cardtree", binary));
+      const { stdout, stderr } = await promisify(execFile)(analyze, ["verify", file]);
+      expect(stdout + stderr).toBe("");
+    } finally {
+      await rm(unitDir, { recursive: true, force: true });
+    }
+  });
+
+  it("every command on the page runs as written, the unit's ExecStart and Environment standing in for systemd", async () => {
+    const doc = await readFile(path.join(ROOT, "docs", "self-hosting.md"), "utf8");
+    const settings = serviceSettings(/```ini\n([\s\S]*?)```/.exec(doc)![1]);
+    const port = String(await freePort());
+    const root = await mkdtemp(path.join(os.tmpdir(), "cardtree-host-"));
+    // The machine's directories, under a scratch root; the release file sits in the working directory.
+    const place = (text: string) =>
+      text.replaceAll("/usr/local/bin", `${root}/usr/local/bin`).replaceAll("/var/lib", `${root}/var/lib`).replaceAll("/var/backups", `${root}/var/backups`).replaceAll("3000", port);
+    const work = path.join(root, "release");
+    await mkdir(work, { recursive: true });
+    await mkdir(path.join(root, "usr/local/bin"), { recursive: true });
+    await copyFile(binary, path.join(work, "cardtree"));
+    const commands = shellCommands(doc).map(place);
+    // sudo: the test is root already (or the files' owner); no system user or systemd in a
+    // container, so useradd and chown do nothing and systemctl runs the unit's command.
+    const prelude = `
+sudo() { if [ "$1" = "-u" ]; then shift 2; fi; "$@"; }
+useradd() { :; }
+chown() { :; }
+unit_start() {
+  mkdir -p -m ${settings.get("StateDirectoryMode")?.[0] ?? "0755"} "${root}/var/lib/${settings.get("StateDirectory")![0]}"
+  ( env ${place(settings.get("Environment")!.join(" "))} ${place(settings.get("ExecStart")![0])} >>"${root}/service.log" 2>&1 & echo $! >"${root}/service.pid" )
+  for i in $(seq 300); do curl -s -o /dev/null "127.0.0.1:${port}/healthz" && return 0; sleep 0.1; done
+  echo "the service did not start" >&2; cat "${root}/service.log" >&2; return 1
+}
+unit_stop() {
+  local pid; pid=$(cat "${root}/service.pid")
+  kill -TERM "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+}
+systemctl() {
+  case "$1" in
+    daemon-reload) ;;
+    enable) [ "$2" = "--now" ] && unit_start ;;
+    start) unit_start ;;
+    stop) unit_stop ;;
+    *) echo "systemctl $1 is not stood in for" >&2; return 1 ;;
+  esac
+}`;
+    try {
+      const outputs = await runSteps(commands, {
+        cwd: work,
+        env: { PATH: `${root}/usr/local/bin:/usr/bin:/bin`, HOME: root },
+        prelude,
+      });
+      const { version } = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8"));
+      const printed = (pattern: RegExp) => outputs.filter((_, i) => pattern.test(commands[i])).map((out) => out.trim());
+      expect(printed(/--version/)).toEqual([`cardtree ${version} (Node ${process.version})`, `cardtree ${version} (Node ${process.version})`]);
+      expect(JSON.parse(printed(/healthz/)[0])).toMatchObject({ status: "ok" });
+      expect(printed(/user add/)[0]).toMatch(/^Added ada@example\.com/);
+      expect(printed(/user list/)[0]).toMatch(/ada@example\.com +trees=0/);
+      expect(printed(/ backup /)[0]).toMatch(/written to .*var\/backups\/cardtree\/\d{4}-\d\d-\d\d/);
+      expect(printed(/ restore /)[0]).toMatch(/^Restored .*\(1 users\)/);
+      for (const [i, command] of commands.entries()) {
+        if (/systemctl|install|useradd|chown/.test(command)) expect(outputs[i].trim(), command).toBe("");
+      }
+      // Left running by the last step, as the upgraded service: the account works; sign-up is off.
+      const url = `http://127.0.0.1:${port}`;
+      expect((await new Api(url, { email: "ada@example.com", password: "a long password" }).get("/api/index")).status).toBe(200);
+      expect((await new Api(url).post("/api/signup", { email: "eve@example.com", password: "eves password" })).status).toBe(403);
+    } finally {
+      const pid = Number(await readFile(path.join(root, "service.pid"), "utf8").catch(() => "0"));
+      if (pid > 0) {
+        try {
+          process.kill(pid, "SIGTERM");
+          // Gone before its directory is removed (at most ten seconds).
+          for (let i = 0; i < 100; i++) {
+            process.kill(pid, 0);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        } catch {
+          // Stopped.
+        }
+      }
+      await rm(root, { recursive: true, force: true });
     }
   });
 });

@@ -5,48 +5,15 @@
  * step that prints something must print what the README promises, and a new example
  * without a check here fails until one is written.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api } from "../helpers/api.js";
+import { runSteps, shellCommands } from "../helpers/doc-commands.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-
-/** The README's shell commands from blocks that use curl, continuation lines joined, comments dropped. */
-export function curlCommands(readme: string): string[] {
-  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).filter((block) => /\bcurl\b/.test(block));
-  const commands: string[] = [];
-  for (const block of blocks) {
-    let pending = "";
-    for (const line of block.split("\n")) {
-      if (pending === "" && (line.trim() === "" || line.trimStart().startsWith("#"))) continue;
-      pending += pending === "" ? line : `\n${line}`;
-      if (!line.endsWith("\\") && balancedQuotes(pending)) {
-        commands.push(pending);
-        pending = "";
-      }
-    }
-    if (pending !== "") commands.push(pending);
-  }
-  return commands;
-}
-
-/** A command may span lines inside a quoted string (the GraphQL example does). */
-function balancedQuotes(command: string): boolean {
-  let single = false;
-  let double = false;
-  for (let i = 0; i < command.length; i++) {
-    const c = command[i];
-    if (c === "\\" && !single) i++;
-    else if (c === "'" && !double) single = !single;
-    else if (c === '"' && !single) double = !double;
-  }
-  return !single && !double;
-}
 
 type Check = (output: string, dir: string) => Promise<void> | void;
 
@@ -89,7 +56,7 @@ describe("README's curl examples", () => {
   it("run as written against a fresh server, each printing what it should", async () => {
     const readme = await readFile(path.join(ROOT, "README.md"), "utf8");
     const address = new URL(server.url).host;
-    const written = curlCommands(readme);
+    const written = shellCommands(readme, (block) => /\bcurl\b/.test(block));
     const commands = written.map((command) => command.replaceAll("localhost:3000", address));
     expect(commands.length).toBeGreaterThan(10);
     // The README says bob and carol "must have signed up": they have.
@@ -97,9 +64,7 @@ describe("README's curl examples", () => {
       expect((await new Api(server.url).post("/api/signup", { email, password })).status).toBe(201);
     }
 
-    const script = ["set -euo pipefail", ...commands.flatMap((command, i) => [`printf '\\n@@STEP ${i}\\n'`, command])].join("\n");
-    const { stdout } = await promisify(execFile)("bash", ["-c", script], { cwd: dir, maxBuffer: 16 * 1024 * 1024 });
-    const outputs = stdout.split(/\n@@STEP \d+\n/).slice(1);
+    const outputs = await runSteps(commands, { cwd: dir });
     expect(outputs).toHaveLength(commands.length);
 
     for (const [i, command] of commands.entries()) {
