@@ -9,7 +9,8 @@
  * 2. The browser client is bundled (scripts/build-web.mjs) and its files become the
  *    executable's assets (`web/<name>`, listed in `web/files.json`), which
  *    src/http/web-client.ts serves with `node:sea`'s getAsset. So is
- *    the worker-thread script (`worker.cjs`, src/cli/embedded-worker.ts).
+ *    the worker-thread script (`worker.cjs`, src/cli/embedded-worker.ts), and GraphiQL's
+ *    page (see `graphiqlAssets`).
  * 3. `node --experimental-sea-config` writes the blob, and postject injects it into a copy of
  *    the node binary running this script (Linux x64 here).
  */
@@ -73,8 +74,42 @@ const builtinDynamicImports = {
   },
 };
 
+/**
+ * GraphiQL's page is 8.6 MiB of JavaScript and CSS held as string constants
+ * (@graphql-yoga/render-graphiql/graphiql), three quarters of the bundled script: in the
+ * script they would be compiled and held in memory by every start. They go in as assets
+ * instead (`graphiql/<name>`), and the module the server imports on the first GraphiQL visit
+ * reads them from there.
+ */
+const GRAPHIQL_MODULE = "@graphql-yoga/render-graphiql/graphiql";
+
+async function graphiqlAssets() {
+  const bundle = await import(GRAPHIQL_MODULE);
+  const dir = join(WORK, "graphiql");
+  await mkdir(dir, { recursive: true });
+  const assets = {};
+  for (const [name, value] of Object.entries(bundle)) {
+    if (typeof value !== "string") throw new Error(`${GRAPHIQL_MODULE} exports ${name} as ${typeof value}, not text: update scripts/package.mjs`);
+    await writeFile(join(dir, name), value);
+    assets[`graphiql/${name}`] = join(dir, name);
+  }
+  return assets;
+}
+
+const graphiqlFromAssets = (names) => ({
+  name: "graphiql-from-assets",
+  setup(build) {
+    build.onResolve({ filter: /^@graphql-yoga\/render-graphiql\/graphiql$/ }, (args) => ({ path: args.path, namespace: "graphiql-assets" }));
+    build.onLoad({ filter: /.*/, namespace: "graphiql-assets" }, () => ({
+      contents: `const { getAsset } = require("node:sea");
+for (const name of ${JSON.stringify(names)}) exports[name] = getAsset("graphiql/" + name, "utf8");`,
+      loader: "js",
+    }));
+  },
+});
+
 /** The binary's main script and its worker-thread script (src/cli/embedded-worker.ts). */
-async function bundleScripts() {
+async function bundleScripts(graphiqlNames) {
   await esbuild.build({
     absWorkingDir: root,
     entryPoints: [
@@ -93,7 +128,7 @@ async function bundleScripts() {
     legalComments: "none",
     define: { "import.meta.url": IMPORT_META_URL },
     banner: { js: `var ${IMPORT_META_URL} = require("node:url").pathToFileURL(__filename).href;` },
-    plugins: [bundleCreateRequire, builtinDynamicImports],
+    plugins: [bundleCreateRequire, builtinDynamicImports, graphiqlFromAssets(graphiqlNames)],
     logLevel: "warning",
   });
   return { main: join(WORK, "cardtree.cjs"), worker: join(WORK, "worker.cjs") };
@@ -119,16 +154,18 @@ async function run(command, args) {
 export async function packageBinary() {
   await rm(WORK, { recursive: true, force: true });
   await mkdir(WORK, { recursive: true });
+  const graphiql = await graphiqlAssets();
+  const graphiqlNames = Object.keys(graphiql).map((key) => key.slice("graphiql/".length));
   let scripts;
   let client;
   try {
-    [scripts, client] = await Promise.all([bundleScripts(), bundleClient()]);
+    [scripts, client] = await Promise.all([bundleScripts(graphiqlNames), bundleClient()]);
   } finally {
     await esbuild.stop();
   }
   const list = join(WORK, "web-files.json");
   await writeFile(list, JSON.stringify(client.names));
-  const assets = { "web/files.json": list, "worker.cjs": scripts.worker };
+  const assets = { "web/files.json": list, "worker.cjs": scripts.worker, ...graphiql };
   for (const name of client.names) assets[`web/${name}`] = join(client.outDir, name);
 
   const blob = join(WORK, "cardtree.blob");
@@ -152,6 +189,6 @@ export async function packageBinary() {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const started = Date.now();
   const { binary, bytes, scriptBytes } = await packageBinary();
-  const mb = (n) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+  const mb = (n) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
   console.log(`Built ${binary} (${mb(bytes)}; the bundled script ${mb(scriptBytes)}) in ${Date.now() - started} ms`);
 }
