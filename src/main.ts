@@ -1,15 +1,14 @@
 /**
- * The server's entry: serves, and on SIGTERM or SIGINT finishes in-flight requests and
- * flushes the store before exiting. `npm start` runs it compiled (dist/server.mjs, built by
- * scripts/start.mjs when stale); `npm run dev` and the tests run it with tsx, and then the
- * browser client is built here when its bundle is missing.
+ * The server's entry from a checkout: `npm start` runs it compiled (dist/server.mjs, built
+ * by scripts/start.mjs when stale); `npm run dev` and the tests run it with tsx, and then
+ * the browser client is built here when its bundle is missing. The single binary has its
+ * own entry (src/cli/cardtree.ts), which serves the client from inside itself.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { loadConfig } from "./config.js";
-import { startServer, WEB_DIR } from "./server.js";
+import { serve } from "./cli/serve-command.js";
+import { WEB_DIR } from "./server.js";
 
-const config = loadConfig();
 if (!existsSync(path.join(WEB_DIR, "index.html"))) {
   // A computed specifier, so esbuild leaves the builder (and esbuild) out of dist/server.mjs;
   // from dist/ as from src/, ../scripts is the repository's.
@@ -17,16 +16,4 @@ if (!existsSync(path.join(WEB_DIR, "index.html"))) {
   const { buildWeb } = (await import(builder)) as { buildWeb(): Promise<void> };
   await buildWeb();
 }
-const server = await startServer(config);
-server.logger.info("listening", { url: server.url, port: server.port, dataDir: config.dataDir });
-
-let stopping = false;
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    server.logger.info("stopping", { signal });
-    await server.close();
-    process.exit(0);
-  });
-}
+await serve();

@@ -1,95 +1,12 @@
 /**
- * `npm run cli -- <command>`: administration on the data directory (DATA_DIR, default
- * ./data) while the server is stopped.
- *
- *   user add EMAIL [--password P] [--limit N]   create an account (works with SIGNUP=off)
- *   user passwd EMAIL [--password P]            set a new password, ending its sessions
- *   user limit EMAIL N                          set the card limit (-1: unlimited)
- *   user list                                   one line per user
- *   import FILE --tree ID [--parent CARD]       import Markdown or JSON into a tree
- *   export TREE --format F [-o FILE] [--card ID] [--column N]
- *   backup DIR                                  copy the data, also while the server runs
- *   restore DIR                                 replace the data with a backup (server stopped)
- *
- * Without --password the password is asked for (hidden on a terminal, else one line of
- * standard input).
+ * `npm run cli -- <command>`: the administration commands of src/cli/commands.ts, run from
+ * the sources with tsx. The single binary runs the same commands as `cardtree <command>`.
  */
-import { loadConfig } from "../config.js";
-import { createDomainContext, type DomainContext } from "../domain/context.js";
-import { DomainError } from "../domain/errors.js";
-import { openNedbStore } from "../store/nedb-store.js";
-import { parseCliArgs, UsageError, type CliArgs } from "./usage.js";
-import { backupCommand, restoreCommand } from "./backup-command.js";
-import { exportCommand, importCommand } from "./transfer-commands.js";
-import { userCommand } from "./user-commands.js";
+import { COMMAND_LINES, runCommand } from "./commands.js";
 
-const USAGE = `usage: npm run cli -- <command>
-  user add EMAIL [--password P] [--limit N]
-  user passwd EMAIL [--password P]
-  user limit EMAIL N
-  user list
-  import FILE --tree ID [--parent CARD]
-  export TREE --format txt|md|html|json|docx|impress [-o FILE] [--card ID] [--column N] [--newlines N] [--start S] [--end S]
-  backup DIR
-  restore DIR`;
+const USAGE = `usage: npm run cli -- <command>\n${COMMAND_LINES.map((line) => `  ${line}`).join("\n")}`;
 
-async function run(argv: string[]): Promise<number> {
-  let args: CliArgs;
-  try {
-    args = parseCliArgs(argv);
-  } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
-  const [command, ...rest] = args.positionals;
-  if (args.values.help || !command) {
-    process.stdout.write(`${USAGE}\n`);
-    return command || args.values.help ? 0 : 2;
-  }
-  const handlers: Record<string, (ctx: DomainContext, rest: string[], args: CliArgs) => Promise<void>> = {
-    user: userCommand,
-    import: importCommand,
-    export: exportCommand,
-  };
-  // These two handle the data directory themselves: a backup must not take the lock a
-  // running server holds, and a restore takes it before replacing the files.
-  const fileCommands: Record<string, (config: ReturnType<typeof loadConfig>, rest: string[]) => Promise<void>> = {
-    backup: backupCommand,
-    restore: restoreCommand,
-  };
-  if (fileCommands[command]) {
-    try {
-      await fileCommands[command](loadConfig(), rest);
-      return 0;
-    } catch (err) {
-      process.stderr.write(`${(err as Error).message}\n`);
-      if (err instanceof UsageError) process.stderr.write(`${USAGE}\n`);
-      return err instanceof UsageError ? 2 : 1;
-    }
-  }
-  const handler = handlers[command];
-  if (!handler) {
-    process.stderr.write(`Unknown command "${command}".\n${USAGE}\n`);
-    return 2;
-  }
-  const config = loadConfig();
-  const store = await openNedbStore(config.dataDir);
-  try {
-    await handler(createDomainContext(store, config), rest, args);
-    return 0;
-  } catch (err) {
-    if (err instanceof DomainError || err instanceof UsageError) {
-      process.stderr.write(`${err.message}\n`);
-      if (err instanceof UsageError) process.stderr.write(`${USAGE}\n`);
-      return err instanceof UsageError ? 2 : 1;
-    }
-    throw err;
-  } finally {
-    await store.close();
-  }
-}
-
-process.exitCode = await run(process.argv.slice(2)).catch((err) => {
+process.exitCode = await runCommand(process.argv.slice(2), USAGE).catch((err) => {
   process.stderr.write(`${(err as Error).message}\n`);
   return 1;
 });

@@ -1,19 +1,17 @@
 /**
  * Sharing a tree: the owner adds and removes collaborators; a collaborator may leave.
  */
+import type { z } from "zod";
 import type { DomainContext } from "./context.js";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "./errors.js";
 import { USER_ID, now } from "./ids.js";
 import type { Actor } from "./policy.js";
+import type { collaboratorRecord } from "./record-schemas.js";
 import type { StoredUser, Tree } from "./records.js";
 import { addCollaboratorInput, parseInput } from "./schemas.js";
 import { loadTree, withTree } from "./trees.js";
 
-export interface Collaborator {
-  _id: string;
-  email: string;
-  owner: boolean;
-}
+export type Collaborator = z.infer<typeof collaboratorRecord>;
 
 function presentCollaborators(tree: Tree, users: StoredUser[]): Collaborator[] {
   const byId = new Map(users.map((u) => [u._id, u]));

@@ -1,24 +1,13 @@
 /**
  * The only way records become API output (REST JSON and GraphQL alike): private fields
  * (password hash, trash state, author) never leave, optional tree fields are absent when
- * unset, and fields come in a stable order.
+ * unset, and fields come in a stable order. The shapes are the schemas of record-schemas.ts.
  */
+import type { z } from "zod";
+import type { userView } from "./record-schemas.js";
 import type { Card, StoredCard, StoredUser, Tree } from "./records.js";
 
-export interface UserView {
-  _id: string;
-  email: string;
-  limit: number;
-  hasBillingId: false;
-  createdAt: string;
-  treesCount: number;
-  cardsCount: number;
-  favoriteTrees: string[];
-  randomIndex: number;
-  userHash: string;
-  offers: Record<string, never>;
-  csrf: string;
-}
+export type UserView = z.infer<typeof userView>;
 
 export function presentUser(
   user: StoredUser,

@@ -2,7 +2,10 @@
  * The records of SPEC §2 as the store keeps them, and as the API shows them.
  * Stored records carry private fields (password hash, trash state); the presenters in
  * src/domain/presenters.ts are the only way a record becomes API output.
+ * The API shapes of Tree, Card and SeedNode are inferred from their schemas in record-schemas.ts.
  */
+import type { z } from "zod";
+import type { cardRecord, seedNode, treeRecord } from "./record-schemas.js";
 
 export interface StoredUser {
   _id: string;
@@ -15,28 +18,10 @@ export interface StoredUser {
   createdAt: string;
 }
 
-export interface Tree {
-  _id: string;
-  __v: number;
-  name: string;
-  owner: string;
-  users: string[];
-  createdAt: string;
-  updatedAt: string;
-  latex?: boolean;
-  publicUrl?: string;
-}
+export type Tree = z.infer<typeof treeRecord>;
 
 /** A card as read through the API. */
-export interface Card {
-  _id: string;
-  treeId: string;
-  parentId: string | null;
-  content: string;
-  position: number;
-  createdAt: string;
-  updatedAt: string;
-}
+export type Card = z.infer<typeof cardRecord>;
 
 /** A card as stored: trashed cards stay in the store, invisible to every read. */
 export interface StoredCard extends Card {
@@ -45,7 +30,4 @@ export interface StoredCard extends Card {
 }
 
 /** The tree shape of imports and of the json export: `[{content, children?}]`. */
-export interface SeedNode {
-  content: string;
-  children?: SeedNode[];
-}
+export type SeedNode = z.infer<typeof seedNode>;

@@ -1,11 +1,21 @@
 /**
- * Serves the bundled browser client (dist/web): its files, and index.html for the client's
- * own pages (`/`, `/trees/:treeId`, `/p/:publicUrl`), which it routes itself.
+ * Serves the bundled browser client: its files, and index.html for the client's own pages
+ * (`/`, `/trees/:treeId`, `/p/:publicUrl`), which it routes itself. From a checkout the
+ * files are dist/web's; in the single binary (`npm run package`) they are the binary's own
+ * SEA assets, listed in `web/files.json` (scripts/package.mjs), and nothing is read from disk.
  */
 import path from "node:path";
+import sea from "node:sea";
 import express, { Router } from "express";
 
+/** The asset holding the names of the client's files, each stored as `web/<name>`. */
+export const WEB_ASSET_LIST = "web/files.json";
+
 export function webClient(webDir: string): Router {
+  return sea.isSea() ? embeddedClient() : directoryClient(webDir);
+}
+
+function directoryClient(webDir: string): Router {
   const router = Router();
   const index = path.join(webDir, "index.html");
   const sendIndex: express.RequestHandler = (_req, res, next) => {
@@ -14,5 +24,24 @@ export function webClient(webDir: string): Router {
   };
   router.get(["/", "/trees/:treeId", "/p/:publicUrl"], sendIndex);
   router.use(express.static(webDir, { index: false, fallthrough: true }));
+  return router;
+}
+
+/** The binary's copy, read once: a few hundred kilobytes, held as the buffers sent. */
+function embeddedClient(): Router {
+  const names = JSON.parse(sea.getAsset(WEB_ASSET_LIST, "utf8")) as string[];
+  const files = new Map(names.map((name) => [`/${name}`, Buffer.from(sea.getAsset(`web/${name}`))]));
+  const index = files.get("/index.html");
+  if (!index) throw new Error("The binary holds no browser client (web/index.html).");
+  const router = Router();
+  router.get(["/", "/trees/:treeId", "/p/:publicUrl"], (_req, res) => {
+    res.set("Cache-Control", "no-cache").type("html").send(index);
+  });
+  router.get("/{*file}", (req, res, next) => {
+    const body = files.get(req.path);
+    if (!body) return next();
+    // As express.static answers from disk: revalidated, since the names do not change per build.
+    res.set("Cache-Control", "public, max-age=0").type(path.extname(req.path)).send(body);
+  });
   return router;
 }

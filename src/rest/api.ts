@@ -8,11 +8,15 @@ import { cardRoutes } from "./card-routes.js";
 import { CardsJsonCache } from "./cards-json-cache.js";
 import type { RestDeps } from "./deps.js";
 import { exportRoutes } from "./export-routes.js";
+import { openApiDocument } from "./openapi.js";
 import { treeRoutes } from "./tree-routes.js";
 
 export function restApi(rest: RestDeps): Router {
   const router = Router();
   const deps = { ...rest, cardsJson: new CardsJsonCache(rest.ctx) };
+  router.get("/openapi.json", (_req, res) => {
+    res.json(openApiDocument());
+  });
   router.use(accountRoutes(deps));
   router.use(treeRoutes(deps));
   router.use(cardRoutes(deps));

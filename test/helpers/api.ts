@@ -1,8 +1,11 @@
 /**
  * A small HTTP client and record factories for integration tests: each test builds the
- * users, trees and cards it needs through the real API.
+ * users, trees and cards it needs through the real API. Every `/api` response it receives
+ * is checked against the server's OpenAPI document (openapi-check.ts): one that the
+ * document does not describe fails the test that got it.
  */
 import { randomBytes } from "node:crypto";
+import { checkAgainstOpenApi } from "./openapi-check.js";
 
 export interface Reply<T = any> {
   status: number;
@@ -28,6 +31,26 @@ export class Api {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<Reply<T>> {
+    const res = await this.send(method, path, body, headers);
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text);
+    const reply = { status: res.status, body: parsed as T, text, headers: res.headers };
+    await checkAgainstOpenApi(this.baseUrl, method, res.url, reply);
+    return reply;
+  }
+
+  /** A GET whose answer is kept as bytes (docx, pptx), checked against the document like any other. */
+  async download(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+    const res = await this.send("GET", path, undefined, headers);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const json = (res.headers.get("content-type") ?? "").includes("json");
+    const text = json ? bytes.toString("utf8") : "";
+    await checkAgainstOpenApi(this.baseUrl, "GET", res.url, { status: res.status, headers: res.headers, text, body: json && text ? JSON.parse(text) : text });
+    return { status: res.status, headers: res.headers, bytes };
+  }
+
+  private send(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<Response> {
     const all: Record<string, string> = { ...headers };
     if (this.authHeader && !("authorization" in all)) all.authorization = this.authHeader;
     let payload: string | undefined;
@@ -35,11 +58,7 @@ export class Api {
       payload = typeof body === "string" ? body : JSON.stringify(body);
       all["content-type"] ??= "application/json";
     }
-    const res = await fetch(this.baseUrl + path, { method, headers: all, body: payload });
-    const text = await res.text();
-    let parsed: unknown = text;
-    if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text);
-    return { status: res.status, body: parsed as T, text, headers: res.headers };
+    return fetch(this.baseUrl + path, { method, headers: all, body: payload });
   }
 
   get = <T = any>(path: string, headers?: Record<string, string>) => this.request<T>("GET", path, undefined, headers);

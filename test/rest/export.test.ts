@@ -22,8 +22,7 @@ async function exampleTree(name = "Exported") {
 }
 
 async function download(api: Api, path: string) {
-  const res = await fetch(api.baseUrl + path, { headers: api.authHeader ? { authorization: api.authHeader } : {} });
-  return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+  return api.download(path);
 }
 
 describe("GET /api/export/:treeId.:format", () => {

@@ -1,0 +1,69 @@
+/**
+ * The records as the API shows them (SPEC §2), written once as zod schemas: the presenters'
+ * types are inferred from them (src/domain/records.ts, presenters.ts, collaborators.ts), and
+ * the OpenAPI document (src/rest/openapi.ts) describes every response with them, so a field
+ * added to a presenter without its schema fails to compile, and the tests, which check each
+ * REST response against that document, catch a presenter that sends something else.
+ */
+import { z } from "zod";
+import { publicUrl, recordId, userId } from "./schemas.js";
+
+/** ISO 8601 UTC with milliseconds, as every record's timestamps are written. */
+const timestamp = z.iso.datetime({ precision: 3 });
+
+export const userView = z.object({
+  _id: userId,
+  email: z.email(),
+  limit: z.int().min(-1).describe("the most cards the user may own; -1: unlimited"),
+  hasBillingId: z.literal(false),
+  createdAt: timestamp,
+  treesCount: z.int().min(0).describe("trees the user can open"),
+  cardsCount: z.int().min(0).describe("live cards the user owns"),
+  favoriteTrees: z.array(recordId),
+  randomIndex: z.int().min(0).max(99),
+  userHash: z.string().regex(/^[0-9a-f]+$/),
+  offers: z.strictObject({}),
+  csrf: z.string().describe('the cookie session\'s CSRF token (send it as X-CSRF-Token); "" for basic credentials'),
+});
+
+export const treeRecord = z.object({
+  __v: z.int().min(0).describe("revision of the tree record: +1 on every change of it"),
+  _id: recordId,
+  createdAt: timestamp,
+  updatedAt: timestamp.describe("also moves when any of its cards changes"),
+  name: z.string(),
+  owner: userId,
+  users: z.array(userId).describe("everyone with access, the owner included"),
+  latex: z.boolean().optional(),
+  publicUrl: publicUrl.optional(),
+});
+
+export const cardRecord = z.object({
+  _id: recordId,
+  treeId: recordId,
+  parentId: recordId.nullable().describe("null: the card stands in the first column"),
+  content: z.string(),
+  position: z.number().describe("order among siblings; ties by createdAt, then _id"),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const collaboratorRecord = z.object({
+  _id: userId,
+  email: z.email(),
+  owner: z.boolean(),
+});
+
+export const publicTreeView = z.object({ tree: treeRecord, cards: z.array(cardRecord).describe("tree order") });
+
+export const deletedCards = z.object({
+  deleted: z.array(recordId).describe("the card and its whole subtree, now in the tree's trash"),
+});
+
+/** The json export's tree and a JSON import's: `[{content, children?}]`, children absent when none. */
+export const seedNode = z.object({
+  content: z.string(),
+  get children(): z.ZodOptional<z.ZodArray<typeof seedNode>> {
+    return z.array(seedNode).min(1).optional();
+  },
+});

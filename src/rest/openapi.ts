@@ -1,0 +1,272 @@
+/**
+ * `GET /api/openapi.json`: an OpenAPI 3.1 document of every `/api` path (SPEC §12). Request
+ * bodies and the export flags are the zod schemas the domain parses them with
+ * (src/domain/schemas.ts, src/formats/export/options.ts), responses the schemas the
+ * presenters' types come from (src/domain/record-schemas.ts), converted with zod's
+ * `toJSONSchema`; nothing here restates a field. What is written here is what zod cannot
+ * know: which path answers what, with which statuses. The tests check every REST response
+ * they receive against this document (test/helpers/openapi-check.ts), so it cannot drift.
+ */
+import { z } from "zod";
+import packageJson from "../../package.json" with { type: "json" };
+import { SESSION_COOKIE } from "../auth/sessions.js";
+import type { ErrorCode } from "../domain/errors.js";
+import * as records from "../domain/record-schemas.js";
+import * as inputs from "../domain/schemas.js";
+import { exportFormats, exportQuerySchema, type ExportFormat } from "../formats/export/options.js";
+import { STATUS } from "../http/error-response.js";
+
+/** SPEC §4's error body. */
+const errorBody = z.object({
+  error: z.enum(Object.keys(STATUS) as [ErrorCode, ...ErrorCode[]]),
+  message: z.string().describe("a sentence a person understands"),
+  details: z
+    .array(z.object({ path: z.string().describe("the field, as `children[2].content`"), message: z.string() }))
+    .optional()
+    .describe("for invalid_request: one entry per problem"),
+});
+
+/** What each error status means on this interface. */
+const ERROR_MEANING: Record<ErrorCode, string> = {
+  invalid_request: "Bad JSON, a missing or wrong-typed field, an unknown format, or an id of the wrong syntax.",
+  unauthenticated: "No credentials where they are needed, or wrong ones.",
+  forbidden: "Not allowed: only the owner may do this, sign-up is off, a wrong current password, a missing X-CSRF-Token, or a change sent from another site.",
+  not_found: "No such thing, or one the caller may not open (a private tree is never 403).",
+  conflict: "Taken already: the email, the public address, or the collaborator.",
+  payload_too_large: "The body is over its limit (1 MiB; 16 MiB for trees and imports), or an import makes too many cards.",
+  unsupported_media_type: "The body is not application/json in UTF-8.",
+  limit_reached: "The owner's card limit would be passed.",
+  too_many_requests: "Too many failed log-ins for this email or address; try again after Retry-After seconds.",
+  internal: "Something went wrong on the server (logged; no details are given).",
+};
+
+/** The exporters' media types per format (src/formats/export/index.ts sends these; text in UTF-8). */
+const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
+  txt: "text/plain",
+  md: "text/markdown",
+  html: "text/html",
+  json: "application/json",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  impress: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+};
+
+/** Request bodies by component name. */
+const INPUTS = {
+  Credentials: inputs.credentialsInput,
+  SignupInput: inputs.signupInput,
+  UpdateMeInput: inputs.updateMeInput,
+  CreateTreeInput: inputs.createTreeInput,
+  UpdateTreeInput: inputs.updateTreeInput,
+  CreateCardInput: inputs.createCardInput,
+  UpdateCardInput: inputs.updateCardInput,
+  SeedInput: inputs.seedInput,
+  AddCollaboratorInput: inputs.addCollaboratorInput,
+};
+
+/** Response records by component name. */
+const OUTPUTS = {
+  User: records.userView,
+  Tree: records.treeRecord,
+  Card: records.cardRecord,
+  Collaborator: records.collaboratorRecord,
+  PublicTree: records.publicTreeView,
+  Deleted: records.deletedCards,
+  SeedNode: records.seedNode,
+  Error: errorBody,
+};
+
+type InputName = keyof typeof INPUTS;
+type OutputName = keyof typeof OUTPUTS;
+
+const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }> = {
+  treeId: { schema: inputs.recordId, description: "a tree's `_id`" },
+  cardId: { schema: inputs.recordId, description: "a card's `_id`" },
+  userId: { schema: inputs.userId, description: "a user's `_id`" },
+  publicUrl: { schema: z.string(), description: "a public tree's `publicUrl`" },
+  publicTreeId: { schema: z.string(), description: "a public tree's `_id` or its `publicUrl`" },
+  format: { schema: z.enum(exportFormats), description: "the export format (`impress` is a .pptx presentation)" },
+};
+
+interface Operation {
+  method: "get" | "post" | "put" | "delete";
+  path: string;
+  summary: string;
+  /** "optional": answers anonymous callers too (with more for signed-in ones). */
+  credentials: "required" | "optional";
+  body?: { schema: InputName; required: boolean };
+  ok:
+    | { status: 200 | 201; schema: OutputName | "document"; list?: boolean; etag?: boolean; description: string }
+    | { status: 204; description: string }
+    | { status: 200; export: true; description: string };
+  /** Statuses this path answers besides those every path may (see `errorStatuses`). */
+  errors: number[];
+  query?: z.ZodObject;
+}
+
+/**
+ * Every /api operation. Order is the README's. Errors every path may answer are added by
+ * `errorStatuses`: 400 (a path that is not valid percent-encoding), 401 (a malformed or
+ * wrong Authorization header), 429 (the log-in throttle, also for basic credentials) and
+ * 500; writes add 403 (CSRF, other sites), and bodies 413 and 415.
+ */
+const OPERATIONS: Operation[] = [
+  { method: "post", path: "/signup", summary: "Create an account and start a cookie session", credentials: "optional", body: { schema: "SignupInput", required: true }, ok: { status: 201, schema: "User", description: "The new user" }, errors: [409] },
+  { method: "post", path: "/login", summary: "Start a cookie session", credentials: "optional", body: { schema: "Credentials", required: true }, ok: { status: 200, schema: "User", description: "The user, with the session's csrf" }, errors: [] },
+  { method: "post", path: "/logout", summary: "End the cookie session", credentials: "optional", ok: { status: 204, description: "Logged out" }, errors: [] },
+  { method: "get", path: "/index", summary: "The caller's own user record", credentials: "required", ok: { status: 200, schema: "User", description: "The caller" }, errors: [] },
+  { method: "put", path: "/index", summary: "Set favoriteTrees, or change the password (currentPassword and newPassword)", credentials: "required", body: { schema: "UpdateMeInput", required: true }, ok: { status: 200, schema: "User", description: "The caller, updated" }, errors: [404] },
+  { method: "get", path: "/public/{publicUrl}", summary: "A public tree and its cards, without credentials", credentials: "optional", ok: { status: 200, schema: "PublicTree", etag: true, description: "The tree and its cards in tree order" }, errors: [404] },
+  { method: "get", path: "/cards", summary: "Every live card of every tree the caller can open", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, description: "Cards, tree order within each tree" }, errors: [] },
+  { method: "get", path: "/trees", summary: "The trees the caller can open", credentials: "required", ok: { status: 200, schema: "Tree", list: true, description: "Most recently updated first" }, errors: [] },
+  { method: "post", path: "/trees", summary: "Create a tree, from a Markdown or JSON seed or with one empty card", credentials: "required", body: { schema: "CreateTreeInput", required: true }, ok: { status: 201, schema: "Tree", description: "The new tree" }, errors: [422] },
+  { method: "put", path: "/trees/{treeId}", summary: "Rename, set latex, set or clear (null) publicUrl", credentials: "required", body: { schema: "UpdateTreeInput", required: true }, ok: { status: 200, schema: "Tree", description: "The tree, updated" }, errors: [404, 409] },
+  { method: "delete", path: "/trees/{treeId}", summary: "Delete the tree and all its cards (owner only)", credentials: "required", ok: { status: 204, description: "Deleted" }, errors: [404] },
+  { method: "post", path: "/trees/{treeId}/clone", summary: "A full copy owned by the caller", credentials: "required", ok: { status: 201, schema: "Tree", description: "The copy" }, errors: [404, 413, 415, 422] },
+  { method: "post", path: "/trees/{publicTreeId}/clonePublic", summary: "A copy of a public tree, by its id or publicUrl", credentials: "required", ok: { status: 201, schema: "Tree", description: "The copy" }, errors: [404, 413, 415, 422] },
+  { method: "get", path: "/trees/{treeId}/collaborators", summary: "Who has access, owner first", credentials: "required", ok: { status: 200, schema: "Collaborator", list: true, description: "Owner first, then in the order added" }, errors: [404] },
+  { method: "post", path: "/trees/{treeId}/collaborators", summary: "Give an existing user access (owner only)", credentials: "required", body: { schema: "AddCollaboratorInput", required: true }, ok: { status: 201, schema: "Collaborator", description: "The collaborator added" }, errors: [404, 409] },
+  { method: "delete", path: "/trees/{treeId}/collaborators/{userId}", summary: "Remove a collaborator (owner), or leave the tree (the collaborator)", credentials: "required", ok: { status: 204, description: "Removed" }, errors: [404] },
+  { method: "get", path: "/trees/{treeId}/cards", summary: "The tree's cards in tree order", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, description: "Tree order" }, errors: [404] },
+  { method: "post", path: "/trees/{treeId}/cards", summary: "Create a card", credentials: "required", body: { schema: "CreateCardInput", required: true }, ok: { status: 201, schema: "Card", description: "The new card" }, errors: [404, 422] },
+  { method: "put", path: "/trees/{treeId}/cards/{cardId}", summary: "Change a card's content, position or parent (other fields are ignored)", credentials: "required", body: { schema: "UpdateCardInput", required: true }, ok: { status: 200, schema: "Card", description: "The card, updated" }, errors: [404] },
+  { method: "delete", path: "/trees/{treeId}/cards/{cardId}", summary: "Move a card and its subtree to the tree's trash", credentials: "required", ok: { status: 200, schema: "Deleted", description: "The ids removed" }, errors: [404] },
+  { method: "post", path: "/trees/{treeId}/cards/seed", summary: "Import Markdown or JSON under parentId, all or nothing", credentials: "required", body: { schema: "SeedInput", required: true }, ok: { status: 201, schema: "Card", list: true, description: "The created cards, tree order" }, errors: [404, 422] },
+  { method: "get", path: "/export/{treeId}.{format}", summary: "Download the tree, or part of it, as a file", credentials: "optional", query: exportQuerySchema, ok: { status: 200, export: true, description: "The file, as an attachment named after the tree" }, errors: [404] },
+  { method: "get", path: "/openapi.json", summary: "This document", credentials: "optional", ok: { status: 200, schema: "document", description: "OpenAPI 3.1" }, errors: [] },
+];
+
+function errorStatuses(op: Operation): number[] {
+  const statuses = new Set([400, 401, 429, 500, ...op.errors]);
+  if (op.method !== "get") statuses.add(403);
+  if (op.body) [413, 415].forEach((status) => statuses.add(status));
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** zod's JSON Schemas for a set of named schemas, referring to each other as components. */
+function componentSchemas(named: Record<string, z.ZodType>, io: "input" | "output") {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, { io, target: "draft-2020-12", uri: (id) => `#/components/schemas/${id}` });
+  // The document states the dialect once; each schema's own $schema and $id would only repeat it.
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]),
+  );
+}
+
+/** A schema of its own, for parameters (not a component). */
+function inlineSchema(schema: z.ZodType, io: "input" | "output" = "input") {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io, target: "draft-2020-12" }) as Record<string, unknown>;
+  return json;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const CODE_BY_STATUS = new Map(Object.entries(STATUS).map(([code, status]) => [status, code as ErrorCode]));
+
+function errorResponses() {
+  const responses: Record<string, unknown> = {};
+  for (const code of CODE_BY_STATUS.values()) {
+    const headers: Record<string, unknown> = {};
+    if (code === "unauthenticated") {
+      headers["WWW-Authenticate"] = { description: 'Basic realm="cardtree" (left out for requests sent with X-Requested-With)', schema: { type: "string" } };
+    }
+    if (code === "too_many_requests") headers["Retry-After"] = { description: "seconds to wait", schema: { type: "integer" } };
+    responses[code] = {
+      description: `${code}: ${ERROR_MEANING[code]}`,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      content: {
+        "application/json": { schema: { allOf: [ref("Error"), { properties: { error: { const: code } } }] } },
+      },
+    };
+  }
+  return responses;
+}
+
+function successResponse(op: Operation) {
+  const { ok } = op;
+  if (ok.status === 204) return { description: ok.description };
+  if ("export" in ok) {
+    const content: Record<string, unknown> = {};
+    for (const format of exportFormats) {
+      const type = EXPORT_CONTENT_TYPES[format];
+      content[type] =
+        format === "json"
+          ? { schema: { type: "array", items: ref("SeedNode") } }
+          : { schema: { type: "string", ...(type.startsWith("text/") ? {} : { contentMediaType: type }) } };
+    }
+    return {
+      description: ok.description,
+      headers: { "Content-Disposition": { description: "attachment; filename=... (RFC 6266, non-ASCII names kept)", schema: { type: "string" } } },
+      content,
+    };
+  }
+  const schema = ok.schema === "document" ? { type: "object" } : ok.list ? { type: "array", items: ref(ok.schema) } : ref(ok.schema);
+  return {
+    description: ok.description,
+    ...(ok.etag ? { headers: { ETag: { description: "send it back as If-None-Match", schema: { type: "string" } } } } : {}),
+    content: { "application/json": { schema } },
+  };
+}
+
+function operationObject(op: Operation) {
+  const parameters: unknown[] = [];
+  for (const [, name] of op.path.matchAll(/\{(\w+)\}/g)) {
+    const param = PATH_PARAMETERS[name];
+    parameters.push({ name, in: "path", required: true, description: param.description, schema: inlineSchema(param.schema) });
+  }
+  for (const [name, schema] of Object.entries(op.query?.shape ?? {})) {
+    const json = inlineSchema(schema as z.ZodType);
+    parameters.push({ name, in: "query", required: false, ...(json.description ? { description: json.description } : {}), schema: json });
+  }
+  if (op.ok.status === 200 && "etag" in op.ok && op.ok.etag) {
+    parameters.push({ name: "If-None-Match", in: "header", required: false, description: "the ETag of an earlier answer: 304 while it is current", schema: { type: "string" } });
+  }
+  if (op.method !== "get") {
+    parameters.push({ name: "X-CSRF-Token", in: "header", required: false, description: "the User's `csrf`; required with a cookie session", schema: { type: "string" } });
+  }
+  const responses: Record<string, unknown> = { [op.ok.status]: successResponse(op) };
+  if ("etag" in op.ok && op.ok.etag) responses["304"] = { description: "Not modified: the If-None-Match ETag is still current" };
+  for (const status of errorStatuses(op)) responses[status] = { $ref: `#/components/responses/${CODE_BY_STATUS.get(status)}` };
+  return {
+    summary: op.summary,
+    operationId: op.method + op.path.split(/[^a-zA-Z]+/).filter(Boolean).map((word) => word[0].toUpperCase() + word.slice(1)).join(""),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(op.body
+      ? { requestBody: { required: op.body.required, content: { "application/json": { schema: ref(op.body.schema) } } } }
+      : {}),
+    responses,
+    security: op.credentials === "required" ? [{ basicAuth: [] }, { cookieSession: [] }] : [{}, { basicAuth: [] }, { cookieSession: [] }],
+  };
+}
+
+function buildDocument() {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operationObject(op);
+  return {
+    openapi: "3.1.0",
+    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    info: {
+      title: "Cardtree REST interface",
+      version: packageJson.version,
+      description:
+        "Gingko's REST paths for trees of Markdown cards. Basic credentials on every call, or a cookie session (POST /login) whose changes carry X-CSRF-Token. Errors are {error, message, details?}.",
+    },
+    servers: [{ url: "/api" }],
+    paths,
+    components: {
+      schemas: { ...componentSchemas(INPUTS, "input"), ...componentSchemas(OUTPUTS, "output") },
+      responses: errorResponses(),
+      securitySchemes: {
+        basicAuth: { type: "http", scheme: "basic", description: "email:password" },
+        cookieSession: { type: "apiKey", in: "cookie", name: SESSION_COOKIE, description: "from POST /login or /signup" },
+      },
+    },
+  };
+}
+
+let document: ReturnType<typeof buildDocument> | undefined;
+
+/** The document, built on first use (a few milliseconds) and kept. */
+export function openApiDocument(): ReturnType<typeof buildDocument> {
+  document ??= buildDocument();
+  return document;
+}
