@@ -37,6 +37,9 @@ export interface Config {
     hashesPerAddress: number;
     /** Hashes allowed to wait for a turn, from all addresses; more are answered 429. */
     hashQueue: number;
+    /** Accounts web sign-up may make per hour from one address / in all; -1: no limit. */
+    signupsPerAddress: number;
+    signupsTotal: number;
     /** Most characters (UTF-16 code units) in one card's content; see `cardContentLimit`. */
     cardContentChars: number;
   };
@@ -84,6 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrentHashes: integer(env.CONCURRENT_HASHES, 4, "CONCURRENT_HASHES"),
       hashesPerAddress: atLeast(1, integer(env.HASHES_PER_ADDRESS, 4, "HASHES_PER_ADDRESS"), "HASHES_PER_ADDRESS"),
       hashQueue: atLeast(0, integer(env.HASH_QUEUE_LIMIT, 32, "HASH_QUEUE_LIMIT"), "HASH_QUEUE_LIMIT"),
+      signupsPerAddress: atLeast(-1, integer(env.SIGNUP_LIMIT_PER_ADDRESS, 50, "SIGNUP_LIMIT_PER_ADDRESS"), "SIGNUP_LIMIT_PER_ADDRESS"),
+      signupsTotal: atLeast(-1, integer(env.SIGNUP_LIMIT_TOTAL, 500, "SIGNUP_LIMIT_TOTAL"), "SIGNUP_LIMIT_TOTAL"),
       cardContentChars: cardContentLimit(env, jsonBodyBytes),
     },
   };
