@@ -124,8 +124,11 @@ export function parseTrustProxy(value: string | undefined): false | number | str
  * written `\u0001` (6 bytes), and a client may escape every non-ASCII character so too.
  */
 const WORST_BYTES_PER_CHAR = 6;
-/** Room in a PUT body for the card's other fields (Backbone-style clients send them all). */
-const PUT_BODY_ROOM = 16 * 1024;
+/**
+ * Room in a PUT body for the card's other fields (Backbone-style clients send them all):
+ * 16 KiB, or a quarter of a JSON body limit set very small.
+ */
+const putBodyRoom = (jsonBodyBytes: number) => Math.min(16 * 1024, Math.floor(jsonBodyBytes / 4));
 
 /**
  * `CARD_CONTENT_LIMIT` (default 100,000 characters, less if the JSON body limit is smaller):
@@ -133,11 +136,11 @@ const PUT_BODY_ROOM = 16 * 1024;
  * case of JSON escaping, so a larger value than the JSON body limit allows is refused.
  */
 function cardContentLimit(env: NodeJS.ProcessEnv, jsonBodyBytes: number): number {
-  const most = Math.floor((jsonBodyBytes - PUT_BODY_ROOM) / WORST_BYTES_PER_CHAR);
+  const most = Math.floor((jsonBodyBytes - putBodyRoom(jsonBodyBytes)) / WORST_BYTES_PER_CHAR);
   const chosen = integer(env.CARD_CONTENT_LIMIT, Math.min(100_000, most), "CARD_CONTENT_LIMIT");
   if (chosen < 1 || chosen > most) {
     throw new Error(
-      `CARD_CONTENT_LIMIT must be between 1 and ${most} characters with JSON_BODY_LIMIT=${jsonBodyBytes}: a card must fit back through PUT (6 bytes a character escaped, plus 16 KiB).`,
+      `CARD_CONTENT_LIMIT must be between 1 and ${most} characters with JSON_BODY_LIMIT=${jsonBodyBytes}: a card must fit back through PUT (6 bytes a character escaped, plus room for its other fields).`,
     );
   }
   return chosen;
