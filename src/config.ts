@@ -37,6 +37,9 @@ export interface Config {
     hashesPerAddress: number;
     /** Hashes allowed to wait for a turn, from all addresses; more are answered 429. */
     hashQueue: number;
+    /** Accounts web sign-up may make per hour from one address / in all; -1: no limit. */
+    signupsPerAddress: number;
+    signupsTotal: number;
     /** Most characters (UTF-16 code units) in one card's content; see `cardContentLimit`. */
     cardContentChars: number;
   };
@@ -84,6 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrentHashes: integer(env.CONCURRENT_HASHES, 4, "CONCURRENT_HASHES"),
       hashesPerAddress: atLeast(1, integer(env.HASHES_PER_ADDRESS, 4, "HASHES_PER_ADDRESS"), "HASHES_PER_ADDRESS"),
       hashQueue: atLeast(0, integer(env.HASH_QUEUE_LIMIT, 32, "HASH_QUEUE_LIMIT"), "HASH_QUEUE_LIMIT"),
+      signupsPerAddress: atLeast(-1, integer(env.SIGNUP_LIMIT_PER_ADDRESS, 50, "SIGNUP_LIMIT_PER_ADDRESS"), "SIGNUP_LIMIT_PER_ADDRESS"),
+      signupsTotal: atLeast(-1, integer(env.SIGNUP_LIMIT_TOTAL, 500, "SIGNUP_LIMIT_TOTAL"), "SIGNUP_LIMIT_TOTAL"),
       cardContentChars: cardContentLimit(env, jsonBodyBytes),
     },
   };
@@ -121,9 +126,9 @@ export function parseTrustProxy(value: string | undefined): false | number | str
 const WORST_BYTES_PER_CHAR = 6;
 /**
  * Room in a PUT body for the card's other fields (Backbone-style clients send them all):
- * 16 KiB, or half the body limit when that is smaller (a deliberately tiny JSON_BODY_LIMIT).
+ * 16 KiB, or a quarter of a JSON body limit set very small.
  */
-const putBodyRoom = (jsonBodyBytes: number) => Math.min(16 * 1024, Math.floor(jsonBodyBytes / 2));
+const putBodyRoom = (jsonBodyBytes: number) => Math.min(16 * 1024, Math.floor(jsonBodyBytes / 4));
 
 /**
  * `CARD_CONTENT_LIMIT` (default 100,000 characters, less if the JSON body limit is smaller):
@@ -135,7 +140,7 @@ function cardContentLimit(env: NodeJS.ProcessEnv, jsonBodyBytes: number): number
   const chosen = integer(env.CARD_CONTENT_LIMIT, Math.min(100_000, most), "CARD_CONTENT_LIMIT");
   if (chosen < 1 || chosen > most) {
     throw new Error(
-      `CARD_CONTENT_LIMIT must be between 1 and ${most} characters with JSON_BODY_LIMIT=${jsonBodyBytes}: a card must fit back through PUT (6 bytes a character escaped, plus ${putBodyRoom(jsonBodyBytes)} bytes for its other fields).`,
+      `CARD_CONTENT_LIMIT must be between 1 and ${most} characters with JSON_BODY_LIMIT=${jsonBodyBytes}: a card must fit back through PUT (6 bytes a character escaped, plus room for its other fields).`,
     );
   }
   return chosen;

@@ -4,6 +4,7 @@
 import { Router, type Request, type Response } from "express";
 import { clientAddress, requireUser } from "../auth/middleware.js";
 import { SESSION_COOKIE, SESSION_TTL_MS } from "../auth/sessions.js";
+import { SignupBudget } from "../auth/signup-budget.js";
 import { credentialsInput, parseInput } from "../domain/schemas.js";
 import { signUp, updateMe, userRecord } from "../domain/users.js";
 import type { RestDeps } from "./deps.js";
@@ -23,8 +24,15 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
     return session;
   };
 
+  const signups = new SignupBudget(ctx.config.limits.signupsPerAddress, ctx.config.limits.signupsTotal);
+
   router.post("/signup", jsonLimit, async (req, res) => {
-    const user = await signUp(ctx, req.body ?? {}, { requester: clientAddress(req) });
+    const requester = clientAddress(req);
+    const giveBack = signups.take(requester);
+    const user = await signUp(ctx, req.body ?? {}, { requester }).catch((err) => {
+      giveBack();
+      throw err;
+    });
     const session = await startSession(req, res, user._id);
     res.status(201).json(await userRecord(ctx, user, session.csrf));
   });

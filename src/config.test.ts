@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "./config.js";
+
+describe("CARD_CONTENT_LIMIT", () => {
+  it("defaults to 100,000 characters, or less when the JSON body limit could not carry that back", () => {
+    expect(loadConfig({}).limits.cardContentChars).toBe(100_000);
+    // 2048 bytes, a quarter kept for the other fields, 6 bytes a character.
+    expect(loadConfig({ JSON_BODY_LIMIT: "2048" }).limits.cardContentChars).toBe(256);
+  });
+
+  it("refuses a limit whose largest card PUT could not save back", () => {
+    expect(loadConfig({ CARD_CONTENT_LIMIT: "150000" }).limits.cardContentChars).toBe(150_000);
+    expect(() => loadConfig({ CARD_CONTENT_LIMIT: "200000" })).toThrow(/CARD_CONTENT_LIMIT must be between 1 and 172032/);
+    expect(() => loadConfig({ CARD_CONTENT_LIMIT: "0" })).toThrow(/CARD_CONTENT_LIMIT/);
+  });
+});
+
+describe("hashing and sign-up limits", () => {
+  it("refuse values that would shut everyone out", () => {
+    expect(() => loadConfig({ HASHES_PER_ADDRESS: "0" })).toThrow(/HASHES_PER_ADDRESS must be at least 1/);
+    expect(() => loadConfig({ SIGNUP_LIMIT_TOTAL: "-2" })).toThrow(/SIGNUP_LIMIT_TOTAL/);
+    expect(loadConfig({ SIGNUP_LIMIT_PER_ADDRESS: "-1" }).limits.signupsPerAddress).toBe(-1);
+  });
+});
