@@ -30,6 +30,25 @@ export interface Config {
     /** Scrypt hashes allowed to run at once; more wait their turn. */
     concurrentHashes: number;
   };
+  /** What one /graphql request may ask for (docs/graphql.md, "Limits"). */
+  graphql: GraphQLLimits;
+}
+
+export interface GraphQLLimits {
+  /** Tokens of a document; the parser stops there, long before its recursion is deep. */
+  tokens: number;
+  /** Fields nested in one operation. */
+  depth: number;
+  aliases: number;
+  directives: number;
+  /** Static cost of the operation (src/graphql/operation-limits.ts). */
+  cost: number;
+  /** Mutation fields in one request. */
+  mutations: number;
+  /** Cards, trees and collaborators resolved while executing one request. */
+  records: number;
+  /** Characters of card text and exports in one answer. */
+  text: number;
 }
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -66,6 +85,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       loginFailures: integer(env.LOGIN_FAILURE_LIMIT, 10, "LOGIN_FAILURE_LIMIT"),
       loginWindowMs: integer(env.LOGIN_WINDOW_MS, 15 * 60 * 1000, "LOGIN_WINDOW_MS"),
       concurrentHashes: integer(env.CONCURRENT_HASHES, 4, "CONCURRENT_HASHES"),
+    },
+    graphql: {
+      tokens: integer(env.GRAPHQL_TOKEN_LIMIT, 1000, "GRAPHQL_TOKEN_LIMIT"),
+      depth: integer(env.GRAPHQL_DEPTH_LIMIT, 15, "GRAPHQL_DEPTH_LIMIT"),
+      aliases: integer(env.GRAPHQL_ALIAS_LIMIT, 30, "GRAPHQL_ALIAS_LIMIT"),
+      directives: integer(env.GRAPHQL_DIRECTIVE_LIMIT, 50, "GRAPHQL_DIRECTIVE_LIMIT"),
+      cost: integer(env.GRAPHQL_COST_LIMIT, 50_000, "GRAPHQL_COST_LIMIT"),
+      mutations: integer(env.GRAPHQL_MUTATION_LIMIT, 20, "GRAPHQL_MUTATION_LIMIT"),
+      records: integer(env.GRAPHQL_RECORD_LIMIT, 120_000, "GRAPHQL_RECORD_LIMIT"),
+      text: integer(env.GRAPHQL_TEXT_LIMIT, 64 * 1024 * 1024, "GRAPHQL_TEXT_LIMIT"),
     },
   };
 }

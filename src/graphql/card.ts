@@ -21,14 +21,15 @@ CardType.implement({
     id: t.exposeID("_id"),
     treeId: t.exposeID("treeId"),
     parentId: t.exposeID("parentId", { nullable: true }),
-    content: t.exposeString("content"),
+    content: t.string({ resolve: (card, _args, context) => context.budget.text(card.content) }),
     position: t.exposeFloat("position", { description: "Siblings are ordered by position, then createdAt, then id." }),
     createdAt: t.exposeString("createdAt"),
     updatedAt: t.exposeString("updatedAt"),
     children: t.field({
       type: [CardType],
       description: "In sibling order.",
-      resolve: (card, _args, context) => context.trees.withCardTree(card, (loaded) => loaded.children.get(card._id) ?? []),
+      resolve: (card, _args, context) =>
+        context.trees.withCardTree(card, (loaded) => context.budget.list(loaded.children.get(card._id) ?? [])),
     }),
     parent: t.field({
       type: CardType,
@@ -36,7 +37,8 @@ CardType.implement({
       description: "null for a first-column card.",
       resolve: (card, _args, context) => {
         const parentId = card.parentId;
-        return parentId === null ? null : context.trees.withCardTree(card, (loaded) => loaded.byId.get(parentId) ?? null);
+        if (parentId === null || context.budget.spent) return null;
+        return context.trees.withCardTree(card, (loaded) => context.budget.one(loaded.byId.get(parentId) ?? null));
       },
     }),
     depth: t.int({
@@ -59,7 +61,9 @@ builder.queryField("card", (t) =>
     description: "A live card of a tree the caller can read; null otherwise.",
     args: { id: t.arg.id({ required: true, validate: recordId }) },
     resolve: (_root, args, context) =>
-      nullWhenHidden(async () => presentCard(await getCard(context.domain, context.user, args.id))),
+      context.budget.spent
+        ? null
+        : nullWhenHidden(async () => context.budget.one(presentCard(await getCard(context.domain, context.user, args.id)))),
   }),
 );
 
@@ -107,7 +111,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, context) => {
       const cards = await importSeed(context.domain, requireUser(context), args.treeId, args.input);
       context.trees.forget(args.treeId);
-      return cards.map(presentCard);
+      return context.budget.list(cards.map(presentCard));
     },
   }),
 }));
