@@ -45,9 +45,9 @@ export interface GraphQLLimits {
   cost: number;
   /** Mutation fields in one request. */
   mutations: number;
-  /** Cards, trees and collaborators resolved while executing one request. */
-  records: number;
-  /** Characters of card text and exports in one answer. */
+  /** Values resolved while executing one request: each selected field of each card, tree or collaborator. */
+  values: number;
+  /** Characters of card text in one answer. */
   text: number;
 }
 
@@ -93,7 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       directives: integer(env.GRAPHQL_DIRECTIVE_LIMIT, 50, "GRAPHQL_DIRECTIVE_LIMIT"),
       cost: integer(env.GRAPHQL_COST_LIMIT, 50_000, "GRAPHQL_COST_LIMIT"),
       mutations: integer(env.GRAPHQL_MUTATION_LIMIT, 20, "GRAPHQL_MUTATION_LIMIT"),
-      records: integer(env.GRAPHQL_RECORD_LIMIT, 120_000, "GRAPHQL_RECORD_LIMIT"),
+      values: integer(env.GRAPHQL_VALUE_LIMIT, 1_000_000, "GRAPHQL_VALUE_LIMIT"),
       text: integer(env.GRAPHQL_TEXT_LIMIT, 64 * 1024 * 1024, "GRAPHQL_TEXT_LIMIT"),
     },
   };

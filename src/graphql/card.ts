@@ -28,17 +28,17 @@ CardType.implement({
     children: t.field({
       type: [CardType],
       description: "In sibling order.",
-      resolve: (card, _args, context) =>
-        context.trees.withCardTree(card, (loaded) => context.budget.list(loaded.children.get(card._id) ?? [])),
+      resolve: (card, _args, context, info) =>
+        context.trees.withCardTree(card, (loaded) => context.budget.list(loaded.children.get(card._id) ?? [], info)),
     }),
     parent: t.field({
       type: CardType,
       nullable: true,
       description: "null for a first-column card.",
-      resolve: (card, _args, context) => {
+      resolve: (card, _args, context, info) => {
         const parentId = card.parentId;
         if (parentId === null || context.budget.spent) return null;
-        return context.trees.withCardTree(card, (loaded) => context.budget.one(loaded.byId.get(parentId) ?? null));
+        return context.trees.withCardTree(card, (loaded) => context.budget.one(loaded.byId.get(parentId) ?? null, info));
       },
     }),
     depth: t.int({
@@ -60,10 +60,10 @@ builder.queryField("card", (t) =>
     nullable: true,
     description: "A live card of a tree the caller can read; null otherwise.",
     args: { id: t.arg.id({ required: true, validate: recordId }) },
-    resolve: (_root, args, context) =>
+    resolve: (_root, args, context, info) =>
       context.budget.spent
         ? null
-        : nullWhenHidden(async () => context.budget.one(presentCard(await getCard(context.domain, context.user, args.id)))),
+        : nullWhenHidden(async () => context.budget.one(presentCard(await getCard(context.domain, context.user, args.id)), info)),
   }),
 );
 
@@ -108,10 +108,10 @@ builder.mutationFields((t) => ({
     args: {
       treeId: t.arg.id({ required: true, validate: recordId }),
       input: t.arg({ type: SeedInput, required: true }) },
-    resolve: async (_root, args, context) => {
+    resolve: async (_root, args, context, info) => {
       const cards = await importSeed(context.domain, requireUser(context), args.treeId, args.input);
       context.trees.forget(args.treeId);
-      return context.budget.list(cards.map(presentCard));
+      return context.budget.list(cards.map(presentCard), info);
     },
   }),
 }));

@@ -93,7 +93,7 @@ describe("probes", () => {
       '{publicTree(url:"probe-small"){cards{parent{children{parent{children{parent{children{parent{children{parent{children{id content position depth createdAt updatedAt treeId parentId}}}}}}}}}}}}}';
     expect(query.length).toBeLessThan(200);
     const reply = await graphql(query);
-    expectRefused(reply, 200, "payload_too_large", /resolves more than 120000 cards/);
+    expectRefused(reply, 200, "payload_too_large", /resolves more than 1000000 values/);
     expect(reply.body.data).toBeNull();
     expect(reply.body.errors).toHaveLength(1);
     await expectServerWell();
@@ -103,9 +103,27 @@ describe("probes", () => {
     // 401 cards × 400 children × 400 children: 64 million cards unbounded; 91 bytes.
     const query = '{publicTree(url:"probe-wide"){cards{id parent{children{id parent{children{id content}}}}}}}';
     const reply = await graphql(query);
-    expectRefused(reply, 200, "payload_too_large", /resolves more than 120000 cards/);
+    expectRefused(reply, 200, "payload_too_large", /resolves more than 1000000 values/);
     expect(reply.body.data).toBeNull();
     expect(reply.body.errors).toHaveLength(1);
+    await expectServerWell();
+  }, 60_000);
+
+  it("aliases that widen each card count too", async () => {
+    const ids = Array.from({ length: 29 }, (_, i) => `a${i}: id`).join(" ");
+    const reply = await graphql(`{publicTree(url:"probe-small"){cards{parent{children{parent{children{parent{children{${ids}}}}}}}}}}`);
+    expectRefused(reply, 200, "payload_too_large", /resolves more than 1000000 values/);
+    await expectServerWell();
+  }, 60_000);
+
+  it("card text asked for again and again stops at the budget of characters", async () => {
+    // 20 cards of 700,000 characters: 10 aliases of content through parent and children
+    // would be 21 × 20 × 10 of them, 2.9 billion characters.
+    const seed = JSON.stringify([{ content: "root", children: Array.from({ length: 20 }, (_, i) => ({ content: `${i}`.padEnd(700_000, "x") })) }]);
+    await publishedTree("Heavy", seed, "probe-heavy");
+    const contents = Array.from({ length: 10 }, (_, i) => `c${i}: content`).join(" ");
+    const reply = await graphql(`{ publicTree(url: "probe-heavy") { cards { parent { children { ${contents} } } } } }`);
+    expectRefused(reply, 200, "payload_too_large", /more than 67108864 characters of card text/);
     await expectServerWell();
   }, 60_000);
 
