@@ -43,6 +43,25 @@ export interface Config {
     /** Most characters (UTF-16 code units) in one card's content; see `cardContentLimit`. */
     cardContentChars: number;
   };
+  /** What one /graphql request may ask for (docs/graphql.md, "Limits"). */
+  graphql: GraphQLLimits;
+}
+
+export interface GraphQLLimits {
+  /** Tokens of a document; the parser stops there, long before its recursion is deep. */
+  tokens: number;
+  /** Fields nested in one operation. */
+  depth: number;
+  aliases: number;
+  directives: number;
+  /** Static cost of the operation (src/graphql/operation-limits.ts). */
+  cost: number;
+  /** Mutation fields in one request. */
+  mutations: number;
+  /** Values resolved while executing one request: each selected field of each card, tree or collaborator. */
+  values: number;
+  /** Characters of card text in one answer. */
+  text: number;
 }
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -90,6 +109,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signupsPerAddress: atLeast(-1, integer(env.SIGNUP_LIMIT_PER_ADDRESS, 50, "SIGNUP_LIMIT_PER_ADDRESS"), "SIGNUP_LIMIT_PER_ADDRESS"),
       signupsTotal: atLeast(-1, integer(env.SIGNUP_LIMIT_TOTAL, 500, "SIGNUP_LIMIT_TOTAL"), "SIGNUP_LIMIT_TOTAL"),
       cardContentChars: cardContentLimit(env, jsonBodyBytes),
+    },
+    graphql: {
+      tokens: integer(env.GRAPHQL_TOKEN_LIMIT, 1000, "GRAPHQL_TOKEN_LIMIT"),
+      depth: integer(env.GRAPHQL_DEPTH_LIMIT, 15, "GRAPHQL_DEPTH_LIMIT"),
+      aliases: integer(env.GRAPHQL_ALIAS_LIMIT, 30, "GRAPHQL_ALIAS_LIMIT"),
+      directives: integer(env.GRAPHQL_DIRECTIVE_LIMIT, 50, "GRAPHQL_DIRECTIVE_LIMIT"),
+      cost: integer(env.GRAPHQL_COST_LIMIT, 50_000, "GRAPHQL_COST_LIMIT"),
+      mutations: integer(env.GRAPHQL_MUTATION_LIMIT, 20, "GRAPHQL_MUTATION_LIMIT"),
+      values: integer(env.GRAPHQL_VALUE_LIMIT, 1_000_000, "GRAPHQL_VALUE_LIMIT"),
+      text: integer(env.GRAPHQL_TEXT_LIMIT, 64 * 1024 * 1024, "GRAPHQL_TEXT_LIMIT"),
     },
   };
 }

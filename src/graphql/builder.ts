@@ -4,6 +4,7 @@
  * schema always means something ("you may not see this", "not set").
  */
 import SchemaBuilder from "@pothos/core";
+import ComplexityPlugin from "@pothos/plugin-complexity";
 import ValidationPlugin from "@pothos/plugin-validation";
 import type { GraphQLContext } from "./context.js";
 import { validationFailure } from "./errors.js";
@@ -13,7 +14,10 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
   Scalars: { ID: { Input: string; Output: string } };
 }>({
-  plugins: [ValidationPlugin],
+  plugins: [ValidationPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   validation: { validationError: validationFailure },
+  // Costs only: src/graphql/operation-limits.ts sets the expensive ones and enforces them
+  // once per request, before any resolver, rather than the plugin's check in every root field.
+  complexity: { disabled: true },
 });

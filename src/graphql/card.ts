@@ -21,22 +21,24 @@ CardType.implement({
     id: t.exposeID("_id"),
     treeId: t.exposeID("treeId"),
     parentId: t.exposeID("parentId", { nullable: true }),
-    content: t.exposeString("content"),
+    content: t.string({ resolve: (card, _args, context) => context.budget.text(card.content) }),
     position: t.exposeFloat("position", { description: "Siblings are ordered by position, then createdAt, then id." }),
     createdAt: t.exposeString("createdAt"),
     updatedAt: t.exposeString("updatedAt"),
     children: t.field({
       type: [CardType],
       description: "In sibling order.",
-      resolve: (card, _args, context) => context.trees.withCardTree(card, (loaded) => loaded.children.get(card._id) ?? []),
+      resolve: (card, _args, context, info) =>
+        context.trees.withCardTree(card, (loaded) => context.budget.list(loaded.children.get(card._id) ?? [], info)),
     }),
     parent: t.field({
       type: CardType,
       nullable: true,
       description: "null for a first-column card.",
-      resolve: (card, _args, context) => {
+      resolve: (card, _args, context, info) => {
         const parentId = card.parentId;
-        return parentId === null ? null : context.trees.withCardTree(card, (loaded) => loaded.byId.get(parentId) ?? null);
+        if (parentId === null || context.budget.spent) return null;
+        return context.trees.withCardTree(card, (loaded) => context.budget.one(loaded.byId.get(parentId) ?? null, info));
       },
     }),
     depth: t.int({
@@ -58,8 +60,10 @@ builder.queryField("card", (t) =>
     nullable: true,
     description: "A live card of a tree the caller can read; null otherwise.",
     args: { id: t.arg.id({ required: true, validate: recordId }) },
-    resolve: (_root, args, context) =>
-      nullWhenHidden(async () => presentCard(await getCard(context.domain, context.user, args.id))),
+    resolve: (_root, args, context, info) =>
+      context.budget.spent
+        ? null
+        : nullWhenHidden(async () => context.budget.one(presentCard(await getCard(context.domain, context.user, args.id)), info)),
   }),
 );
 
@@ -104,10 +108,10 @@ builder.mutationFields((t) => ({
     args: {
       treeId: t.arg.id({ required: true, validate: recordId }),
       input: t.arg({ type: SeedInput, required: true }) },
-    resolve: async (_root, args, context) => {
+    resolve: async (_root, args, context, info) => {
       const cards = await importSeed(context.domain, requireUser(context), args.treeId, args.input);
       context.trees.forget(args.treeId);
-      return cards.map(presentCard);
+      return context.budget.list(cards.map(presentCard), info);
     },
   }),
 }));

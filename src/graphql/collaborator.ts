@@ -25,7 +25,8 @@ builder.objectField(TreeType, "collaborators", (t) =>
     // not who shares it; they get null here with the error, and the rest of the tree.
     nullable: true,
     description: "Owner first, then in the order they were added. Members only.",
-    resolve: (tree, _args, context) => listCollaborators(context.domain, requireUser(context), tree._id),
+    resolve: async (tree, _args, context, info) =>
+      context.budget.spent ? null : context.budget.list(await listCollaborators(context.domain, requireUser(context), tree._id), info),
   }),
 );
 

@@ -1,12 +1,14 @@
 /**
  * What every resolver gets: the domain context, who is calling (settled by the HTTP
- * middleware shared with /api), the request's cache of loaded trees, and the record of
- * which trees the result was computed from (for the result cache).
+ * middleware shared with /api), the request's cache of loaded trees, the record of
+ * which trees the result was computed from (for the result cache), and what the request
+ * may still resolve (its budget).
  */
 import type { Auth } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
 import { UnauthenticatedError } from "../domain/errors.js";
 import type { StoredUser } from "../domain/records.js";
+import { ResultBudget } from "./result-budget.js";
 import { ResultDependencies } from "./result-dependencies.js";
 import { TreeCards } from "./tree-cards.js";
 
@@ -18,6 +20,8 @@ export interface GraphQLContext {
   trees: TreeCards;
   /** Resolvers record here each tree they read, before reading it. */
   dependencies: ResultDependencies;
+  /** Resolvers count here the records and text they return. */
+  budget: ResultBudget;
 }
 
 export function createGraphQLContext(domain: DomainContext, auth: Auth): GraphQLContext {
@@ -28,6 +32,7 @@ export function createGraphQLContext(domain: DomainContext, auth: Auth): GraphQL
     csrf: auth.session?.csrf ?? "",
     trees: new TreeCards(domain, auth.user, dependencies),
     dependencies,
+    budget: new ResultBudget(domain.config.graphql),
   };
 }
 

@@ -65,6 +65,16 @@ export function maskError(logger: Logger) {
 }
 
 /**
+ * A domain error refusing the whole request before anything ran, as the one error of its
+ * answer. Its HTTP status (REST's for the same code) is sent as yoga sends it for a
+ * malformed document (`spec`): to clients that accept `application/graphql-response+json`;
+ * plain `application/json` clients get 200, as the GraphQL-over-HTTP spec asks.
+ */
+export function refusal(error: DomainError, httpStatus: number): GraphQLError {
+  return new GraphQLError(error.message, { extensions: { code: error.code, http: { status: httpStatus, spec: true } } });
+}
+
+/**
  * Errors of validating the document (an unknown field, a missing argument) never reach
  * `maskError`; this yoga plugin gives them their code. Yoga adds its own code only where
  * none is set, and still answers them with HTTP 400 where the GraphQL-over-HTTP spec says so.

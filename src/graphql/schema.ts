@@ -1,7 +1,9 @@
 /**
- * Gathers the type files into the one schema served at /graphql.
+ * Gathers the type files into the one schema served at /graphql, with each field's cost
+ * for the request limits.
  */
 import { builder } from "./builder.js";
+import { applyFieldCosts } from "./operation-limits.js";
 import "./user.js";
 import "./card.js";
 import "./tree.js";
@@ -12,3 +14,4 @@ builder.queryType({ description: "Reads. Private records the caller cannot open 
 builder.mutationType({ description: "Every REST write. Anonymous callers get `unauthenticated`." });
 
 export const schema = builder.toSchema();
+applyFieldCosts(schema);

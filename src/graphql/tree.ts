@@ -39,12 +39,13 @@ export const TreeType = builder.objectRef<Tree>("Tree").implement({
     cards: t.field({
       type: [CardType],
       description: "Every live card, flat, in tree order (depth-first pre-order).",
-      resolve: async (tree, _args, context) => (await context.trees.ofTree(tree)).cards,
+      resolve: async (tree, _args, context, info) => context.budget.list((await context.trees.ofTree(tree)).cards, info),
     }),
     roots: t.field({
       type: [CardType],
       description: "The first column, in sibling order.",
-      resolve: async (tree, _args, context) => (await context.trees.ofTree(tree)).children.get(null) ?? [],
+      resolve: async (tree, _args, context, info) =>
+        context.budget.list((await context.trees.ofTree(tree)).children.get(null) ?? [], info),
     }),
   }),
 });
@@ -52,7 +53,7 @@ export const TreeType = builder.objectRef<Tree>("Tree").implement({
 builder.objectField(CardType, "tree", (t) =>
   t.field({
     type: TreeType,
-    resolve: async (card, _args, context) => (await context.trees.ofCard(card)).tree,
+    resolve: async (card, _args, context, info) => context.budget.one((await context.trees.ofCard(card)).tree, info),
   }),
 );
 
@@ -60,19 +61,21 @@ builder.queryFields((t) => ({
   trees: t.field({
     type: [TreeType],
     description: "Trees the caller can open, most recently updated first.",
-    resolve: async (_root, _args, context) => (await listTrees(context.domain, requireUser(context))).map(presentTree),
+    resolve: async (_root, _args, context, info) =>
+      context.budget.list((await listTrees(context.domain, requireUser(context))).map(presentTree), info),
   }),
   tree: t.field({
     type: TreeType,
     nullable: true,
     description: "A tree the caller can open; null when it does not exist or they may not (anonymous callers included).",
     args: { id: t.arg.id({ required: true, validate: recordId }) },
-    resolve: async (_root, args, context) => {
+    resolve: async (_root, args, context, info) => {
+      if (context.budget.spent) return null;
       context.dependencies.tree(args.id);
       const tree = await nullWhenHidden(async () => presentTree(await loadTree(context.domain, context.user, args.id, "read")));
       // A missing tree may yet be created, and creation moves no revision.
       if (tree === null) context.dependencies.untracked();
-      return tree;
+      return tree && context.budget.one(tree, info);
     },
   }),
   publicTree: t.field({
@@ -80,7 +83,8 @@ builder.queryFields((t) => ({
     nullable: true,
     description: "A public tree by its publicUrl, for anyone; null unless it is public.",
     args: { url: t.arg.string({ required: true, validate: publicUrl }) },
-    resolve: async (_root, args, context) => {
+    resolve: async (_root, args, context, info) => {
+      if (context.budget.spent) return null;
       const found = await nullWhenHidden(async () => {
         // The address is looked up first to learn which tree's revision to record before
         // the tree is read; if it named another tree by then, the result is not cached.
@@ -93,7 +97,7 @@ builder.queryFields((t) => ({
       });
       // Publishing another tree at this address moves no revision this result knows of.
       if (found === null) context.dependencies.untracked();
-      return found;
+      return found && context.budget.one(found, info);
     },
   }),
 }));

@@ -10,6 +10,11 @@
  * - Mutations over GET are refused by yoga, so a cookie-session change is always a POST, and
  *   the middleware has checked its CSRF token.
  * - Errors are masked by src/graphql/errors.ts (codes in `extensions.code`).
+ * - What one request may cost is bounded three times over: the document (tokens, aliases,
+ *   directives, introspection: document-limits.ts), the operation with its variables
+ *   (depth, cost, mutations, import totals: operation-limits.ts), and what execution
+ *   resolves (result-budget.ts). The defaults are in src/config.ts, the reasons in
+ *   docs/graphql.md.
  * - Whole-tree query responses are kept, as bytes, per tree revision
  *   (src/graphql/result-cache.ts).
  */
@@ -20,8 +25,11 @@ import { NotFoundError } from "../domain/errors.js";
 import { jsonBody } from "../http/json-body.js";
 import type { Logger } from "../http/logger.js";
 import { createGraphQLContext, type GraphQLContext } from "./context.js";
+import { documentLimits } from "./document-limits.js";
 import { documentErrorCodes, maskError } from "./errors.js";
 import { graphiqlRoutes, renderGraphiQLPage } from "./graphiql.js";
+import { operationLimits } from "./operation-limits.js";
+import { resultBudgetPlugin } from "./result-budget.js";
 import { cachedAnswerTo, ResultCache, resultCachePlugin } from "./result-cache.js";
 import { schema } from "./schema.js";
 
@@ -64,7 +72,13 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = 
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: maskError(logger) },
-    plugins: [documentErrorCodes, resultCachePlugin(cache)],
+    plugins: [
+      documentLimits(ctx.config.graphql),
+      operationLimits(ctx.config),
+      resultBudgetPlugin,
+      documentErrorCodes,
+      resultCachePlugin(cache),
+    ],
     graphiql: (_request, server) => ({
       title: "Cardtree GraphQL",
       endpoint: "/graphql",

@@ -1,0 +1,197 @@
+/**
+ * Limits on the operation a request runs, checked with its variables after validation and
+ * before any resolver (docs/graphql.md, "Limits"):
+ * - depth and cost, as @pothos/plugin-complexity computes them from the schema: each field
+ *   costs 1, a list multiplies what is selected under it by its expected length, and the
+ *   expensive fields cost what FIELD_COSTS says. Over a limit: 400 `invalid_request`.
+ * - the number of mutations (root fields of a mutation): 400 `invalid_request`.
+ * - the import limits (bytes, cards) across every `importSeed` and seeded `createTree` of
+ *   the request together, not only per field: one 1,000-card variable used by 50 aliases
+ *   is 50,000 cards. Over them: 413 `payload_too_large`, and nothing is imported.
+ *
+ * The plugin's own enforcement (in the root resolvers, an error per root field, status
+ * 200) is switched off in builder.ts; this answers one error, before anything ran.
+ * Static analysis cannot know how long a list really is; src/graphql/result-budget.ts
+ * counts while executing.
+ */
+import { complexityFromQuery, type FieldComplexityValue } from "@pothos/plugin-complexity";
+import {
+  getArgumentValues,
+  getOperationAST,
+  getVariableValues,
+  Kind,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
+import type { Plugin } from "graphql-yoga";
+import type { Config, GraphQLLimits } from "../config.js";
+import { PayloadTooLargeError, ValidationError } from "../domain/errors.js";
+import { countSeedCards, parseSeed } from "../formats/seed.js";
+import { refusal } from "./errors.js";
+
+/** Exports, imports and copies of whole trees: at most four fit the default cost limit. */
+export const EXPENSIVE = 10_000;
+
+/**
+ * Costs of the fields that cost more than the plugin's default (1, and for a list, what is
+ * selected under it times 10). A list's `multiplier` is how many items it is expected to
+ * hold. Set on the built schema by `applyFieldCosts` (schema.ts), so they sit in one table,
+ * and as plain values: a cost computed from arguments would make the plugin run each
+ * argument's validation before the request's limits are checked.
+ */
+export const FIELD_COSTS: Record<string, FieldComplexityValue> = {
+  // Counts the user's trees and cards.
+  "Query.me": 50,
+  "Query.trees": { field: 50, multiplier: 10 },
+  // Every card of a tree.
+  "Tree.cards": { field: 1, multiplier: 100 },
+  "Tree.roots": { field: 1, multiplier: 10 },
+  // A tree has one parent-child link fewer than cards, so `children` nested to any depth
+  // reads each card once in all. Going back up (`parent`, `tree`) and down again reads
+  // cards again: only the result budget sees that.
+  "Card.children": { field: 1, multiplier: 1 },
+  "Tree.collaborators": { field: 10, multiplier: 5 },
+  "Tree.export": EXPENSIVE,
+  // A seeded createTree is an import too: its seed counts in the request's import totals.
+  "Mutation.importSeed": { field: EXPENSIVE, multiplier: 10 },
+  "Mutation.cloneTree": EXPENSIVE,
+  "Mutation.clonePublicTree": EXPENSIVE,
+  "Mutation.deleteTree": 100,
+  "Mutation.deleteCard": { field: 100, multiplier: 10 },
+};
+
+/** Puts FIELD_COSTS where the plugin reads each field's cost. @throws for a name not in `schema`. */
+export function applyFieldCosts(schema: GraphQLSchema): void {
+  for (const [coordinate, complexity] of Object.entries(FIELD_COSTS)) {
+    const [typeName, fieldName] = coordinate.split(".");
+    const type = schema.getType(typeName!);
+    const field = type && "getFields" in type ? type.getFields()[fieldName!] : undefined;
+    if (!field || !("resolve" in field)) throw new Error(`FIELD_COSTS names ${coordinate}, which the schema does not have.`);
+    field.extensions = { ...field.extensions, complexity };
+  }
+}
+
+/**
+ * The root fields the operation runs, one per response key (as graphql-js merges them),
+ * through fragments, with @skip and @include ignored (counting more, never less).
+ */
+function rootFields(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): Map<string, FieldNode> {
+  const fields = new Map<string, FieldNode>();
+  const spread = new Set<string>();
+  const collect = (set: SelectionSetNode) => {
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const key = selection.alias?.value ?? selection.name.value;
+        if (!fields.has(key)) fields.set(key, selection);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        collect(selection.selectionSet);
+      } else if (!spread.has(selection.name.value)) {
+        spread.add(selection.name.value);
+        const fragment = fragments.get(selection.name.value);
+        if (fragment) collect(fragment.selectionSet);
+      }
+    }
+  };
+  collect(selectionSet);
+  return fields;
+}
+
+/** The seeds of the mutation's imports (`importSeed`, `createTree` with a seed). */
+function seedsOf(schema: GraphQLSchema, fields: Map<string, FieldNode>, variables: Record<string, unknown>): string[] {
+  const mutationFields = schema.getMutationType()?.getFields() ?? {};
+  const seeds: string[] = [];
+  for (const node of fields.values()) {
+    const name = node.name.value;
+    if (name !== "importSeed" && name !== "createTree") continue;
+    const input = getArgumentValues(mutationFields[name]!, node, variables).input as { seed?: unknown } | undefined;
+    if (typeof input?.seed === "string") seeds.push(input.seed);
+  }
+  return seeds;
+}
+
+/** Cards a seed would make; 0 for one that does not parse (its own field reports that). */
+function cardsOf(seed: string): number {
+  try {
+    return countSeedCards(parseSeed(seed));
+  } catch {
+    return 0;
+  }
+}
+
+/** @throws PayloadTooLargeError when the seeds together pass an import limit. */
+function checkImportTotals(seeds: string[], limits: Config["limits"]): void {
+  // One seed alone is checked by the import itself, without parsing it twice.
+  if (seeds.length < 2) return;
+  const bytes = seeds.reduce((sum, seed) => sum + Buffer.byteLength(seed), 0);
+  if (bytes > limits.importBodyBytes) {
+    throw new PayloadTooLargeError(
+      `These imports hold ${bytes} bytes in one request; at most ${limits.importBodyBytes} are allowed. Send them in separate requests.`,
+    );
+  }
+  const cards = seeds.reduce((sum, seed) => sum + cardsOf(seed), 0);
+  if (cards > limits.importCards) {
+    throw new PayloadTooLargeError(
+      `These imports would make ${cards} cards in one request; at most ${limits.importCards} are allowed. Send them in separate requests.`,
+    );
+  }
+}
+
+/** @throws ValidationError for an operation past the depth, cost or mutation limits. */
+function checkOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown>,
+  context: object,
+  limits: GraphQLLimits,
+): Map<string, FieldNode> {
+  const { depth, complexity } = complexityFromQuery(
+    { ...document, definitions: [operation, ...fragments.values()] },
+    { schema, ctx: context, variables },
+  );
+  if (depth > limits.depth) {
+    throw new ValidationError(`Query depth limit of ${limits.depth} exceeded, found ${depth}.`);
+  }
+  if (complexity > limits.cost) {
+    throw new ValidationError(
+      `Query cost limit of ${limits.cost} exceeded, found ${complexity}. ` +
+        `Each export, import or copy of a tree costs ${EXPENSIVE}; lists count their expected length (docs/graphql.md).`,
+    );
+  }
+  const fields = rootFields(operation.selectionSet, fragments);
+  if (operation.operation === "mutation" && fields.size > limits.mutations) {
+    throw new ValidationError(`Mutations limit of ${limits.mutations} exceeded, found ${fields.size}.`);
+  }
+  return fields;
+}
+
+/** The yoga plugin. */
+export function operationLimits(config: Config): Plugin {
+  return {
+    onExecute: ({ args, setResultAndStopExecution }) => {
+      const operation = getOperationAST(args.document, args.operationName);
+      if (!operation) return;
+      const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
+      // Bad variables: execution reports them as it always did.
+      if (coerced.errors) return;
+      const fragments = new Map<string, FragmentDefinitionNode>();
+      for (const definition of args.document.definitions) {
+        if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+      }
+      try {
+        const variables = args.variableValues ?? {};
+        const fields = checkOperation(args.schema, args.document, operation, fragments, variables, args.contextValue, config.graphql);
+        if (operation.operation === "mutation") checkImportTotals(seedsOf(args.schema, fields, coerced.coerced), config.limits);
+      } catch (error) {
+        if (error instanceof ValidationError) setResultAndStopExecution({ errors: [refusal(error, 400)] });
+        else if (error instanceof PayloadTooLargeError) setResultAndStopExecution({ errors: [refusal(error, 413)] });
+        else throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,272 @@
+/**
+ * Hostile GraphQL (issue 12): each probe an attacker ran against /graphql, anonymously or
+ * as any signed-up user, and the limit that now answers it (docs/reliability.md, "GraphQL
+ * cost limits"). Every probe asserts what the client sees, that the server is still up and
+ * answering /healthz, and that a refused write wrote nothing. Then the honest big queries
+ * the limits must leave alone: introspection, a whole 10,000-card tree, a 10,000-level
+ * deep tree.
+ *
+ * One real server (a child process, so its peak memory can be read from /proc), loopback
+ * only; every request has a time limit.
+ */
+import { readFileSync } from "node:fs";
+import { getIntrospectionQuery } from "graphql";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Api, buildTree, buildUser } from "../helpers/api.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+let server: TestServer;
+let owner: Api & { user: any };
+
+interface GraphQLReply {
+  status: number;
+  body: { data?: any; errors?: { message: string; extensions: { code: string } }[] };
+}
+
+/** POST /graphql, as `api`'s user or anonymously; never waits more than 30 s. */
+async function graphql(query: string, variables?: Record<string, unknown>, api?: Api): Promise<GraphQLReply> {
+  const res = await fetch(`${server.url}/graphql`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      // As graphql-request sends it; plain `application/json` clients get 200 for every error.
+      accept: "application/graphql-response+json, application/json",
+      ...(api?.authHeader ? { authorization: api.authHeader } : {}),
+    },
+    body: JSON.stringify({ query, variables }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return { status: res.status, body: (await res.json()) as GraphQLReply["body"] };
+}
+
+/** A seed of one first-column card with `n` children. */
+function fanSeed(n: number): string {
+  return JSON.stringify([{ content: "root", children: Array.from({ length: n }, (_, i) => ({ content: `child ${i}` })) }]);
+}
+
+async function publishedTree(name: string, seed: string, url: string): Promise<any> {
+  const tree = await buildTree(owner, { name, seed });
+  const res = await owner.put(`/api/trees/${tree._id}`, { publicUrl: url });
+  if (res.status !== 200) throw new Error(`publishing failed: ${res.status} ${res.text}`);
+  return tree;
+}
+
+async function cardCount(treeId: string): Promise<number> {
+  return (await owner.get(`/api/trees/${treeId}/cards`)).body.length;
+}
+
+/** The server process is up, answers /healthz at once, and never held more than 1.5 GB. */
+async function expectServerWell(): Promise<void> {
+  expect(server.process.exitCode).toBeNull();
+  expect(server.process.signalCode).toBeNull();
+  const started = Date.now();
+  const health = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(5_000) });
+  expect(health.status).toBe(200);
+  // Generous for a busy machine: unbounded probes held it for seconds, or killed it.
+  expect(Date.now() - started).toBeLessThan(2_000);
+  const peak = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${server.process.pid}/status`, "utf8"));
+  expect(Number(peak?.[1]) * 1024).toBeLessThan(1.5 * 1024 ** 3);
+}
+
+function expectRefused(reply: GraphQLReply, status: number, code: string, message: RegExp): void {
+  expect(reply.status, JSON.stringify(reply.body).slice(0, 500)).toBe(status);
+  expect(reply.body.errors?.[0]?.extensions.code).toBe(code);
+  expect(reply.body.errors?.[0]?.message).toMatch(message);
+}
+
+/** The request ran out of its execution budget: one error, no data (the data was cut short). */
+function expectBudgetSpent(reply: GraphQLReply, message: RegExp): void {
+  expectRefused(reply, 200, "payload_too_large", message);
+  expect(reply.body.data).toBeNull();
+  expect(reply.body.errors).toHaveLength(1);
+}
+
+function serverLog(): string {
+  return server.output.join("\n");
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  owner = await buildUser(server.url, "owner");
+  // Public trees of 21 and 401 cards: one first-column card with 20 or 400 children.
+  await publishedTree("Small", fanSeed(20), "probe-small");
+  await publishedTree("Wide", fanSeed(400), "probe-wide");
+}, 60_000);
+afterAll(() => server.stop());
+
+describe("probes", () => {
+  it("a 200-byte query nesting parent and children on a public 21-card tree stops at the per-request budget", async () => {
+    const query =
+      '{publicTree(url:"probe-small"){cards{parent{children{parent{children{parent{children{parent{children{parent{children{id content position depth createdAt updatedAt treeId parentId}}}}}}}}}}}}}';
+    expect(query.length).toBeLessThan(200);
+    const reply = await graphql(query);
+    expectBudgetSpent(reply, /resolves more than 1000000 values/);
+    await expectServerWell();
+  }, 60_000);
+
+  it("the same on a wider tree, in 91 bytes", async () => {
+    // 401 cards × 400 children × 400 children: 64 million cards unbounded; 91 bytes.
+    const query = '{publicTree(url:"probe-wide"){cards{id parent{children{id parent{children{id content}}}}}}}';
+    const reply = await graphql(query);
+    expectBudgetSpent(reply, /resolves more than 1000000 values/);
+    await expectServerWell();
+  }, 60_000);
+
+  it("aliases that widen each card count too", async () => {
+    const ids = Array.from({ length: 29 }, (_, i) => `a${i}: id`).join(" ");
+    const reply = await graphql(`{publicTree(url:"probe-small"){cards{parent{children{parent{children{parent{children{${ids}}}}}}}}}}`);
+    expectBudgetSpent(reply, /resolves more than 1000000 values/);
+    await expectServerWell();
+  }, 60_000);
+
+  it("card text asked for again and again stops at the budget of characters", async () => {
+    // 20 cards of 700,000 characters: 10 aliases of content through parent and children
+    // would be 21 × 20 × 10 of them, 2.9 billion characters.
+    const seed = JSON.stringify([{ content: "root", children: Array.from({ length: 20 }, (_, i) => ({ content: `${i}`.padEnd(700_000, "x") })) }]);
+    await publishedTree("Heavy", seed, "probe-heavy");
+    const contents = Array.from({ length: 10 }, (_, i) => `c${i}: content`).join(" ");
+    const reply = await graphql(`{ publicTree(url: "probe-heavy") { cards { parent { children { ${contents} } } } } }`);
+    expectBudgetSpent(reply, /more than 67108864 characters of card text/);
+    await expectServerWell();
+  }, 60_000);
+
+  it("1,000 aliases of me are refused before any of them runs", async () => {
+    const query = `{ ${Array.from({ length: 1000 }, (_, i) => `m${i}: me { id cardsCount treesCount }`).join(" ")} }`;
+    const reply = await graphql(query, undefined, owner);
+    expectRefused(reply, 400, "invalid_request", /Token limit of 1000 exceeded/);
+    await expectServerWell();
+  }, 60_000);
+
+  it("10 aliases of export on a public tree are refused by their cost", async () => {
+    const exports = Array.from({ length: 10 }, (_, i) => `e${i}: export(format: HTML) { body }`).join(" ");
+    const reply = await graphql(`{ publicTree(url: "probe-wide") { ${exports} } }`);
+    expectRefused(reply, 400, "invalid_request", /Query cost limit of 50000 exceeded/);
+    await expectServerWell();
+  }, 60_000);
+
+  it("50 aliases of importSeed sharing one 1,000-card variable create no card", async () => {
+    const tree = await buildTree(owner, { name: "Import target" });
+    const seed = Array.from({ length: 1000 }, (_, i) => `# card ${i}`).join("\n\n");
+    const imports = Array.from({ length: 50 }, (_, i) => `i${i}: importSeed(treeId: $tree, input: { seed: $seed }) { id }`).join(" ");
+    const reply = await graphql(`mutation ($tree: ID!, $seed: String!) { ${imports} }`, { tree: tree._id, seed }, owner);
+    expectRefused(reply, 400, "invalid_request", /limit of \d+ exceeded/);
+    expect(await cardCount(tree._id)).toBe(1);
+    await expectServerWell();
+  }, 60_000);
+
+  it("5,000 nested selections are refused by the token limit, with no stack trace logged", async () => {
+    const query = `{${"a{".repeat(5000)}b${"}".repeat(5000)}}`;
+    const reply = await graphql(query);
+    expectRefused(reply, 400, "invalid_request", /Token limit of 1000 exceeded/);
+    expect(serverLog()).not.toMatch(/Maximum call stack|graphql error/);
+    await expectServerWell();
+  }, 60_000);
+});
+
+describe("the import limits hold per request, across aliases", () => {
+  it("three imports of a 40,000-card seed in one request (120,000 cards) are refused whole", async () => {
+    const tree = await buildTree(owner, { name: "Many imports" });
+    const seed = Array.from({ length: 40_000 }, (_, i) => `# ${i}`).join("\n\n");
+    const imports = [0, 1, 2].map((i) => `i${i}: importSeed(treeId: $tree, input: { seed: $seed }) { id }`).join(" ");
+    const reply = await graphql(`mutation ($tree: ID!, $seed: String!) { ${imports} }`, { tree: tree._id, seed }, owner);
+    expectRefused(reply, 413, "payload_too_large", /120000 cards in one request; at most 100000/);
+    expect(await cardCount(tree._id)).toBe(1);
+    await expectServerWell();
+  }, 60_000);
+
+  it("three imports of a 6 MiB seed in one request (18 MiB) are refused whole", async () => {
+    const tree = await buildTree(owner, { name: "Big imports" });
+    const seed = `# one card\n\n${"x".repeat(6 * 1024 * 1024)}`;
+    const imports = [0, 1, 2].map((i) => `i${i}: importSeed(treeId: $tree, input: { seed: $seed }) { id }`).join(" ");
+    const reply = await graphql(`mutation ($tree: ID!, $seed: String!) { ${imports} }`, { tree: tree._id, seed }, owner);
+    expectRefused(reply, 413, "payload_too_large", /bytes in one request; at most 16777216/);
+    expect(await cardCount(tree._id)).toBe(1);
+    await expectServerWell();
+  }, 60_000);
+
+  it("two imports within the totals both run", async () => {
+    const tree = await buildTree(owner, { name: "Two imports" });
+    const reply = await graphql(
+      `mutation ($tree: ID!) { a: importSeed(treeId: $tree, input: { seed: "# a" }) { id } b: importSeed(treeId: $tree, input: { seed: "# b\\n\\n# c" }) { id } }`,
+      { tree: tree._id },
+      owner,
+    );
+    expect(reply.body.errors).toBeUndefined();
+    expect(reply.body.data.a).toHaveLength(1);
+    expect(reply.body.data.b).toHaveLength(2);
+    expect(await cardCount(tree._id)).toBe(4);
+  }, 60_000);
+});
+
+describe("document limits", () => {
+  it("more than 30 aliases are refused", async () => {
+    const query = `{ ${Array.from({ length: 31 }, (_, i) => `m${i}: me { id }`).join(" ")} }`;
+    const reply = await graphql(query, undefined, owner);
+    expectRefused(reply, 400, "invalid_request", /Aliases limit of 30 exceeded, found 31/);
+  }, 60_000);
+
+  it("more than 20 mutations in one request are refused, and none runs", async () => {
+    const before = (await owner.get("/api/trees")).body.length;
+    const creates = Array.from({ length: 21 }, (_, i) => `t${i}: createTree(input: { name: "t${i}" }) { id }`).join(" ");
+    const reply = await graphql(`mutation { ${creates} }`, undefined, owner);
+    expectRefused(reply, 400, "invalid_request", /Mutations limit of 20 exceeded, found 21/);
+    expect((await owner.get("/api/trees")).body.length).toBe(before);
+  }, 60_000);
+
+  it("a query deeper than 15 fields is refused", async () => {
+    const query = `{ card(id: "${"a".repeat(24)}") { ${"parent { ".repeat(15)}id${" }".repeat(15)} } }`;
+    const reply = await graphql(query);
+    expectRefused(reply, 400, "invalid_request", /Query depth limit of 15 exceeded, found 17/);
+  }, 60_000);
+
+  it("more than 50 directives are refused", async () => {
+    const reply = await graphql(`{ publicTree(url: "probe-small") { ${"name @include(if: true) ".repeat(51)} } }`);
+    expectRefused(reply, 400, "invalid_request", /Directives limit of 50 exceeded, found 51/);
+  }, 60_000);
+
+  it("introspection nested past what GraphiQL asks for is refused (graphql-js's own rule)", async () => {
+    const reply = await graphql("{ __schema { types { fields { type { ofType { fields { type { ofType { fields { name } } } } } } } } } }");
+    expect(reply.body.errors?.[0]).toMatchObject({ message: "Maximum introspection depth exceeded", extensions: { code: "invalid_request" } });
+    expect(reply.body.data).toBeUndefined();
+  }, 60_000);
+});
+
+describe("honest big queries still succeed", () => {
+  it("GraphiQL's introspection query", async () => {
+    const reply = await graphql(getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true, specifiedByUrl: true }));
+    expect(reply.status).toBe(200);
+    expect(reply.body.errors).toBeUndefined();
+    expect(reply.body.data.__schema.types.map((t: any) => t.name)).toContain("Card");
+  }, 60_000);
+
+  it("a whole 10,000-card tree, flat, in one query", async () => {
+    const seed = JSON.stringify(
+      Array.from({ length: 100 }, (_, a) => ({ content: `${a}`, children: Array.from({ length: 99 }, (_, b) => ({ content: `${a}.${b}` })) })),
+    );
+    const tree = await buildTree(owner, { name: "Ten thousand", seed });
+    const reply = await graphql(`query ($id: ID!) { tree(id: $id) { cards { id parentId depth content } } }`, { id: tree._id }, owner);
+    expect(reply.body.errors).toBeUndefined();
+    expect(reply.body.data.tree.cards).toHaveLength(10_000);
+    expect(reply.body.data.tree.cards[1]).toMatchObject({ content: "0.0", depth: 2 });
+  }, 60_000);
+
+  it("a 10,000-level deep tree, flat, in one query", async () => {
+    // Written by hand: JSON.stringify itself recurses and cannot build this.
+    const opening = Array.from({ length: 9_999 }, (_, i) => `{"content":"level ${i + 1}","children":[`).join("");
+    const tree = await buildTree(owner, { name: "Deep", seed: `[${opening}{"content":"bottom"}${"]}".repeat(9_999)}]` });
+    const reply = await graphql(`query ($id: ID!) { tree(id: $id) { cards { id parentId depth content } } }`, { id: tree._id }, owner);
+    expect(reply.body.errors).toBeUndefined();
+    const cards = reply.body.data.tree.cards;
+    expect(cards).toHaveLength(10_000);
+    expect(cards[9_999]).toMatchObject({ content: "bottom", depth: 10_000, parentId: cards[9_998].id });
+  }, 60_000);
+
+  it("a tree with its first column three levels down and one export", async () => {
+    const reply = await graphql(
+      `{ publicTree(url: "probe-small") { roots { id children { id depth parent { id } children { id } } } export(format: MD) { body } } }`,
+    );
+    expect(reply.body.errors).toBeUndefined();
+    expect(reply.body.data.publicTree.roots[0].children).toHaveLength(20);
+    expect(reply.body.data.publicTree.export.body).toMatch(/^root\n\nchild 0/);
+  }, 60_000);
+});
