@@ -120,9 +120,9 @@ describe("probes", () => {
   }, 60_000);
 
   it("card text asked for again and again stops at the budget of characters", async () => {
-    // 20 cards of 700,000 characters: 10 aliases of content through parent and children
-    // would be 21 × 20 × 10 of them, 2.9 billion characters.
-    const seed = JSON.stringify([{ content: "root", children: Array.from({ length: 20 }, (_, i) => ({ content: `${i}`.padEnd(700_000, "x") })) }]);
+    // 20 cards of 100,000 characters (the most a card may hold): 10 aliases of content
+    // through parent and children would be 21 × 20 × 10 of them, 420 million characters.
+    const seed = JSON.stringify([{ content: "root", children: Array.from({ length: 20 }, (_, i) => ({ content: `${i}`.padEnd(100_000, "x") })) }]);
     await publishedTree("Heavy", seed, "probe-heavy");
     const contents = Array.from({ length: 10 }, (_, i) => `c${i}: content`).join(" ");
     const reply = await graphql(`{ publicTree(url: "probe-heavy") { cards { parent { children { ${contents} } } } } }`);
