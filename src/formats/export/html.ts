@@ -6,6 +6,7 @@
  */
 import { Marked, type Tokens } from "marked";
 import sanitizeHtml from "sanitize-html";
+import { checkMarkdown, unrenderedHtml } from "../markdown-guard.js";
 import { inlineText } from "./markdown-inline.js";
 import { protectMath } from "./math.js";
 import type { ExportInput } from "./select.js";
@@ -57,6 +58,9 @@ function cardRenderer(latex: boolean): (content: string) => string {
     },
   });
   return (content) => {
+    // A card too costly or too deep for marked is shown as its text (src/formats/markdown-guard.ts).
+    const verdict = checkMarkdown(content);
+    if (!verdict.ok) return unrenderedHtml(content, verdict.note);
     const math = latex ? protectMath(content) : undefined;
     restoreMath = math ? (text) => math.restore(text) : (text) => text;
     const html = marked.parse(math ? math.text : content, { async: false });
@@ -122,6 +126,7 @@ const STYLESHEET = `:root { color-scheme: light; }
 body { margin: 2rem auto; padding: 0 1rem; max-width: 42rem; font: 1.0625rem/1.6 Georgia, "Times New Roman", serif; color: #1a1a1a; background: #fff; }
 h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.5em; line-height: 1.25; font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
 .card { margin: 0 0 1.25rem; }
+.unrendered-note { color: #595959; font-size: 0.9em; }
 a { color: #0645ad; }
 img { max-width: 100%; height: auto; }
 code, pre { font-family: ui-monospace, Menlo, Consolas, "Courier New", monospace; font-size: 0.9em; }

@@ -6,6 +6,7 @@
  * document that opens.
  */
 import { Marked, type Token, type Tokens, type TokensList } from "marked";
+import { checkMarkdown } from "../markdown-guard.js";
 import { protectMath } from "./math.js";
 
 /** A private instance: options set on the global `marked` elsewhere cannot change exports. */
@@ -17,11 +18,25 @@ export interface LexedCard {
   restore: (text: string) => string;
 }
 
-/** Tokens of one card. With `latex`, math spans come through as text, untouched by Markdown. */
+/**
+ * Tokens of one card. With `latex`, math spans come through as text, untouched by Markdown.
+ * A card too costly or too deep for marked (src/formats/markdown-guard.ts) comes back as a
+ * note and its text as a code block, the way the html export and the browser show it.
+ */
 export function lexCard(content: string, latex: boolean): LexedCard {
+  const verdict = checkMarkdown(content);
+  if (!verdict.ok) return { tokens: unrenderedTokens(content, verdict.note), restore: (text) => text };
   if (!latex) return { tokens: markdown.lexer(content), restore: (text) => text };
   const math = protectMath(content);
   return { tokens: markdown.lexer(math.text), restore: (text) => math.restore(text) };
+}
+
+function unrenderedTokens(content: string, note: string): TokensList {
+  const text: Tokens.Text = { type: "text", raw: note, text: note };
+  const em: Tokens.Em = { type: "em", raw: note, text: note, tokens: [text] };
+  const paragraph: Tokens.Paragraph = { type: "paragraph", raw: note, text: note, tokens: [em] };
+  const code: Tokens.Code = { type: "code", raw: content, text: content, lang: "" };
+  return Object.assign([paragraph, code] as Token[], { links: {} });
 }
 
 export interface InlineRun {
