@@ -144,9 +144,12 @@ class BlockWriter {
   private code(text: string, ctx: Context) {
     // One paragraph per line: the style's shading then reads as one block, and Word keeps
     // leading spaces of each line.
-    for (const line of xmlSafe(text).replace(/\t/g, "    ").split("\n")) {
-      this.out.push(new Paragraph({ style: STYLE.codeBlock, indent: blockIndent(ctx), children: [new TextRun(line)] }));
-    }
+    const lines = xmlSafe(text).replace(/\t/g, "    ").split("\n");
+    lines.forEach((line, i) => {
+      // The block's last line keeps the space a paragraph has after it.
+      const spacing = i === lines.length - 1 ? { after: 120 } : undefined;
+      this.out.push(new Paragraph({ style: STYLE.codeBlock, indent: blockIndent(ctx), spacing, children: [new TextRun(line)] }));
+    });
   }
 
   private list(list: Tokens.List, ctx: Context) {

@@ -1,0 +1,54 @@
+/**
+ * The docx export as a reader opens it (issue 18): LibreOffice turns it into a PDF, and the
+ * PDF's outline, pages and text are what a reader's navigation pane, bookmarks and page show.
+ * One small document, one conversion: LibreOffice takes seconds per file.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { buildTree, buildUser } from "../helpers/api.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
+import { describeWithOffice, officeToPdf, type Pdf } from "./reader-tools.js";
+
+const DOCUMENT = [
+  "# Getting started",
+  "Read this first.",
+  "## Installing",
+  "Run the installer:\n\n```\nnpm ci\nnpm start\n```\n\nThen open the page.",
+  "### On Debian",
+  "Use apt.",
+  "# Reference",
+  "All the flags.",
+].join("\n\n");
+
+describeWithOffice("docx export, opened in LibreOffice", () => {
+  let server: InProcessServer;
+  let pdf: Pdf;
+
+  beforeAll(async () => {
+    server = await startInProcessServer();
+    const writer = await buildUser(server.url, "docx-reader");
+    const tree = await buildTree(writer, { name: "Manual", seed: DOCUMENT });
+    const res = await fetch(`${server.url}/api/export/${tree._id}.docx`, { headers: { authorization: writer.authHeader! } });
+    expect(res.status).toBe(200);
+    pdf = await officeToPdf(Buffer.from(await res.arrayBuffer()), "docx");
+  }, 180_000);
+  afterAll(() => server?.stop());
+
+  it("has its headings in the outline, nested by level (navigation pane, PDF bookmarks)", () => {
+    expect(pdf.outline).toEqual([
+      { title: "Getting started", level: 1 },
+      { title: "Installing", level: 2 },
+      { title: "On Debian", level: 3 },
+      { title: "Reference", level: 1 },
+    ]);
+  });
+
+  it("shows the text in order, a code block's lines as written and the paragraph after it apart", () => {
+    const text = pdf.pageTexts.join("\n");
+    const order = ["Getting started", "Read this first.", "Installing", "npm ci", "npm start", "Then open the page.", "On Debian", "Reference"];
+    const at = order.map((part) => text.indexOf(part));
+    expect(at.every((i) => i >= 0), JSON.stringify(at)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    // A blank line between the code block's last line and the next paragraph: space after the block.
+    expect(text).toMatch(/npm start *\n\s*\n\s*Then open the page\./);
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Opening exports the way a reader's tools do: LibreOffice (headless) converts docx and pptx
+ * to PDF, poppler reads the PDF's outline, pages and text. Each conversion gets a private
+ * LibreOffice profile, so parallel runs do not collide. Needs `soffice`, `pdfinfo` and
+ * `pdftotext` (Debian: libreoffice-writer-nogui, libreoffice-impress-nogui, poppler-utils);
+ * without them the suites are skipped, in CI (CI=true) they fail.
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { describe } from "vitest";
+
+const run = promisify(execFile);
+
+const TOOLS = ["/usr/bin/soffice", "/usr/bin/pdfinfo", "/usr/bin/pdftotext"];
+const available = TOOLS.every((tool) => existsSync(tool));
+if (!available && process.env.CI === "true") {
+  throw new Error(`Export tests need ${TOOLS.join(", ")} (see .ci/run); CI must not skip them.`);
+}
+if (!available) console.warn("Skipping LibreOffice export tests: soffice, pdfinfo or pdftotext not found.");
+
+export const describeWithOffice = available ? describe : describe.skip;
+
+export interface Pdf {
+  pages: number;
+  /** The outline (bookmarks) as titles, in order, each with its nesting level (1 = top). */
+  outline: { title: string; level: number }[];
+  /** Text per page, as pdftotext lays it out. */
+  pageTexts: string[];
+  /** URLs of link annotations. */
+  raw: Buffer;
+}
+
+/** Converts `file` (a .docx or .pptx) to PDF with LibreOffice and reads the PDF. */
+export async function officeToPdf(file: Buffer, extension: "docx" | "pptx"): Promise<Pdf> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-office-"));
+  try {
+    const input = path.join(dir, `export.${extension}`);
+    await writeFile(input, file);
+    await run(
+      "/usr/bin/soffice",
+      [`-env:UserInstallation=file://${dir}/profile`, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, input],
+      { timeout: 120_000 },
+    );
+    return await readPdf(path.join(dir, "export.pdf"));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function readPdf(file: string): Promise<Pdf> {
+  const raw = await readFile(file);
+  const info = (await run("/usr/bin/pdfinfo", [file])).stdout;
+  const pages = Number(/^Pages:\s+(\d+)/m.exec(info)?.[1] ?? 0);
+  const text = (await run("/usr/bin/pdftotext", ["-layout", file, "-"], { maxBuffer: 64 * 1024 * 1024 })).stdout;
+  return { pages, outline: pdfOutline(raw), pageTexts: text.split("\f").slice(0, pages), raw };
+}
+
+/**
+ * The PDF's outline items. LibreOffice writes them as plain (uncompressed) objects:
+ * `N 0 obj <</Title <FEFF…>/Dest […]/Parent M 0 R/Next K 0 R …>>`, from the catalog's
+ * `/Outlines` down the First and Next links.
+ */
+function pdfOutline(raw: Buffer): { title: string; level: number }[] {
+  const text = raw.toString("latin1");
+  const objects = new Map<number, string>();
+  for (const match of text.matchAll(/(\d+) 0 obj\s*(<<[\s\S]*?>>)\s*endobj/g)) objects.set(Number(match[1]), match[2]);
+  const rootId = /\/Outlines\s+(\d+) 0 R/.exec(text)?.[1];
+  const root = rootId === undefined ? undefined : objects.get(Number(rootId));
+  if (root === undefined) return [];
+  const items: { title: string; level: number }[] = [];
+  const walk = (first: number | undefined, level: number) => {
+    for (let id = first; id !== undefined; ) {
+      const body = objects.get(id) ?? "";
+      items.push({ title: pdfString(/\/Title\s*(<[0-9A-Fa-f\s]*>|\((?:\\.|[^\\)])*\))/.exec(body)?.[1] ?? ""), level });
+      walk(reference(body, "First"), level + 1);
+      id = reference(body, "Next");
+    }
+  };
+  walk(reference(root, "First"), 1);
+  return items;
+}
+
+function reference(body: string, key: string): number | undefined {
+  const match = new RegExp(`/${key}\\s+(\\d+) 0 R`).exec(body);
+  return match ? Number(match[1]) : undefined;
+}
+
+function pdfString(token: string): string {
+  if (token.startsWith("<")) {
+    const bytes = Buffer.from(token.slice(1, -1).replace(/\s/g, ""), "hex");
+    if (bytes[0] === 0xfe && bytes[1] === 0xff) return bytes.subarray(2).swap16().toString("utf16le");
+    return bytes.toString("latin1");
+  }
+  return token.slice(1, -1).replace(/\\([()\\])/g, "$1");
+}
