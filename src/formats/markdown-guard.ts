@@ -12,7 +12,7 @@
  *
  * The cost estimate: marked lexes inline Markdown one "inline run" at a time (a paragraph, a
  * heading, one list item's paragraph, one table row), and an unmatched delimiter (`*`, `_`,
- * `~`, and `$` for math) costs at most a scan of its run. So a card costs at most about
+ * `~`, and `$` and `` ` `` for the math finder) costs at most a scan of its run. So a card costs at most about
  * Σ delimiters × length over its runs; measured on marked 18 the worst known shapes take
  * 5–20 ns per unit. Runs are found here line by line, erring towards longer runs (which only
  * overestimates).
@@ -107,12 +107,12 @@ export function checkMarkdown(source: string, limits: Readonly<MarkdownLimits> =
   return { ok: true, cost, nesting };
 }
 
-/** How many of `text`'s characters may open or close emphasis or math: `*`, `_`, `~`, `$`. */
+/** How many of `text`'s characters may open or close emphasis, math or code: `*`, `_`, `~`, `$`, `` ` ``. */
 function delimiters(text: string): number {
   let count = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code === 0x2a || code === 0x5f || code === 0x7e || code === 0x24) count++;
+    if (code === 0x2a || code === 0x5f || code === 0x7e || code === 0x24 || code === 0x60) count++;
   }
   return count;
 }

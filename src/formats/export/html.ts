@@ -8,7 +8,7 @@ import { Marked, type Tokens } from "marked";
 import sanitizeHtml from "sanitize-html";
 import { checkMarkdown, unrenderedHtml } from "../markdown-guard.js";
 import { inlineText } from "./markdown-inline.js";
-import { protectMath } from "./math.js";
+import { protectMath, typesetMath } from "./math.js";
 import type { ExportInput } from "./select.js";
 
 /** The whole page for the selected cards, each in its own `<section class="card">`. */
@@ -22,7 +22,7 @@ export function htmlExporter({ tree, selected }: ExportInput): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src http: https:; base-uri 'none'; form-action 'none'">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src http: https: file: 'self'; base-uri 'none'; form-action 'none'">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(tree.name)}</title>
 <style>
@@ -65,8 +65,11 @@ function cardRenderer(latex: boolean): (content: string) => string {
     restoreMath = math ? (text) => math.restore(text) : (text) => text;
     const html = marked.parse(math ? math.text : content, { async: false });
     const clean = sanitizeHtml(html, SANITIZE);
-    // Math goes back after sanitizing, escaped, so it is text and can never become markup.
-    return math ? math.restore(clean, escapeHtml) : clean;
+    if (!math) return clean;
+    // Math goes back after sanitizing: typeset as MathML (Temml's own output, never the card's
+    // markup) where it stands in text, escaped source inside a tag's attributes or a URL.
+    const inTags = clean.replace(/<[^>]*>/g, (tag) => math.restore(tag, escapeHtml));
+    return math.restore(inTags, (span, inUrl) => (inUrl ? escapeHtml(span) : (typesetMath(span) ?? `<code class="math-error">${escapeHtml(span)}</code>`)));
   };
 }
 
@@ -97,15 +100,21 @@ const HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"] as const;
 /**
  * What a card may keep: sanitize-html's benign defaults plus what Markdown produces
  * (images, strike-through). No style attributes (CSS expressions, overlays), no forms,
- * frames, SVG or MathML; links and images only to http(s), mailto and tel. data: URLs
- * are refused everywhere, images included: the simplest rule that is plainly safe.
+ * frames, SVG or MathML from the card (math is Temml's output, added after this); absolute
+ * links and images only to http(s), mailto and tel; relative ones are kept, so images
+ * beside the saved page load (the CSP allows file: and same-origin images). data: URLs are
+ * refused everywhere, images included: the simplest rule that is plainly safe.
  */
 const SANITIZE: sanitizeHtml.IOptions = {
   allowedTags: [...sanitizeHtml.defaults.allowedTags, "img", "del", "ins", "details", "summary"],
   allowedAttributes: {
     a: ["href", "title"],
-    img: ["src", "alt", "title", "width", "height"],
-    ...Object.fromEntries(HEADINGS.map((h) => [h, ["id"]])),
+    // `align` is how READMEs centre a logo or a heading: plain layout, nothing that runs.
+    img: ["src", "alt", "title", "width", "height", "align"],
+    ...Object.fromEntries(HEADINGS.map((h) => [h, ["id", "align"]])),
+    p: ["align"],
+    div: ["align"],
+    table: ["align"],
     th: ["align"],
     td: ["align"],
     ol: ["start"],
