@@ -10,7 +10,7 @@ describe("checkMarkdown", () => {
     for (const file of ["README.md", "docs/performance.md", "docs/reliability.md", "src/formats/export/README.md"]) {
       const verdict = checkMarkdown(readFileSync(path.join(ROOT, file), "utf8"));
       expect(verdict, file).toMatchObject({ ok: true });
-      if (verdict.ok) expect(verdict.cost, file).toBeLessThan(MARKDOWN_LIMITS.maxCost / 5);
+      if (verdict.ok) expect(verdict.cost, file).toBeLessThan(MARKDOWN_LIMITS.maxCost / 3);
     }
   });
 

@@ -30,7 +30,7 @@ export interface MarkdownLimits {
 /**
  * Measured with marked 18 on the shared two-core machine: the worst known emphasis shape at
  * `maxCost` takes ~15 ms, a 50,000-character table ~45 ms, 50,000 characters of prose ~12 ms.
- * The repository's own documents cost at most ~55,000 (docs/performance.md).
+ * The repository's own documents, each as one card, cost at most ~160,000 (docs/performance.md).
  */
 export const MARKDOWN_LIMITS: Readonly<MarkdownLimits> = {
   maxLength: 50_000,

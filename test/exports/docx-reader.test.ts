@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
-import { describeWithOffice, officeToPdf, type Pdf } from "./reader-tools.js";
+import { describeWithOffice, officeToOdtContent, officeToPdf, type Pdf } from "./reader-tools.js";
 
 const DOCUMENT = [
   "# Getting started",
@@ -16,12 +16,15 @@ const DOCUMENT = [
   "### On Debian",
   "Use apt.",
   "# Reference",
-  "All the flags.",
+  "All the flags; see [installing](#installing) and [the site][site].",
+  "## Links",
+  "[site]: https://cardtree.example/docs",
 ].join("\n\n");
 
 describeWithOffice("docx export, opened in LibreOffice", () => {
   let server: InProcessServer;
   let pdf: Pdf;
+  let odt: string;
 
   beforeAll(async () => {
     server = await startInProcessServer();
@@ -29,7 +32,8 @@ describeWithOffice("docx export, opened in LibreOffice", () => {
     const tree = await buildTree(writer, { name: "Manual", seed: DOCUMENT });
     const res = await fetch(`${server.url}/api/export/${tree._id}.docx`, { headers: { authorization: writer.authHeader! } });
     expect(res.status).toBe(200);
-    pdf = await officeToPdf(Buffer.from(await res.arrayBuffer()), "docx");
+    const docx = Buffer.from(await res.arrayBuffer());
+    [pdf, odt] = await Promise.all([officeToPdf(docx, "docx"), officeToOdtContent(docx)]);
   }, 180_000);
   afterAll(() => server?.stop());
 
@@ -39,7 +43,19 @@ describeWithOffice("docx export, opened in LibreOffice", () => {
       { title: "Installing", level: 2 },
       { title: "On Debian", level: 3 },
       { title: "Reference", level: 1 },
+      { title: "Links", level: 2 },
     ]);
+  });
+
+  it("links in-page links to their heading and resolves a reference defined in another card", () => {
+    const text = pdf.pageTexts.join("\n");
+    expect(text).toContain("see installing and the site.");
+    expect(text).not.toContain("[the site]");
+    expect(pdf.urls).toContain("https://cardtree.example/docs");
+    // LibreOffice reads the in-page link as a jump to the heading's bookmark.
+    const target = /<text:a [^>]*xlink:href="#([^"]+)"[^>]*>installing</.exec(odt)?.[1];
+    expect(target).toBeDefined();
+    expect(odt).toContain(`<text:bookmark-start text:name="${target}"/>Installing`);
   });
 
   it("shows the text in order, a code block's lines as written and the paragraph after it apart", () => {

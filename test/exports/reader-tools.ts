@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import JSZip from "jszip";
 import { describe } from "vitest";
 
 const run = promisify(execFile);
@@ -30,22 +31,38 @@ export interface Pdf {
   outline: { title: string; level: number }[];
   /** Text per page, as pdftotext lays it out. */
   pageTexts: string[];
-  /** URLs of link annotations. */
+  /** URLs of the link annotations (`pdfinfo -url`). */
+  urls: string[];
   raw: Buffer;
 }
 
 /** Converts `file` (a .docx or .pptx) to PDF with LibreOffice and reads the PDF. */
 export async function officeToPdf(file: Buffer, extension: "docx" | "pptx"): Promise<Pdf> {
+  return convert(file, extension, "pdf", (output) => readPdf(output));
+}
+
+/**
+ * What LibreOffice made of a docx, as the `content.xml` of its own format: its reading of
+ * links and bookmarks (its PDF export leaves links to bookmarks out).
+ */
+export async function officeToOdtContent(file: Buffer): Promise<string> {
+  return convert(file, "docx", "odt", async (output) => {
+    const zip = await JSZip.loadAsync(await readFile(output));
+    return zip.file("content.xml")!.async("string");
+  });
+}
+
+async function convert<T>(file: Buffer, extension: string, to: "pdf" | "odt", read: (output: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-office-"));
   try {
     const input = path.join(dir, `export.${extension}`);
     await writeFile(input, file);
     await run(
       "/usr/bin/soffice",
-      [`-env:UserInstallation=file://${dir}/profile`, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, input],
+      [`-env:UserInstallation=file://${dir}/profile`, "--headless", "--norestore", "--convert-to", to, "--outdir", dir, input],
       { timeout: 120_000 },
     );
-    return await readPdf(path.join(dir, "export.pdf"));
+    return await read(path.join(dir, `export.${to}`));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -56,7 +73,9 @@ export async function readPdf(file: string): Promise<Pdf> {
   const info = (await run("/usr/bin/pdfinfo", [file])).stdout;
   const pages = Number(/^Pages:\s+(\d+)/m.exec(info)?.[1] ?? 0);
   const text = (await run("/usr/bin/pdftotext", ["-layout", file, "-"], { maxBuffer: 64 * 1024 * 1024 })).stdout;
-  return { pages, outline: pdfOutline(raw), pageTexts: text.split("\f").slice(0, pages), raw };
+  const urlTable = (await run("/usr/bin/pdfinfo", ["-url", file])).stdout;
+  const urls = urlTable.split("\n").slice(1).map((line) => line.trim().split(/\s+/).slice(2).join(" ")).filter(Boolean);
+  return { pages, outline: pdfOutline(raw), pageTexts: text.split("\f").slice(0, pages), urls, raw };
 }
 
 /**

@@ -97,6 +97,11 @@ describe("html export", () => {
     expect(main).not.toMatch(/alt="[^"]*<math/);
   });
 
+  it("resolves a reference link defined in another card (issue 18)", () => {
+    const main = mainOf(pageOf("See [the guide][guide].", "[guide]: https://guide.example/docs"));
+    expect(main).toContain('See <a href="https://guide.example/docs">the guide</a>.');
+  });
+
   it("reads dollars as Markdown in trees without latex", () => {
     expect(mainOf(pageOf("$a_1*b*c$"))).toContain("<em>b</em>");
   });

@@ -7,15 +7,20 @@
 import { Marked, type Tokens } from "marked";
 import sanitizeHtml from "sanitize-html";
 import { checkMarkdown, unrenderedHtml } from "../markdown-guard.js";
-import { inlineText } from "./markdown-inline.js";
-import { protectMath, typesetMath } from "./math.js";
+import { inlineText, lexCards, Slugger, type LexedCard } from "./markdown-inline.js";
+import { typesetMath } from "./math.js";
 import type { ExportInput } from "./select.js";
 
 /** The whole page for the selected cards, each in its own `<section class="card">`. */
 export function htmlExporter({ tree, selected }: ExportInput): string {
-  const render = cardRenderer(tree.latex === true);
+  const latex = tree.latex === true;
+  const lexed = lexCards(
+    selected.map(({ card }) => card.content),
+    latex,
+  );
+  const render = cardRenderer(latex);
   const sections = selected.map(
-    ({ card, depth }) => `<section class="card" data-depth="${depth}">\n${render(card.content)}</section>\n`,
+    ({ card, depth }, i) => `<section class="card" data-depth="${depth}">\n${render(card.content, lexed[i])}</section>\n`,
   );
   return `<!DOCTYPE html>
 <html>
@@ -41,14 +46,14 @@ ${sections.join("")}</main>
  * A renderer for one page: heading ids must be unique across all its cards, so the
  * slugs seen so far live as long as the page does.
  */
-function cardRenderer(latex: boolean): (content: string) => string {
-  const slugs: Slugs = { used: new Set(), next: new Map() };
-  let restoreMath = (text: string) => text;
+function cardRenderer(latex: boolean): (content: string, lexed: LexedCard) => string {
+  const slugs = new Slugger();
+  let restoreMath: LexedCard["restore"] = (text) => text;
   const marked = new Marked({
     gfm: true,
     renderer: {
       heading({ tokens, depth }: Tokens.Heading) {
-        const id = uniqueSlug(slugs, inlineText(tokens, restoreMath));
+        const id = slugs.slug(inlineText(tokens, restoreMath));
         return `<h${depth} id="${id}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
       },
       // Plain characters rather than <input>: nothing in the page is a form control.
@@ -57,42 +62,20 @@ function cardRenderer(latex: boolean): (content: string) => string {
       },
     },
   });
-  return (content) => {
+  return (content, { tokens, restore }) => {
     // A card too costly or too deep for marked is shown as its text (src/formats/markdown-guard.ts).
     const verdict = checkMarkdown(content);
     if (!verdict.ok) return unrenderedHtml(content, verdict.note);
-    const math = latex ? protectMath(content) : undefined;
-    restoreMath = math ? (text) => math.restore(text) : (text) => text;
-    const html = marked.parse(math ? math.text : content, { async: false });
-    const clean = sanitizeHtml(html, SANITIZE);
-    if (!math) return clean;
+    restoreMath = restore;
+    const clean = sanitizeHtml(marked.parser(tokens), SANITIZE);
+    if (!latex) return clean;
     // Math goes back after sanitizing: typeset as MathML (Temml's own output, never the card's
     // markup) where it stands in text, escaped source inside a tag's attributes or a URL.
-    const inTags = clean.replace(/<[^>]*>/g, (tag) => math.restore(tag, escapeHtml));
-    return math.restore(inTags, (span, inUrl) => (inUrl ? escapeHtml(span) : (typesetMath(span) ?? `<code class="math-error">${escapeHtml(span)}</code>`)));
+    const inTags = clean.replace(/<[^>]*>/g, (tag) => restore(tag, escapeHtml));
+    return restore(inTags, (span, inUrl) =>
+      inUrl ? escapeHtml(span) : (typesetMath(span) ?? `<code class="math-error">${escapeHtml(span)}</code>`),
+    );
   };
-}
-
-/** GitHub-style ids: lower case letters, digits, `-` and `_`; repeats get `-2`, `-3`... */
-function uniqueSlug(slugs: Slugs, text: string): string {
-  const base =
-    text
-      .toLowerCase()
-      .trim()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
-      .replace(/\s+/g, "-") || "section";
-  // Counting per base keeps 5,000 cards titled "Notes" linear rather than quadratic.
-  let n = slugs.next.get(base) ?? 1;
-  let slug = n === 1 ? base : `${base}-${n}`;
-  while (slugs.used.has(slug)) slug = `${base}-${++n}`;
-  slugs.next.set(base, n + 1);
-  slugs.used.add(slug);
-  return slug;
-}
-
-interface Slugs {
-  used: Set<string>;
-  next: Map<string, number>;
 }
 
 const HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"] as const;

@@ -7,7 +7,7 @@
  * split works from an estimate of wrapped lines; it errs on the side of spare room.
  */
 import type { Token, Tokens } from "marked";
-import { htmlBlockText, inlineRuns, inlineText, lexCard, listItems, xmlSafe, type InlineRun } from "./markdown-inline.js";
+import { htmlBlockText, inlineRuns, inlineText, listItems, xmlSafe, type InlineRun, type LexedCard } from "./markdown-inline.js";
 
 export interface SlideParagraph {
   runs: InlineRun[];
@@ -34,9 +34,8 @@ const CHARS_PER_LINE = 66;
 const CHARS_PER_LEVEL = 4;
 const MAX_LEVEL = 8;
 
-/** The slides of one card. Throws nothing. */
-export function cardSlides(content: string, latex: boolean): CardSlides {
-  const { tokens, restore } = lexCard(content, latex);
+/** The slides of one card, from its tokens (`lexCards`). Throws nothing. */
+export function cardSlides({ tokens, restore }: LexedCard): CardSlides {
   const titleIndex = tokens.findIndex((token) => token.type === "heading");
   const title = titleIndex >= 0 ? inlineText((tokens[titleIndex] as Tokens.Heading).tokens, restore).trim() : undefined;
   const body = new ParagraphWriter(restore);

@@ -9,7 +9,7 @@
 import PptxGenJS from "pptxgenjs";
 import { ValidationError } from "../../domain/errors.js";
 import { cardSlides, type CardSlides, type SlideParagraph } from "./impress-layout.js";
-import { xmlSafe } from "./markdown-inline.js";
+import { lexCards, xmlSafe } from "./markdown-inline.js";
 import { finishPresentation } from "./pptx-package.js";
 import type { ExportInput } from "./select.js";
 
@@ -30,7 +30,10 @@ const QUOTE_COLOR = "595959";
  * @throws ValidationError when the selection would make more than MAX_SLIDES slides.
  */
 export async function impressExporter({ tree, selected }: ExportInput): Promise<Buffer> {
-  const cards = selected.map(({ card }) => cardSlides(card.content, tree.latex === true));
+  const cards = lexCards(
+    selected.map(({ card }) => card.content),
+    tree.latex === true,
+  ).map(cardSlides);
   const slideCount = 1 + cards.reduce((sum, card) => sum + card.pages.length, 0);
   if (slideCount > MAX_SLIDES) {
     throw new ValidationError(

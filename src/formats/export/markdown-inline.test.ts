@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeEntities, htmlBlockText, inlineRuns, inlineText, lexCard, listItems, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
+import { decodeEntities, htmlBlockText, inlineRuns, inlineText, lexCard, lexCards, listItems, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
 import type { Tokens } from "marked";
 
 function runsOf(markdown: string, latex = false) {
@@ -20,11 +20,25 @@ describe("inlineRuns", () => {
     ]);
   });
 
-  it("links only absolute http, https and mailto targets", () => {
+  it("links absolute http, https and mailto targets, relative ones and in-page ones; nothing else", () => {
     expect(runsOf("[x](https://a.example/p?q=1&amp;r=2)")).toEqual([{ text: "x", link: "https://a.example/p?q=1&r=2" }]);
     expect(runsOf("[m](mailto:me@example.com)")[0].link).toBe("mailto:me@example.com");
     expect(runsOf("[j](javascript:alert(1))")).toEqual([{ text: "j" }]);
-    expect(runsOf("[r](/relative)")).toEqual([{ text: "r" }]);
+    expect(runsOf("[d](data:text/html,x)")).toEqual([{ text: "d" }]);
+    expect(runsOf("[h](//host.example/x)")).toEqual([{ text: "h" }]);
+    expect(runsOf("[r](/relative)")).toEqual([{ text: "r", link: "/relative" }]);
+    expect(runsOf("[r](notes%20two.md)")).toEqual([{ text: "r", link: "notes%20two.md" }]);
+    expect(runsOf("[s](#installing-it)")).toEqual([{ text: "s", anchor: "installing-it" }]);
+  });
+
+  it("resolves reference links whose definition sits in another card of the export (issue 18)", () => {
+    const [first, second] = lexCards(["See [the guide][guide] and [own][o].\n\n[o]: https://own.example", "[guide]: https://guide.example\n[o]: https://other.example"], false);
+    const runs = inlineRuns((first.tokens[0] as Tokens.Paragraph).tokens);
+    expect(runs.filter((run) => run.link)).toEqual([
+      { text: "the guide", link: "https://guide.example/" },
+      { text: "own", link: "https://own.example/" },
+    ]);
+    expect(second.tokens.filter((token) => token.type !== "space" && token.type !== "def")).toEqual([]);
   });
 
   it("turns soft breaks into spaces and hard breaks into breaks", () => {
