@@ -31,6 +31,10 @@ export interface Pdf {
   outline: { title: string; level: number }[];
   /** Text per page, as pdftotext lays it out. */
   pageTexts: string[];
+  /** Every word pdftotext finds on a page, with its box (points, y down); words off the page are not found. */
+  words: { page: number; text: string; xMin: number; yMin: number; xMax: number; yMax: number }[];
+  /** Page size in points. */
+  size: { width: number; height: number };
   /** URLs of the link annotations (`pdfinfo -url`). */
   urls: string[];
   raw: Buffer;
@@ -75,7 +79,24 @@ export async function readPdf(file: string): Promise<Pdf> {
   const text = (await run("/usr/bin/pdftotext", ["-layout", file, "-"], { maxBuffer: 64 * 1024 * 1024 })).stdout;
   const urlTable = (await run("/usr/bin/pdfinfo", ["-url", file])).stdout;
   const urls = urlTable.split("\n").slice(1).map((line) => line.trim().split(/\s+/).slice(2).join(" ")).filter(Boolean);
-  return { pages, outline: pdfOutline(raw), pageTexts: text.split("\f").slice(0, pages), urls, raw };
+  const bbox = (await run("/usr/bin/pdftotext", ["-bbox", file, "-"], { maxBuffer: 64 * 1024 * 1024 })).stdout;
+  const words: Pdf["words"] = [];
+  let page = 0;
+  let size = { width: 0, height: 0 };
+  for (const line of bbox.split("\n")) {
+    const pageTag = /<page width="([\d.]+)" height="([\d.]+)"/.exec(line);
+    if (pageTag) {
+      page++;
+      size = { width: Number(pageTag[1]), height: Number(pageTag[2]) };
+      continue;
+    }
+    const word = /<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*)<\/word>/.exec(line);
+    if (word) {
+      const [xMin, yMin, xMax, yMax] = word.slice(1, 5).map(Number);
+      words.push({ page, text: word[5].replace(/&amp;/g, "&").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"'), xMin, yMin, xMax, yMax });
+    }
+  }
+  return { pages, outline: pdfOutline(raw), pageTexts: text.split("\f").slice(0, pages), words, size, urls, raw };
 }
 
 /**
