@@ -19,6 +19,9 @@ const DOCUMENT = [
   "All the flags; see [installing](#installing) and [the site][site].",
   "## Links",
   "[site]: https://cardtree.example/docs",
+  "## Math",
+  "Energy is $E = mc^2$, and",
+  "$$\\frac{a+b}{2}$$",
 ].join("\n\n");
 
 describeWithOffice("docx export, opened in LibreOffice", () => {
@@ -30,6 +33,7 @@ describeWithOffice("docx export, opened in LibreOffice", () => {
     server = await startInProcessServer();
     const writer = await buildUser(server.url, "docx-reader");
     const tree = await buildTree(writer, { name: "Manual", seed: DOCUMENT });
+    await writer.put(`/api/trees/${tree._id}`, { latex: true });
     const res = await fetch(`${server.url}/api/export/${tree._id}.docx`, { headers: { authorization: writer.authHeader! } });
     expect(res.status).toBe(200);
     const docx = Buffer.from(await res.arrayBuffer());
@@ -44,6 +48,7 @@ describeWithOffice("docx export, opened in LibreOffice", () => {
       { title: "On Debian", level: 3 },
       { title: "Reference", level: 1 },
       { title: "Links", level: 2 },
+      { title: "Math", level: 2 },
     ]);
   });
 
@@ -53,9 +58,17 @@ describeWithOffice("docx export, opened in LibreOffice", () => {
     expect(text).not.toContain("[the site]");
     expect(pdf.urls).toContain("https://cardtree.example/docs");
     // LibreOffice reads the in-page link as a jump to the heading's bookmark.
-    const target = /<text:a [^>]*xlink:href="#([^"]+)"[^>]*>installing</.exec(odt)?.[1];
+    const target = /<text:a [^>]*xlink:href="#([^"]+)"[^>]*>(?:<text:span[^>]*>)?installing</.exec(odt)?.[1];
     expect(target).toBeDefined();
     expect(odt).toContain(`<text:bookmark-start text:name="${target}"/>Installing`);
+  });
+
+  it("typesets math as Word equations, which LibreOffice reads as formulas", () => {
+    const text = pdf.pageTexts.join("\n");
+    expect(text).toContain("Energy is");
+    expect(text).not.toMatch(/\$|\\frac|mc\^2/);
+    // Two equations, each an embedded formula object.
+    expect(odt.match(/<draw:object\b/g)).toHaveLength(2);
   });
 
   it("shows the text in order, a code block's lines as written and the paragraph after it apart", () => {

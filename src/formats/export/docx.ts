@@ -23,7 +23,9 @@ import {
   type ParagraphChild,
 } from "docx";
 import type { Token, Tokens } from "marked";
+import { officeMath } from "./docx-math.js";
 import { docxNumbering, docxStyles, listReference, STYLE } from "./docx-styles.js";
+import { linearMath } from "./math-tree.js";
 import {
   headingTokens,
   htmlBlockText,
@@ -31,7 +33,9 @@ import {
   inlineText,
   lexCards,
   listItems,
+  restoreMarked,
   Slugger,
+  splitMath,
   xmlSafe,
   type InlineRun,
   type LexedCard,
@@ -72,7 +76,8 @@ export async function docxExporter({ tree, selected }: ExportInput): Promise<Buf
     tree.latex === true,
   );
   const writer = new BlockWriter(headingBookmarks(lexed));
-  for (const { tokens, restore } of lexed) writer.blocks(tokens, { listLevel: -1, quoteDepth: 0, restore });
+  // Math comes through the runs between marks, and becomes Word equations (docx-math.ts).
+  for (const { tokens, restore } of lexed) writer.blocks(tokens, { listLevel: -1, quoteDepth: 0, restore: restoreMarked(restore) });
   const title = xmlSafe(tree.name);
   const document = new Document({
     title,
@@ -184,19 +189,26 @@ class BlockWriter {
       const { link, anchor } = runs[i];
       const bookmark = anchor === undefined ? undefined : this.bookmarks.bySlug.get(anchor);
       if (link === undefined && bookmark === undefined) {
-        out.push(textRun(runs[i++]));
+        out.push(...textAndMath(runs[i++]));
         continue;
       }
       const children: TextRun[] = [];
-      while (i < runs.length && runs[i].link === link && runs[i].anchor === anchor) children.push(textRun(runs[i++]));
+      // A hyperlink holds runs only: math in a link's text is written in its linear form.
+      while (i < runs.length && runs[i].link === link && runs[i].anchor === anchor) {
+        const run = runs[i++];
+        children.push(textRun({ ...run, text: splitMath(run.text).map((part) => (part.math ? linearMath(part.text) : part.text)).join("") }));
+      }
       out.push(link !== undefined ? new ExternalHyperlink({ link, children }) : new InternalHyperlink({ anchor: bookmark!, children }));
     }
     return out;
   }
 
   private paragraph(runs: InlineRun[], ctx: Context) {
+    // A paragraph of display math alone is centred, as a typeset equation is.
+    const display = runs.length === 1 && /^\uE002\$\$[^]*\uE003$/.test(runs[0].text);
     this.out.push(
       new Paragraph({
+        alignment: display ? AlignmentType.CENTER : undefined,
         style: ctx.quoteDepth > 0 ? STYLE.quote : undefined,
         indent: blockIndent(ctx),
         children: this.runs(runs),
@@ -265,6 +277,14 @@ function table(token: Tokens.Table, ctx: Context, runs: (runs: InlineRun[]) => P
 
 const ALIGN = { left: AlignmentType.LEFT, center: AlignmentType.CENTER, right: AlignmentType.RIGHT } as const;
 
+
+/** A run as Word runs and equations: math a Word equation, or its source when Temml cannot read it. */
+function textAndMath(run: InlineRun): ParagraphChild[] {
+  return splitMath(run.text).map((part, i) => {
+    const math = part.math ? officeMath(part.text) : undefined;
+    return math ? math.math : textRun({ ...run, text: part.text, break: i === 0 ? run.break : undefined });
+  });
+}
 
 function textRun(run: InlineRun): TextRun {
   return new TextRun({

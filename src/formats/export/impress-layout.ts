@@ -10,6 +10,7 @@
  * table), so the deck can measure and place them.
  */
 import type { Token, Tokens } from "marked";
+import { linearMath } from "./math-tree.js";
 import { htmlBlockText, inlineRuns, inlineText, listItems, xmlSafe, type InlineRun, type LexedCard } from "./markdown-inline.js";
 
 export interface SlideParagraph {
@@ -84,7 +85,9 @@ const LINE = 1.2;
 const MAX_LEVEL = 8;
 
 /** The slides of one card, from its tokens (`lexCards`). Throws nothing. */
-export function cardSlides({ tokens, restore }: LexedCard): CardSlides {
+export function cardSlides({ tokens, restore: restoreSource }: LexedCard): CardSlides {
+  // Slides hold text: math as its Unicode linear form (x² + yᵢ), see math-tree.ts.
+  const restore = (text: string) => restoreSource(text, (span, inUrl) => (inUrl ? span : linearMath(span)));
   const titleIndex = tokens.findIndex((token) => token.type === "heading");
   const title = titleIndex >= 0 ? inlineText((tokens[titleIndex] as Tokens.Heading).tokens, restore).trim() : undefined;
   const body = new BlockWriter(restore);

@@ -72,6 +72,29 @@ function unrenderedTokens(content: string, note: string): TokensList {
   return Object.assign([paragraph, code] as Token[], { links: {} });
 }
 
+/**
+ * Marks around a math span in run text, for exporters that typeset it themselves (docx):
+ * `restoreMarked` puts math back between them; `splitMath` cuts a run's text at them.
+ */
+const MATH_OPEN = "\uE002";
+const MATH_CLOSE = "\uE003";
+
+/** `restore` that puts each math span back between marks (outside URLs). */
+export function restoreMarked(restore: LexedCard["restore"]): (text: string) => string {
+  return (text) => restore(text, (span, inUrl) => (inUrl ? span : `${MATH_OPEN}${span}${MATH_CLOSE}`));
+}
+
+/** A run's text as plain text and math spans, in order. */
+export function splitMath(text: string): { text: string; math: boolean }[] {
+  if (!text.includes(MATH_OPEN)) return [{ text, math: false }];
+  const parts: { text: string; math: boolean }[] = [];
+  for (const [, plain, math] of text.matchAll(/([^\uE002]+)|\uE002([^\uE003]*)\uE003?/g)) {
+    if (plain !== undefined) parts.push({ text: plain, math: false });
+    else if (math !== undefined) parts.push({ text: math, math: true });
+  }
+  return parts;
+}
+
 export interface InlineRun {
   text: string;
   bold?: boolean;
@@ -181,7 +204,7 @@ function appendRuns(runs: InlineRun[], tokens: readonly Token[], style: Style, r
         break;
       case "link": {
         // Autolinks are literal; in [text](url) character references count.
-        const href = restore(token.autolink ? token.href : decodeEntities(token.href));
+        const href = restore(token.autolink ? token.href : decodeEntities(token.href)).replace(/[\uE002\uE003]/g, "");
         const anchor = href.startsWith("#") ? decodeFragment(href.slice(1)) : undefined;
         const link = anchor === undefined ? (safeLinkTarget(href) ?? relativeLinkTarget(href)) : undefined;
         const inner = link !== undefined || anchor !== undefined ? { link, anchor } : {};
