@@ -34,6 +34,11 @@ describeWithOffice("docx export, opened in LibreOffice", () => {
     const writer = await buildUser(server.url, "docx-reader");
     const tree = await buildTree(writer, { name: "Manual", seed: DOCUMENT });
     await writer.put(`/api/trees/${tree._id}`, { latex: true });
+    // YAML front matter on the first card: document properties, never a heading.
+    const [first] = (await writer.get(`/api/trees/${tree._id}/cards`)).body;
+    const frontMatter = "---\ntitle: The Manual\nauthor: Ada Lovelace\nkeywords: [cards, trees]\n---\n";
+    const edited = await writer.put(`/api/trees/${tree._id}/cards/${first._id}`, { content: frontMatter + first.content });
+    expect(edited.status).toBe(200);
     const res = await fetch(`${server.url}/api/export/${tree._id}.docx`, { headers: { authorization: writer.authHeader! } });
     expect(res.status).toBe(200);
     const docx = Buffer.from(await res.arrayBuffer());
@@ -50,6 +55,11 @@ describeWithOffice("docx export, opened in LibreOffice", () => {
       { title: "Links", level: 2 },
       { title: "Math", level: 2 },
     ]);
+  });
+
+  it("keeps YAML front matter as the document's properties, not as text", () => {
+    expect(pdf.info).toMatchObject({ Title: "The Manual", Author: "Ada Lovelace", Keywords: "cards, trees" });
+    expect(pdf.pageTexts.join("\n")).not.toMatch(/title:|author:|Ada Lovelace/);
   });
 
   it("links in-page links to their heading and resolves a reference defined in another card", () => {

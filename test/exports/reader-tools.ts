@@ -27,6 +27,8 @@ export const describeWithOffice = available ? describe : describe.skip;
 
 export interface Pdf {
   pages: number;
+  /** The document information pdfinfo prints (Title, Author, Subject, Keywords, …). */
+  info: Record<string, string>;
   /** The outline (bookmarks) as titles, in order, each with its nesting level (1 = top). */
   outline: { title: string; level: number }[];
   /** Text per page, as pdftotext lays it out. */
@@ -96,7 +98,10 @@ export async function readPdf(file: string): Promise<Pdf> {
       words.push({ page, text: word[5].replace(/&amp;/g, "&").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"'), xMin, yMin, xMax, yMax });
     }
   }
-  return { pages, outline: pdfOutline(raw), pageTexts: text.split("\f").slice(0, pages), words, size, urls, raw };
+  const infoFields = Object.fromEntries(
+    info.split("\n").map((line) => /^([A-Za-z ]+):\s+(.*)$/.exec(line)).filter((m) => m !== null).map((m) => [m![1], m![2].trim()]),
+  );
+  return { pages, info: infoFields, outline: pdfOutline(raw), pageTexts: text.split("\f").slice(0, pages), words, size, urls, raw };
 }
 
 /**

@@ -27,6 +27,7 @@ import { officeMath } from "./docx-math.js";
 import { docxNumbering, docxStyles, listReference, STYLE } from "./docx-styles.js";
 import { linearMath } from "./math-tree.js";
 import {
+  documentProperties,
   headingTokens,
   htmlBlockText,
   inlineRuns,
@@ -78,11 +79,16 @@ export async function docxExporter({ tree, selected }: ExportInput): Promise<Buf
   const writer = new BlockWriter(headingBookmarks(lexed));
   // Math comes through the runs between marks, and becomes Word equations (docx-math.ts).
   for (const { tokens, restore } of lexed) writer.blocks(tokens, { listLevel: -1, quoteDepth: 0, restore: restoreMarked(restore) });
-  const title = xmlSafe(tree.name);
+  // Front matter (the first card's) becomes the document's properties, as pandoc does.
+  const properties = documentProperties(lexed);
+  const safe = (text: string | undefined) => (text === undefined ? undefined : xmlSafe(text));
   const document = new Document({
-    title,
-    creator: "Cardtree",
+    title: xmlSafe(properties.title ?? tree.name),
+    creator: safe(properties.author) ?? "Cardtree",
     lastModifiedBy: "Cardtree",
+    subject: safe(properties.subject),
+    description: safe(properties.description),
+    keywords: safe(properties.keywords),
     styles: docxStyles,
     numbering: docxNumbering,
     // A body needs a paragraph for Word to count it as a document.

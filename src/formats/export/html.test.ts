@@ -102,6 +102,14 @@ describe("html export", () => {
     expect(main).toContain('See <a href="https://guide.example/docs">the guide</a>.');
   });
 
+  it("keeps YAML front matter as the page's title and meta tags, not as a heading (issue 18)", () => {
+    const html = pageOf("---\ntitle: Field <notes>\nauthor: Ada\ndescription: What we saw\n---\n# First", "Second");
+    expect(html).toContain("<title>Field &#60;notes&#62;</title>");
+    expect(html).toContain('<meta name="author" content="Ada">');
+    expect(html).toContain('<meta name="description" content="What we saw">');
+    expect(mainOf(html)).not.toMatch(/title:|<hr|<h2/);
+  });
+
   it("reads dollars as Markdown in trees without latex", () => {
     expect(mainOf(pageOf("$a_1*b*c$"))).toContain("<em>b</em>");
   });

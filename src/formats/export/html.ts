@@ -7,7 +7,7 @@
 import { Marked, type Tokens } from "marked";
 import sanitizeHtml from "sanitize-html";
 import { checkMarkdown, unrenderedHtml } from "../markdown-guard.js";
-import { inlineText, lexCards, Slugger, type LexedCard } from "./markdown-inline.js";
+import { documentProperties, inlineText, lexCards, Slugger, type LexedCard } from "./markdown-inline.js";
 import { typesetMath } from "./math.js";
 import type { ExportInput } from "./select.js";
 
@@ -22,14 +22,22 @@ export function htmlExporter({ tree, selected }: ExportInput): string {
   const sections = selected.map(
     ({ card, depth }, i) => `<section class="card" data-depth="${depth}">\n${render(card.content, lexed[i])}</section>\n`,
   );
+  // Front matter (the first card's) becomes the page's title and meta tags, as pandoc does.
+  const properties = documentProperties(lexed);
+  const meta = (["author", "description", "keywords"] as const)
+    .filter((name) => properties[name] !== undefined)
+    .map((name) => `<meta name="${name}" content="${escapeHtml(properties[name]!)}">\n`)
+    .join("");
+  const lang = properties.lang && /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*$/.test(properties.lang) ? ` lang="${properties.lang}"` : "";
   return `<!DOCTYPE html>
-<html>
+<html${lang}>
 <head>
 <meta charset="utf-8">
+${meta}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src http: https: file: 'self'; base-uri 'none'; form-action 'none'">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml(tree.name)}</title>
+<title>${escapeHtml(properties.title ?? tree.name)}</title>
 <style>
 ${STYLESHEET}
 </style>

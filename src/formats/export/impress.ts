@@ -20,7 +20,7 @@ import {
   type SlideParagraph,
   type SlideTable,
 } from "./impress-layout.js";
-import { lexCards, xmlSafe, type InlineRun } from "./markdown-inline.js";
+import { documentProperties, lexCards, xmlSafe, type InlineRun } from "./markdown-inline.js";
 import { finishPresentation } from "./pptx-package.js";
 import type { ExportInput } from "./select.js";
 
@@ -40,10 +40,13 @@ const HEADER_FILL = "E7E6E6";
  * @throws ValidationError when the selection would make more than MAX_SLIDES slides.
  */
 export async function impressExporter({ tree, selected }: ExportInput): Promise<Buffer> {
-  const cards = lexCards(
+  const lexed = lexCards(
     selected.map(({ card }) => card.content),
     tree.latex === true,
-  ).map(cardSlides);
+  );
+  const cards = lexed.map(cardSlides);
+  // Front matter (the first card's) names the deck and its title slide, as pandoc does.
+  const properties = documentProperties(lexed);
   const slideCount = 1 + cards.reduce((sum, card) => sum + (card.title === undefined && card.pages.every((page) => page.length === 0) ? 0 : card.pages.length), 0);
   if (slideCount > MAX_SLIDES) {
     throw new ValidationError(
@@ -52,13 +55,13 @@ export async function impressExporter({ tree, selected }: ExportInput): Promise<
     );
   }
   // An empty text box is what makes PowerPoint repair a file, so the title slide always says something.
-  const name = xmlSafe(tree.name).trim() || "Untitled";
+  const name = xmlSafe(properties.title ?? tree.name).trim() || xmlSafe(tree.name).trim() || "Untitled";
   const deck = new PptxGenJS();
   deck.layout = "LAYOUT_16x9";
   deck.title = name;
-  deck.author = "Cardtree";
+  deck.author = xmlSafe(properties.author ?? "Cardtree");
   deck.company = "Cardtree";
-  deck.subject = name;
+  deck.subject = xmlSafe(properties.subject ?? properties.description ?? name);
   deck.addSlide().addText(name, {
     x: 0.5,
     y: 1.3,

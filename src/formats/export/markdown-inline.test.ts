@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeEntities, htmlBlockText, inlineRuns, inlineText, lexCard, lexCards, listItems, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
+import { decodeEntities, documentProperties, frontMatter, htmlBlockText, inlineRuns, inlineText, lexCard, lexCards, listItems, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
 import type { Tokens } from "marked";
 
 function runsOf(markdown: string, latex = false) {
@@ -131,5 +131,26 @@ describe("htmlBlockText", () => {
 
   it("puts protected math back and keeps the result XML-safe", () => {
     expect(htmlBlockText("<span>MATH0 \u0001</span>", (t) => t.replace("MATH0", "x<y"))).toBe(xmlSafe("x<y \u0001"));
+  });
+});
+
+describe("frontMatter", () => {
+  it("reads a card's YAML front matter as properties and leaves the rest", () => {
+    const card = "---\ntitle: \"A: title\"\nauthor: Ada\ntags:\n  - one\n  - two\nkeywords: [x, 'y']\n---\n# Heading\n\nText";
+    expect(frontMatter(card)).toEqual({
+      body: "# Heading\n\nText",
+      properties: { title: "A: title", author: "Ada", tags: "one, two", keywords: "x, y" },
+    });
+  });
+
+  it("does not take a rule, a line of text and a setext underline for front matter", () => {
+    expect(frontMatter("---\nJust text\n---\n")).toEqual({ body: "---\nJust text\n---\n" });
+    expect(frontMatter("Text\n---\ntitle: x\n---")).toEqual({ body: "Text\n---\ntitle: x\n---" });
+  });
+
+  it("is never lexed as a heading or a rule", () => {
+    const [card] = lexCards(["---\ntitle: T\n---\nBody"], false);
+    expect(card.tokens.map((token) => token.type)).toEqual(["paragraph"]);
+    expect(documentProperties([card]).title).toBe("T");
   });
 });

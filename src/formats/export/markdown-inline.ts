@@ -11,6 +11,8 @@ import { protectMath } from "./math.js";
 
 export interface LexedCard {
   tokens: TokensList;
+  /** The card's YAML front matter, when it opens with one: kept as document properties, not shown. */
+  properties?: DocumentProperties;
   /**
    * Puts math back into text taken from the tokens (identity unless the tree has `latex`),
    * each span through `encode` when given (see `protectMath`).
@@ -36,21 +38,22 @@ export function lexCard(content: string, latex: boolean): LexedCard {
  * before inline text, so every card's blocks are lexed before any card's inline text.
  */
 export function lexCards(contents: readonly string[], latex: boolean): LexedCard[] {
-  const started = contents.map((content) => {
-    const verdict = checkMarkdown(content);
-    if (!verdict.ok) return { done: { tokens: unrenderedTokens(content, verdict.note), restore: identity } };
+  const started = contents.map((whole) => {
+    const verdict = checkMarkdown(whole);
+    if (!verdict.ok) return { done: { tokens: unrenderedTokens(whole, verdict.note), restore: identity } };
+    const { body: content, properties } = frontMatter(whole);
     const math = latex ? protectMath(content) : undefined;
     // A private lexer with marked's defaults: options set on the global `marked` elsewhere cannot change exports.
     const lexer = new Lexer({ ...getDefaults(), gfm: true });
     lexer.blockTokens((math ? math.text : content).replace(/\r\n?/g, "\n"), lexer.tokens);
     const restore: LexedCard["restore"] = math ? (text, encode) => math.restore(text, encode) : identity;
-    return { lexer, restore };
+    return { lexer, restore, properties };
   });
   const definitions: TokensList["links"] = Object.create(null);
   for (const { lexer } of started) {
     for (const [tag, link] of Object.entries(lexer?.tokens.links ?? {})) definitions[tag] ??= link;
   }
-  return started.map(({ done, lexer, restore }) => {
+  return started.map(({ done, lexer, restore, properties }) => {
     if (done) return done;
     const own = lexer!.tokens.links;
     for (const [tag, link] of Object.entries(definitions)) own[tag] ??= link;
@@ -60,8 +63,69 @@ export function lexCards(contents: readonly string[], latex: boolean): LexedCard
       lexer!.inlineTokens(next.src, next.tokens);
     }
     lexer!.inlineQueue = [];
-    return { tokens: lexer!.tokens, restore: restore! };
+    return { tokens: lexer!.tokens, restore: restore!, properties };
   });
+}
+
+/**
+ * What a document's YAML front matter may say, as pandoc reads it: title, author(s), subject,
+ * description (or abstract), keywords (or tags), date. Other keys are kept too, as text.
+ */
+export type DocumentProperties = Record<string, string>;
+
+// `---` first, the YAML, then `---` or `...` on a line of its own.
+const FRONT_MATTER = /^---[ \t]*\n([^]*?)\n(?:---|\.\.\.)[ \t]*(?:\n|$)/;
+const YAML_KEY = /^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*)$/;
+
+/**
+ * A card's YAML front matter, read as the flat `key: value` map documents use (lists as
+ * `[a, b]` or `- item` lines are joined with ", "), and the card without it. A block
+ * whose lines are not all of that shape is not front matter (`---` then text then `---`
+ * is a rule and a heading in Markdown). Throws nothing.
+ */
+export function frontMatter(content: string): { body: string; properties?: DocumentProperties } {
+  const match = FRONT_MATTER.exec(content.replace(/^\uFEFF/, ""));
+  if (!match) return { body: content };
+  const properties: DocumentProperties = {};
+  let key: string | undefined;
+  for (const line of match[1].split("\n")) {
+    if (line.trim() === "" || line.trimStart().startsWith("#")) continue;
+    const pair = YAML_KEY.exec(line);
+    const item = /^[ \t]+-[ \t]+(.*)$/.exec(line);
+    if (pair) {
+      key = pair[1].toLowerCase();
+      properties[key] = yamlScalar(pair[2]);
+    } else if (item && key !== undefined) {
+      properties[key] = [properties[key], yamlScalar(item[1])].filter(Boolean).join(", ");
+    } else if (/^[ \t]+\S/.test(line) && key !== undefined) {
+      properties[key] = `${properties[key]} ${line.trim()}`.trim();
+    } else {
+      return { body: content };
+    }
+  }
+  return { body: content.slice(match[0].length), properties };
+}
+
+function yamlScalar(value: string): string {
+  const text = value.trim();
+  if (/^\[.*\]$/.test(text)) return text.slice(1, -1).split(",").map(yamlScalar).filter(Boolean).join(", ");
+  if (/^"(?:[^"\\]|\\.)*"$/.test(text)) return text.slice(1, -1).replace(/\\(["\\])/g, "$1");
+  if (/^'(?:[^']|'')*'$/.test(text)) return text.slice(1, -1).replace(/''/g, "'");
+  return text.replace(/[ \t]+#.*$/, "");
+}
+
+/** The properties of the first card that has front matter, pandoc's names mapped to the document's. */
+export function documentProperties(lexed: readonly LexedCard[]) {
+  const found = lexed.find((card) => card.properties)?.properties ?? {};
+  const pick = (...keys: string[]) => keys.map((key) => found[key]).find((value) => value !== undefined && value !== "");
+  return {
+    title: pick("title"),
+    author: pick("author", "authors"),
+    subject: pick("subject", "subtitle"),
+    description: pick("description", "abstract", "summary"),
+    keywords: pick("keywords", "tags"),
+    lang: pick("lang", "language"),
+  };
 }
 
 function unrenderedTokens(content: string, note: string): TokensList {
