@@ -66,9 +66,17 @@ module.exports = {
     {
       name: "web-shares-only-records",
       severity: "error",
-      comment: "The browser bundle may share the server's records and tree order, nothing that runs on the server.",
+      comment: "The browser bundle may share the kernel (shared/), the server's records and tree order, nothing that runs on the server.",
       from: { path: `${SRC}web/` },
-      to: { path: `${SRC}(?!web/)`, pathNot: `${SRC}domain/(records|tree-order)\\.ts$` },
+      to: { path: `${SRC}(?!web/|shared/)`, pathNot: `${SRC}domain/(records|tree-order)\\.ts$` },
+    },
+    {
+      name: "shared-is-the-kernel",
+      severity: "error",
+      comment: "shared/ runs in the browser and on the server alike: it imports only itself and packages, never node: built-ins.",
+      // Its tests run under Node and may read fixtures.
+      from: { path: `${SRC}shared/`, pathNot: "\\.test\\.ts$" },
+      to: { path: [`${SRC}(?!shared/)`, "^node:", "^(fs|path|crypto|os|child_process|worker_threads|net|http)$"] },
     },
   ],
   options: {

@@ -23,6 +23,8 @@ export interface Config {
    * still served, so a load balancer stops sending before the port closes.
    */
   timeouts: { headersMs: number; requestMs: number; shutdownMs: number; shutdownDelayMs: number };
+  /** Exports off the event loop (src/formats/export/worker-pool.ts; docs/reliability.md "Markdown and export cost"). */
+  exports: { workers: number; queue: number; timeoutMs: number; workerMemoryMb: number };
   /** When the store rewrites a datafile that has grown (src/store/nedb-compaction.ts). */
   compaction: { checkIntervalMs: number; minAppendedLines: number; garbageRatio: number };
   limits: {
@@ -91,6 +93,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestMs: integer(env.REQUEST_TIMEOUT_MS, 60_000, "REQUEST_TIMEOUT_MS"),
       shutdownMs: integer(env.SHUTDOWN_TIMEOUT_MS, 30_000, "SHUTDOWN_TIMEOUT_MS"),
       shutdownDelayMs: integer(env.SHUTDOWN_DELAY_MS, 0, "SHUTDOWN_DELAY_MS"),
+    },
+    exports: {
+      workers: integer(env.EXPORT_WORKERS, 2, "EXPORT_WORKERS"),
+      queue: integer(env.EXPORT_QUEUE, 16, "EXPORT_QUEUE"),
+      timeoutMs: integer(env.EXPORT_TIMEOUT_MS, 30_000, "EXPORT_TIMEOUT_MS"),
+      workerMemoryMb: integer(env.EXPORT_WORKER_MEMORY_MB, 1024, "EXPORT_WORKER_MEMORY_MB"),
     },
     compaction: {
       checkIntervalMs: integer(env.COMPACT_CHECK_MS, 60_000, "COMPACT_CHECK_MS"),

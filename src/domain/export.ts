@@ -17,6 +17,9 @@ import { loadTree } from "./trees.js";
  */
 export const loadExporters = () => import("../formats/export/index.js");
 
+/** The worker hand-off, loaded on the first export too; only ever imported dynamically (see the module). */
+const loadExportPool = () => import("../formats/export/worker-pool.js");
+
 export function parseExportFormat(format: string): ExportFormat {
   if (!(exportFormats as readonly string[]).includes(format)) {
     throw new ValidationError(`Unknown export format "${format}"; use one of ${exportFormats.join(", ")}.`, [
@@ -40,6 +43,7 @@ export async function exportTreeAs(
   const checkedFormat = parseExportFormat(format);
   const options = parseInput(exportQuerySchema, query);
   const tree = await loadTree(ctx, actor, treeId, "export");
-  const { exportTree } = await loadExporters();
-  return exportTree(checkedFormat, tree, await ctx.store.cards.liveByTree(tree._id), options);
+  const cards = await ctx.store.cards.liveByTree(tree._id);
+  const { exportOffThread } = await loadExportPool();
+  return exportOffThread(ctx.config.exports, { format: checkedFormat, tree, cards, options });
 }

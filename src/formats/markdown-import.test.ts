@@ -33,8 +33,16 @@ describe("markdownToCards: headings (rule 1)", () => {
     expect(markdownToCards(lines("#A", "##B", "text"))).toEqual([card("#A", card("##B\ntext"))]);
   });
 
-  it("leaves a #tag that continues a paragraph as text", () => {
-    expect(markdownToCards(lines("Some text", "#tag and more"))).toEqual([card("Some text\n#tag and more")]);
+  it("reads a #Title line that continues a paragraph as a heading, as Gingko does (issue 18)", () => {
+    expect(markdownToCards(lines("# Top", "text", "##Sub", "more"))).toEqual([card("# Top\ntext", card("##Sub\nmore"))]);
+    expect(markdownToCards(lines("Some text", "#tag and more"))).toEqual([card("Some text"), card("#tag and more")]);
+    // Text after the heading line is read afresh: here an indented code block.
+    expect(markdownToCards(lines("a", "#B", "    code"))).toEqual([card("a"), card("#B\n    code")]);
+  });
+
+  it("leaves #Title lines inside list items and quotes as their text", () => {
+    expect(markdownToCards(lines("- item", "#tag"))).toEqual([card("- item\n#tag")]);
+    expect(markdownToCards(lines("> quote", "#tag"))).toEqual([card("> quote\n#tag")]);
   });
 
   it("does not take seven hashes or an escaped hash for a heading", () => {
@@ -145,6 +153,15 @@ describe("markdownToCards: content as written (rule 4)", () => {
 });
 
 describe("markdownToCards: blocks that are never split (rule 5)", () => {
+  it("keeps a block indented under a list after a blank line in the list's card, as Gingko does (issue 18)", () => {
+    expect(markdownToCards(lines("# H", "- item", "", " more of the item"))).toEqual([card("# H\n- item\n\n more of the item")]);
+    expect(markdownToCards(lines("# H", "1. item", "", "  more", "", "  and more", "", "After."))).toEqual([
+      card("# H", card("1. item\n\n  more\n\n  and more"), card("After.")),
+    ]);
+    // An unindented paragraph ends the list, and an indented heading still starts a section.
+    expect(markdownToCards(lines("- item", "", "Next", "", "  ## Sub"))).toEqual([card("- item\n\nNext", card("  ## Sub"))]);
+  });
+
   it("keeps lists, code blocks, tables and block quotes whole", () => {
     const list = lines("- one", "", "  more of one", "- two", "  1. nested");
     const code = lines("```js", "const a = 1;", "", "const b = 2;", "```");

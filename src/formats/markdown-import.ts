@@ -6,11 +6,14 @@
  * Choices where SPEC §7 is silent:
  * - The seed is normalised first: a leading BOM is dropped, CRLF and lone CR become LF.
  * - A seed that is empty or only white space makes one empty card, like an empty one.
- * - `#Title` (1–6 hashes, then neither space nor `#`) is a heading only where a block may
- *   start: at the start of the seed, after a blank line, a heading or another block. A
- *   `#tag` on a line that continues a paragraph, list item or quote stays text, and lines in
- *   code blocks are never headings. A setext underline below `#Title` does not turn it into
- *   a setext heading: `#Title` wins and the underline is read on its own (`---` is a rule).
+ * - `#Title` (1–6 hashes, then neither space nor `#`) is a heading wherever a top-level
+ *   line is, a line that continues a paragraph included (`text\n##Sub`), as Gingko's lexer
+ *   reads it. Inside list items and quotes it stays their text, and lines in code blocks are
+ *   never headings. A setext underline below `#Title` does not turn it into a setext
+ *   heading: `#Title` wins and the underline is read on its own (`---` is a rule).
+ * - A block indented by at least one space after a list and a blank line belongs to the list
+ *   (Gingko's lexer ends a list item only at a blank line followed by an unindented line),
+ *   even where CommonMark would end the list; an indented heading still starts a section.
  * - Headings inside block quotes or list items are not section headings: the quote or list
  *   is one block.
  * - Every other top-level block is a block like any other, kept as written: paragraphs,
@@ -44,6 +47,7 @@ interface Section {
 }
 
 const NO_SPACE_HEADING = /^ {0,3}(#{1,6})[^\s#]/;
+const NO_SPACE_HEADING_LINE = /^ {0,3}#{1,6}[^\s#]/m;
 
 /**
  * marked lexes the inside of every list item and quote, recursively: a list nested a few
@@ -86,10 +90,12 @@ function normaliseSeedText(text: string): string {
  */
 function headingsAndBlocks(source: string): Piece[] {
   const pieces: Piece[] = [];
-  // Frames of tokens still to read; a `#Title` paragraph pushes a frame for its rest.
+  // Frames of tokens still to read; a paragraph holding `#Title` lines pushes a frame for its parts.
   const frames: { tokens: Token[]; next: number; offset: number }[] = [
     { tokens: lexBlocks(source), next: 0, offset: 0 },
   ];
+  // The last piece is a list, perhaps with indented blocks already taken into it.
+  let afterList = false;
   while (frames.length > 0) {
     const frame = frames[frames.length - 1];
     if (frame.next === frame.tokens.length) {
@@ -100,35 +106,65 @@ function headingsAndBlocks(source: string): Piece[] {
     const start = frame.offset;
     frame.offset += token.raw.length;
     if (token.type === "space") continue;
-    if ((token.type === "paragraph" || token.type === "heading") && NO_SPACE_HEADING.test(token.raw)) {
-      const restStart = takeNoSpaceHeadings(token.raw, start, pieces);
-      const rest = source.slice(restStart, frame.offset);
-      if (rest.trim() !== "") frames.push({ tokens: lexBlocks(rest), next: 0, offset: restStart });
+    const last = pieces[pieces.length - 1];
+    if (afterList && last?.kind === "block" && token.type !== "heading" && /^[ \t]/.test(token.raw)) {
+      // Gingko's lexer ends a list item only at a blank line followed by an unindented line:
+      // an indented block after a blank line stays in the list's card.
+      last.span.end = frame.offset;
+      continue;
+    }
+    afterList = false;
+    if (token.type === GINGKO_HEADING) {
+      const { depth } = token as GingkoHeading;
+      pieces.push({ kind: "heading", depth, span: { start, end: start + token.raw.replace(/\n$/, "").length } });
+    } else if ((token.type === "paragraph" || token.type === "heading") && NO_SPACE_HEADING_LINE.test(token.raw)) {
+      frames.push({ tokens: splitAtNoSpaceHeadings(token.raw), next: 0, offset: start });
     } else if (token.type === "heading") {
       pieces.push({ kind: "heading", depth: token.depth, span: { start, end: frame.offset } });
     } else {
       pieces.push({ kind: "block", span: { start, end: frame.offset } });
+      afterList = token.type === "list";
     }
   }
   return pieces;
 }
 
+/** A `#Title` line found inside a paragraph, as a token of its own (never produced by marked). */
+const GINGKO_HEADING = "gingkoHeading";
+interface GingkoHeading {
+  type: typeof GINGKO_HEADING;
+  raw: string;
+  depth: number;
+}
+
 /**
- * Records each leading `#Title` line of a paragraph as a heading; returns where the rest
- * of the paragraph starts. All leading lines are taken at once (each follows a heading, so
- * each starts a block) to keep a long run of them linear.
+ * A paragraph (or setext heading) holding `#Title` lines, as the tokens Gingko reads in it:
+ * the lines before the first `#Title` stay one paragraph, each `#Title` line is a heading
+ * (it interrupts a paragraph, SPEC §7 rule 1), and the text between and after them is lexed
+ * again, as what follows a heading. Each part is read once, so a long run stays linear.
  */
-function takeNoSpaceHeadings(raw: string, start: number, pieces: Piece[]): number {
-  let lineStart = 0;
-  while (lineStart < raw.length) {
-    const newline = raw.indexOf("\n", lineStart);
-    const lineEnd = newline === -1 ? raw.length : newline;
-    const match = NO_SPACE_HEADING.exec(raw.slice(lineStart, lineEnd));
-    if (!match) break;
-    pieces.push({ kind: "heading", depth: match[1].length, span: { start: start + lineStart, end: start + lineEnd } });
-    lineStart = lineEnd + 1;
+function splitAtNoSpaceHeadings(raw: string): Token[] {
+  const tokens: Token[] = [];
+  let text = "";
+  let afterHeading = false;
+  const flush = () => {
+    if (text === "") return;
+    if (afterHeading) tokens.push(...lexBlocks(text));
+    else tokens.push({ type: "paragraph", raw: text, text, tokens: [] });
+    text = "";
+  };
+  for (const line of raw.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
+    const match = NO_SPACE_HEADING.exec(line);
+    if (!match) {
+      text += line;
+      continue;
+    }
+    flush();
+    tokens.push({ type: GINGKO_HEADING, raw: line, depth: match[1].length } as GingkoHeading as unknown as Token);
+    afterHeading = true;
   }
-  return start + Math.min(lineStart, raw.length);
+  flush();
+  return tokens;
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
+import { checkMarkdown, unrenderedHtml } from "../shared/markdown-guard.js";
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 
@@ -21,7 +22,10 @@ const CACHE_LIMIT = 5000;
 export function renderMarkdown(source: string): string {
   const cached = cache.get(source);
   if (cached !== undefined) return cached;
-  const html = DOMPurify.sanitize(marked.parse(spaceHeadings(source)) as string, {
+  // A card too costly or too deep for marked is shown as its text (issue 12).
+  const verdict = checkMarkdown(source);
+  const rendered = verdict.ok ? (marked.parse(spaceHeadings(source)) as string) : unrenderedHtml(source, verdict.note);
+  const html = DOMPurify.sanitize(rendered, {
     USE_PROFILES: { html: true },
     FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
     FORBID_ATTR: ["style"],

@@ -171,3 +171,42 @@ describe("GET /api/export/:treeId.:format", () => {
     expect(res.text).toContain("# One");
   });
 });
+
+describe("exports off the event loop (issue 12)", () => {
+  it("an export past EXPORT_TIMEOUT_MS is 422 limit_reached, and the next export still works", async () => {
+    const slow = await startInProcessServer({ EXPORT_TIMEOUT_MS: "1" });
+    try {
+      const alice = await buildUser(slow.url);
+      const tree = await buildTree(alice, { name: "Slow", seed: SEED });
+      const res = await alice.get(`/api/export/${tree._id}.docx`);
+      expect(res.status).toBe(422);
+      expect(res.body).toMatchObject({ error: "limit_reached" });
+      expect(res.body.message).toMatch(/narrow it with cardId or column/);
+      // Cheap text exports stay on the main thread, so the deadline does not apply to them.
+      expect((await alice.get(`/api/export/${tree._id}.md`)).status).toBe(200);
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it("with EXPORT_WORKERS=0 every format is exported on the main thread", async () => {
+    const inline = await startInProcessServer({ EXPORT_WORKERS: "0", EXPORT_TIMEOUT_MS: "1" });
+    try {
+      const alice = await buildUser(inline.url);
+      const tree = await buildTree(alice, { name: "Inline", seed: SEED });
+      for (const format of ["html", "docx", "impress"]) {
+        expect((await alice.get(`/api/export/${tree._id}.${format}`)).status, format).toBe(200);
+      }
+    } finally {
+      await inline.stop();
+    }
+  });
+
+  it("errors thrown in the worker keep their code and details: an unknown cardId is 404", async () => {
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { name: "Worker errors", seed: SEED });
+    const res = await alice.get(`/api/export/${tree._id}.docx?cardId=${"a".repeat(24)}`);
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ error: "not_found", message: "Card was not found." });
+  });
+});

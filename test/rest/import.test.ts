@@ -34,6 +34,16 @@ describe("POST /api/trees/:treeId/cards/seed", () => {
     expect(res.body[2].parentId).toBe(res.body[1]._id);
   });
 
+  it("reads Gingko's headings and list items as Gingko does: text\\n##Sub is a heading, an indented paragraph stays in its list", async () => {
+    const { alice, tree } = await ownerWithTree();
+    const seed = "# Notes\nSome text\n##Details\n- item\n\n  more of the item\n\n##Last";
+    const res = await alice.post(`/api/trees/${tree._id}/cards/seed`, { parentId: null, seed });
+    expect(res.status).toBe(201);
+    expect(contents(res.body)).toEqual(["# Notes\nSome text", "##Details\n- item\n\n  more of the item", "##Last"]);
+    expect(res.body[1].parentId).toBe(res.body[0]._id);
+    expect(res.body[2].parentId).toBe(res.body[0]._id);
+  });
+
   it("imports under a card, after its children; nothing existing moves", async () => {
     const { alice, tree, root } = await ownerWithTree();
     const existing = await buildCard(alice, tree._id, { parentId: root._id, content: "existing", position: 7.5 });

@@ -151,11 +151,16 @@ describe("docx export flags and edges", () => {
     expect(packageProblems(parts)).toEqual({});
   });
 
-  it("keeps math as written in latex trees", async () => {
+  it("typesets math in latex trees as Word equations (issue 18)", async () => {
     const b = new CardBuilder(buildTree({ latex: true }));
-    b.card("Area $a_1*b_2*$ here");
-    const doc = (await exportParts(b)).get("word/document.xml")!;
-    expect(doc).toContain("Area $a_1*b_2*$ here");
+    b.card("Area $a_1*b_2*$ here\n\n$$\\frac{x}{2}$$\n\nBroken $\\frac{a$ stays.");
+    const parts = await exportParts(b);
+    const doc = parts.get("word/document.xml")!;
+    expect(xmlProblems(doc)).toEqual([]);
+    expect(doc).toContain("<w:t xml:space=\"preserve\">Area </w:t></w:r><m:oMath><m:sSub><m:sSubPr/><m:e><m:r><m:t>a</m:t>");
+    expect(doc).toMatch(/<w:jc w:val="center"\/>[\s\S]*?<m:oMath><m:f>/);
+    expect(doc).toContain("$\\frac{a$");
+    expect(doc).not.toContain("a_1");
   });
 });
 

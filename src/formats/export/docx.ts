@@ -8,9 +8,11 @@
  */
 import {
   AlignmentType,
+  Bookmark,
   Document,
   ExternalHyperlink,
   HeadingLevel,
+  InternalHyperlink,
   Packer,
   Paragraph,
   Table,
@@ -21,8 +23,24 @@ import {
   type ParagraphChild,
 } from "docx";
 import type { Token, Tokens } from "marked";
+import { officeMath } from "./docx-math.js";
 import { docxNumbering, docxStyles, listReference, STYLE } from "./docx-styles.js";
-import { htmlBlockText, inlineRuns, lexCard, listItems, xmlSafe, type InlineRun } from "./markdown-inline.js";
+import { linearMath } from "./math-tree.js";
+import {
+  documentProperties,
+  headingTokens,
+  htmlBlockText,
+  inlineRuns,
+  inlineText,
+  lexCards,
+  listItems,
+  restoreMarked,
+  Slugger,
+  splitMath,
+  xmlSafe,
+  type InlineRun,
+  type LexedCard,
+} from "./markdown-inline.js";
 import type { ExportInput } from "./select.js";
 
 /** Twips of text width on the library's default page (A4, 1-inch margins): tables fill it. */
@@ -54,16 +72,23 @@ interface Context {
  * The document as a .docx file. Throws only what the docx library throws on a bug of ours.
  */
 export async function docxExporter({ tree, selected }: ExportInput): Promise<Buffer> {
-  const writer = new BlockWriter();
-  for (const { card } of selected) {
-    const { tokens, restore } = lexCard(card.content, tree.latex === true);
-    writer.blocks(tokens, { listLevel: -1, quoteDepth: 0, restore });
-  }
-  const title = xmlSafe(tree.name);
+  const lexed = lexCards(
+    selected.map(({ card }) => card.content),
+    tree.latex === true,
+  );
+  const writer = new BlockWriter(headingBookmarks(lexed));
+  // Math comes through the runs between marks, and becomes Word equations (docx-math.ts).
+  for (const { tokens, restore } of lexed) writer.blocks(tokens, { listLevel: -1, quoteDepth: 0, restore: restoreMarked(restore) });
+  // Front matter (the first card's) becomes the document's properties, as pandoc does.
+  const properties = documentProperties(lexed);
+  const safe = (text: string | undefined) => (text === undefined ? undefined : xmlSafe(text));
   const document = new Document({
-    title,
-    creator: "Cardtree",
+    title: xmlSafe(properties.title ?? tree.name),
+    creator: safe(properties.author) ?? "Cardtree",
     lastModifiedBy: "Cardtree",
+    subject: safe(properties.subject),
+    description: safe(properties.description),
+    keywords: safe(properties.keywords),
     styles: docxStyles,
     numbering: docxNumbering,
     // A body needs a paragraph for Word to count it as a document.
@@ -72,10 +97,36 @@ export async function docxExporter({ tree, selected }: ExportInput): Promise<Buf
   return Packer.toBuffer(document);
 }
 
+/**
+ * Every heading's Word bookmark, so `[see](#installing)` can be an internal hyperlink: ids as
+ * the html export makes them (unique across the document), names as Word wants them (a
+ * letter first, letters, digits and `_`, at most 40 characters).
+ */
+interface Bookmarks {
+  byHeading: Map<Tokens.Heading, string>;
+  bySlug: Map<string, string>;
+}
+
+function headingBookmarks(lexed: readonly LexedCard[]): Bookmarks {
+  const slugs = new Slugger();
+  const bookmarks: Bookmarks = { byHeading: new Map(), bySlug: new Map() };
+  for (const { tokens, restore } of lexed) {
+    for (const heading of headingTokens(tokens)) {
+      const slug = slugs.slug(inlineText(heading.tokens, restore));
+      const name = `h${bookmarks.byHeading.size + 1}_${slug.replace(/[^A-Za-z0-9_]/g, "_")}`.slice(0, 40);
+      bookmarks.byHeading.set(heading, name);
+      bookmarks.bySlug.set(slug, name);
+    }
+  }
+  return bookmarks;
+}
+
 class BlockWriter {
   readonly out: Block[] = [];
   /** Each Markdown list is its own Word list, so its numbering starts afresh. */
   private listInstance = 0;
+
+  constructor(private readonly bookmarks: Bookmarks) {}
 
   blocks(tokens: readonly Token[], ctx: Context) {
     for (const token of tokens) this.block(token, ctx);
@@ -85,10 +136,12 @@ class BlockWriter {
     switch (token.type) {
       case "heading": {
         const heading = token as Tokens.Heading;
+        const children = this.runs(inlineRuns(heading.tokens, ctx.restore));
+        const bookmark = this.bookmarks.byHeading.get(heading);
         this.out.push(
           new Paragraph({
             heading: HEADINGS[Math.min(heading.depth, 6) - 1],
-            children: docxRuns(inlineRuns(heading.tokens, ctx.restore)),
+            children: bookmark ? [new Bookmark({ id: bookmark, children })] : children,
           }),
         );
         break;
@@ -109,7 +162,7 @@ class BlockWriter {
         this.code(ctx.restore(token.text), ctx);
         break;
       case "table":
-        this.out.push(table(token as Tokens.Table, ctx));
+        this.out.push(table(token as Tokens.Table, ctx, (runs) => this.runs(runs)));
         break;
       case "hr":
         this.out.push(new Paragraph({ thematicBreak: true }));
@@ -131,12 +184,40 @@ class BlockWriter {
     }
   }
 
+  /**
+   * Runs as Word runs; consecutive runs of one link share one hyperlink: external for a URL
+   * (relative ones open beside the document), internal for a heading of this document.
+   * A link to a heading the export does not hold keeps its text without a link.
+   */
+  runs(runs: readonly InlineRun[]): ParagraphChild[] {
+    const out: ParagraphChild[] = [];
+    for (let i = 0; i < runs.length; ) {
+      const { link, anchor } = runs[i];
+      const bookmark = anchor === undefined ? undefined : this.bookmarks.bySlug.get(anchor);
+      if (link === undefined && bookmark === undefined) {
+        out.push(...textAndMath(runs[i++]));
+        continue;
+      }
+      const children: TextRun[] = [];
+      // A hyperlink holds runs only: math in a link's text is written in its linear form.
+      while (i < runs.length && runs[i].link === link && runs[i].anchor === anchor) {
+        const run = runs[i++];
+        children.push(textRun({ ...run, text: splitMath(run.text).map((part) => (part.math ? linearMath(part.text) : part.text)).join("") }));
+      }
+      out.push(link !== undefined ? new ExternalHyperlink({ link, children }) : new InternalHyperlink({ anchor: bookmark!, children }));
+    }
+    return out;
+  }
+
   private paragraph(runs: InlineRun[], ctx: Context) {
+    // A paragraph of display math alone is centred, as a typeset equation is.
+    const display = runs.length === 1 && /^\uE002\$\$[^]*\uE003$/.test(runs[0].text);
     this.out.push(
       new Paragraph({
+        alignment: display ? AlignmentType.CENTER : undefined,
         style: ctx.quoteDepth > 0 ? STYLE.quote : undefined,
         indent: blockIndent(ctx),
-        children: docxRuns(runs),
+        children: this.runs(runs),
       }),
     );
   }
@@ -144,9 +225,12 @@ class BlockWriter {
   private code(text: string, ctx: Context) {
     // One paragraph per line: the style's shading then reads as one block, and Word keeps
     // leading spaces of each line.
-    for (const line of xmlSafe(text).replace(/\t/g, "    ").split("\n")) {
-      this.out.push(new Paragraph({ style: STYLE.codeBlock, indent: blockIndent(ctx), children: [new TextRun(line)] }));
-    }
+    const lines = xmlSafe(text).replace(/\t/g, "    ").split("\n");
+    lines.forEach((line, i) => {
+      // The block's last line keeps the space a paragraph has after it.
+      const spacing = i === lines.length - 1 ? { after: 120 } : undefined;
+      this.out.push(new Paragraph({ style: STYLE.codeBlock, indent: blockIndent(ctx), spacing, children: [new TextRun(line)] }));
+    });
   }
 
   private list(list: Tokens.List, ctx: Context) {
@@ -159,7 +243,7 @@ class BlockWriter {
     const inner: Context = { ...ctx, listLevel: level };
     for (const { marker, head, rest } of listItems(list)) {
       // An item that opens with a code block or a nested list still gets its number.
-      this.out.push(new Paragraph({ numbering, children: docxRuns(head ? [...marker, ...inlineRuns(head, ctx.restore)] : marker) }));
+      this.out.push(new Paragraph({ numbering, children: this.runs(head ? [...marker, ...inlineRuns(head, ctx.restore)] : marker) }));
       this.blocks(rest, inner);
     }
   }
@@ -171,7 +255,7 @@ function blockIndent(ctx: Context): { left: number } | undefined {
   return steps > 0 ? { left: steps * INDENT_STEP } : undefined;
 }
 
-function table(token: Tokens.Table, ctx: Context): Table {
+function table(token: Tokens.Table, ctx: Context, runs: (runs: InlineRun[]) => ParagraphChild[]): Table {
   const columns = Math.max(1, token.header.length);
   const columnWidth = Math.floor(TEXT_WIDTH / columns);
   const row = (cells: Tokens.TableCell[], header: boolean) =>
@@ -184,7 +268,7 @@ function table(token: Tokens.Table, ctx: Context): Table {
             children: [
               new Paragraph({
                 alignment: ALIGN[cell.align ?? "left"],
-                children: docxRuns(inlineRuns(cell.tokens, ctx.restore).map((run) => (header ? { ...run, bold: true } : run))),
+                children: runs(inlineRuns(cell.tokens, ctx.restore).map((run) => (header ? { ...run, bold: true } : run))),
               }),
             ],
           }),
@@ -199,20 +283,13 @@ function table(token: Tokens.Table, ctx: Context): Table {
 
 const ALIGN = { left: AlignmentType.LEFT, center: AlignmentType.CENTER, right: AlignmentType.RIGHT } as const;
 
-/** Runs as Word runs; consecutive runs of one link share one hyperlink. */
-function docxRuns(runs: readonly InlineRun[]): ParagraphChild[] {
-  const out: ParagraphChild[] = [];
-  for (let i = 0; i < runs.length; ) {
-    const link = runs[i].link;
-    if (link === undefined) {
-      out.push(textRun(runs[i++]));
-      continue;
-    }
-    const children: TextRun[] = [];
-    while (i < runs.length && runs[i].link === link) children.push(textRun(runs[i++]));
-    out.push(new ExternalHyperlink({ link, children }));
-  }
-  return out;
+
+/** A run as Word runs and equations: math a Word equation, or its source when Temml cannot read it. */
+function textAndMath(run: InlineRun): ParagraphChild[] {
+  return splitMath(run.text).map((part, i) => {
+    const math = part.math ? officeMath(part.text) : undefined;
+    return math ? math.math : textRun({ ...run, text: part.text, break: i === 0 ? run.break : undefined });
+  });
 }
 
 function textRun(run: InlineRun): TextRun {
@@ -221,7 +298,7 @@ function textRun(run: InlineRun): TextRun {
     bold: run.bold,
     italics: run.italic,
     strike: run.strike,
-    style: run.code ? STYLE.inlineCode : run.link ? STYLE.hyperlink : undefined,
+    style: run.code ? STYLE.inlineCode : run.link || run.anchor ? STYLE.hyperlink : undefined,
     break: run.break ? 1 : undefined,
   });
 }

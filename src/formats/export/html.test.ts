@@ -69,16 +69,45 @@ describe("html export", () => {
     expect(main).not.toContain("<input");
   });
 
-  it("keeps math intact in latex trees", () => {
+  it("typesets math in latex trees as MathML, untouched by Markdown (issue 18)", () => {
     const b = new CardBuilder(buildTree({ latex: true }));
-    b.card("Energy $a_1*b_2*c$ and $x<y$\n\n$$\\sum_{i=1}^n i_k * j_k$$\n\n`$not_math$` [link](https://x.example/$a_b$)");
+    b.card("Energy $a_1*b_2*c$ and $x<y$\n\n$$\\sum_{i=1}^n i_k * j_k$$\n\n`$not_math$` `$$x$$` [link](https://x.example/$a_b$)");
     const main = mainOf(page(b));
-    expect(main).toContain("$a_1*b_2*c$");
-    expect(main).toContain("$x&#60;y$");
-    expect(main).toContain("$$\\sum_{i=1}^n i_k * j_k$$");
-    expect(main).toContain("<code>$not_math$</code>");
+    expect(main).toContain("<math><mrow><msub><mi>a</mi><mn>1</mn></msub>");
+    expect(main).toContain("<mo>&lt;</mo>");
+    expect(main).toMatch(/<math display="block"[^>]*><mrow><mrow><munderover><mo movablelimits="false">∑<\/mo>/);
+    // Code spans are never math; nor is math inside a URL.
+    expect(main).toContain("<code>$not_math$</code> <code>$$x$$</code>");
     expect(main).toContain('<a href="https://x.example/$a_b$">link</a>');
     expect(main).not.toContain("<em>");
+    expect(main).not.toContain("$a_1");
+  });
+
+  it("keeps math Temml cannot read as its source, in code", () => {
+    const b = new CardBuilder(buildTree({ latex: true }));
+    b.card("Broken $\\frac{a$ here.");
+    expect(mainOf(page(b))).toContain('<code class="math-error">$\\frac{a$</code>');
+  });
+
+  it("keeps math in an attribute as escaped source, never markup", () => {
+    const b = new CardBuilder(buildTree({ latex: true }));
+    b.card('![$x<y$](https://x.example/i.png "$a$")');
+    const main = mainOf(page(b));
+    expect(main).toContain('alt="$x&#60;y$"');
+    expect(main).not.toMatch(/alt="[^"]*<math/);
+  });
+
+  it("resolves a reference link defined in another card (issue 18)", () => {
+    const main = mainOf(pageOf("See [the guide][guide].", "[guide]: https://guide.example/docs"));
+    expect(main).toContain('See <a href="https://guide.example/docs">the guide</a>.');
+  });
+
+  it("keeps YAML front matter as the page's title and meta tags, not as a heading (issue 18)", () => {
+    const html = pageOf("---\ntitle: Field <notes>\nauthor: Ada\ndescription: What we saw\n---\n# First", "Second");
+    expect(html).toContain("<title>Field &#60;notes&#62;</title>");
+    expect(html).toContain('<meta name="author" content="Ada">');
+    expect(html).toContain('<meta name="description" content="What we saw">');
+    expect(mainOf(html)).not.toMatch(/title:|<hr|<h2/);
   });
 
   it("reads dollars as Markdown in trees without latex", () => {
@@ -184,6 +213,7 @@ describe("html export sanitizing", () => {
     const out = mainOf(page(latex));
     expect(out.toLowerCase()).not.toContain("<script");
     expect(tagsOf(out).filter((tag) => /\son\w+\s*=/i.test(tag))).toEqual([]);
-    expect(out).toContain("$&#60;script&#62;alert(1)&#60;/script&#62;$");
+    // Temml reads the tags as TeX text: characters, never elements.
+    expect(out).toContain("<mo>&lt;</mo><mi>s</mi><mi>c</mi><mi>r</mi>");
   });
 });

@@ -6,24 +6,38 @@
  */
 import { Marked, type Tokens } from "marked";
 import sanitizeHtml from "sanitize-html";
-import { inlineText } from "./markdown-inline.js";
-import { protectMath } from "./math.js";
+import { checkMarkdown, unrenderedHtml } from "../../shared/markdown-guard.js";
+import { documentProperties, inlineText, lexCards, Slugger, type LexedCard } from "./markdown-inline.js";
+import { typesetMath } from "./math.js";
 import type { ExportInput } from "./select.js";
 
 /** The whole page for the selected cards, each in its own `<section class="card">`. */
 export function htmlExporter({ tree, selected }: ExportInput): string {
-  const render = cardRenderer(tree.latex === true);
-  const sections = selected.map(
-    ({ card, depth }) => `<section class="card" data-depth="${depth}">\n${render(card.content)}</section>\n`,
+  const latex = tree.latex === true;
+  const lexed = lexCards(
+    selected.map(({ card }) => card.content),
+    latex,
   );
+  const render = cardRenderer(latex);
+  const sections = selected.map(
+    ({ card, depth }, i) => `<section class="card" data-depth="${depth}">\n${render(card.content, lexed[i])}</section>\n`,
+  );
+  // Front matter (the first card's) becomes the page's title and meta tags, as pandoc does.
+  const properties = documentProperties(lexed);
+  const meta = (["author", "description", "keywords"] as const)
+    .filter((name) => properties[name] !== undefined)
+    .map((name) => `<meta name="${name}" content="${escapeHtml(properties[name]!)}">\n`)
+    .join("");
+  const lang = properties.lang && /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*$/.test(properties.lang) ? ` lang="${properties.lang}"` : "";
   return `<!DOCTYPE html>
-<html>
+<html${lang}>
 <head>
 <meta charset="utf-8">
+${meta}
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src http: https:; base-uri 'none'; form-action 'none'">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src http: https: file: 'self'; base-uri 'none'; form-action 'none'">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml(tree.name)}</title>
+<title>${escapeHtml(properties.title ?? tree.name)}</title>
 <style>
 ${STYLESHEET}
 </style>
@@ -40,14 +54,14 @@ ${sections.join("")}</main>
  * A renderer for one page: heading ids must be unique across all its cards, so the
  * slugs seen so far live as long as the page does.
  */
-function cardRenderer(latex: boolean): (content: string) => string {
-  const slugs: Slugs = { used: new Set(), next: new Map() };
-  let restoreMath = (text: string) => text;
+function cardRenderer(latex: boolean): (content: string, lexed: LexedCard) => string {
+  const slugs = new Slugger();
+  let restoreMath: LexedCard["restore"] = (text) => text;
   const marked = new Marked({
     gfm: true,
     renderer: {
       heading({ tokens, depth }: Tokens.Heading) {
-        const id = uniqueSlug(slugs, inlineText(tokens, restoreMath));
+        const id = slugs.slug(inlineText(tokens, restoreMath));
         return `<h${depth} id="${id}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
       },
       // Plain characters rather than <input>: nothing in the page is a form control.
@@ -56,36 +70,20 @@ function cardRenderer(latex: boolean): (content: string) => string {
       },
     },
   });
-  return (content) => {
-    const math = latex ? protectMath(content) : undefined;
-    restoreMath = math ? (text) => math.restore(text) : (text) => text;
-    const html = marked.parse(math ? math.text : content, { async: false });
-    const clean = sanitizeHtml(html, SANITIZE);
-    // Math goes back after sanitizing, escaped, so it is text and can never become markup.
-    return math ? math.restore(clean, escapeHtml) : clean;
+  return (content, { tokens, restore }) => {
+    // A card too costly or too deep for marked is shown as its text (src/formats/markdown-guard.ts).
+    const verdict = checkMarkdown(content);
+    if (!verdict.ok) return unrenderedHtml(content, verdict.note);
+    restoreMath = restore;
+    const clean = sanitizeHtml(marked.parser(tokens), SANITIZE);
+    if (!latex) return clean;
+    // Math goes back after sanitizing: typeset as MathML (Temml's own output, never the card's
+    // markup) where it stands in text, escaped source inside a tag's attributes or a URL.
+    const inTags = clean.replace(/<[^>]*>/g, (tag) => restore(tag, escapeHtml));
+    return restore(inTags, (span, inUrl) =>
+      inUrl ? escapeHtml(span) : (typesetMath(span) ?? `<code class="math-error">${escapeHtml(span)}</code>`),
+    );
   };
-}
-
-/** GitHub-style ids: lower case letters, digits, `-` and `_`; repeats get `-2`, `-3`... */
-function uniqueSlug(slugs: Slugs, text: string): string {
-  const base =
-    text
-      .toLowerCase()
-      .trim()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
-      .replace(/\s+/g, "-") || "section";
-  // Counting per base keeps 5,000 cards titled "Notes" linear rather than quadratic.
-  let n = slugs.next.get(base) ?? 1;
-  let slug = n === 1 ? base : `${base}-${n}`;
-  while (slugs.used.has(slug)) slug = `${base}-${++n}`;
-  slugs.next.set(base, n + 1);
-  slugs.used.add(slug);
-  return slug;
-}
-
-interface Slugs {
-  used: Set<string>;
-  next: Map<string, number>;
 }
 
 const HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"] as const;
@@ -93,15 +91,21 @@ const HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"] as const;
 /**
  * What a card may keep: sanitize-html's benign defaults plus what Markdown produces
  * (images, strike-through). No style attributes (CSS expressions, overlays), no forms,
- * frames, SVG or MathML; links and images only to http(s), mailto and tel. data: URLs
- * are refused everywhere, images included: the simplest rule that is plainly safe.
+ * frames, SVG or MathML from the card (math is Temml's output, added after this); absolute
+ * links and images only to http(s), mailto and tel; relative ones are kept, so images
+ * beside the saved page load (the CSP allows file: and same-origin images). data: URLs are
+ * refused everywhere, images included: the simplest rule that is plainly safe.
  */
 const SANITIZE: sanitizeHtml.IOptions = {
   allowedTags: [...sanitizeHtml.defaults.allowedTags, "img", "del", "ins", "details", "summary"],
   allowedAttributes: {
     a: ["href", "title"],
-    img: ["src", "alt", "title", "width", "height"],
-    ...Object.fromEntries(HEADINGS.map((h) => [h, ["id"]])),
+    // `align` is how READMEs centre a logo or a heading: plain layout, nothing that runs.
+    img: ["src", "alt", "title", "width", "height", "align"],
+    ...Object.fromEntries(HEADINGS.map((h) => [h, ["id", "align"]])),
+    p: ["align"],
+    div: ["align"],
+    table: ["align"],
     th: ["align"],
     td: ["align"],
     ol: ["start"],
@@ -122,6 +126,7 @@ const STYLESHEET = `:root { color-scheme: light; }
 body { margin: 2rem auto; padding: 0 1rem; max-width: 42rem; font: 1.0625rem/1.6 Georgia, "Times New Roman", serif; color: #1a1a1a; background: #fff; }
 h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.5em; line-height: 1.25; font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
 .card { margin: 0 0 1.25rem; }
+.unrendered-note { color: #595959; font-size: 0.9em; }
 a { color: #0645ad; }
 img { max-width: 100%; height: auto; }
 code, pre { font-family: ui-monospace, Menlo, Consolas, "Courier New", monospace; font-size: 0.9em; }

@@ -4,61 +4,112 @@
  * list items as bullets or numbers with their nesting level), and the paragraphs are
  * dealt onto as many slides as they need, so a long card continues on the next slide
  * instead of running off the bottom. Slide text does not wrap itself into pages, so the
- * split works from an estimate of wrapped lines; it errs on the side of spare room.
+ * split works from an estimate of each block's height in points (wrapped lines at the
+ * block's font size, paragraph spacing, box insets, gaps between blocks); it errs on the
+ * side of spare room. Code blocks and tables are blocks of their own (a shaded box, a real
+ * table), so the deck can measure and place them.
  */
 import type { Token, Tokens } from "marked";
-import { htmlBlockText, inlineRuns, inlineText, lexCard, listItems, xmlSafe, type InlineRun } from "./markdown-inline.js";
+import { linearMath } from "./math-tree.js";
+import { htmlBlockText, inlineRuns, inlineText, listItems, xmlSafe, type InlineRun, type LexedCard } from "./markdown-inline.js";
 
 export interface SlideParagraph {
+  type: "paragraph";
   runs: InlineRun[];
-  kind: "text" | "heading" | "code" | "quote";
+  kind: "text" | "heading" | "quote";
   /** Nesting level of list items, 0 at the left edge. */
   level: number;
-  /** List items: a bullet, or a number within the Markdown list `list`. */
-  bullet?: { numbered: false } | { numbered: true; list: number; number: number };
+  /**
+   * List items: a bullet, or a number within the Markdown list `list`. `continuation`: a
+   * later paragraph of an item, indented like the item's text, without a bullet of its own.
+   */
+  bullet?: { kind: "bullet" } | { kind: "number"; list: number; number: number } | { kind: "continuation" };
 }
+
+/** A code block: its own shaded box, lines as written. */
+export interface SlideCode {
+  type: "code";
+  lines: string[];
+  level: number;
+}
+
+/** A table: a real slide table; a long one continues on the next slide under its header again. */
+export interface SlideTable {
+  type: "table";
+  header: InlineRun[][];
+  rows: InlineRun[][][];
+  align: ("left" | "center" | "right")[];
+  level: number;
+}
+
+export type SlideBlock = SlideParagraph | SlideCode | SlideTable;
 
 export interface CardSlides {
   /** The text of the card's first heading; absent when the card has none. */
   title?: string;
-  /** The body of each slide, at least one (empty for an empty card). */
-  pages: SlideParagraph[][];
+  /** The body of each slide, at least one (empty for a card with nothing else to show). */
+  pages: SlideBlock[][];
 }
 
-/** Estimated room on a slide, in lines of body text, with and without a title above. */
-const LINES_WITH_TITLE = 12;
-const LINES_WITHOUT_TITLE = 14;
-/** Characters of body text per line: 9 inches of 18-point text, with some to spare. */
-const CHARS_PER_LINE = 66;
-/** Each level of list nesting takes about this many characters of width. */
-const CHARS_PER_LEVEL = 4;
+/**
+ * The geometry the deck is drawn with (impress.ts) and measured with (here), in points on a
+ * 16:9 slide of 720 × 405. Text width is estimated at 0.55 em per character (Arial, Calibri
+ * and Liberation Sans average about 0.5) and lines at 1.2 em, so estimates err on the side of
+ * room to spare.
+ */
+export const GEOMETRY = {
+  left: 36,
+  width: 648,
+  /** Body top and bottom with a title above it, and without. */
+  bodyTop: 90,
+  bodyTopUntitled: 29,
+  bodyBottom: 380,
+  /** Text box insets: PowerPoint's and LibreOffice's defaults, 0.1 inch left and right, 0.05 top and bottom. */
+  insetX: 7.2,
+  insetY: 3.6,
+  bodySize: 18,
+  headingSize: 20,
+  codeSize: 14,
+  tableSize: 14,
+  paragraphSpace: 6,
+  /** Space between blocks (a paragraph group, a code box, a table). */
+  blockGap: 8,
+  /** pptxgenjs indents each list level by its default bullet margin. */
+  levelIndent: 27,
+  tableCellMargin: 4,
+} as const;
+
+const EM_WIDTH = 0.55;
+const MONO_EM_WIDTH = 0.6;
+const LINE = 1.2;
 const MAX_LEVEL = 8;
 
-/** The slides of one card. Throws nothing. */
-export function cardSlides(content: string, latex: boolean): CardSlides {
-  const { tokens, restore } = lexCard(content, latex);
+/** The slides of one card, from its tokens (`lexCards`). Throws nothing. */
+export function cardSlides({ tokens, restore: restoreSource }: LexedCard): CardSlides {
+  // Slides hold text: math as its Unicode linear form (x² + yᵢ), see math-tree.ts.
+  const restore = (text: string) => restoreSource(text, (span, inUrl) => (inUrl ? span : linearMath(span)));
   const titleIndex = tokens.findIndex((token) => token.type === "heading");
   const title = titleIndex >= 0 ? inlineText((tokens[titleIndex] as Tokens.Heading).tokens, restore).trim() : undefined;
-  const body = new ParagraphWriter(restore);
+  const body = new BlockWriter(restore);
   body.blocks(
     tokens.filter((_, i) => i !== titleIndex),
     { level: -1, quote: false },
   );
   const hasTitle = title !== undefined && title !== "";
-  return {
-    title: hasTitle ? title : undefined,
-    pages: paginate(body.out, hasTitle ? LINES_WITH_TITLE : LINES_WITHOUT_TITLE),
-  };
+  const room = GEOMETRY.bodyBottom - (hasTitle ? GEOMETRY.bodyTop : GEOMETRY.bodyTopUntitled);
+  return { title: hasTitle ? title : undefined, pages: paginate(body.out, room) };
 }
 
 interface Context {
   /** Level of the innermost list item, -1 outside lists. */
   level: number;
   quote: boolean;
+  /** Inside a list item, after its first line: paragraphs continue the item. */
+  continuation?: boolean;
 }
 
-class ParagraphWriter {
-  readonly out: SlideParagraph[] = [];
+class BlockWriter {
+  readonly out: SlideBlock[] = [];
   private listCount = 0;
 
   constructor(private readonly restore: (text: string) => string) {}
@@ -88,22 +139,21 @@ class ParagraphWriter {
       case "blockquote":
         this.blocks((token as Tokens.Blockquote).tokens, { ...ctx, quote: true });
         break;
-      case "code":
-        // A blank line of code still takes its line on the slide.
-        for (const line of xmlSafe(this.restore((token as Tokens.Code).text)).replace(/\t/g, "    ").split("\n")) {
-          this.push([{ text: line === "" ? " " : line, code: true }], "code", ctx);
-        }
+      case "code": {
+        const lines = xmlSafe(this.restore((token as Tokens.Code).text)).replace(/\t/g, "    ").split("\n");
+        this.out.push({ type: "code", lines, level: Math.max(0, ctx.level + (ctx.continuation ? 1 : 0)) });
         break;
+      }
       case "table": {
-        // Slides get the table as lines of cells: a real table cannot be split across slides.
         const table = token as Tokens.Table;
-        const row = (cells: Tokens.TableCell[], header: boolean) =>
-          cells.flatMap((cell, i) => [
-            ...(i > 0 ? [{ text: " | " }] : []),
-            ...inlineRuns(cell.tokens, this.restore).map((run) => (header ? { ...run, bold: true } : run)),
-          ]);
-        this.push(row(table.header, true), "text", ctx);
-        for (const cells of table.rows) this.push(row(cells, false), "text", ctx);
+        const cells = (row: Tokens.TableCell[]) => row.map((cell) => withBreaksOnText(inlineRuns(cell.tokens, this.restore)));
+        this.out.push({
+          type: "table",
+          header: cells(table.header),
+          rows: table.rows.map(cells),
+          align: table.align.map((align) => align ?? "left"),
+          level: Math.max(0, ctx.level + (ctx.continuation ? 1 : 0)),
+        });
         break;
       }
       case "html": {
@@ -126,19 +176,25 @@ class ParagraphWriter {
   private list(list: Tokens.List, ctx: Context) {
     const level = Math.min(ctx.level + 1, MAX_LEVEL);
     const id = ++this.listCount;
-    const inner: Context = { ...ctx, level };
     for (const { number, marker, head, rest } of listItems(list)) {
-      const bullet: SlideParagraph["bullet"] = list.ordered ? { numbered: true, list: id, number } : { numbered: false };
+      const bullet: SlideParagraph["bullet"] = list.ordered ? { kind: "number", list: id, number } : { kind: "bullet" };
       // An item without text of its own keeps its bullet: a space stands in, as a paragraph needs a run.
-      this.push([...marker, ...(head ? inlineRuns(head, this.restore) : [{ text: " " }])], "text", inner, bullet);
-      this.blocks(rest, inner);
+      this.push([...marker, ...(head ? inlineRuns(head, this.restore) : [{ text: " " }])], "text", { ...ctx, level }, bullet);
+      this.blocks(rest, { ...ctx, level, continuation: true });
     }
   }
 
   private push(runs: InlineRun[], kind: SlideParagraph["kind"], ctx: Context, bullet?: SlideParagraph["bullet"]) {
     const clean = withBreaksOnText(runs);
     if (clean.length === 0) return;
-    this.out.push({ runs: clean, kind, level: Math.max(0, ctx.level), bullet });
+    const continued = bullet === undefined && ctx.continuation && ctx.level >= 0;
+    this.out.push({
+      type: "paragraph",
+      runs: clean,
+      kind,
+      level: Math.max(0, ctx.level),
+      bullet: continued ? { kind: "continuation" } : bullet,
+    });
   }
 }
 
@@ -160,53 +216,149 @@ function withBreaksOnText(runs: readonly InlineRun[]): InlineRun[] {
   return out;
 }
 
-function charsPerLine(paragraph: SlideParagraph): number {
-  return CHARS_PER_LINE - CHARS_PER_LEVEL * paragraph.level;
+/** Points a paragraph's text may use per line, after its list indent. */
+export function paragraphWidth(paragraph: SlideParagraph): number {
+  const indent = paragraph.bullet ? GEOMETRY.levelIndent * (paragraph.level + 1) : 0;
+  return GEOMETRY.width - 2 * GEOMETRY.insetX - indent;
 }
 
-/** Estimated lines a paragraph takes once wrapped. */
-function estimatedLines(paragraph: SlideParagraph): number {
-  const width = charsPerLine(paragraph);
+function fontSize(paragraph: SlideParagraph): number {
+  return paragraph.kind === "heading" ? GEOMETRY.headingSize : GEOMETRY.bodySize;
+}
+
+/** Lines `runs` take when wrapped at `chars` characters (hard breaks start a line). */
+function wrappedLines(runs: readonly InlineRun[], chars: number): number {
   let lines = 0;
   let current = 0;
-  for (const run of paragraph.runs) {
+  for (const run of runs) {
     if (run.break) {
-      lines += Math.max(1, Math.ceil(current / width));
+      lines += Math.max(1, Math.ceil(current / chars));
       current = 0;
     }
     current += run.text.length;
   }
-  return lines + Math.max(1, Math.ceil(current / width));
+  return lines + Math.max(1, Math.ceil(current / chars));
 }
 
-/** Deals paragraphs onto pages of at most `lines` estimated lines each. */
-function paginate(paragraphs: readonly SlideParagraph[], lines: number): SlideParagraph[][] {
-  const pages: SlideParagraph[][] = [[]];
+function charsPerLine(paragraph: SlideParagraph): number {
+  return Math.max(8, Math.floor(paragraphWidth(paragraph) / (fontSize(paragraph) * EM_WIDTH)));
+}
+
+/** Estimated height of a paragraph inside a text box, its space after included. */
+export function paragraphHeight(paragraph: SlideParagraph): number {
+  return wrappedLines(paragraph.runs, charsPerLine(paragraph)) * fontSize(paragraph) * LINE + GEOMETRY.paragraphSpace;
+}
+
+/** Width of a code box or table at `level`. */
+export function blockWidth(level: number): number {
+  return GEOMETRY.width - GEOMETRY.levelIndent * level;
+}
+
+function codeLineHeight(): number {
+  return GEOMETRY.codeSize * LINE;
+}
+
+function codeLines(code: SlideCode, line: string): number {
+  const chars = Math.max(8, Math.floor((blockWidth(code.level) - 2 * GEOMETRY.insetX) / (GEOMETRY.codeSize * MONO_EM_WIDTH)));
+  return Math.max(1, Math.ceil(line.length / chars));
+}
+
+/** Estimated height of a code box: its wrapped lines and its insets. */
+export function codeHeight(code: SlideCode): number {
+  const lines = code.lines.reduce((sum, line) => sum + codeLines(code, line), 0);
+  return lines * codeLineHeight() + 2 * GEOMETRY.insetY;
+}
+
+/** Estimated height of one table row: its tallest cell. */
+export function tableRowHeight(table: SlideTable, cells: readonly InlineRun[][]): number {
+  const columnWidth = blockWidth(table.level) / Math.max(1, table.header.length);
+  const chars = Math.max(4, Math.floor((columnWidth - 2 * GEOMETRY.tableCellMargin) / (GEOMETRY.tableSize * EM_WIDTH)));
+  const lines = Math.max(1, ...cells.map((cell) => wrappedLines(cell, chars)));
+  return lines * GEOMETRY.tableSize * LINE + 2 * GEOMETRY.tableCellMargin;
+}
+
+function blockHeight(block: SlideBlock): number {
+  if (block.type === "paragraph") return paragraphHeight(block);
+  if (block.type === "code") return codeHeight(block);
+  return [block.header, ...block.rows].reduce((sum, row) => sum + tableRowHeight(block, row), 0);
+}
+
+/**
+ * Deals blocks onto pages of at most `room` points each, the gaps between blocks of
+ * different kinds counted. A block taller than a page is cut: a paragraph at spaces, code
+ * between lines, a table between rows (its header repeated).
+ */
+function paginate(blocks: readonly SlideBlock[], room: number): SlideBlock[][] {
+  const pages: SlideBlock[][] = [[]];
   let used = 0;
-  const place = (paragraph: SlideParagraph, size: number) => {
-    if (used + size > lines && pages[pages.length - 1].length > 0) {
-      pages.push([]);
-      used = 0;
-    }
-    pages[pages.length - 1].push(paragraph);
-    used += size;
+  const page = () => pages[pages.length - 1];
+  const gapBefore = (block: SlideBlock) => {
+    const last = page()[page().length - 1];
+    return last && (last.type !== "paragraph" || block.type !== "paragraph") ? GEOMETRY.blockGap : 0;
   };
-  for (let i = 0; i < paragraphs.length; i++) {
-    const paragraph = paragraphs[i];
-    const size = estimatedLines(paragraph);
-    if (size > lines) {
-      for (const piece of splitParagraph(paragraph, lines * charsPerLine(paragraph))) place(piece, estimatedLines(piece));
+  const newPage = () => {
+    if (page().length > 0) pages.push([]);
+    used = 0;
+  };
+  const place = (block: SlideBlock) => {
+    const height = blockHeight(block);
+    if (used + gapBefore(block) + height > room) newPage();
+    used += gapBefore(block) + height;
+    page().push(block);
+  };
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i];
+    const height = blockHeight(block);
+    if (height > room) {
+      for (const piece of splitBlock(block, room)) place(piece);
       continue;
     }
     // A heading goes with at least the first line of what follows it.
-    const next = paragraphs[i + 1];
-    if (paragraph.kind === "heading" && next && used + size + 1 > lines && pages[pages.length - 1].length > 0) {
-      pages.push([]);
-      used = 0;
-    }
-    place(paragraph, size);
+    const next = blocks[i + 1];
+    if (block.type === "paragraph" && block.kind === "heading" && next && used + gapBefore(block) + height + 30 > room) newPage();
+    place(block);
   }
   return pages;
+}
+
+function splitBlock(block: SlideBlock, room: number): SlideBlock[] {
+  if (block.type === "paragraph") {
+    const lines = Math.max(1, Math.floor((room - GEOMETRY.paragraphSpace) / (fontSize(block) * LINE)));
+    return splitParagraph(block, lines * charsPerLine(block));
+  }
+  if (block.type === "code") {
+    const pieces: SlideCode[] = [];
+    let lines: string[] = [];
+    let height = 2 * GEOMETRY.insetY;
+    for (const line of block.lines) {
+      const size = codeLines(block, line) * codeLineHeight();
+      if (lines.length > 0 && height + size > room) {
+        pieces.push({ ...block, lines });
+        lines = [];
+        height = 2 * GEOMETRY.insetY;
+      }
+      lines.push(line);
+      height += size;
+    }
+    if (lines.length > 0) pieces.push({ ...block, lines });
+    return pieces;
+  }
+  const pieces: SlideTable[] = [];
+  const headerHeight = tableRowHeight(block, block.header);
+  let rows: InlineRun[][][] = [];
+  let height = headerHeight;
+  for (const row of block.rows) {
+    const size = tableRowHeight(block, row);
+    if (rows.length > 0 && height + size > room) {
+      pieces.push({ ...block, rows });
+      rows = [];
+      height = headerHeight;
+    }
+    rows.push(row);
+    height += size;
+  }
+  pieces.push({ ...block, rows });
+  return pieces;
 }
 
 /**
@@ -219,7 +371,8 @@ function splitParagraph(paragraph: SlideParagraph, maxChars: number): SlideParag
   let used = 0;
   const flush = () => {
     if (runs.length === 0) return;
-    pieces.push({ ...paragraph, runs, bullet: pieces.length === 0 ? paragraph.bullet : undefined });
+    const bullet = pieces.length === 0 || paragraph.bullet === undefined ? paragraph.bullet : { kind: "continuation" as const };
+    pieces.push({ ...paragraph, runs, bullet });
     runs = [];
     used = 0;
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeEntities, htmlBlockText, inlineRuns, inlineText, lexCard, listItems, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
+import { decodeEntities, documentProperties, frontMatter, htmlBlockText, inlineRuns, inlineText, lexCard, lexCards, listItems, safeLinkTarget, xmlSafe } from "./markdown-inline.js";
 import type { Tokens } from "marked";
 
 function runsOf(markdown: string, latex = false) {
@@ -20,11 +20,25 @@ describe("inlineRuns", () => {
     ]);
   });
 
-  it("links only absolute http, https and mailto targets", () => {
+  it("links absolute http, https and mailto targets, relative ones and in-page ones; nothing else", () => {
     expect(runsOf("[x](https://a.example/p?q=1&amp;r=2)")).toEqual([{ text: "x", link: "https://a.example/p?q=1&r=2" }]);
     expect(runsOf("[m](mailto:me@example.com)")[0].link).toBe("mailto:me@example.com");
     expect(runsOf("[j](javascript:alert(1))")).toEqual([{ text: "j" }]);
-    expect(runsOf("[r](/relative)")).toEqual([{ text: "r" }]);
+    expect(runsOf("[d](data:text/html,x)")).toEqual([{ text: "d" }]);
+    expect(runsOf("[h](//host.example/x)")).toEqual([{ text: "h" }]);
+    expect(runsOf("[r](/relative)")).toEqual([{ text: "r", link: "/relative" }]);
+    expect(runsOf("[r](notes%20two.md)")).toEqual([{ text: "r", link: "notes%20two.md" }]);
+    expect(runsOf("[s](#installing-it)")).toEqual([{ text: "s", anchor: "installing-it" }]);
+  });
+
+  it("resolves reference links whose definition sits in another card of the export (issue 18)", () => {
+    const [first, second] = lexCards(["See [the guide][guide] and [own][o].\n\n[o]: https://own.example", "[guide]: https://guide.example\n[o]: https://other.example"], false);
+    const runs = inlineRuns((first.tokens[0] as Tokens.Paragraph).tokens);
+    expect(runs.filter((run) => run.link)).toEqual([
+      { text: "the guide", link: "https://guide.example/" },
+      { text: "own", link: "https://own.example/" },
+    ]);
+    expect(second.tokens.filter((token) => token.type !== "space" && token.type !== "def")).toEqual([]);
   });
 
   it("turns soft breaks into spaces and hard breaks into breaks", () => {
@@ -117,5 +131,26 @@ describe("htmlBlockText", () => {
 
   it("puts protected math back and keeps the result XML-safe", () => {
     expect(htmlBlockText("<span>MATH0 \u0001</span>", (t) => t.replace("MATH0", "x<y"))).toBe(xmlSafe("x<y \u0001"));
+  });
+});
+
+describe("frontMatter", () => {
+  it("reads a card's YAML front matter as properties and leaves the rest", () => {
+    const card = "---\ntitle: \"A: title\"\nauthor: Ada\ntags:\n  - one\n  - two\nkeywords: [x, 'y']\n---\n# Heading\n\nText";
+    expect(frontMatter(card)).toEqual({
+      body: "# Heading\n\nText",
+      properties: { title: "A: title", author: "Ada", tags: "one, two", keywords: "x, y" },
+    });
+  });
+
+  it("does not take a rule, a line of text and a setext underline for front matter", () => {
+    expect(frontMatter("---\nJust text\n---\n")).toEqual({ body: "---\nJust text\n---\n" });
+    expect(frontMatter("Text\n---\ntitle: x\n---")).toEqual({ body: "Text\n---\ntitle: x\n---" });
+  });
+
+  it("is never lexed as a heading or a rule", () => {
+    const [card] = lexCards(["---\ntitle: T\n---\nBody"], false);
+    expect(card.tokens.map((token) => token.type)).toEqual(["paragraph"]);
+    expect(documentProperties([card]).title).toBe("T");
   });
 });

@@ -5,23 +5,158 @@
  * characters XML 1.0 cannot hold, so a card with a stray control character still gives a
  * document that opens.
  */
-import { Marked, type Token, type Tokens, type TokensList } from "marked";
+import { getDefaults, Lexer, type Token, type Tokens, type TokensList } from "marked";
+import { checkMarkdown } from "../../shared/markdown-guard.js";
 import { protectMath } from "./math.js";
-
-/** A private instance: options set on the global `marked` elsewhere cannot change exports. */
-const markdown = new Marked({ gfm: true });
 
 export interface LexedCard {
   tokens: TokensList;
-  /** Puts math back into text taken from the tokens (identity unless the tree has `latex`). */
-  restore: (text: string) => string;
+  /** The card's YAML front matter, when it opens with one: kept as document properties, not shown. */
+  properties?: DocumentProperties;
+  /**
+   * Puts math back into text taken from the tokens (identity unless the tree has `latex`),
+   * each span through `encode` when given (see `protectMath`).
+   */
+  restore: (text: string, encode?: (math: string, inUrl: boolean) => string) => string;
 }
 
-/** Tokens of one card. With `latex`, math spans come through as text, untouched by Markdown. */
+const identity = (text: string) => text;
+
+/**
+ * Tokens of one card. With `latex`, math spans come through as text, untouched by Markdown.
+ * A card too costly or too deep for marked (src/formats/markdown-guard.ts) comes back as a
+ * note and its text as a code block, the way the html export and the browser show it.
+ */
 export function lexCard(content: string, latex: boolean): LexedCard {
-  if (!latex) return { tokens: markdown.lexer(content), restore: (text) => text };
-  const math = protectMath(content);
-  return { tokens: markdown.lexer(math.text), restore: (text) => math.restore(text) };
+  return lexCards([content], latex)[0];
+}
+
+/**
+ * Tokens of the cards of one export, which reads as one document: a reference link
+ * (`[text][ref]`) finds its definition in any card, the card's own first, then the first
+ * card in tree order that defines it. marked lexes blocks (where definitions are found)
+ * before inline text, so every card's blocks are lexed before any card's inline text.
+ */
+export function lexCards(contents: readonly string[], latex: boolean): LexedCard[] {
+  const started = contents.map((whole) => {
+    const verdict = checkMarkdown(whole);
+    if (!verdict.ok) return { done: { tokens: unrenderedTokens(whole, verdict.note), restore: identity } };
+    const { body: content, properties } = frontMatter(whole);
+    const math = latex ? protectMath(content) : undefined;
+    // A private lexer with marked's defaults: options set on the global `marked` elsewhere cannot change exports.
+    const lexer = new Lexer({ ...getDefaults(), gfm: true });
+    lexer.blockTokens((math ? math.text : content).replace(/\r\n?/g, "\n"), lexer.tokens);
+    const restore: LexedCard["restore"] = math ? (text, encode) => math.restore(text, encode) : identity;
+    return { lexer, restore, properties };
+  });
+  const definitions: TokensList["links"] = Object.create(null);
+  for (const { lexer } of started) {
+    for (const [tag, link] of Object.entries(lexer?.tokens.links ?? {})) definitions[tag] ??= link;
+  }
+  return started.map(({ done, lexer, restore, properties }) => {
+    if (done) return done;
+    const own = lexer!.tokens.links;
+    for (const [tag, link] of Object.entries(definitions)) own[tag] ??= link;
+    // What marked's own lex() does after the blocks.
+    for (const next of lexer!.inlineQueue) {
+      lexer!.state.inRawBlock = false;
+      lexer!.inlineTokens(next.src, next.tokens);
+    }
+    lexer!.inlineQueue = [];
+    return { tokens: lexer!.tokens, restore: restore!, properties };
+  });
+}
+
+/**
+ * What a document's YAML front matter may say, as pandoc reads it: title, author(s), subject,
+ * description (or abstract), keywords (or tags), date. Other keys are kept too, as text.
+ */
+export type DocumentProperties = Record<string, string>;
+
+// `---` first, the YAML, then `---` or `...` on a line of its own.
+const FRONT_MATTER = /^---[ \t]*\n([^]*?)\n(?:---|\.\.\.)[ \t]*(?:\n|$)/;
+const YAML_KEY = /^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*)$/;
+
+/**
+ * A card's YAML front matter, read as the flat `key: value` map documents use (lists as
+ * `[a, b]` or `- item` lines are joined with ", "), and the card without it. A block
+ * whose lines are not all of that shape is not front matter (`---` then text then `---`
+ * is a rule and a heading in Markdown). Throws nothing.
+ */
+export function frontMatter(content: string): { body: string; properties?: DocumentProperties } {
+  const match = FRONT_MATTER.exec(content.replace(/^\uFEFF/, ""));
+  if (!match) return { body: content };
+  const properties: DocumentProperties = {};
+  let key: string | undefined;
+  for (const line of match[1].split("\n")) {
+    if (line.trim() === "" || line.trimStart().startsWith("#")) continue;
+    const pair = YAML_KEY.exec(line);
+    const item = /^[ \t]+-[ \t]+(.*)$/.exec(line);
+    if (pair) {
+      key = pair[1].toLowerCase();
+      properties[key] = yamlScalar(pair[2]);
+    } else if (item && key !== undefined) {
+      properties[key] = [properties[key], yamlScalar(item[1])].filter(Boolean).join(", ");
+    } else if (/^[ \t]+\S/.test(line) && key !== undefined) {
+      properties[key] = `${properties[key]} ${line.trim()}`.trim();
+    } else {
+      return { body: content };
+    }
+  }
+  return { body: content.slice(match[0].length), properties };
+}
+
+function yamlScalar(value: string): string {
+  const text = value.trim();
+  if (/^\[.*\]$/.test(text)) return text.slice(1, -1).split(",").map(yamlScalar).filter(Boolean).join(", ");
+  if (/^"(?:[^"\\]|\\.)*"$/.test(text)) return text.slice(1, -1).replace(/\\(["\\])/g, "$1");
+  if (/^'(?:[^']|'')*'$/.test(text)) return text.slice(1, -1).replace(/''/g, "'");
+  return text.replace(/[ \t]+#.*$/, "");
+}
+
+/** The properties of the first card that has front matter, pandoc's names mapped to the document's. */
+export function documentProperties(lexed: readonly LexedCard[]) {
+  const found = lexed.find((card) => card.properties)?.properties ?? {};
+  const pick = (...keys: string[]) => keys.map((key) => found[key]).find((value) => value !== undefined && value !== "");
+  return {
+    title: pick("title"),
+    author: pick("author", "authors"),
+    subject: pick("subject", "subtitle"),
+    description: pick("description", "abstract", "summary"),
+    keywords: pick("keywords", "tags"),
+    lang: pick("lang", "language"),
+  };
+}
+
+function unrenderedTokens(content: string, note: string): TokensList {
+  const text: Tokens.Text = { type: "text", raw: note, text: note };
+  const em: Tokens.Em = { type: "em", raw: note, text: note, tokens: [text] };
+  const paragraph: Tokens.Paragraph = { type: "paragraph", raw: note, text: note, tokens: [em] };
+  const code: Tokens.Code = { type: "code", raw: content, text: content, lang: "" };
+  return Object.assign([paragraph, code] as Token[], { links: {} });
+}
+
+/**
+ * Marks around a math span in run text, for exporters that typeset it themselves (docx):
+ * `restoreMarked` puts math back between them; `splitMath` cuts a run's text at them.
+ */
+const MATH_OPEN = "\uE002";
+const MATH_CLOSE = "\uE003";
+
+/** `restore` that puts each math span back between marks (outside URLs). */
+export function restoreMarked(restore: LexedCard["restore"]): (text: string) => string {
+  return (text) => restore(text, (span, inUrl) => (inUrl ? span : `${MATH_OPEN}${span}${MATH_CLOSE}`));
+}
+
+/** A run's text as plain text and math spans, in order. */
+export function splitMath(text: string): { text: string; math: boolean }[] {
+  if (!text.includes(MATH_OPEN)) return [{ text, math: false }];
+  const parts: { text: string; math: boolean }[] = [];
+  for (const [, plain, math] of text.matchAll(/([^\uE002]+)|\uE002([^\uE003]*)\uE003?/g)) {
+    if (plain !== undefined) parts.push({ text: plain, math: false });
+    else if (math !== undefined) parts.push({ text: math, math: true });
+  }
+  return parts;
 }
 
 export interface InlineRun {
@@ -30,8 +165,13 @@ export interface InlineRun {
   italic?: boolean;
   strike?: boolean;
   code?: boolean;
-  /** An absolute http, https or mailto URL; other destinations stay plain text. */
+  /**
+   * Where the run links to: an absolute http, https or mailto URL, or a relative one (a file
+   * beside the document); other destinations (javascript:, data:) stay plain text.
+   */
   link?: string;
+  /** A link inside the document: the heading id (`#installing` → `installing`). */
+  anchor?: string;
   /** A hard line break comes before this run's text. */
   break?: boolean;
 }
@@ -128,8 +268,11 @@ function appendRuns(runs: InlineRun[], tokens: readonly Token[], style: Style, r
         break;
       case "link": {
         // Autolinks are literal; in [text](url) character references count.
-        const href = restore(token.autolink ? token.href : decodeEntities(token.href));
-        appendRuns(runs, token.tokens ?? [], { ...style, link: safeLinkTarget(href) ?? style.link }, restore);
+        const href = restore(token.autolink ? token.href : decodeEntities(token.href)).replace(/[\uE002\uE003]/g, "");
+        const anchor = href.startsWith("#") ? decodeFragment(href.slice(1)) : undefined;
+        const link = anchor === undefined ? (safeLinkTarget(href) ?? relativeLinkTarget(href)) : undefined;
+        const inner = link !== undefined || anchor !== undefined ? { link, anchor } : {};
+        appendRuns(runs, token.tokens ?? [], { ...style, ...inner }, restore);
         break;
       }
       case "image":
@@ -172,6 +315,65 @@ export function safeLinkTarget(href: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `href` as a relative URL (`notes.md`, `../img/a.png`, `/docs/`), made safe to write into a
+ * package's relationships; undefined for anything with a scheme or a host (`//host/x`).
+ */
+export function relativeLinkTarget(href: string): string | undefined {
+  const trimmed = href.trim();
+  if (trimmed === "" || /^[a-z][a-z0-9+.-]*:/i.test(trimmed) || /^[\\/]{2}/.test(trimmed) || /[\u0000-\u001f]/.test(trimmed)) return undefined;
+  return encodeURI(decodeFragment(trimmed));
+}
+
+function decodeFragment(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Heading ids, GitHub-style, unique across one document (the html page, the Word file). */
+export class Slugger {
+  private readonly used = new Set<string>();
+  private readonly next = new Map<string, number>();
+
+  /** Lower case letters, digits, `-` and `_`; repeats get `-2`, `-3`... */
+  slug(text: string): string {
+    const base =
+      text
+        .toLowerCase()
+        .trim()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+        .replace(/\s+/g, "-") || "section";
+    // Counting per base keeps 5,000 cards titled "Notes" linear rather than quadratic.
+    let n = this.next.get(base) ?? 1;
+    let slug = n === 1 ? base : `${base}-${n}`;
+    while (this.used.has(slug)) slug = `${base}-${++n}`;
+    this.next.set(base, n + 1);
+    this.used.add(slug);
+    return slug;
+  }
+}
+
+/** The heading tokens of `tokens` and the blocks nested in them (quotes, list items), in document order. */
+export function headingTokens(tokens: readonly Token[]): Tokens.Heading[] {
+  const found: Tokens.Heading[] = [];
+  const stack: Token[][] = [[...tokens].reverse()];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    const token = top.pop();
+    if (token === undefined) {
+      stack.pop();
+      continue;
+    }
+    if (token.type === "heading") found.push(token as Tokens.Heading);
+    else if (token.type === "list") stack.push((token as Tokens.List).items.flatMap((item) => item.tokens).reverse());
+    else if (token.type === "blockquote") stack.push([...(token as Tokens.Blockquote).tokens].reverse());
+  }
+  return found;
 }
 
 // Characters XML 1.0 allows: tab, newline, carriage return, and the planes minus the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { protectMath } from "./math.js";
+import { protectMath, typesetMath } from "./math.js";
 
 const spansOf = (markdown: string) => {
   const found: string[] = [];
@@ -28,6 +28,21 @@ describe("protectMath", () => {
 
   it("leaves code spans alone", () => {
     expect(spansOf("`$a` and `b$`")).toEqual([]);
+  });
+
+  it("never takes $$ in a code span or a fenced code block for math (issue 18)", () => {
+    expect(spansOf("`$$x$$` and ``a `$$y$$` b`` then $z$")).toEqual(["$z$"]);
+    expect(spansOf("```\n$$x$$\n```\n\n$$w$$")).toEqual(["$$w$$"]);
+    expect(spansOf("~~~tex\n$a$\n\n$b$\n~~~")).toEqual([]);
+    // An unclosed fence runs to the end, as in CommonMark.
+    expect(spansOf("```\n$$x$$")).toEqual([]);
+  });
+
+  it("typesets a span with Temml, or gives undefined", () => {
+    expect(typesetMath("$x^2$")).toMatch(/^<math><msup><mi>x<\/mi><mn[^>]*>2<\/mn><\/msup><\/math>$/);
+    expect(typesetMath("$$a$$")).toMatch(/^<math display="block"/);
+    expect(typesetMath("$\\frac{a$")).toBeUndefined();
+    expect(typesetMath(`$${"{".repeat(50_000)}$`)).toBeUndefined();
   });
 
   it("round-trips the source exactly", () => {

@@ -11,8 +11,14 @@ export type ExportFormat = (typeof exportFormats)[number];
 /** Same rule as record ids in src/domain/ids.ts; kept here so the formats stand alone. */
 const CARD_ID = /^[a-z0-9]{24}$/;
 
-/** Long enough for any decoration a person writes around a card, short enough to bound the output. */
-const MAX_DECORATION = 10_000;
+/**
+ * Long enough for the decoration a person writes around a card (`<div>`, `---`), short enough
+ * that an anonymous request cannot multiply a big public tree: with these, an export holds at
+ * most the cards' text plus 210 characters per card (issue 12; 7,000 characters on a 5,000-card
+ * tree made 70 MB from a 14 KB request).
+ */
+export const MAX_DECORATION = 100;
+export const MAX_NEWLINES = 10;
 
 /**
  * A whole number in [min, max], as a query string sends it ("3") or as GraphQL does (3).
@@ -39,7 +45,7 @@ export const exportQuerySchema = z.object({
     .regex(CARD_ID, "must be a card id: 24 characters of a-z and 0-9")
     .optional(),
   column: wholeNumber(1, Number.MAX_SAFE_INTEGER, "must be a whole number, 1 or more").optional(),
-  newlines: wholeNumber(0, 100, "must be a whole number from 0 to 100").optional(),
+  newlines: wholeNumber(0, MAX_NEWLINES, `must be a whole number from 0 to ${MAX_NEWLINES}`).optional(),
   start: z
     .string({ error: "must be text" })
     .max(MAX_DECORATION, `must be at most ${MAX_DECORATION} characters`)

@@ -1,0 +1,234 @@
+/**
+ * Exports off the event loop (issue 12): rendering a big tree to docx, pptx or html takes
+ * seconds of CPU, which on the main thread would stall every other user's request. A small
+ * pool of `node:worker_threads` workers runs `exportTree`; each job has a deadline, after
+ * which its worker is terminated, and each worker a heap limit, so no export can take the
+ * server down with it. Cheap exports (txt, md, json of a modest tree) stay on the main
+ * thread, where a worker's hand-off would cost more than the export.
+ *
+ * The worker runs this very module (`import.meta.url`): it is reached only through a dynamic
+ * import, so in the esbuild bundle (scripts/build.mjs, `splitting`) it sits in a chunk of its
+ * own rather than in dist/server.mjs, and the chunk is a file a worker can load. Under tsx
+ * (tests, `npm run dev`) the worker gets tsx's loader, as its parent may not have it in
+ * `execArgv` (vitest). A build that cannot start workers at all (say, a single executable
+ * without files) runs with `EXPORT_WORKERS=0`: exports on the main thread, as before.
+ */
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import {
+  DomainError,
+  LimitReachedError,
+  NotFoundError,
+  TooManyRequestsError,
+  ValidationError,
+  type ErrorCode,
+  type ErrorDetail,
+} from "../../domain/errors.js";
+import type { Card, Tree } from "../../domain/records.js";
+import type { ExportResult } from "./index.js";
+import type { ExportFormat, ExportOptions } from "./options.js";
+
+export interface ExportPoolConfig {
+  /** Workers at most; 0 runs every export on the main thread. */
+  workers: number;
+  /** Exports waiting for a worker at most; more are refused with 429. */
+  queue: number;
+  /** Longest an export may run in its worker. */
+  timeoutMs: number;
+  /** Heap of each worker (V8's old generation), in MiB. */
+  workerMemoryMb: number;
+}
+
+export interface ExportJob {
+  format: ExportFormat;
+  tree: Tree;
+  cards: readonly Card[];
+  options: ExportOptions;
+}
+
+/** Text formats below this many characters of cards are cheaper to export in place. */
+const INLINE_CHARS = 1024 * 1024;
+const INLINE_FORMATS: ReadonlySet<ExportFormat> = new Set(["txt", "md", "json"]);
+/** A worker left idle this long is stopped: its heap (tens of MB) goes back. */
+const IDLE_MS = 30_000;
+const ROLE = "cardtree-export-worker";
+
+const pools = new WeakMap<ExportPoolConfig, ExportPool>();
+
+/** Exports `job` on a worker of the pool for `config` (one pool per configuration), or in place when cheap. */
+export async function exportOffThread(config: ExportPoolConfig, job: ExportJob): Promise<ExportResult> {
+  const size = job.cards.reduce((sum, card) => sum + card.content.length, 0);
+  if (config.workers <= 0 || (INLINE_FORMATS.has(job.format) && size <= INLINE_CHARS)) {
+    const { exportTree } = await import("./index.js");
+    return exportTree(job.format, job.tree, job.cards, job.options);
+  }
+  let pool = pools.get(config);
+  if (!pool) pools.set(config, (pool = new ExportPool(config)));
+  return pool.run(job);
+}
+
+interface Pending {
+  job: ExportJob;
+  resolve: (result: ExportResult) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  busy?: { pending: Pending; timer: NodeJS.Timeout };
+  idleTimer?: NodeJS.Timeout;
+}
+
+class ExportPool {
+  private readonly slots = new Set<Slot>();
+  private readonly waiting: Pending[] = [];
+
+  constructor(private readonly config: ExportPoolConfig) {}
+
+  run(job: ExportJob): Promise<ExportResult> {
+    return new Promise((resolve, reject) => {
+      const pending = { job, resolve, reject };
+      const slot = this.idleSlot();
+      if (slot) return this.dispatch(slot, pending);
+      if (this.waiting.length >= this.config.queue) {
+        return reject(new TooManyRequestsError("The server is busy with other exports; try again in a few seconds.", 5));
+      }
+      this.waiting.push(pending);
+    });
+  }
+
+  private idleSlot(): Slot | undefined {
+    for (const slot of this.slots) if (!slot.busy) return slot;
+    if (this.slots.size < this.config.workers) return this.startWorker();
+    return undefined;
+  }
+
+  private startWorker(): Slot {
+    const entry = new URL(import.meta.url);
+    const options = { workerData: { role: ROLE }, resourceLimits: { maxOldGenerationSizeMb: this.config.workerMemoryMb } };
+    const worker = entry.pathname.endsWith(".ts") ? new Worker(tsxBootstrap(entry), { ...options, eval: true }) : new Worker(entry, options);
+    // An idle worker must not keep a stopping server alive.
+    worker.unref();
+    const slot: Slot = { worker };
+    worker.on("message", (message: WorkerReply) => this.finish(slot, message));
+    worker.on("error", (error) => {
+      const outOfMemory = (error as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY";
+      const megabytes = this.config.workerMemoryMb;
+      this.fail(slot, outOfMemory ? new LimitReachedError(`This export needs more than the ${megabytes} MiB an export may use here; narrow it with cardId or column.`) : error);
+    });
+    worker.on("exit", (code) => this.fail(slot, new Error(`export worker exited with code ${code}`)));
+    this.slots.add(slot);
+    return slot;
+  }
+
+  private dispatch(slot: Slot, pending: Pending) {
+    clearTimeout(slot.idleTimer);
+    const timer = setTimeout(() => {
+      const seconds = Math.round(this.config.timeoutMs / 1000);
+      this.fail(
+        slot,
+        new LimitReachedError(`This export took longer than the ${seconds} s an export may take here; narrow it with cardId or column.`),
+      );
+    }, this.config.timeoutMs);
+    slot.busy = { pending, timer };
+    slot.worker.ref();
+    slot.worker.postMessage(pending.job);
+  }
+
+  private finish(slot: Slot, reply: WorkerReply) {
+    const busy = slot.busy;
+    if (!busy) return;
+    clearTimeout(busy.timer);
+    slot.busy = undefined;
+    slot.worker.unref();
+    if ("error" in reply) busy.pending.reject(revive(reply.error));
+    else busy.pending.resolve({ ...reply.result, body: typeof reply.result.body === "string" ? reply.result.body : Buffer.from(reply.result.body) });
+    this.next(slot);
+  }
+
+  /** The worker is gone or must go: its job fails with `error`, another worker takes the queue. */
+  private fail(slot: Slot, error: unknown) {
+    if (!this.slots.delete(slot)) return;
+    clearTimeout(slot.idleTimer);
+    if (slot.busy) {
+      clearTimeout(slot.busy.timer);
+      slot.busy.pending.reject(error);
+      slot.busy = undefined;
+    }
+    void slot.worker.terminate();
+    const pending = this.waiting.shift();
+    if (pending) this.dispatch(this.startWorker(), pending);
+  }
+
+  private next(slot: Slot) {
+    const pending = this.waiting.shift();
+    if (pending) return this.dispatch(slot, pending);
+    slot.idleTimer = setTimeout(() => {
+      if (!slot.busy && this.slots.delete(slot)) void slot.worker.terminate();
+    }, IDLE_MS);
+    slot.idleTimer.unref();
+  }
+}
+
+/**
+ * A worker script that registers tsx's loader and then imports `entry` (a .ts file). Node 20
+ * workers do not apply loader hooks given as `--import` in `execArgv`, and a worker of vitest
+ * has none to inherit; registering from inside the worker works in both.
+ */
+function tsxBootstrap(entry: URL): string {
+  // require.resolve finds the CommonJS build of tsx's API; its ES module build sits beside it.
+  const api = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
+  return `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
+}
+
+type WorkerReply =
+  | { result: { body: string | Uint8Array; contentType: string; filename: string } }
+  | { error: { code: ErrorCode | null; message: string; details?: ErrorDetail[]; retryAfterSeconds?: number } };
+
+/** A domain error as the worker sent it, as the same class again (REST and GraphQL map them by class and code). */
+function revive(error: Extract<WorkerReply, { error: unknown }>["error"]): Error {
+  switch (error.code) {
+    case null:
+      return new Error(error.message);
+    case "invalid_request":
+      return new ValidationError(error.message, error.details);
+    case "not_found": {
+      const found = new NotFoundError();
+      found.message = error.message;
+      return found;
+    }
+    case "limit_reached":
+      return new LimitReachedError(error.message);
+    default:
+      return new DomainError(error.code, error.message);
+  }
+}
+
+/** Inside a worker: answer each job with its export, or with the error it threw. */
+async function serveExports() {
+  const { exportTree } = await import("./index.js");
+  parentPort!.on("message", async (job: ExportJob) => {
+    try {
+      const result = await exportTree(job.format, job.tree, job.cards, job.options);
+      if (typeof result.body === "string") {
+        parentPort!.postMessage({ result });
+        return;
+      }
+      // A view of a pooled buffer cannot be transferred; a copy of its own can.
+      const body = result.body.byteOffset === 0 && result.body.byteLength === result.body.buffer.byteLength ? result.body : Uint8Array.prototype.slice.call(result.body);
+      parentPort!.postMessage({ result: { ...result, body } }, [body.buffer as ArrayBuffer]);
+    } catch (error) {
+      const known = error instanceof DomainError;
+      parentPort!.postMessage({
+        error: {
+          code: known ? error.code : null,
+          message: error instanceof Error ? error.message : String(error),
+          details: error instanceof ValidationError ? error.details : undefined,
+        },
+      });
+    }
+  });
+}
+
+if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) void serveExports();
