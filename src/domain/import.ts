@@ -21,7 +21,10 @@ export function parseSeedWithinLimits(ctx: DomainContext, seed: string): SeedNod
   if (Buffer.byteLength(seed) > ctx.config.limits.importBodyBytes) {
     throw new PayloadTooLargeError(`An import may be at most ${ctx.config.limits.importBodyBytes} bytes.`);
   }
-  const nodes = parseSeed(seed);
+  return withinCardLimit(ctx, parseSeed(seed));
+}
+
+function withinCardLimit(ctx: DomainContext, nodes: SeedNode[]): SeedNode[] {
   const count = countSeedCards(nodes);
   if (count > ctx.config.limits.importCards) {
     throw new PayloadTooLargeError(
@@ -29,6 +32,16 @@ export function parseSeedWithinLimits(ctx: DomainContext, seed: string): SeedNod
     );
   }
   return nodes;
+}
+
+/**
+ * `parseSeedWithinLimits` with the parse on a worker thread (src/formats/export/worker-pool.ts),
+ * so a 16 MiB seed does not stall other requests.
+ */
+async function parseSeedOffThread(ctx: DomainContext, seed: string): Promise<SeedNode[]> {
+  if (Buffer.byteLength(seed) > ctx.config.limits.importBodyBytes) return parseSeedWithinLimits(ctx, seed);
+  const { parseSeedOffThread: parse } = await import("../formats/export/worker-pool.js");
+  return withinCardLimit(ctx, await parse(ctx.config.exports, seed));
 }
 
 /**
@@ -40,7 +53,7 @@ export function parseSeedWithinLimits(ctx: DomainContext, seed: string): SeedNod
 export async function importSeed(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<StoredCard[]> {
   const { parentId = null, seed } = parseInput(seedInput, input);
   return withTree(ctx, actor, treeId, "write", async (tree) => {
-    const nodes = parseSeedWithinLimits(ctx, seed);
+    const nodes = await parseSeedOffThread(ctx, seed);
     const live = await ctx.store.cards.liveByTree(tree._id);
     if (parentId !== null && !live.some((c) => c._id === parentId)) {
       throw new ValidationError("The parent card does not exist in this tree.", [
