@@ -85,7 +85,39 @@ export async function parseSeedOffThread(config: ExportPoolConfig, seed: string)
     const { parseSeed } = await import("../seed.js");
     return parseSeed(seed);
   }
-  return (await poolFor(config).run({ kind: "seed", seed })) as SeedNode[];
+  return nestSeed((await poolFor(config).run({ kind: "seed", seed })) as FlatSeed);
+}
+
+/**
+ * A parsed seed as it crosses between threads: contents and depths in tree order. Structured
+ * cloning recurses, and a 10,000-level chain would overflow the stack; a flat list cannot.
+ */
+type FlatSeed = { contents: string[]; depths: number[] };
+
+function flattenSeed(nodes: readonly SeedNode[]): FlatSeed {
+  const flat: FlatSeed = { contents: [], depths: [] };
+  const stack: { node: SeedNode; depth: number }[] = [...nodes].reverse().map((node) => ({ node, depth: 0 }));
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    flat.contents.push(node.content);
+    flat.depths.push(depth);
+    for (let i = (node.children?.length ?? 0) - 1; i >= 0; i--) stack.push({ node: node.children![i], depth: depth + 1 });
+  }
+  return flat;
+}
+
+function nestSeed({ contents, depths }: FlatSeed): SeedNode[] {
+  const roots: SeedNode[] = [];
+  const open: SeedNode[] = [];
+  contents.forEach((content, i) => {
+    const node: SeedNode = { content };
+    open.length = depths[i];
+    const parent = open[open.length - 1];
+    if (parent) (parent.children ??= []).push(node);
+    else roots.push(node);
+    open.push(node);
+  });
+  return roots;
 }
 
 function poolFor(config: ExportPoolConfig): ExportPool {
@@ -215,7 +247,7 @@ function tsxBootstrap(entry: URL): string {
 }
 
 type WorkerReply =
-  | { result: WorkerResult | SeedNode[] }
+  | { result: WorkerResult | FlatSeed }
   | { error: { code: ErrorCode | null; message: string; details?: ErrorDetail[]; retryAfterSeconds?: number } };
 
 /** A domain error as the worker sent it, as the same class again (REST and GraphQL map them by class and code). */
@@ -243,7 +275,7 @@ async function serveExports() {
   parentPort!.on("message", async (message: Job) => {
     try {
       if (message.kind === "seed") {
-        parentPort!.postMessage({ result: parseSeed(message.seed) });
+        parentPort!.postMessage({ result: flattenSeed(parseSeed(message.seed)) });
         return;
       }
       const { job } = message;
