@@ -20,6 +20,7 @@ import {
   type SlideParagraph,
   type SlideTable,
 } from "./impress-layout.js";
+import { documentFootnotes } from "./footnotes.js";
 import { documentProperties, lexCards, xmlSafe, type InlineRun } from "./markdown-inline.js";
 import { finishPresentation } from "./pptx-package.js";
 import type { ExportInput } from "./select.js";
@@ -44,7 +45,8 @@ export async function impressExporter({ tree, selected }: ExportInput): Promise<
     selected.map(({ card }) => card.content),
     tree.latex === true,
   );
-  const cards = lexed.map(cardSlides);
+  const footnotes = documentFootnotes(lexed);
+  const cards = lexed.map((card) => cardSlides(card, footnotes));
   // Front matter (the first card's) names the deck and its title slide, as pandoc does.
   const properties = documentProperties(lexed);
   const slideCount = 1 + cards.reduce((sum, card) => sum + (card.title === undefined && card.pages.every((page) => page.length === 0) ? 0 : card.pages.length), 0);
