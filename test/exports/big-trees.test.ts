@@ -7,28 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { whileProbingHealth } from "./health-probe.js";
 
-/** Runs `request` while asking `/healthz` every 25 ms; the request's time and the slowest answer. */
-async function whileProbingHealth<T>(url: string, request: () => Promise<T>) {
-  let done = false;
-  const latencies: number[] = [];
-  const probe = (async () => {
-    while (!done) {
-      const started = performance.now();
-      await (await fetch(`${url}/healthz`)).arrayBuffer();
-      latencies.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  })();
-  const started = performance.now();
-  try {
-    const result = await request();
-    return { result, ms: performance.now() - started, worst: Math.max(0, ...latencies), probes: latencies.length };
-  } finally {
-    done = true;
-    await probe;
-  }
-}
 
 describe("big exports and imports, off the event loop", { timeout: 180_000 }, () => {
   let server: TestServer;
