@@ -6,7 +6,7 @@
  * ~40 s at 1 MB), runs on a 100 KB sample of 500 headings instead, labelled as such.
  */
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { CardtreeClient } from "../cardtree-client.js";
 import { generateMarkdown } from "../generate.js";
@@ -193,9 +193,15 @@ const READER_DOCUMENTS: { name: string; latex: boolean; markdown: string; note: 
   },
 ];
 
+/** A 1×1 PNG, so pandoc finds the README's images where it looks for them (it stops at a missing one). */
+const PIXEL = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==", "base64");
+
 async function readerDocuments(setup: FilesSetup): Promise<void> {
   const { report, writer } = setup;
   const pandoc = hasCommand("pandoc");
+  mkdirSync(path.join(setup.workDir, "img"), { recursive: true });
+  writeFileSync(path.join(setup.workDir, "logo.png"), PIXEL);
+  for (let i = 0; i < 30; i++) writeFileSync(path.join(setup.workDir, "img", `d${i}.png`), PIXEL);
   for (const document of READER_DOCUMENTS) {
     const file = path.join(setup.workDir, `${document.name.replace(/\W+/g, "-")}.md`);
     writeFileSync(file, document.markdown);
@@ -208,9 +214,19 @@ async function readerDocuments(setup: FilesSetup): Promise<void> {
       let theirs = "pandoc missing";
       if (pandoc) {
         const started = performance.now();
-        const args = ["-s", "-f", "markdown", "-t", pandocFormat, ...(pandocFormat === "html" ? ["--mathml"] : []), "-o", path.join(setup.workDir, `pandoc-reader.${pandocFormat}`), file];
+        const args = [
+          "-s",
+          "-f",
+          "markdown",
+          "-t",
+          pandocFormat,
+          ...(pandocFormat === "html" ? ["--mathml"] : []),
+          `--resource-path=${setup.workDir}`,
+          "-o",
+          path.join(setup.workDir, `pandoc-reader.${pandocFormat}`),
+          file,
+        ];
         const run = spawnSync("taskset", ["-c", String(SERVER_CORE), "pandoc", ...args]);
-        // pandoc's pptx writer stops at an image file it cannot find (the README's are not there).
         const why = run.stderr.toString().split("\n")[0].slice(0, 80);
         theirs = run.status === 0 ? `${(performance.now() - started).toFixed(0)} ms` : `failed (${why})`;
       }
