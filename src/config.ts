@@ -97,7 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exports: {
       workers: integer(env.EXPORT_WORKERS, 2, "EXPORT_WORKERS"),
       queue: integer(env.EXPORT_QUEUE, 16, "EXPORT_QUEUE"),
-      timeoutMs: integer(env.EXPORT_TIMEOUT_MS, 30_000, "EXPORT_TIMEOUT_MS"),
+      timeoutMs: integer(env.EXPORT_TIMEOUT_MS, 120_000, "EXPORT_TIMEOUT_MS"),
       workerMemoryMb: integer(env.EXPORT_WORKER_MEMORY_MB, 1024, "EXPORT_WORKER_MEMORY_MB"),
     },
     compaction: {

@@ -6,7 +6,7 @@
  * ~40 s at 1 MB), runs on a 100 KB sample of 500 headings instead, labelled as such.
  */
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { CardtreeClient } from "../cardtree-client.js";
 import { generateMarkdown } from "../generate.js";
@@ -63,8 +63,11 @@ export async function fileScenarios(setup: FilesSetup): Promise<void> {
     const timings: number[] = [];
     let bytes = 0;
     let status = 0;
+    let worstHealth = 0;
     for (let i = 0; i < setup.repetitions; i++) {
-      const res = await writer.timed(`/api/export/${treeId}.${format}`);
+      // Exports run on a worker thread: other requests (here /healthz) should not wait for them.
+      const { value: res, worst } = await whileProbingHealth(writer.baseUrl, () => writer.timed(`/api/export/${treeId}.${format}`));
+      worstHealth = Math.max(worstHealth, worst);
       status = res.status;
       if (status !== 200) break;
       timings.push(res.ms);
@@ -81,7 +84,10 @@ export async function fileScenarios(setup: FilesSetup): Promise<void> {
       ms: median(timings),
       bytes,
     });
+    report.note(`export to ${format}: slowest /healthz meanwhile ${worstHealth.toFixed(0)} ms`);
   }
+
+  await readerDocuments(setup);
 
   if (!hasCommand("pandoc")) {
     report.note("pandoc is missing (apt-get install -y pandoc): no anchor for the docx and pptx exports");
@@ -128,4 +134,105 @@ async function sampleDocument(setup: FilesSetup): Promise<{ file: string; treeId
   const { treeId } = await timedImports(setup, markdown, 1);
   const cards = (await setup.writer.json<unknown[]>("GET", `/api/trees/${treeId}/cards`)).length;
   return { file, treeId, cards };
+}
+
+/** Runs `request` while asking `/healthz` every 25 ms; its value and the slowest answer. */
+async function whileProbingHealth<T>(baseUrl: string, request: () => Promise<T>): Promise<{ value: T; worst: number }> {
+  let done = false;
+  let worst = 0;
+  const probe = (async () => {
+    while (!done) {
+      const started = performance.now();
+      await (await fetch(`${baseUrl}/healthz`)).arrayBuffer();
+      worst = Math.max(worst, performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  })();
+  try {
+    return { value: await request(), worst };
+  } finally {
+    done = true;
+    await probe;
+  }
+}
+
+/**
+ * Three documents of the kinds issue 18 was found with, each exported to docx, pptx and html
+ * and given to pandoc (`--mathml` for html) as a reader would compare them. The side-by-side
+ * notes say what each does with the document's hard parts; the times are one run each.
+ */
+const READER_DOCUMENTS: { name: string; latex: boolean; markdown: string; note: string }[] = [
+  {
+    name: "math course note",
+    latex: true,
+    markdown: Array.from(
+      { length: 40 },
+      (_, i) =>
+        `## Lemma ${i + 1}\n\nFor every $n \\ge ${i + 1}$ we have $a_n^2 + b_n^2 = c_n^2$ and\n\n$$\\sum_{k=1}^{n} \\frac{1}{k^2} < \\frac{\\pi^2}{6}$$\n\nso $\\sqrt{x_${i}} \\le \\frac{x+1}{2}$ holds.\n`,
+    ).join("\n"),
+    note: "math: Word equations in docx (pandoc: the same), MathML in html (pandoc --mathml: the same), Unicode linear text on slides (pandoc: equations)",
+  },
+  {
+    name: "long manual",
+    latex: false,
+    markdown: Array.from(
+      { length: 120 },
+      (_, i) =>
+        `# Chapter ${i + 1}\n\nSee [the setup](#chapter-1) first.\n\n## Steps\n\n1. Install it.\n\n   Then check it.\n2. Run:\n\n\`\`\`\nnpm ci\nnpm start\n\`\`\`\n\n### Notes\n\n> Keep a backup.\n`,
+    ).join("\n"),
+    note: "headings: outline levels and bookmarks in docx (both); in-page links jump (both); slides measured, code shaded (pandoc: one slide per heading, long code runs off)",
+  },
+  {
+    name: "README with tables and images",
+    latex: false,
+    markdown: `---\ntitle: The README\nauthor: Bench\n---\n<p align="center"><img src="logo.png" alt="logo"></p>\n\n${Array.from(
+      { length: 30 },
+      (_, i) => `## Section ${i + 1}\n\n| flag | default | meaning |\n|---|:---:|---|\n| --a${i} | 1 | the first |\n| --b${i} | 2 | the second |\n\n![diagram](img/d${i}.png)\n\nRead [the docs][docs].\n`,
+    ).join("\n")}\n[docs]: https://example.com/docs\n`,
+    note: "front matter: document properties (both); tables: Word and slide tables (both); images: alt text and path in docx/pptx (pandoc: embeds the file when it exists)",
+  },
+];
+
+/** A 1×1 PNG, so pandoc finds the README's images where it looks for them (it stops at a missing one). */
+const PIXEL = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==", "base64");
+
+async function readerDocuments(setup: FilesSetup): Promise<void> {
+  const { report, writer } = setup;
+  const pandoc = hasCommand("pandoc");
+  mkdirSync(path.join(setup.workDir, "img"), { recursive: true });
+  writeFileSync(path.join(setup.workDir, "logo.png"), PIXEL);
+  for (let i = 0; i < 30; i++) writeFileSync(path.join(setup.workDir, "img", `d${i}.png`), PIXEL);
+  for (const document of READER_DOCUMENTS) {
+    const file = path.join(setup.workDir, `${document.name.replace(/\W+/g, "-")}.md`);
+    writeFileSync(file, document.markdown);
+    const tree = await writer.json<{ _id: string }>("POST", "/api/trees", { name: document.name });
+    if (document.latex) await writer.json("PUT", `/api/trees/${tree._id}`, { latex: true });
+    await writer.importSeed(tree._id, document.markdown);
+    const times: string[] = [];
+    for (const [format, pandocFormat] of [["docx", "docx"], ["impress", "pptx"], ["html", "html"]] as const) {
+      const ours = await writer.timed(`/api/export/${tree._id}.${format}`);
+      let theirs = "pandoc missing";
+      if (pandoc) {
+        const started = performance.now();
+        const args = [
+          "-s",
+          "-f",
+          "markdown",
+          "-t",
+          pandocFormat,
+          ...(pandocFormat === "html" ? ["--mathml"] : []),
+          `--resource-path=${setup.workDir}`,
+          "-o",
+          path.join(setup.workDir, `pandoc-reader.${pandocFormat}`),
+          file,
+        ];
+        const run = spawnSync("taskset", ["-c", String(SERVER_CORE), "pandoc", ...args]);
+        const why = run.stderr.toString().split("\n")[0].slice(0, 80);
+        theirs = run.status === 0 ? `${(performance.now() - started).toFixed(0)} ms` : `failed (${why})`;
+      }
+      report.add({ id: `reader-${document.name}-${format}`.replace(/\s+/g, "-"), scenario: `${document.name} (${document.markdown.length} chars) to ${pandocFormat}`, ms: ours.ms, bytes: ours.bytes.length });
+      times.push(`${pandocFormat} ${ours.ms.toFixed(0)} ms vs pandoc ${theirs}`);
+    }
+    report.note(`${document.name}: ${times.join("; ")}. ${document.note}`);
+  }
 }

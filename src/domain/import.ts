@@ -9,7 +9,7 @@ import type { Actor } from "./policy.js";
 import type { StoredCard } from "./records.js";
 import { parseInput, seedInput } from "./schemas.js";
 import { assertCardsFit, cardsFromSeed, positionAfter, withinCardAllowance } from "./card-batches.js";
-import { parseSeedWithinLimits } from "./seed-limits.js";
+import { parseSeedOffThread } from "./seed-limits.js";
 import { touchTree, withTree } from "./trees.js";
 
 /**
@@ -21,7 +21,7 @@ import { touchTree, withTree } from "./trees.js";
 export async function importSeed(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<StoredCard[]> {
   const { parentId = null, seed } = parseInput(seedInput, input);
   return withTree(ctx, actor, treeId, "write", async (tree) => {
-    const nodes = parseSeedWithinLimits(ctx, seed);
+    const nodes = await parseSeedOffThread(ctx, seed);
     const live = await ctx.store.cards.liveByTree(tree._id);
     if (parentId !== null && !live.some((c) => c._id === parentId)) {
       throw new ValidationError("The parent card does not exist in this tree.", [

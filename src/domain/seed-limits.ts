@@ -1,21 +1,30 @@
 /**
  * The import limits every seed passes before it becomes cards (SPEC §4): bytes, then cards.
- * Shared by the import command and tree creation from a seed.
+ * Shared by the import command and tree creation from a seed. A big seed is parsed on a
+ * worker thread (src/formats/export/worker-pool.ts), so it does not stall other requests.
  */
-import { parseSeed, countSeedCards } from "../formats/seed.js";
+import { countSeedCards } from "../formats/seed.js";
 import type { DomainContext } from "./context.js";
 import { PayloadTooLargeError } from "./errors.js";
 import type { SeedNode } from "./records.js";
 
 /**
- * Parses a seed and checks it against the import limits.
+ * Parses a seed (on a worker thread when it is big) and checks it against the import limits.
  * @throws ValidationError for a malformed JSON seed; PayloadTooLargeError past the limits.
  */
-export function parseSeedWithinLimits(ctx: DomainContext, seed: string): SeedNode[] {
+export async function parseSeedOffThread(ctx: DomainContext, seed: string): Promise<SeedNode[]> {
+  assertSeedBytes(ctx, seed);
+  const { parseSeedOffThread: parse } = await import("../formats/export/worker-pool.js");
+  return withinCardLimit(ctx, await parse(ctx.config.exports, seed));
+}
+
+function assertSeedBytes(ctx: DomainContext, seed: string): void {
   if (Buffer.byteLength(seed) > ctx.config.limits.importBodyBytes) {
     throw new PayloadTooLargeError(`An import may be at most ${ctx.config.limits.importBodyBytes} bytes.`);
   }
-  const nodes = parseSeed(seed);
+}
+
+function withinCardLimit(ctx: DomainContext, nodes: SeedNode[]): SeedNode[] {
   const count = countSeedCards(nodes);
   if (count > ctx.config.limits.importCards) {
     throw new PayloadTooLargeError(

@@ -9,7 +9,7 @@ import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { SeedNode, StoredCard, Tree } from "./records.js";
 import { createTreeInput, parseInput, updateTreeInput } from "./schemas.js";
 import { assertCardsFit, cardsFromSeed, withinCardAllowance } from "./card-batches.js";
-import { parseSeedWithinLimits } from "./seed-limits.js";
+import { parseSeedOffThread } from "./seed-limits.js";
 import { walkTreeOrder, type OrderedCard } from "./tree-order.js";
 
 const MAX_NAME = 200;
@@ -85,7 +85,7 @@ function newTree(owner: string, name: string, at: string): Tree {
  */
 export async function createTree(ctx: DomainContext, actor: Actor, input: unknown): Promise<Tree> {
   const { name, seed } = parseInput(createTreeInput, input);
-  const parsed: SeedNode[] = seed === undefined ? [] : parseSeedWithinLimits(ctx, seed);
+  const parsed: SeedNode[] = seed === undefined ? [] : await parseSeedOffThread(ctx, seed);
   // A tree always opens on a card: an absent seed, or a JSON seed of `[]`, gives one empty card.
   const nodes = parsed.length > 0 ? parsed : [{ content: "" }];
   const at = now();

@@ -16,7 +16,8 @@ const DOCUMENT = [
   "### On Debian",
   "Use apt.",
   "# Reference",
-  "All the flags; see [installing](#installing) and [the site][site].",
+  "All the flags; see [installing](#installing) and [the site][site].[^flags]",
+  "[^flags]: Flags are *case-sensitive*.",
   "## Links",
   "[site]: https://cardtree.example/docs",
   "## Math",
@@ -62,9 +63,16 @@ describeWithOffice("docx export, opened in LibreOffice", () => {
     expect(pdf.pageTexts.join("\n")).not.toMatch(/title:|author:|Ada Lovelace/);
   });
 
+  it("makes footnotes Word footnotes, which LibreOffice reads as notes at the page's foot", () => {
+    const text = pdf.pageTexts.join("\n");
+    expect(text).not.toContain("[^flags]");
+    expect(text).toContain("Flags are case-sensitive.");
+    expect(odt).toMatch(/<text:note [^>]*text:note-class="footnote"[^>]*><text:note-citation>1<\/text:note-citation><text:note-body>[\s\S]*?Flags are/);
+  });
+
   it("links in-page links to their heading and resolves a reference defined in another card", () => {
     const text = pdf.pageTexts.join("\n");
-    expect(text).toContain("see installing and the site.");
+    expect(text).toMatch(/see installing and the site\.\s*1?/);
     expect(text).not.toContain("[the site]");
     expect(pdf.urls).toContain("https://cardtree.example/docs");
     // LibreOffice reads the in-page link as a jump to the heading's bookmark.

@@ -202,6 +202,22 @@ describe("exports off the event loop (issue 12)", () => {
     }
   });
 
+  it("past EXPORT_QUEUE waiting exports, one more is 429 with Retry-After", async () => {
+    const busy = await startInProcessServer({ EXPORT_WORKERS: "1", EXPORT_QUEUE: "0" });
+    try {
+      const alice = await buildUser(busy.url);
+      const tree = await buildTree(alice, { name: "Busy", seed: SEED });
+      // The first takes the only worker (which takes a second to start); the second finds no room.
+      const [first, second] = await Promise.all([alice.get(`/api/export/${tree._id}.docx`), alice.get(`/api/export/${tree._id}.docx`)]);
+      expect([first.status, second.status].sort()).toEqual([200, 429]);
+      const refused = first.status === 429 ? first : second;
+      expect(refused.body.error).toBe("too_many_requests");
+      expect(refused.headers.get("retry-after")).toBe("5");
+    } finally {
+      await busy.stop();
+    }
+  });
+
   it("errors thrown in the worker keep their code and details: an unknown cardId is 404", async () => {
     const alice = await buildUser(server.url);
     const tree = await buildTree(alice, { name: "Worker errors", seed: SEED });

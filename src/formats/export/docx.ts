@@ -11,6 +11,7 @@ import {
   Bookmark,
   Document,
   ExternalHyperlink,
+  FootnoteReferenceRun,
   HeadingLevel,
   InternalHyperlink,
   Packer,
@@ -24,12 +25,14 @@ import {
 } from "docx";
 import type { Token, Tokens } from "marked";
 import { officeMath } from "./docx-math.js";
+import { documentFootnotes, FootnoteNumbers, footnotesAsWritten, splitFootnotes } from "./footnotes.js";
 import { docxNumbering, docxStyles, listReference, STYLE } from "./docx-styles.js";
 import { linearMath } from "./math-tree.js";
 import {
   documentProperties,
   headingTokens,
   htmlBlockText,
+  inlineMarkdown,
   inlineRuns,
   inlineText,
   lexCards,
@@ -76,7 +79,8 @@ export async function docxExporter({ tree, selected }: ExportInput): Promise<Buf
     selected.map(({ card }) => card.content),
     tree.latex === true,
   );
-  const writer = new BlockWriter(headingBookmarks(lexed));
+  const notes = new FootnoteNumbers(documentFootnotes(lexed));
+  const writer = new BlockWriter(headingBookmarks(lexed), notes);
   // Math comes through the runs between marks, and becomes Word equations (docx-math.ts).
   for (const { tokens, restore } of lexed) writer.blocks(tokens, { listLevel: -1, quoteDepth: 0, restore: restoreMarked(restore) });
   // Front matter (the first card's) becomes the document's properties, as pandoc does.
@@ -91,6 +95,13 @@ export async function docxExporter({ tree, selected }: ExportInput): Promise<Buf
     keywords: safe(properties.keywords),
     styles: docxStyles,
     numbering: docxNumbering,
+    // Numbered as their references were written; a note's own references stay as written.
+    footnotes: Object.fromEntries(
+      notes.order.map(({ number, text }) => [
+        number,
+        { children: [new Paragraph({ children: writer.runs(inlineRuns(inlineMarkdown(text)).map((run) => ({ ...run, text: footnotesAsWritten(run.text) }))) })] },
+      ]),
+    ),
     // A body needs a paragraph for Word to count it as a document.
     sections: [{ children: writer.out.length > 0 ? writer.out : [new Paragraph({})] }],
   });
@@ -126,7 +137,10 @@ class BlockWriter {
   /** Each Markdown list is its own Word list, so its numbering starts afresh. */
   private listInstance = 0;
 
-  constructor(private readonly bookmarks: Bookmarks) {}
+  constructor(
+    private readonly bookmarks: Bookmarks,
+    private readonly notes: FootnoteNumbers,
+  ) {}
 
   blocks(tokens: readonly Token[], ctx: Context) {
     for (const token of tokens) this.block(token, ctx);
@@ -195,18 +209,32 @@ class BlockWriter {
       const { link, anchor } = runs[i];
       const bookmark = anchor === undefined ? undefined : this.bookmarks.bySlug.get(anchor);
       if (link === undefined && bookmark === undefined) {
-        out.push(...textAndMath(runs[i++]));
+        out.push(...this.textMathAndNotes(runs[i++]));
         continue;
       }
       const children: TextRun[] = [];
       // A hyperlink holds runs only: math in a link's text is written in its linear form.
       while (i < runs.length && runs[i].link === link && runs[i].anchor === anchor) {
         const run = runs[i++];
-        children.push(textRun({ ...run, text: splitMath(run.text).map((part) => (part.math ? linearMath(part.text) : part.text)).join("") }));
+        const text = splitMath(run.text).map((part) => (part.math ? linearMath(part.text) : part.text)).join("");
+        children.push(textRun({ ...run, text: footnotesAsWritten(text) }));
       }
       out.push(link !== undefined ? new ExternalHyperlink({ link, children }) : new InternalHyperlink({ anchor: bookmark!, children }));
     }
     return out;
+  }
+
+  /** A run's text, equations and footnote references (a reference to no note stays as written). */
+  private textMathAndNotes(run: InlineRun): ParagraphChild[] {
+    return mathParts(run).flatMap((part) => {
+      if ("equation" in part) return [part.equation];
+      const { text } = part;
+      return splitFootnotes(text.text).map((piece, i) => {
+        const number = piece.label === undefined ? undefined : this.notes.number(piece.label);
+        if (number !== undefined) return new FootnoteReferenceRun(number);
+        return textRun({ ...text, text: piece.text, break: i === 0 ? text.break : undefined });
+      });
+    });
   }
 
   private paragraph(runs: InlineRun[], ctx: Context) {
@@ -284,11 +312,14 @@ function table(token: Tokens.Table, ctx: Context, runs: (runs: InlineRun[]) => P
 const ALIGN = { left: AlignmentType.LEFT, center: AlignmentType.CENTER, right: AlignmentType.RIGHT } as const;
 
 
-/** A run as Word runs and equations: math a Word equation, or its source when Temml cannot read it. */
-function textAndMath(run: InlineRun): ParagraphChild[] {
+/**
+ * A run cut at its math: each span a Word equation, or its source as text when Temml cannot
+ * read it; the text parts as runs of their own.
+ */
+function mathParts(run: InlineRun): ({ equation: ParagraphChild } | { text: InlineRun })[] {
   return splitMath(run.text).map((part, i) => {
     const math = part.math ? officeMath(part.text) : undefined;
-    return math ? math.math : textRun({ ...run, text: part.text, break: i === 0 ? run.break : undefined });
+    return math ? { equation: math.math } : { text: { ...run, text: part.text, break: i === 0 ? run.break : undefined } };
   });
 }
 

@@ -7,6 +7,7 @@
 import { Marked, type Tokens } from "marked";
 import sanitizeHtml from "sanitize-html";
 import { checkMarkdown, unrenderedHtml } from "../../shared/markdown-guard.js";
+import { documentFootnotes, FootnoteNumbers, footnotesAsWritten } from "./footnotes.js";
 import { documentProperties, inlineText, lexCards, Slugger, type LexedCard } from "./markdown-inline.js";
 import { typesetMath } from "./math.js";
 import type { ExportInput } from "./select.js";
@@ -18,10 +19,19 @@ export function htmlExporter({ tree, selected }: ExportInput): string {
     selected.map(({ card }) => card.content),
     latex,
   );
-  const render = cardRenderer(latex);
+  const notes = new FootnoteNumbers(documentFootnotes(lexed));
+  const render = cardRenderer(latex, notes);
   const sections = selected.map(
     ({ card, depth }, i) => `<section class="card" data-depth="${depth}">\n${render(card.content, lexed[i])}</section>\n`,
   );
+  // Footnotes as endnotes, numbered as their references were met, each with a way back.
+  if (notes.order.length > 0) {
+    const items = notes.order.map(
+      ({ number, text }) =>
+        `<li id="fn-${number}">${sanitizeHtml(noteMarkdown.parseInline(text, { async: false }), SANITIZE)} <a href="#fnref-${number}" class="footnote-back" aria-label="Back to the text">\u21a9</a></li>\n`,
+    );
+    sections.push(`<section class="footnotes">\n<hr>\n<ol>\n${items.join("")}</ol>\n</section>\n`);
+  }
   // Front matter (the first card's) becomes the page's title and meta tags, as pandoc does.
   const properties = documentProperties(lexed);
   const meta = (["author", "description", "keywords"] as const)
@@ -54,7 +64,19 @@ ${sections.join("")}</main>
  * A renderer for one page: heading ids must be unique across all its cards, so the
  * slugs seen so far live as long as the page does.
  */
-function cardRenderer(latex: boolean): (content: string, lexed: LexedCard) => string {
+function cardRenderer(latex: boolean, notes: FootnoteNumbers): (content: string, lexed: LexedCard) => string {
+  const referenced = new Set<number>();
+  // A reference becomes its note's number, linked to the endnote; one to no note stays as written.
+  const withNotes = (html: string) =>
+    html
+      .replace(/<[^>]*>/g, footnotesAsWritten)
+      .replace(/\uE004([^\uE005]*)\uE005/g, (_, label: string) => {
+        const number = notes.number(label);
+        if (number === undefined) return escapeHtml(`[^${label}]`);
+        const id = referenced.has(number) ? "" : ` id="fnref-${number}"`;
+        referenced.add(number);
+        return `<sup class="footnote-ref"><a href="#fn-${number}"${id}>${number}</a></sup>`;
+      });
   const slugs = new Slugger();
   let restoreMath: LexedCard["restore"] = (text) => text;
   const marked = new Marked({
@@ -75,7 +97,7 @@ function cardRenderer(latex: boolean): (content: string, lexed: LexedCard) => st
     const verdict = checkMarkdown(content);
     if (!verdict.ok) return unrenderedHtml(content, verdict.note);
     restoreMath = restore;
-    const clean = sanitizeHtml(marked.parser(tokens), SANITIZE);
+    const clean = withNotes(sanitizeHtml(marked.parser(tokens), SANITIZE));
     if (!latex) return clean;
     // Math goes back after sanitizing: typeset as MathML (Temml's own output, never the card's
     // markup) where it stands in text, escaped source inside a tag's attributes or a URL.
@@ -85,6 +107,9 @@ function cardRenderer(latex: boolean): (content: string, lexed: LexedCard) => st
     );
   };
 }
+
+/** Footnote text is inline Markdown of its own. */
+const noteMarkdown = new Marked({ gfm: true });
 
 const HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"] as const;
 
@@ -127,6 +152,8 @@ body { margin: 2rem auto; padding: 0 1rem; max-width: 42rem; font: 1.0625rem/1.6
 h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.5em; line-height: 1.25; font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
 .card { margin: 0 0 1.25rem; }
 .unrendered-note { color: #595959; font-size: 0.9em; }
+.footnotes { font-size: 0.9em; }
+.footnote-ref a, .footnote-back { text-decoration: none; }
 a { color: #0645ad; }
 img { max-width: 100%; height: auto; }
 code, pre { font-family: ui-monospace, Menlo, Consolas, "Courier New", monospace; font-size: 0.9em; }

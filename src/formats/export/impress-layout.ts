@@ -11,7 +11,8 @@
  */
 import type { Token, Tokens } from "marked";
 import { linearMath } from "./math-tree.js";
-import { htmlBlockText, inlineRuns, inlineText, listItems, xmlSafe, type InlineRun, type LexedCard } from "./markdown-inline.js";
+import { FootnoteNumbers, footnotesAsWritten, superscriptNumber } from "./footnotes.js";
+import { htmlBlockText, inlineMarkdown, inlineRuns, inlineText, listItems, xmlSafe, type InlineRun, type LexedCard } from "./markdown-inline.js";
 
 export interface SlideParagraph {
   type: "paragraph";
@@ -85,19 +86,46 @@ const LINE = 1.2;
 const MAX_LEVEL = 8;
 
 /** The slides of one card, from its tokens (`lexCards`). Throws nothing. */
-export function cardSlides({ tokens, restore: restoreSource }: LexedCard): CardSlides {
+export function cardSlides({ tokens, restore: restoreSource }: LexedCard, footnotes: ReadonlyMap<string, string> = new Map()): CardSlides {
   // Slides hold text: math as its Unicode linear form (x² + yᵢ), see math-tree.ts.
   const restore = (text: string) => restoreSource(text, (span, inUrl) => (inUrl ? span : linearMath(span)));
   const titleIndex = tokens.findIndex((token) => token.type === "heading");
-  const title = titleIndex >= 0 ? inlineText((tokens[titleIndex] as Tokens.Heading).tokens, restore).trim() : undefined;
+  const title = titleIndex >= 0 ? footnotesAsWritten(inlineText((tokens[titleIndex] as Tokens.Heading).tokens, restore)).trim() : undefined;
   const body = new BlockWriter(restore);
   body.blocks(
     tokens.filter((_, i) => i !== titleIndex),
     { level: -1, quote: false },
   );
+  addFootnotes(body.out, new FootnoteNumbers(footnotes));
   const hasTitle = title !== undefined && title !== "";
   const room = GEOMETRY.bodyBottom - (hasTitle ? GEOMETRY.bodyTop : GEOMETRY.bodyTopUntitled);
   return { title: hasTitle ? title : undefined, pages: paginate(body.out, room) };
+}
+
+/**
+ * A card's footnotes on its slides: each reference a superscript number, each note a
+ * paragraph at the end of the card ("¹ the note"), numbered within the card.
+ */
+function addFootnotes(blocks: SlideBlock[], notes: FootnoteNumbers) {
+  const numbered = (runs: InlineRun[]) =>
+    runs.map((run) => ({
+      ...run,
+      text: run.text.replace(/\uE004([^\uE005]*)\uE005/g, (_, label: string) => {
+        const number = notes.number(label);
+        return number === undefined ? `[^${label}]` : superscriptNumber(number);
+      }),
+    }));
+  for (const block of blocks) {
+    if (block.type === "paragraph") block.runs = numbered(block.runs);
+    else if (block.type === "table") {
+      block.header = block.header.map(numbered);
+      block.rows = block.rows.map((row) => row.map(numbered));
+    }
+  }
+  for (const { number, text } of notes.order) {
+    const runs = inlineRuns(inlineMarkdown(text)).map((run) => ({ ...run, text: footnotesAsWritten(run.text) }));
+    blocks.push({ type: "paragraph", kind: "text", level: 0, runs: withBreaksOnText([{ text: `${superscriptNumber(number)} ` }, ...runs]) });
+  }
 }
 
 interface Context {

@@ -112,6 +112,22 @@ describe("impress export", () => {
   });
 });
 
+describe("impress export links (issue 18)", () => {
+  it("jumps to the slide of an in-page link's heading, and keeps relative links", async () => {
+    const b = new CardBuilder();
+    b.card("# Setup\n\nInstall it.");
+    b.card("");
+    b.card("# Use\n\nSee [setup](#setup) and [the notes](notes/today.md).");
+    const { parts } = await exportParts(b);
+    const slides = slidesOf(parts);
+    expect(slides).toHaveLength(3);
+    expect(slides[2]).toContain('action="ppaction://hlinksldjump"');
+    const rels = parts.get("ppt/slides/_rels/slide3.xml.rels")!;
+    expect(rels).toMatch(/Target="(?:\.\.\/slides\/)?slide2\.xml"/);
+    expect(rels).toContain('Target="notes/today.md"');
+  });
+});
+
 describe("impress export of long cards and flags", () => {
   it("continues a long card on following slides instead of overflowing", async () => {
     const b = new CardBuilder();

@@ -20,7 +20,8 @@ import {
   type SlideParagraph,
   type SlideTable,
 } from "./impress-layout.js";
-import { documentProperties, lexCards, xmlSafe, type InlineRun } from "./markdown-inline.js";
+import { documentFootnotes } from "./footnotes.js";
+import { documentProperties, headingTokens, inlineText, lexCards, Slugger, xmlSafe, type InlineRun, type LexedCard } from "./markdown-inline.js";
 import { finishPresentation } from "./pptx-package.js";
 import type { ExportInput } from "./select.js";
 
@@ -44,10 +45,11 @@ export async function impressExporter({ tree, selected }: ExportInput): Promise<
     selected.map(({ card }) => card.content),
     tree.latex === true,
   );
-  const cards = lexed.map(cardSlides);
+  const footnotes = documentFootnotes(lexed);
+  const cards = lexed.map((card) => cardSlides(card, footnotes));
   // Front matter (the first card's) names the deck and its title slide, as pandoc does.
   const properties = documentProperties(lexed);
-  const slideCount = 1 + cards.reduce((sum, card) => sum + (card.title === undefined && card.pages.every((page) => page.length === 0) ? 0 : card.pages.length), 0);
+  const slideCount = 1 + cards.reduce((sum, card) => sum + (isBlank(card) ? 0 : card.pages.length), 0);
   if (slideCount > MAX_SLIDES) {
     throw new ValidationError(
       `This export would make ${slideCount} slides, more than the ${MAX_SLIDES} a presentation may have here; narrow it with cardId or column.`,
@@ -72,17 +74,40 @@ export async function impressExporter({ tree, selected }: ExportInput): Promise<
     align: "center",
     valign: "middle",
   });
-  for (const card of cards) addCardSlides(deck, card);
+  const anchors = headingSlides(lexed, cards);
+  for (const card of cards) addCardSlides(deck, card, anchors);
   const stored = (await deck.write({ outputType: "nodebuffer" })) as Buffer;
   return finishPresentation(stored);
 }
 
 const inches = (points: number) => points / 72;
 
-function addCardSlides(deck: PptxGenJS, { title, pages }: CardSlides) {
+/** A card with nothing to show gets no slide (see addCardSlides). */
+const isBlank = ({ title, pages }: CardSlides) => title === undefined && pages.every((page) => page.length === 0);
+
+/**
+ * The slide each heading id (as the html export makes them) lands on, so `[see](#setup)`
+ * jumps there: the first slide of the heading's card (the title slide is slide 1).
+ */
+function headingSlides(lexed: readonly LexedCard[], cards: readonly CardSlides[]): Map<string, number> {
+  const slugs = new Slugger();
+  const anchors = new Map<string, number>();
+  let slide = 2;
+  lexed.forEach(({ tokens, restore }, i) => {
+    for (const heading of headingTokens(tokens)) {
+      const slug = slugs.slug(inlineText(heading.tokens, restore));
+      if (!anchors.has(slug)) anchors.set(slug, slide);
+    }
+    if (!isBlank(cards[i])) slide += cards[i].pages.length;
+  });
+  return anchors;
+}
+
+function addCardSlides(deck: PptxGenJS, card: CardSlides, anchors: ReadonlyMap<string, number>) {
   // No slide at all for a card with nothing to show (empty, or markup without text): a blank
   // slide reads as a mistake in a deck.
-  if (title === undefined && pages.every((page) => page.length === 0)) return;
+  if (isBlank(card)) return;
+  const { title, pages } = card;
   pages.forEach((page, index) => {
     const slide = deck.addSlide();
     if (title !== undefined) {
@@ -107,7 +132,7 @@ function addCardSlides(deck: PptxGenJS, { title, pages }: CardSlides) {
         const group: SlideParagraph[] = [];
         while (i < page.length && page[i].type === "paragraph") group.push(page[i++] as SlideParagraph);
         const height = group.reduce((sum, paragraph) => sum + paragraphHeight(paragraph), 2 * GEOMETRY.insetY);
-        slide.addText(paragraphRuns(group), {
+        slide.addText(paragraphRuns(group, anchors), {
           x: inches(GEOMETRY.left),
           y: inches(y),
           w: inches(GEOMETRY.width),
@@ -122,7 +147,7 @@ function addCardSlides(deck: PptxGenJS, { title, pages }: CardSlides) {
         y += addCode(slide, block, y);
         i++;
       } else {
-        y += addTable(slide, block, y);
+        y += addTable(slide, block, y, anchors);
         i++;
       }
       previous = block.type;
@@ -158,11 +183,11 @@ function addCode(slide: PptxGenJS.Slide, code: SlideCode, y: number): number {
 }
 
 /** A real table: header row bold and shaded, columns aligned as the Markdown says. */
-function addTable(slide: PptxGenJS.Slide, table: SlideTable, y: number): number {
+function addTable(slide: PptxGenJS.Slide, table: SlideTable, y: number, anchors: ReadonlyMap<string, number>): number {
   const columns = Math.max(1, table.header.length);
   const width = blockWidth(table.level);
   const cell = (runs: InlineRun[], column: number, header: boolean): PptxGenJS.TableCell => ({
-    text: runs.length > 0 ? runs.map((run) => ({ text: run.text, options: runOptions(run, header) })) : " ",
+    text: runs.length > 0 ? runs.map((run) => ({ text: run.text, options: runOptions(run, anchors, header) })) : " ",
     options: { align: table.align[column] ?? "left", bold: header || undefined, fill: header ? { color: HEADER_FILL } : undefined },
   });
   const rows = [table.header, ...table.rows];
@@ -184,18 +209,19 @@ function addTable(slide: PptxGenJS.Slide, table: SlideTable, y: number): number 
   return rows.reduce((sum, row) => sum + tableRowHeight(table, row), 0);
 }
 
-function runOptions(run: InlineRun, bold = false): PptxGenJS.TextPropsOptions {
+function runOptions(run: InlineRun, anchors: ReadonlyMap<string, number>, bold = false): PptxGenJS.TextPropsOptions {
+  const slide = run.anchor === undefined ? undefined : anchors.get(run.anchor);
   return {
     bold: bold || run.bold || undefined,
     italic: run.italic || undefined,
     strike: run.strike ? "sngStrike" : undefined,
     fontFace: run.code ? MONOSPACE : undefined,
-    hyperlink: run.link ? { url: run.link } : undefined,
+    hyperlink: run.link ? { url: run.link } : slide !== undefined ? { slide } : undefined,
   };
 }
 
 /** pptxgenjs's run list for a group of paragraphs: a paragraph ends with `breakLine`. */
-function paragraphRuns(group: readonly SlideParagraph[]): PptxGenJS.TextProps[] {
+function paragraphRuns(group: readonly SlideParagraph[], anchors: ReadonlyMap<string, number>): PptxGenJS.TextProps[] {
   // Numbering counts within a text box: a list continued from the slide before (or from
   // before a code block) starts at its item's own number.
   const listStarts = new Map<number, number>();
@@ -217,7 +243,7 @@ function paragraphRuns(group: readonly SlideParagraph[]): PptxGenJS.TextProps[] 
       out.push({
         text: run.text,
         options: {
-          ...runOptions(run),
+          ...runOptions(run, anchors),
           italic: run.italic || paragraph.kind === "quote" || undefined,
           fontSize: paragraph.kind === "heading" ? GEOMETRY.headingSize : undefined,
           color: paragraph.kind === "quote" ? QUOTE_COLOR : undefined,

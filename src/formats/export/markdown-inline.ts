@@ -7,12 +7,15 @@
  */
 import { getDefaults, Lexer, type Token, type Tokens, type TokensList } from "marked";
 import { checkMarkdown } from "../../shared/markdown-guard.js";
+import { extractFootnotes } from "./footnotes.js";
 import { protectMath } from "./math.js";
 
 export interface LexedCard {
   tokens: TokensList;
   /** The card's YAML front matter, when it opens with one: kept as document properties, not shown. */
   properties?: DocumentProperties;
+  /** The card's footnote definitions by label (footnotes.ts); references are marks in the text. */
+  footnotes?: Map<string, string>;
   /**
    * Puts math back into text taken from the tokens (identity unless the tree has `latex`),
    * each span through `encode` when given (see `protectMath`).
@@ -41,19 +44,20 @@ export function lexCards(contents: readonly string[], latex: boolean): LexedCard
   const started = contents.map((whole) => {
     const verdict = checkMarkdown(whole);
     if (!verdict.ok) return { done: { tokens: unrenderedTokens(whole, verdict.note), restore: identity } };
-    const { body: content, properties } = frontMatter(whole);
+    const { body: withNotes, properties } = frontMatter(whole);
+    const { body: content, definitions: footnotes } = extractFootnotes(withNotes);
     const math = latex ? protectMath(content) : undefined;
     // A private lexer with marked's defaults: options set on the global `marked` elsewhere cannot change exports.
     const lexer = new Lexer({ ...getDefaults(), gfm: true });
     lexer.blockTokens((math ? math.text : content).replace(/\r\n?/g, "\n"), lexer.tokens);
     const restore: LexedCard["restore"] = math ? (text, encode) => math.restore(text, encode) : identity;
-    return { lexer, restore, properties };
+    return { lexer, restore, properties, footnotes };
   });
   const definitions: TokensList["links"] = Object.create(null);
   for (const { lexer } of started) {
     for (const [tag, link] of Object.entries(lexer?.tokens.links ?? {})) definitions[tag] ??= link;
   }
-  return started.map(({ done, lexer, restore, properties }) => {
+  return started.map(({ done, lexer, restore, properties, footnotes }) => {
     if (done) return done;
     const own = lexer!.tokens.links;
     for (const [tag, link] of Object.entries(definitions)) own[tag] ??= link;
@@ -63,7 +67,7 @@ export function lexCards(contents: readonly string[], latex: boolean): LexedCard
       lexer!.inlineTokens(next.src, next.tokens);
     }
     lexer!.inlineQueue = [];
-    return { tokens: lexer!.tokens, restore: restore!, properties };
+    return { tokens: lexer!.tokens, restore: restore!, properties, footnotes };
   });
 }
 
@@ -157,6 +161,11 @@ export function splitMath(text: string): { text: string; math: boolean }[] {
     else if (math !== undefined) parts.push({ text: math, math: true });
   }
   return parts;
+}
+
+/** A footnote's (or any short) Markdown as inline tokens, for the exporters' note text. */
+export function inlineMarkdown(text: string): Token[] {
+  return new Lexer({ ...getDefaults(), gfm: true }).inlineTokens(text);
 }
 
 export interface InlineRun {

@@ -19,8 +19,8 @@ import temml from "temml";
 // Code is matched first and kept as it is, so `$$` in a code span or block is never math.
 // A fence runs to its closing fence or, unclosed, to the end (CommonMark); a code span to the
 // next run of as many backticks, within its paragraph.
-const FENCE = String.raw`(?<=^|\n) {0,3}(\`{3,}|~{3,})[^\n]*(?:\n[^]*?(?:\n {0,3}\1[ \t]*(?=\n|$)|$)|$)`;
-const CODE_SPAN = String.raw`(?<!\`)(\`+)(?!\`)(?:(?!\n[ \t]*\n)[^])*?(?<!\`)\2(?!\`)`;
+export const FENCE = String.raw`(?<=^|\n) {0,3}(\`{3,}|~{3,})[^\n]*(?:\n[^]*?(?:\n {0,3}\1[ \t]*(?=\n|$)|$)|$)`;
+export const CODE_SPAN = String.raw`(?<!\`)(\`+)(?!\`)(?:(?!\n[ \t]*\n)[^])*?(?<!\`)\2(?!\`)`;
 const DISPLAY = String.raw`(?<!\\)\$\$(?:(?!\n[ \t]*\n)[^])+?\$\$`;
 const INLINE = String.raw`(?<![\\$])\$(?![\s$])(?:\\[^\n]|[^$\\\n` + "`" + String.raw`]|\n(?![ \t]*\n))+?(?<![\s\\])\$(?!\d)`;
 const MATH = new RegExp(`${FENCE}|${CODE_SPAN}|${DISPLAY}|${INLINE}`, "g");

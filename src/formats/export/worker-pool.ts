@@ -1,5 +1,6 @@
 /**
- * Exports off the event loop (issue 12): rendering a big tree to docx, pptx or html takes
+ * Exports and import parsing off the event loop (issues 12 and 18): rendering a big tree to
+ * docx, pptx or html, or reading a 16 MiB seed, takes
  * seconds of CPU, which on the main thread would stall every other user's request. A small
  * pool of `node:worker_threads` workers runs `exportTree`; each job has a deadline, after
  * which its worker is terminated, and each worker a heap limit, so no export can take the
@@ -25,7 +26,7 @@ import {
   type ErrorCode,
   type ErrorDetail,
 } from "../../domain/errors.js";
-import type { Card, Tree } from "../../domain/records.js";
+import type { Card, SeedNode, Tree } from "../../domain/records.js";
 import type { ExportResult } from "./index.js";
 import type { ExportFormat, ExportOptions } from "./options.js";
 
@@ -47,9 +48,14 @@ export interface ExportJob {
   options: ExportOptions;
 }
 
+/** What a worker is asked: an export, or the parse of an import's seed. */
+type Job = { kind: "export"; job: ExportJob } | { kind: "seed"; seed: string };
+
 /** Text formats below this many characters of cards are cheaper to export in place. */
 const INLINE_CHARS = 1024 * 1024;
 const INLINE_FORMATS: ReadonlySet<ExportFormat> = new Set(["txt", "md", "json"]);
+/** Seeds below this many characters are parsed in place (a few milliseconds). */
+const INLINE_SEED_CHARS = 64 * 1024;
 /** A worker left idle this long is stopped: its heap (tens of MB) goes back. */
 const IDLE_MS = 30_000;
 const ROLE = "cardtree-export-worker";
@@ -63,14 +69,72 @@ export async function exportOffThread(config: ExportPoolConfig, job: ExportJob):
     const { exportTree } = await import("./index.js");
     return exportTree(job.format, job.tree, job.cards, job.options);
   }
+  const result = (await poolFor(config).run({ kind: "export", job })) as WorkerResult;
+  const { body } = result;
+  // A view of the transferred memory, not a copy of it.
+  return { ...result, body: typeof body === "string" ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+}
+
+/**
+ * Parses an import's seed (src/formats/seed.ts) on a worker of the same pool, or in place
+ * when it is small: a 16 MiB Markdown seed takes seconds to read.
+ * @throws ValidationError for a JSON seed of the wrong shape, as `parseSeed` does.
+ */
+export async function parseSeedOffThread(config: ExportPoolConfig, seed: string): Promise<SeedNode[]> {
+  if (config.workers <= 0 || seed.length <= INLINE_SEED_CHARS) {
+    const { parseSeed } = await import("../seed.js");
+    return parseSeed(seed);
+  }
+  return nestSeed((await poolFor(config).run({ kind: "seed", seed })) as FlatSeed);
+}
+
+/**
+ * A parsed seed as it crosses between threads: contents and depths in tree order. Structured
+ * cloning recurses, and a 10,000-level chain would overflow the stack; a flat list cannot.
+ */
+type FlatSeed = { contents: string[]; depths: number[] };
+
+function flattenSeed(nodes: readonly SeedNode[]): FlatSeed {
+  const flat: FlatSeed = { contents: [], depths: [] };
+  const stack: { node: SeedNode; depth: number }[] = [...nodes].reverse().map((node) => ({ node, depth: 0 }));
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    flat.contents.push(node.content);
+    flat.depths.push(depth);
+    for (let i = (node.children?.length ?? 0) - 1; i >= 0; i--) stack.push({ node: node.children![i], depth: depth + 1 });
+  }
+  return flat;
+}
+
+function nestSeed({ contents, depths }: FlatSeed): SeedNode[] {
+  const roots: SeedNode[] = [];
+  const open: SeedNode[] = [];
+  contents.forEach((content, i) => {
+    const node: SeedNode = { content };
+    open.length = depths[i];
+    const parent = open[open.length - 1];
+    if (parent) (parent.children ??= []).push(node);
+    else roots.push(node);
+    open.push(node);
+  });
+  return roots;
+}
+
+function poolFor(config: ExportPoolConfig): ExportPool {
   let pool = pools.get(config);
   if (!pool) pools.set(config, (pool = new ExportPool(config)));
-  return pool.run(job);
+  return pool;
+}
+
+interface WorkerResult {
+  body: string | Uint8Array;
+  contentType: string;
+  filename: string;
 }
 
 interface Pending {
-  job: ExportJob;
-  resolve: (result: ExportResult) => void;
+  job: Job;
+  resolve: (result: unknown) => void;
   reject: (error: unknown) => void;
 }
 
@@ -86,7 +150,7 @@ class ExportPool {
 
   constructor(private readonly config: ExportPoolConfig) {}
 
-  run(job: ExportJob): Promise<ExportResult> {
+  run(job: Job): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const pending = { job, resolve, reject };
       const slot = this.idleSlot();
@@ -143,7 +207,7 @@ class ExportPool {
     slot.busy = undefined;
     slot.worker.unref();
     if ("error" in reply) busy.pending.reject(revive(reply.error));
-    else busy.pending.resolve({ ...reply.result, body: typeof reply.result.body === "string" ? reply.result.body : Buffer.from(reply.result.body) });
+    else busy.pending.resolve(reply.result);
     this.next(slot);
   }
 
@@ -183,7 +247,7 @@ function tsxBootstrap(entry: URL): string {
 }
 
 type WorkerReply =
-  | { result: { body: string | Uint8Array; contentType: string; filename: string } }
+  | { result: WorkerResult | FlatSeed }
   | { error: { code: ErrorCode | null; message: string; details?: ErrorDetail[]; retryAfterSeconds?: number } };
 
 /** A domain error as the worker sent it, as the same class again (REST and GraphQL map them by class and code). */
@@ -205,11 +269,16 @@ function revive(error: Extract<WorkerReply, { error: unknown }>["error"]): Error
   }
 }
 
-/** Inside a worker: answer each job with its export, or with the error it threw. */
+/** Inside a worker: answer each job with its export or parsed seed, or with the error it threw. */
 async function serveExports() {
-  const { exportTree } = await import("./index.js");
-  parentPort!.on("message", async (job: ExportJob) => {
+  const [{ exportTree }, { parseSeed }] = await Promise.all([import("./index.js"), import("../seed.js")]);
+  parentPort!.on("message", async (message: Job) => {
     try {
+      if (message.kind === "seed") {
+        parentPort!.postMessage({ result: flattenSeed(parseSeed(message.seed)) });
+        return;
+      }
+      const { job } = message;
       const result = await exportTree(job.format, job.tree, job.cards, job.options);
       if (typeof result.body === "string") {
         parentPort!.postMessage({ result });
