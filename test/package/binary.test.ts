@@ -15,7 +15,9 @@ import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api } from "../helpers/api.js";
+import { chromium } from "playwright-core";
+import { CHROMIUM, describeInBrowser, watchErrors } from "../browser/harness.js";
+import { Api, buildTree, buildUser } from "../helpers/api.js";
 import { runSteps, shellCommands } from "../helpers/doc-commands.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -197,6 +199,36 @@ describe("dist/cardtree, alone in an empty directory", { timeout: 120_000 }, () 
     } finally {
       again.child.kill("SIGTERM");
       expect(await again.closed).toBe(0);
+    }
+  });
+});
+
+describeInBrowser("dist/cardtree's browser client, in Chromium", { timeout: 120_000 }, () => {
+  it("logs in and draws a tree's columns from the binary's own assets, with no error", async () => {
+    const server = await serve({ DATA_DIR: path.join(dir, "browser-data") });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    });
+    try {
+      const writer = await buildUser(server.url, "binary");
+      const tree = await buildTree(writer, { name: "From the binary", seed: "# One\n\n## Two\n\n# Three" });
+      const context = await browser.newContext({ baseURL: server.url });
+      expect((await context.request.post("/api/login", { data: writer.credentials })).status()).toBe(200);
+      const page = await context.newPage();
+      const errors = watchErrors(page);
+      await page.goto(`/trees/${tree._id}`);
+      await page.locator(".columns .card").first().waitFor();
+      await expect.poll(() => page.locator(".columns").innerText()).toMatch(/One[\s\S]*Three[\s\S]*Two|One[\s\S]*Two[\s\S]*Three/);
+      expect(await page.locator(".tree-title").innerText()).toBe("From the binary");
+      // The stylesheet came from the binary too: the columns are laid out side by side.
+      expect(await page.locator(".columns").evaluate((el) => getComputedStyle(el).display)).toBe("flex");
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+      server.child.kill("SIGTERM");
+      await server.closed;
     }
   });
 });
