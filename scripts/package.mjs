@@ -147,7 +147,7 @@ async function run(command, args) {
   try {
     await promisify(execFile)(command, args, { cwd: root, maxBuffer: 16 * 1024 * 1024 });
   } catch (err) {
-    throw new Error(`${[command, ...args].join(" ")} failed:\n${err.stdout ?? ""}${err.stderr ?? ""}`);
+    throw new Error(`${[command, ...args].join(" ")} failed:\n${err.stdout ?? ""}${err.stderr ?? ""}`, { cause: err });
   }
 }
 

@@ -77,7 +77,7 @@ describe("README's curl examples", () => {
       try {
         await check(output, dir);
       } catch (err) {
-        throw new Error(`README step:\n${command}\nprinted:\n${output.slice(0, 1000)}\n${(err as Error).message}`);
+        throw new Error(`README step:\n${command}\nprinted:\n${output.slice(0, 1000)}\n${(err as Error).message}`, { cause: err });
       }
     }
   });
