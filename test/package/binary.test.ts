@@ -26,6 +26,8 @@ const ADA = { email: "ada@example.com", password: "a long password" };
 let dir: string;
 let binary: string;
 let env: Record<string, string>;
+/** Servers a test started, stopped after all of them even when a test failed midway. */
+const running = new Set<ChildProcess>();
 
 /** Runs a command of the binary to its end. */
 function run(args: string[], input = "", extraEnv: Record<string, string> = {}) {
@@ -46,7 +48,9 @@ async function serve(extraEnv: Record<string, string> = {}) {
   const child = spawn(binary, ["serve"], { cwd: dir, env: { ...env, PORT: "0", HOST: "127.0.0.1", ...extraEnv } });
   const output: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (line) => output.push(line));
+  running.add(child);
   const closed = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  void closed.then(() => running.delete(child));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "listening" within 30 s:\n${output.join("\n")}`)), 30_000);
     child.once("exit", (code) => reject(new Error(`exited with ${code}:\n${output.join("\n")}`)));
@@ -74,6 +78,13 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  await Promise.all(
+    [...running].map((child) => {
+      const exited = new Promise((resolve) => child.once("close", resolve));
+      child.kill("SIGTERM");
+      return exited;
+    }),
+  );
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
