@@ -9,6 +9,7 @@ import { CardsJsonCache } from "./cards-json-cache.js";
 import type { RestDeps } from "./deps.js";
 import { exportRoutes } from "./export-routes.js";
 import { openApiDocument } from "./openapi.js";
+import { openApiPage } from "./openapi-page.js";
 import { treeRoutes } from "./tree-routes.js";
 
 export function restApi(rest: RestDeps): Router {
@@ -16,6 +17,9 @@ export function restApi(rest: RestDeps): Router {
   const deps = { ...rest, cardsJson: new CardsJsonCache(rest.ctx) };
   router.get("/openapi.json", (_req, res) => {
     res.json(openApiDocument());
+  });
+  router.get("/docs", (_req, res) => {
+    res.type("html").send(openApiPage());
   });
   router.use(accountRoutes(deps));
   router.use(treeRoutes(deps));

@@ -97,10 +97,13 @@ interface Operation {
   ok:
     | { status: 200 | 201; schema: OutputName | "document"; list?: boolean; etag?: boolean; description: string }
     | { status: 204; description: string }
-    | { status: 200; export: true; description: string };
+    | { status: 200; export: true; description: string }
+    | { status: 200; html: true; description: string };
   /** Statuses this path answers besides those every path may (see `errorStatuses`). */
   errors: number[];
   query?: z.ZodObject;
+  /** Log-in and sign-up start a session, so they take no X-CSRF-Token (src/auth/middleware.ts). */
+  startsSession?: true;
 }
 
 /**
@@ -110,8 +113,8 @@ interface Operation {
  * 500; writes add 403 (CSRF, other sites), and bodies 413 and 415.
  */
 const OPERATIONS: Operation[] = [
-  { method: "post", path: "/signup", summary: "Create an account and start a cookie session", credentials: "optional", body: { schema: "SignupInput", required: true }, ok: { status: 201, schema: "User", description: "The new user" }, errors: [409] },
-  { method: "post", path: "/login", summary: "Start a cookie session", credentials: "optional", body: { schema: "Credentials", required: true }, ok: { status: 200, schema: "User", description: "The user, with the session's csrf" }, errors: [] },
+  { method: "post", path: "/signup", summary: "Create an account and start a cookie session", credentials: "optional", body: { schema: "SignupInput", required: true }, ok: { status: 201, schema: "User", description: "The new user" }, errors: [409], startsSession: true },
+  { method: "post", path: "/login", summary: "Start a cookie session", credentials: "optional", body: { schema: "Credentials", required: true }, ok: { status: 200, schema: "User", description: "The user, with the session's csrf" }, errors: [], startsSession: true },
   { method: "post", path: "/logout", summary: "End the cookie session", credentials: "optional", ok: { status: 204, description: "Logged out" }, errors: [] },
   { method: "get", path: "/index", summary: "The caller's own user record", credentials: "required", ok: { status: 200, schema: "User", description: "The caller" }, errors: [] },
   { method: "put", path: "/index", summary: "Set favoriteTrees, or change the password (currentPassword and newPassword)", credentials: "required", body: { schema: "UpdateMeInput", required: true }, ok: { status: 200, schema: "User", description: "The caller, updated" }, errors: [404] },
@@ -133,6 +136,7 @@ const OPERATIONS: Operation[] = [
   { method: "post", path: "/trees/{treeId}/cards/seed", summary: "Import Markdown or JSON under parentId, all or nothing", credentials: "required", body: { schema: "SeedInput", required: true }, ok: { status: 201, schema: "Card", list: true, description: "The created cards, tree order" }, errors: [404, 422] },
   { method: "get", path: "/export/{treeId}.{format}", summary: "Download the tree, or part of it, as a file", credentials: "optional", query: exportQuerySchema, ok: { status: 200, export: true, description: "The file, as an attachment named after the tree" }, errors: [404] },
   { method: "get", path: "/openapi.json", summary: "This document", credentials: "optional", ok: { status: 200, schema: "document", description: "OpenAPI 3.1" }, errors: [] },
+  { method: "get", path: "/docs", summary: "This document as a page to read", credentials: "optional", ok: { status: 200, html: true, description: "HTML, with nothing loaded from elsewhere" }, errors: [] },
 ];
 
 function errorStatuses(op: Operation): number[] {
@@ -184,6 +188,7 @@ function errorResponses() {
 function successResponse(op: Operation) {
   const { ok } = op;
   if (ok.status === 204) return { description: ok.description };
+  if ("html" in ok) return { description: ok.description, content: { "text/html": { schema: { type: "string" } } } };
   if ("export" in ok) {
     const content: Record<string, unknown> = {};
     for (const format of exportFormats) {
@@ -220,7 +225,7 @@ function operationObject(op: Operation) {
   if (op.ok.status === 200 && "etag" in op.ok && op.ok.etag) {
     parameters.push({ name: "If-None-Match", in: "header", required: false, description: "the ETag of an earlier answer: 304 while it is current", schema: { type: "string" } });
   }
-  if (op.method !== "get") {
+  if (op.method !== "get" && !op.startsSession) {
     parameters.push({ name: "X-CSRF-Token", in: "header", required: false, description: "the User's `csrf`; required with a cookie session", schema: { type: "string" } });
   }
   const responses: Record<string, unknown> = { [op.ok.status]: successResponse(op) };

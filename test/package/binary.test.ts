@@ -15,7 +15,9 @@ import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api } from "../helpers/api.js";
+import { chromium } from "playwright-core";
+import { CHROMIUM, describeInBrowser, watchErrors } from "../browser/harness.js";
+import { Api, buildTree, buildUser } from "../helpers/api.js";
 import { runSteps, shellCommands } from "../helpers/doc-commands.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -24,6 +26,8 @@ const ADA = { email: "ada@example.com", password: "a long password" };
 let dir: string;
 let binary: string;
 let env: Record<string, string>;
+/** Servers a test started, stopped after all of them even when a test failed midway. */
+const running = new Set<ChildProcess>();
 
 /** Runs a command of the binary to its end. */
 function run(args: string[], input = "", extraEnv: Record<string, string> = {}) {
@@ -44,7 +48,9 @@ async function serve(extraEnv: Record<string, string> = {}) {
   const child = spawn(binary, ["serve"], { cwd: dir, env: { ...env, PORT: "0", HOST: "127.0.0.1", ...extraEnv } });
   const output: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (line) => output.push(line));
+  running.add(child);
   const closed = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  void closed.then(() => running.delete(child));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "listening" within 30 s:\n${output.join("\n")}`)), 30_000);
     child.once("exit", (code) => reject(new Error(`exited with ${code}:\n${output.join("\n")}`)));
@@ -72,6 +78,13 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  await Promise.all(
+    [...running].map((child) => {
+      const exited = new Promise((resolve) => child.once("close", resolve));
+      child.kill("SIGTERM");
+      return exited;
+    }),
+  );
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -197,6 +210,36 @@ describe("dist/cardtree, alone in an empty directory", { timeout: 120_000 }, () 
     } finally {
       again.child.kill("SIGTERM");
       expect(await again.closed).toBe(0);
+    }
+  });
+});
+
+describeInBrowser("dist/cardtree's browser client, in Chromium", { timeout: 120_000 }, () => {
+  it("logs in and draws a tree's columns from the binary's own assets, with no error", async () => {
+    const server = await serve({ DATA_DIR: path.join(dir, "browser-data") });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    });
+    try {
+      const writer = await buildUser(server.url, "binary");
+      const tree = await buildTree(writer, { name: "From the binary", seed: "# One\n\n## Two\n\n# Three" });
+      const context = await browser.newContext({ baseURL: server.url });
+      expect((await context.request.post("/api/login", { data: writer.credentials })).status()).toBe(200);
+      const page = await context.newPage();
+      const errors = watchErrors(page);
+      await page.goto(`/trees/${tree._id}`);
+      await page.locator(".columns .card").first().waitFor();
+      await expect.poll(() => page.locator(".columns").innerText()).toMatch(/One[\s\S]*Three[\s\S]*Two|One[\s\S]*Two[\s\S]*Three/);
+      expect(await page.locator(".tree-title").innerText()).toBe("From the binary");
+      // The stylesheet came from the binary too: the columns are laid out side by side.
+      expect(await page.locator(".columns").evaluate((el) => getComputedStyle(el).display)).toBe("flex");
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+      server.child.kill("SIGTERM");
+      await server.closed;
     }
   });
 });

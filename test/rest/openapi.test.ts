@@ -86,4 +86,18 @@ describe("GET /api/openapi.json", () => {
     const unknown = await alice.get("/api/nowhere");
     expect(unknown.status).toBe(404);
   });
+
+  it("GET /api/docs is the same document as a page, loading nothing from elsewhere", async () => {
+    const anonymous = new Api(server.url);
+    const doc = (await anonymous.get("/api/openapi.json")).body;
+    const page = await anonymous.get("/api/docs");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, object>)) {
+      for (const method of Object.keys(methods)) expect(page.text).toContain(`${method.toUpperCase()} /api${path.replaceAll("&", "&#38;")}`);
+    }
+    for (const name of Object.keys(doc.components.schemas)) expect(page.text).toContain(`id="schema-${name}"`);
+    expect(page.text).toContain('<a href="#schema-CreateCardInput">CreateCardInput</a>');
+    expect(page.text).not.toMatch(/<script|<link|src=|https?:\/\/(?!json-schema\.org)/);
+  });
 });
