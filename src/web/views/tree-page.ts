@@ -14,6 +14,9 @@ import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { notify, notifyWithText } from "../notify.js";
 import { setScriptedTree } from "../scripting.js";
+import { ChangeBuilder, commit } from "../controller/changes.js";
+import { placeCards } from "../controller/structure.js";
+import { formatBytes, nextTask, showProgress } from "./progress.js";
 import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
 import { renderSyncStatus } from "./sync-status.js";
@@ -98,6 +101,15 @@ export function fillBar(bar: TopBar, tree: Tree, editable: boolean): void {
   );
 }
 
+interface ImportRequest {
+  parentId: string | null;
+  seed: string;
+  /** Index among the parent's children for the new top cards; the end when absent. */
+  at?: number;
+  kind?: "import" | "paste";
+  done?: (problem: string | null) => void;
+}
+
 function listen(controller: TreeController, context: object): void {
   const treeId = controller.tree._id;
   const active = () => {
@@ -108,20 +120,34 @@ function listen(controller: TreeController, context: object): void {
   bus.on("modal:show:export", () => showExportDialog(treeId, active()), context);
   bus.on(
     "cards:import",
-    async ({ parentId, seed, done }: { parentId: string | null; seed: string; done?: (problem: string | null) => void }) => {
+    async ({ parentId, seed, at, kind, done }: ImportRequest) => {
+      const progress = showProgress(kind === "paste" ? "Pasting" : "Importing", `${formatBytes(seed.length)} to send`);
       try {
         // The parent may have been created moments ago: wait until the server has it.
+        progress.step("Saving earlier changes first");
         await controller.sync?.flush();
         const parent = parentId === null ? null : controller.currentId(parentId);
+        progress.step(`Sending ${formatBytes(seed.length)}; the server makes the cards`);
         const created = await api.importSeed(treeId, parent, seed);
         done?.(null);
-        for (const card of created) controller.state.add(card);
-        controller.view.render();
+        progress.step(`Adding ${created.length.toLocaleString()} cards`);
+        await nextTask();
+        const change = new ChangeBuilder(kind ?? "import");
+        for (const card of created) change.createSaved(card);
+        commit(controller, change);
+        if (at !== undefined) {
+          const placement = new ChangeBuilder(kind ?? "import");
+          const top = created.filter((card) => card.parentId === parent);
+          placeCards(controller, placement, top, parent, at);
+          commit(controller, placement);
+        }
         controller.activate(created[0]?._id ?? controller.activeId);
-        notify(`Imported ${created.length} card${created.length === 1 ? "" : "s"}.`, { kind: "success" });
+        notify(`${kind === "paste" ? "Pasted" : "Imported"} ${created.length} card${created.length === 1 ? "" : "s"}.`, { kind: "success" });
         bus.trigger("cards:imported", created.map((card) => card._id));
       } catch (error) {
         done?.(describeError(error));
+      } finally {
+        progress.close();
       }
     },
     context,
