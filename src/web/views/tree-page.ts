@@ -50,12 +50,17 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
   };
 
   const load = async () => {
+    const progress = showProgress("Opening the tree", "Loading the cards");
     try {
       const [trees, cards] = await Promise.all([api.trees(), api.cards(treeId)]);
       rememberTrees(trees);
       const tree = trees.find((t) => t._id === treeId);
       if (disposed) return;
       if (!tree) throw new ApiError(404, "not_found", "");
+      // Parsing the answer was one task; drawing is the next, after the browser had a turn.
+      progress.step(`Drawing ${cards.length.toLocaleString("en")} cards`);
+      await nextTask();
+      if (disposed) return;
       open(tree, cards);
     } catch (error) {
       if (disposed) return;
@@ -68,6 +73,8 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
             : h("button", { type: "button", class: "button", onclick: () => void load() }, "Try again"),
         ),
       );
+    } finally {
+      progress.close();
     }
   };
   void load();

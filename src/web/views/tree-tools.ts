@@ -99,21 +99,45 @@ function wordCounts(controller: TreeController): HTMLElement {
     label("Tree", cells.tree),
     label("This session", cells.session),
   );
-  const atOpen = sumWords(state.treeOrder().map((entry) => entry.card));
+  let atOpen: number | null = null;
   let scheduled = false;
+  let treeTotal: number | null = null;
+  const format = (n: number) => n.toLocaleString("en");
   const update = () => {
     scheduled = false;
     const active = state.get(controller.activeId);
     const editing = controller.editing;
     const own = active ? (editing?.card === active ? countWords(editing.editor.value) : cardWords(active)) : 0;
-    const tree = sumWords(state.treeOrder().map((entry) => entry.card));
-    const format = (n: number) => n.toLocaleString("en");
     cells.card.textContent = format(own);
     cells.subtree.textContent = format(active ? own + sumWords(state.descendants(active._id)) : 0);
     cells.column.textContent = format(active ? sumWords(state.column(active._id)) : 0);
-    cells.tree.textContent = format(tree);
-    const session = tree - atOpen;
-    cells.session.textContent = `${session >= 0 ? "+" : "−"}${format(Math.abs(session))}`;
+    void countTree().then((tree) => {
+      atOpen ??= tree;
+      cells.tree.textContent = format(tree);
+      const session = tree - atOpen;
+      cells.session.textContent = `${session >= 0 ? "+" : "−"}${format(Math.abs(session))}`;
+    });
+  };
+  // The first count of a big tree reads every card: in slices, so the page never stalls.
+  let counting: Promise<number> | null = null;
+  const countTree = (): Promise<number> => {
+    if (treeTotal !== null && counting === null) {
+      treeTotal = sumWords(state.treeOrder().map((entry) => entry.card));
+      return Promise.resolve(treeTotal);
+    }
+    counting ??= (async () => {
+      const cards = state.treeOrder().map((entry) => entry.card);
+      let total = 0;
+      for (let i = 0; i < cards.length; ) {
+        const until = performance.now() + 8;
+        for (; i < cards.length && performance.now() < until; i += 200) total += sumWords(cards.slice(i, i + 200));
+        if (i < cards.length) await new Promise((resolve) => window.setTimeout(resolve, 0));
+      }
+      treeTotal = total;
+      counting = null;
+      return total;
+    })();
+    return counting;
   };
   // Counting waits for a quiet moment: a key press must not pay for a 20,000-card sum.
   const schedule = () => {
