@@ -81,7 +81,7 @@ async function measureTree(baseUrl: string, client: CardtreeClient, treeId: stri
     const page = await context.newPage();
     await page.addInitScript(`window.__longest = 0;
       new PerformanceObserver((list) => {
-        for (const entry of list.getEntries()) { window.__longest = Math.max(window.__longest, entry.duration); (window.__tasks ??= []).push([Math.round(entry.startTime), Math.round(entry.duration)]); }
+        for (const entry of list.getEntries()) window.__longest = Math.max(window.__longest, entry.duration);
       }).observe({ type: "longtask", buffered: true });`);
     // Warm the HTTP cache and the bundle's compilation once, as a returning writer has it.
     await page.goto("/");
@@ -93,7 +93,6 @@ async function measureTree(baseUrl: string, client: CardtreeClient, treeId: stri
     // Let the page settle (deferred rendering runs in idle slices) before timing keys.
     await page.waitForTimeout(500);
     const longestTaskMs = await page.evaluate(() => (window as any).__longest as number);
-    if (process.env.BENCH_TASKS) console.log(await page.evaluate("JSON.stringify({tasks: window.__tasks, nav: performance.getEntriesByType(\"resource\").map(r => [r.name.slice(-40), Math.round(r.startTime), Math.round(r.responseEnd)])})"));
     const keys: BrowserFigures["keys"] = [];
     const all: number[] = [];
     for (const series of SERIES) {
