@@ -68,8 +68,18 @@ function mathml(formula: Formula): string {
   let html = rendered.get(key);
   if (html === undefined) {
     // trust: false (the default) refuses \href and \includegraphics; errors show as red text.
-    const raw = temml.renderToString(formula.tex, { displayMode: formula.display, throwOnError: false });
-    html = DOMPurify.sanitize(raw, { USE_PROFILES: { mathMl: true, html: true }, FORBID_TAGS: ["style", "a"], FORBID_ATTR: ["href"] });
+    let raw: string;
+    try {
+      raw = temml.renderToString(formula.tex, { displayMode: formula.display, throwOnError: false });
+    } catch {
+      // throwOnError covers parse errors only; some inputs make Temml itself fail. The card
+      // still renders, the formula shown as written.
+      const span = document.createElement("span");
+      span.className = "temml-error";
+      span.textContent = formula.display ? `$$${formula.tex}$$` : `$${formula.tex}$`;
+      raw = span.outerHTML;
+    }
+    html = DOMPurify.sanitize(raw, { USE_PROFILES: { mathMl: true, html: true }, FORBID_TAGS: ["style", "a"], FORBID_ATTR: ["href", "style"] });
     if (rendered.size > 2000) rendered.clear();
     rendered.set(key, html);
   }
