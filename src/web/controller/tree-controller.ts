@@ -49,7 +49,7 @@ export class TreeController {
 
   /** Draws the columns and picks the card to start on: the last one visited here, or the first. */
   start(): void {
-    this.view.render();
+    this.view.render({ draw: false });
     this.listen();
     const remembered = this.readOnly ? null : localStorage.getItem(this.activeKey());
     const first = this.state.get(remembered) ?? this.state.children(null)[0];

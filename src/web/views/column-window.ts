@@ -66,6 +66,11 @@ export class ColumnWindow {
     this.element.addEventListener("scroll", () => this.scrolled(), { passive: true });
   }
 
+  /** Whether any card of it is in the page (a column is first drawn where it will be seen). */
+  get drawn(): boolean {
+    return this.to > 0;
+  }
+
   get windowed(): boolean {
     return this.entries.length > DRAW_ALL_UP_TO;
   }

@@ -67,8 +67,12 @@ export class ColumnsView {
     return this.filter === null || this.filter.has(id);
   }
 
-  /** Brings the columns in line with the state; call after cards are added, removed or moved. */
-  render(): void {
+  /**
+   * Brings the columns in line with the state; call after cards are added, removed or moved.
+   * `draw: false` leaves the drawing to the next scrollIntoPlace (opening a tree: the cards
+   * are then drawn once, where the active card puts them, not first at the top and again).
+   */
+  render(options: { draw?: boolean } = {}): void {
     const columns = this.state.columns();
     const next: ColumnWindow[] = [];
     for (const column of columns) {
@@ -94,6 +98,7 @@ export class ColumnsView {
         next.map((column) => column.element),
       );
     }
+    if (options.draw === false) return;
     for (const column of this.columns) column.draw(false);
     for (const column of this.columns) column.measure();
     this.highlight(this.activeId, { scroll: false });
@@ -154,7 +159,10 @@ export class ColumnsView {
     const ids = this.activeId ? [this.activeId] : [];
     // Writes, then reads, then writes: one layout for all columns.
     const plans = this.columns.map((column) => ({ column, span: column.span(ids, this.lit) }));
-    for (const { column, span } of plans) if (span) column.drawAround(span);
+    for (const { column, span } of plans) {
+      if (span) column.drawAround(span);
+      else if (!column.drawn) column.draw(false);
+    }
     for (const { column } of plans) column.measure();
     for (const { column, span } of plans) if (span) column.scrollToSpan(span, behavior);
     const index = this.columns.findIndex((column) => column.depth === activeDepth);

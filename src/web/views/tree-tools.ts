@@ -4,6 +4,7 @@
  * match, Escape ends the search) and the word counts under the columns (the active card, its
  * subtree, its column, the tree, and the words added since the tree was opened here).
  */
+import type { Card } from "../../domain/records.js";
 import { bus } from "../bus.js";
 import type { TreeController } from "../controller/tree-controller.js";
 import { h } from "../dom.js";
@@ -119,25 +120,13 @@ function wordCounts(controller: TreeController): HTMLElement {
     });
   };
   // The first count of a big tree reads every card: in slices, so the page never stalls.
-  let counting: Promise<number> | null = null;
+  // Later counts reuse each card's cached count and only recount changed cards.
+  let firstCount: Promise<number> | null = null;
   const countTree = (): Promise<number> => {
-    if (treeTotal !== null && counting === null) {
-      treeTotal = sumWords(state.treeOrder().map((entry) => entry.card));
-      return Promise.resolve(treeTotal);
-    }
-    counting ??= (async () => {
-      const cards = state.treeOrder().map((entry) => entry.card);
-      let total = 0;
-      for (let i = 0; i < cards.length; ) {
-        const until = performance.now() + 8;
-        for (; i < cards.length && performance.now() < until; i += 200) total += sumWords(cards.slice(i, i + 200));
-        if (i < cards.length) await new Promise((resolve) => window.setTimeout(resolve, 0));
-      }
-      treeTotal = total;
-      counting = null;
-      return total;
-    })();
-    return counting;
+    const cards = () => state.treeOrder().map((entry) => entry.card);
+    if (treeTotal !== null) return Promise.resolve((treeTotal = sumWords(cards())));
+    firstCount ??= countInSlices(cards()).then((total) => (treeTotal = total));
+    return firstCount;
   };
   // Counting waits for a quiet moment: a key press must not pay for a 20,000-card sum.
   const schedule = () => {
@@ -150,4 +139,14 @@ function wordCounts(controller: TreeController): HTMLElement {
   bus.on("key:wordcount", () => footer.classList.toggle("wordcount-hidden"), controller);
   schedule();
   return footer;
+}
+
+async function countInSlices(cards: Card[]): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < cards.length; ) {
+    const until = performance.now() + 8;
+    for (; i < cards.length && performance.now() < until; i += 200) total += sumWords(cards.slice(i, i + 200));
+    if (i < cards.length) await new Promise((resolve) => window.setTimeout(resolve, 0));
+  }
+  return total;
 }
