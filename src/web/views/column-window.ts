@@ -187,13 +187,13 @@ export class ColumnWindow {
     this.scrollQueued = true;
     requestAnimationFrame(() => {
       this.scrollQueued = false;
-      const [from, to] = this.rangeAt(this.element.scrollTop, 0.25);
+      const [from, to] = this.rangeAt(this.element.scrollTop, 0.1);
       if (from < this.from || to > this.to) this.draw();
     });
   }
 
   /** The entries to draw for a scroll position: the view and `overscan` views each side. */
-  private rangeAt(scrollTop: number, overscan = 1): [number, number] {
+  private rangeAt(scrollTop: number, overscan = 0.5): [number, number] {
     if (!this.windowed) return [0, this.entries.length];
     const view = this.view;
     const top = scrollTop - this.padTop;

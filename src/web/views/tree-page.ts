@@ -35,7 +35,7 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
   };
   window.addEventListener("beforeunload", warnBeforeClose);
 
-  const open = (tree: Tree, cards: Card[]) => {
+  const open = async (tree: Tree, cards: Card[]) => {
     controller = new TreeController(tree, cards, false, {
       status: (status) => renderSyncStatus(bar.status, status, () => controller?.sync?.retryNow()),
       refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
@@ -44,6 +44,9 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
     fillBar(bar, tree, true);
     renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
     mountColumns(main, controller);
+    // The page's frame is laid out in one task, the cards drawn in the next.
+    await nextTask();
+    if (disposed) return;
     controller.start();
     setScriptedTree(controller);
     listen(controller, context);
@@ -61,7 +64,7 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
       progress.step(`Drawing ${cards.length.toLocaleString("en")} cards`);
       await nextTask();
       if (disposed) return;
-      open(tree, cards);
+      await open(tree, cards);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
