@@ -27,6 +27,7 @@ import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
 import { writeScenarios } from "./scenarios/writes.js";
+import { browserScenarios } from "./scenarios/browser.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -142,6 +143,10 @@ async function main(): Promise<void> {
   console.log("Imports and exports...");
   await fileScenarios({ report, server, writer, workDir, repetitions: settings.repetitions, large: !quick });
   if (quick) report.note("--quick: no 10 MB import; impress and pandoc pptx on a 100 KB sample, not the 1 MB document");
+
+  console.log("Browser client in Chromium...");
+  await browserScenarios({ report, baseUrl: server.url, sizes: quick ? [5_000] : [5_000, 20_000] });
+  if (quick) report.note("--quick: browser scenarios on the 5,000-card tree only");
   await server.stop();
 
   console.log(`Start-up with ${settings.startupCards} cards...`);

@@ -42,3 +42,22 @@ export function mount(parent: Element, ...children: (Child | Child[])[]): void {
   parent.replaceChildren();
   append(parent, ...children);
 }
+
+/** Writes an attribute only when it changes: an unchanged write still costs a style check. */
+export function setAttribute(element: Element, name: string, value: string | null): void {
+  if (element.getAttribute(name) === value) return;
+  if (value === null) element.removeAttribute(name);
+  else element.setAttribute(name, value);
+}
+
+/**
+ * Makes `parent`'s children exactly `wanted`, in order, moving only what is out of place:
+ * one card moved means one element moved, not a column rebuilt.
+ */
+export function syncChildren(parent: Element, wanted: Element[]): void {
+  for (let i = 0; i < wanted.length; i++) {
+    const current = parent.children[i];
+    if (current !== wanted[i]) parent.insertBefore(wanted[i], current ?? null);
+  }
+  while (parent.children.length > wanted.length) parent.lastElementChild!.remove();
+}

@@ -19,6 +19,10 @@ const BINDINGS: Binding[] = [
   { keys: ["down"], event: "key:down", scopes: ["tree"] },
   { keys: ["left"], event: "key:left", scopes: ["tree"] },
   { keys: ["right"], event: "key:right", scopes: ["tree"] },
+  { keys: ["home"], event: "key:first", scopes: ["tree"] },
+  { keys: ["end"], event: "key:last", scopes: ["tree"] },
+  { keys: ["pageup"], event: "key:pageUp", scopes: ["tree"] },
+  { keys: ["pagedown"], event: "key:pageDown", scopes: ["tree"] },
   { keys: ["enter"], event: "key:edit", scopes: ["tree"] },
   { keys: ["shift+enter", "ctrl+shift+f"], event: "key:fullscreen", scopes: ["tree"] },
   { keys: ["ctrl+shift+f"], event: "key:fullscreen", scopes: ["editCard"] },
@@ -34,12 +38,30 @@ const BINDINGS: Binding[] = [
   { keys: ["alt+left"], event: "key:moveLeft", scopes: ["tree"] },
   { keys: ["alt+right"], event: "key:moveRight", scopes: ["tree"] },
   { keys: ["ctrl+backspace", "command+backspace"], event: "key:delete", scopes: ["tree"] },
+  { keys: ["ctrl+j", "command+j"], event: "key:split:down", scopes: ["editCard"] },
+  { keys: ["ctrl+k", "command+k"], event: "key:split:up", scopes: ["editCard"] },
+  { keys: ["ctrl+l", "command+l"], event: "key:split:right", scopes: ["editCard"] },
+  { keys: ["ctrl+shift+down", "command+shift+down"], event: "key:merge:down", scopes: ["tree", "editCard"] },
+  { keys: ["ctrl+shift+up", "command+shift+up"], event: "key:merge:up", scopes: ["tree", "editCard"] },
+  { keys: ["/"], event: "key:search", scopes: ["tree"] },
+  { keys: ["ctrl+shift+w"], event: "key:wordcount", scopes: ["tree", "editCard"] },
   { keys: ["?"], event: "modal:show:help", scopes: ["tree"] },
 ];
 
+/**
+ * Shortcuts the browser turns into clipboard events (listed for the help; see
+ * installClipboard): the app acts on the events, so it gets the clipboard's contents.
+ */
+export const CLIPBOARD_KEYS: Record<string, string[]> = {
+  "key:copy": ["ctrl+c"],
+  "key:cut": ["ctrl+x"],
+  "key:paste": ["ctrl+v"],
+  "key:paste:child": ["ctrl+shift+v"],
+};
+
 /** The shortcuts, grouped by event, as the help overlay lists them. */
 export function bindingsFor(event: string): string[] {
-  return [...new Set(BINDINGS.filter((b) => b.event === event).flatMap((b) => b.keys))];
+  return [...new Set([...BINDINGS.filter((b) => b.event === event).flatMap((b) => b.keys), ...(CLIPBOARD_KEYS[event] ?? [])])];
 }
 
 export function installKeyboard(): void {
@@ -59,6 +81,46 @@ export function installKeyboard(): void {
       return false;
     });
   }
+  installClipboard();
+}
+
+/**
+ * Ctrl+C / Ctrl+X / Ctrl+V on the tree copy, cut and paste cards. They act on the browser's
+ * clipboard events rather than on the keys, which is what gives them the system clipboard
+ * (written and read in the event, no permission asked). Text fields and a text selection in
+ * the page keep the browser's own copy and paste. Ctrl+Shift+V (which browsers send as a
+ * paste too) pastes as a child.
+ */
+function installClipboard(): void {
+  let asChild = false;
+  Mousetrap.bind(["ctrl+shift+v", "command+shift+v"], () => {
+    asChild = true;
+    window.setTimeout(() => (asChild = false), 500);
+  });
+  const forTree = (event: ClipboardEvent) => {
+    if (!onTreePage() || modalOpen() || keyscope() !== "tree") return false;
+    const target = event.target as HTMLElement | null;
+    if (target?.matches?.("input, textarea, [contenteditable]")) return false;
+    return true;
+  };
+  const selectingText = () => {
+    const selection = window.getSelection();
+    return selection !== null && !selection.isCollapsed && selection.toString().trim() !== "";
+  };
+  for (const kind of ["copy", "cut"] as const) {
+    document.addEventListener(kind, (event) => {
+      if (!forTree(event) || selectingText()) return;
+      event.preventDefault();
+      bus.trigger(`key:${kind}`, event.clipboardData);
+    });
+  }
+  document.addEventListener("paste", (event) => {
+    if (!forTree(event)) return;
+    event.preventDefault();
+    const text = event.clipboardData?.getData("text/plain") ?? null;
+    bus.trigger(asChild ? "key:paste:child" : "key:paste", text);
+    asChild = false;
+  });
 }
 
 function onTreePage(): boolean {

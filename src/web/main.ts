@@ -9,7 +9,9 @@ import { api, describeError } from "./api.js";
 import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
 import { bus, type EventBus } from "./bus.js";
+import { showAppearanceDialog } from "./dialogs/appearance.js";
 import { showHelpDialog } from "./dialogs/help.js";
+import { applyPreferences } from "./preferences.js";
 import { h, mount } from "./dom.js";
 import { installKeyboard } from "./keyboard.js";
 import { notify } from "./notify.js";
@@ -44,6 +46,7 @@ function show(route: Route): void {
   pageContext = {};
   for (const dialog of document.querySelectorAll("dialog[open]")) (dialog as HTMLDialogElement).close();
   root.className = `page-${route.page}`;
+  applyPreferences();
   const user = currentUser();
   if (route.page === "public") {
     disposePage = renderPublicPage(root, route.publicUrl, pageContext);
@@ -63,6 +66,7 @@ function show(route: Route): void {
 bus.on("route", (route: Route) => show(route));
 bus.on("ui:navigate", (path: string) => navigate(path));
 bus.on("modal:show:help", () => showHelpDialog());
+bus.on("modal:show:appearance", () => showAppearanceDialog());
 bus.on("ui:logout", async () => {
   try {
     await api.logOut();

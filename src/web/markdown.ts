@@ -1,6 +1,8 @@
 /**
  * Card Markdown to HTML: marked renders, DOMPurify removes anything that could run (script,
  * event handlers, javascript: URLs, forms). This is the only source of HTML the app inserts.
+ * The one form control that survives is a task list's checkbox (`- [ ] item`), which the card
+ * view makes clickable (views/card.ts).
  */
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
@@ -16,6 +18,16 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   }
 });
 
+// Task-list checkboxes only: any other input, and every attribute but these, goes.
+const CHECKBOX_ATTRIBUTES = new Set(["type", "checked", "disabled"]);
+DOMPurify.addHook("uponSanitizeElement", (node, data) => {
+  if (data.tagName === "input" && (node as Element).getAttribute?.("type") !== "checkbox") node.parentNode?.removeChild(node);
+});
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (!(node instanceof HTMLInputElement)) return;
+  for (const name of node.getAttributeNames()) if (!CHECKBOX_ATTRIBUTES.has(name)) node.removeAttribute(name);
+});
+
 const cache = new Map<string, string>();
 const CACHE_LIMIT = 5000;
 
@@ -27,7 +39,7 @@ export function renderMarkdown(source: string): string {
   const rendered = verdict.ok ? (marked.parse(spaceHeadings(source)) as string) : unrenderedHtml(source, verdict.note);
   const html = DOMPurify.sanitize(rendered, {
     USE_PROFILES: { html: true },
-    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
+    FORBID_TAGS: ["style", "form", "button", "textarea", "select", "iframe", "object", "embed"],
     FORBID_ATTR: ["style"],
   });
   if (cache.size >= CACHE_LIMIT) cache.clear();

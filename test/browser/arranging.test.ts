@@ -85,7 +85,13 @@ describeInBrowser("moving and deleting cards", () => {
 
     await writer.page.keyboard.press("Control+Backspace");
     await expect.poll(() => dialog.count()).toBe(1);
+    // A stray Enter must not destroy: focus starts on Cancel, and Enter cancels.
+    expect(await writer.page.evaluate(() => document.activeElement?.textContent)).toBe("Cancel");
     await writer.page.keyboard.press("Enter");
+    await expect.poll(() => dialog.count()).toBe(0);
+    expect((await outline()).length).toBe(7);
+    await writer.page.keyboard.press("Control+Backspace");
+    await dialog.locator(".button-danger").click();
     await expect.poll(() => writer.page.locator(".card").count()).toBe(4);
     await waitForSaved(writer.page);
     expect(await outline()).toEqual(["- > # Act II", "# Act II > ## Midpoint", "# Act II > ## Crisis", "- > # Act III"]);

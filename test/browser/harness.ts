@@ -36,11 +36,20 @@ vi.setConfig({ expect: { poll: { timeout: 15_000, interval: 50 } } });
 /** `describe` when Chromium is here, `describe.skip` (with the warning above) when not. */
 export const describeInBrowser = available ? describe : describe.skip;
 
+export interface ContextOptions {
+  width?: number;
+  height?: number;
+  /** A phone: touch events and a mobile viewport. */
+  touch?: boolean;
+  /** Lets a test inject a script inline (axe-core) past the page's CSP. */
+  bypassCSP?: boolean;
+}
+
 export interface BrowserWorld {
   server: TestServer;
   browser: Browser;
   /** A fresh, isolated browser profile (its own cookies and localStorage). */
-  newContext(options?: { width?: number; height?: number }): Promise<BrowserContext>;
+  newContext(options?: ContextOptions): Promise<BrowserContext>;
   close(): Promise<void>;
 }
 
@@ -65,12 +74,15 @@ export async function startWorld(): Promise<BrowserWorld> {
   return {
     server,
     browser,
-    newContext: ({ width = 1280, height = 800 } = {}) =>
+    newContext: ({ width = 1280, height = 800, touch = false, bypassCSP = false } = {}) =>
       browser.newContext({
         baseURL: server.url,
         viewport: { width, height },
         reducedMotion: "reduce",
         acceptDownloads: true,
+        hasTouch: touch,
+        isMobile: touch,
+        bypassCSP,
       }),
     close: async () => {
       await browser.close();
@@ -101,9 +113,9 @@ export interface LoggedInPage {
 }
 
 /** A new user, made through the API, whose session cookie the context then carries. */
-export async function loggedInPage(world: BrowserWorld, prefix = "writer"): Promise<LoggedInPage> {
+export async function loggedInPage(world: BrowserWorld, prefix = "writer", options: ContextOptions = {}): Promise<LoggedInPage> {
   const api = await buildUser(world.server.url, prefix);
-  const context = await world.newContext();
+  const context = await world.newContext(options);
   const login = await context.request.post("/api/login", { data: api.credentials });
   if (login.status() !== 200) throw new Error(`log-in failed: ${login.status()}`);
   const page = await context.newPage();

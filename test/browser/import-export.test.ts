@@ -103,6 +103,28 @@ describeInBrowser("import and export", () => {
     expect(JSON.parse(column.body.toString()).map((n: any) => n.content)).toEqual(["# Trip\n\nWe left at dawn.", "# Appendix"]);
   });
 
+  it("imports 3,000 cards, then shows progress while their presentation is made, and downloads it", async () => {
+    const seed = JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ content: `# Slide ${i}\n\nText of slide ${i}.` })));
+    await writer.page.locator(".topbar-actions button", { hasText: "Import" }).click();
+    const dialog = writer.page.locator("dialog[open]");
+    await dialog.locator("#import-top").check();
+    await dialog.locator("textarea").fill(seed);
+    // (An import this size is done in well under a second here: its panel, shown only for work
+    // that lasts over 250 ms, may not appear; the presentation below takes seconds.)
+    const panel = writer.page.locator(".progress-panel");
+    await dialog.locator("button[type=submit]").click();
+    await expect.poll(async () => (await serverCards(writer.api, writer.treeId)).length, { timeout: 30_000 }).toBeGreaterThan(3000);
+    await expect.poll(() => panel.count()).toBe(0);
+
+    await writer.page.locator(".topbar-actions button", { hasText: "Export" }).click();
+    await dialog.locator("input[name=export-format][value=impress]").check();
+    const exporting = panel.waitFor({ state: "visible", timeout: 20_000 }).then(() => panel.innerText());
+    const [file] = await Promise.all([writer.page.waitForEvent("download", { timeout: 60_000 }), dialog.locator("a", { hasText: "Download" }).click()]);
+    expect(await exporting).toMatch(/Exporting: Presentation/);
+    expect(file.suggestedFilename()).toMatch(/\.pptx$/);
+    await expect.poll(() => panel.count()).toBe(0);
+  }, 90_000);
+
   async function screenshotExportDialog() {
     await writer.page.locator(".topbar-actions button", { hasText: "Export" }).click();
     await writer.page.locator("dialog[open]").waitFor();

@@ -19,6 +19,12 @@ const PAYLOADS = [
   "<div style=\"background:url(javascript:window.__pwned='css')\" onmouseover=\"window.__pwned='hover'\">hover me</div>",
   "<form action=\"javascript:window.__pwned='form'\"><button>go</button></form>",
   "# Heading <img src=1 onload=\"window.__pwned='onload'\">",
+  // Task-list checkboxes are the one input kept: nothing else of an input may pass.
+  "- [ ] task <input type=\"checkbox\" autofocus onfocus=\"window.__pwned='checkbox'\" formaction=\"javascript:window.__pwned='fa'\">",
+  "<input type=\"image\" src=x onerror=\"window.__pwned='input'\">",
+  // The tree has `latex`: formulas become MathML, never markup or links.
+  "$\\href{javascript:window.__pwned='href'}{x}$ and $\\text{<img src=x onerror=window.__pwned='tex'>}$",
+  "[a]($x\" onmouseover=\"window.__pwned='attr$) $$\\style{color:red}{x}$$",
 ];
 
 describeInBrowser("stored XSS", () => {
@@ -57,7 +63,7 @@ describeInBrowser("stored XSS", () => {
       void dialog.dismiss();
     });
     for (const [index, content] of PAYLOADS.entries()) await buildCard(writer.api, writer.treeId, { content, position: index + 1 });
-    expect((await writer.api.put(`/api/trees/${writer.treeId}`, { publicUrl: "xss-check" })).status).toBe(200);
+    expect((await writer.api.put(`/api/trees/${writer.treeId}`, { publicUrl: "xss-check", latex: true })).status).toBe(200);
   });
 
   it("runs nothing from card content on the tree page", async () => {

@@ -129,14 +129,15 @@ describeInBrowser("writing with the keyboard", () => {
     const dialog = writer.page.locator("dialog[open]");
     await expect.poll(() => dialog.innerText()).toContain("Discard changes?");
     await screenshot(writer.page, "dialog-discard");
-    // "Keep editing" is one Tab away; Escape on the dialog also keeps the text.
+    // Focus starts on "Keep editing" (a stray Enter destroys nothing); Escape also keeps the text.
+    expect(await writer.page.evaluate(() => document.activeElement?.textContent)).toBe("Keep editing");
     await writer.page.keyboard.press("Escape");
     await expect.poll(() => writer.page.locator("dialog[open]").count()).toBe(0);
     expect(await keyscope()).toBe("editCard");
     expect(await writer.page.locator(".card.active textarea").inputValue()).toContain("and then some");
 
     await writer.page.keyboard.press("Escape");
-    await writer.page.keyboard.press("Enter");
+    await writer.page.locator("dialog[open] .button-danger").click();
     await expect.poll(keyscope).toBe("tree");
     expect(await activeText()).toBe("Scene A is loud and soft");
     await waitForSaved(writer.page);
@@ -179,7 +180,7 @@ describeInBrowser("writing with the keyboard", () => {
   it("reaches the active card with Tab and shows where the focus is", async () => {
     await writer.page.locator("a.brand").focus();
     let onCard = false;
-    for (let i = 0; i < 12 && !onCard; i++) {
+    for (let i = 0; i < 20 && !onCard; i++) {
       await writer.page.keyboard.press("Tab");
       onCard = await writer.page.evaluate(() => document.activeElement?.classList.contains("active") ?? false);
     }

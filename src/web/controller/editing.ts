@@ -65,6 +65,13 @@ export class Editing {
     bus.trigger("card:cancel", this.card._id);
   }
 
+  /** The text was saved by a change that did more (a split): close and announce the save. */
+  closeSaved(text: string): void {
+    if (this.closed) return;
+    this.close();
+    bus.trigger("card:save", this.card._id, text);
+  }
+
   /** A script saved this card while it is open: show the new text in the editor. */
   replaceText(text: string): void {
     this.editor.textarea.value = text;

@@ -1,6 +1,7 @@
 /**
- * Changes to the shape of a tree: adding, deleting and moving cards. Each change is applied
- * to the local state at once (the columns redraw immediately) and queued for the server.
+ * Changes to the shape of a tree: adding, deleting, moving, splitting and merging cards. Each
+ * is built as one Change (changes.ts) and committed: the columns redraw at once and the
+ * writes are queued for the server.
  */
 import type { Card } from "../../domain/records.js";
 import { bus } from "../bus.js";
@@ -8,55 +9,116 @@ import { confirmDialog } from "../dialogs/confirm.js";
 import { cardTitle } from "../markdown.js";
 import { placeAt } from "../model/positions.js";
 import { temporaryId } from "../model/sync.js";
+import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
 import type { TreeController } from "./tree-controller.js";
 
 export type AddWhere = "below" | "above" | "child";
 export type MoveWhere = "before" | "after" | "child";
 
+/** Where a new card next to (or under) `active` goes: its parent and its index there. */
+export function slotFor(tree: TreeController, active: Card | undefined, where: AddWhere): { parentId: string | null; index: number } {
+  const { state } = tree;
+  if (!active) return { parentId: null, index: where === "above" ? 0 : state.children(null).length };
+  if (where === "child") return { parentId: active._id, index: state.children(active._id).length };
+  const parentId = active.parentId !== null && state.get(active.parentId) ? active.parentId : null;
+  return { parentId, index: state.children(parentId).indexOf(active) + (where === "below" ? 1 : 0) };
+}
+
+function newCard(tree: TreeController, change: ChangeBuilder, parentId: string | null, index: number, content: string): Card {
+  const now = new Date().toISOString();
+  const card: Card = {
+    _id: temporaryId(),
+    treeId: tree.state.tree._id,
+    parentId,
+    content,
+    position: place(tree, change, parentId, index, null),
+    createdAt: now,
+    updatedAt: now,
+  };
+  change.create(card);
+  return card;
+}
+
 /** Adds an empty card next to (or under) the active one and opens it for writing. */
 export function addCard(tree: TreeController, where: AddWhere): void {
   if (!tree.writable()) return;
   if (tree.editing) tree.editing.save();
-  const { state } = tree;
-  const active = state.get(tree.activeId);
-  let parentId: string | null;
-  let index: number;
-  if (!active) {
-    parentId = null;
-    index = where === "above" ? 0 : state.children(null).length;
-  } else if (where === "child") {
-    parentId = active._id;
-    index = state.children(active._id).length;
-  } else {
-    parentId = active.parentId !== null && state.get(active.parentId) ? active.parentId : null;
-    index = state.children(parentId).indexOf(active) + (where === "below" ? 1 : 0);
-  }
-  const now = new Date().toISOString();
-  const card: Card = {
-    _id: temporaryId(),
-    treeId: state.tree._id,
-    parentId,
-    content: "",
-    position: place(tree, parentId, index, null),
-    createdAt: now,
-    updatedAt: now,
-  };
-  state.add(card);
-  tree.view.render();
-  tree.persist(tree.sync?.create(card));
+  const { parentId, index } = slotFor(tree, tree.state.get(tree.activeId), where);
+  const change = new ChangeBuilder("add");
+  const card = newCard(tree, change, parentId, index, "");
+  commit(tree, change);
   tree.activate(card._id);
   bus.trigger("card:add", card._id);
   tree.startEdit(card._id);
 }
 
+/**
+ * Ctrl+J / Ctrl+K / Ctrl+L while editing: splits the card at the caret. The text before the
+ * caret stays in this card and the rest goes to a new card below it or to a new first child;
+ * splitting upwards puts the text before the caret in a new card above instead. Writing goes
+ * on at the start of the text after the caret.
+ */
+export function splitCard(tree: TreeController, where: AddWhere): void {
+  const editing = tree.editing;
+  if (!editing || !tree.writable()) return;
+  const { value, selectionStart } = editing.editor.textarea;
+  const before = value.slice(0, selectionStart).replace(/\s+$/, "");
+  const after = value.slice(selectionStart).replace(/^\s+/, "");
+  const card = editing.card;
+  const change = new ChangeBuilder("split");
+  let continueIn: Card;
+  if (where === "above") {
+    change.update(card, { content: after });
+    const { parentId, index } = slotFor(tree, card, "above");
+    newCard(tree, change, parentId, index, before);
+    continueIn = card;
+  } else {
+    change.update(card, { content: before });
+    const { parentId, index } = where === "child" ? { parentId: card._id, index: 0 } : slotFor(tree, card, "below");
+    continueIn = newCard(tree, change, parentId, index, after);
+  }
+  editing.closeSaved(card.content);
+  commit(tree, change);
+  tree.activate(continueIn._id);
+  bus.trigger("card:split", card._id, continueIn._id);
+  tree.startEdit(continueIn._id, undefined, "start");
+}
+
+/**
+ * Ctrl+Shift+Down / Ctrl+Shift+Up: merges the active card with its next (or previous)
+ * sibling: one card holds both texts, a blank line between, and both cards' children.
+ */
+export function mergeCard(tree: TreeController, direction: "down" | "up"): void {
+  if (!tree.writable()) return;
+  if (tree.editing) tree.editing.save();
+  const { state } = tree;
+  const active = state.get(tree.activeId);
+  if (!active) return;
+  const siblings = state.siblings(active._id);
+  const other = siblings[siblings.indexOf(active) + (direction === "down" ? 1 : -1)];
+  if (!other) return;
+  const [first, second] = direction === "down" ? [active, other] : [other, active];
+  const change = new ChangeBuilder("merge");
+  const joined = [first.content.trimEnd(), second.content.trim()].filter((text) => text !== "").join("\n\n");
+  change.update(first, { content: joined });
+  const kept = state.children(first._id);
+  const last = kept[kept.length - 1]?.position ?? 0;
+  state.children(second._id).forEach((child, i) => change.update(child, { parentId: first._id, position: last + 1 + i }));
+  // The moved children are no longer under `second`, so deleting it removes it alone.
+  change.delete(second, [second]);
+  commit(tree, change);
+  tree.activate(first._id);
+  bus.trigger("card:merge", first._id, second._id);
+}
+
 /** Deletes the active card and its subtree; asks first when the subtree is not empty. */
-export async function deleteActiveCard(tree: TreeController): Promise<void> {
+export async function deleteActiveCard(tree: TreeController, options: { ask?: boolean; kind?: ChangeKind } = {}): Promise<void> {
   if (!tree.writable() || tree.editing) return;
   const { state } = tree;
   const card = state.get(tree.activeId);
   if (!card) return;
   const below = state.descendants(card._id).length;
-  if (below > 0) {
+  if (below > 0 && options.ask !== false) {
     const sure = await confirmDialog({
       title: "Delete card",
       message: `Delete “${cardTitle(card.content)}” and the ${below === 1 ? "card" : `${below} cards`} under it?`,
@@ -68,10 +130,10 @@ export async function deleteActiveCard(tree: TreeController): Promise<void> {
   const siblings = state.siblings(card._id);
   const index = siblings.indexOf(card);
   const next = siblings[index + 1] ?? siblings[index - 1] ?? state.parent(card._id) ?? null;
-  const removed = state.removeSubtree(card._id);
-  tree.forgetDrafts(removed);
-  tree.persist(tree.sync?.delete(card, removed));
-  tree.view.render();
+  const removed = [card, ...state.descendants(card._id)];
+  const change = new ChangeBuilder(options.kind ?? "delete");
+  change.delete(card, removed);
+  commit(tree, change);
   tree.activate(next?._id ?? null);
   bus.trigger(
     "card:delete",
@@ -135,25 +197,45 @@ export function dropCard(tree: TreeController, id: string, targetId: string, whe
   tree.activate(card._id);
 }
 
+/**
+ * Adds to `change` the moves that put `cards` (the top cards of a paste or an import, now at
+ * the end of their parent's children) at `index` under `parentId`, in order.
+ */
+export function placeCards(tree: TreeController, change: ChangeBuilder, cards: Card[], parentId: string | null, index: number): void {
+  const siblings = tree.state.children(parentId).filter((c) => !cards.includes(c));
+  const before = siblings[index - 1]?.position;
+  const after = siblings[index]?.position;
+  const k = cards.length;
+  let positions: number[];
+  if (after === undefined) positions = cards.map((_, i) => (before ?? -1) + 1 + i);
+  else if (before === undefined) positions = cards.map((_, i) => after - (k - i));
+  else {
+    const step = (after - before) / (k + 1);
+    positions = cards.map((_, i) => before + step * (i + 1));
+    const room = positions.every((p, i) => p > (i === 0 ? before : positions[i - 1])) && positions[k - 1] < after;
+    if (!room) {
+      // No room between the neighbours: whole numbers for all, a gap of k at `index`.
+      siblings.forEach((card, i) => change.update(card, { position: i < index ? i : i + k }));
+      positions = cards.map((_, i) => index + i);
+    }
+  }
+  cards.forEach((card, i) => change.update(card, { parentId, position: positions[i] }));
+}
+
 /** Puts `card` at `index` among the children of `parentId` (the index counts without it). */
 function moveCard(tree: TreeController, card: Card, parentId: string | null, index: number): void {
-  card.position = place(tree, parentId, index, card);
-  card.parentId = parentId;
-  tree.state.changed();
-  tree.persist(tree.sync?.update(card));
-  tree.view.render();
+  const change = new ChangeBuilder("move");
+  change.update(card, { position: place(tree, change, parentId, index, card), parentId });
+  commit(tree, change);
   tree.view.highlight(tree.activeId);
   bus.trigger("card:move", card._id);
 }
 
 /** A position for slot `index` under `parentId`, renumbering the siblings if they need room. */
-function place(tree: TreeController, parentId: string | null, index: number, moving: Card | null): number {
+function place(tree: TreeController, change: ChangeBuilder, parentId: string | null, index: number, moving: Card | null): number {
   const siblings = tree.state.children(parentId).filter((c) => c !== moving);
   const placement = placeAt(siblings, index);
-  for (const { card, position } of placement.renumber) {
-    card.position = position;
-    tree.persist(tree.sync?.update(card));
-  }
+  for (const { card, position } of placement.renumber) change.update(card, { position });
   if (placement.renumber.length > 0) tree.state.changed();
   return placement.position;
 }

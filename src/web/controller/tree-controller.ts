@@ -13,7 +13,10 @@ import { TreeState } from "../model/tree-state.js";
 import { keyscope, setKeyscope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
-import { addCard, deleteActiveCard, dropCard, moveActiveCard, type MoveWhere } from "./structure.js";
+import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
+import { copyActive, cutActive, pasteCards } from "./clipboard.js";
+import { addCard, deleteActiveCard, dropCard, mergeCard, moveActiveCard, splitCard, type MoveWhere } from "./structure.js";
+import { setTask } from "../model/tasks.js";
 
 export class TreeController {
   readonly state: TreeState;
@@ -22,6 +25,7 @@ export class TreeController {
   activeId: string | null = null;
   editing: Editing | null = null;
   private fullscreen = false;
+  private readonly stopped = new AbortController();
   /** Temporary ids of cards created here, mapped to the ids the server gave them. */
   private readonly savedIds = new Map<string, string>();
 
@@ -45,7 +49,7 @@ export class TreeController {
 
   /** Draws the columns and picks the card to start on: the last one visited here, or the first. */
   start(): void {
-    this.view.render();
+    this.view.render({ draw: false });
     this.listen();
     const remembered = this.readOnly ? null : localStorage.getItem(this.activeKey());
     const first = this.state.get(remembered) ?? this.state.children(null)[0];
@@ -54,7 +58,13 @@ export class TreeController {
     bus.trigger("tree:load", this.tree._id);
   }
 
+  /** Aborted when the tree closes: DOM listeners tied to this tree pass it. */
+  get signal(): AbortSignal {
+    return this.stopped.signal;
+  }
+
   stop(): void {
+    this.stopped.abort();
     bus.off(null, null, this);
     this.view.stop();
     if (this.editing) this.editing.save();
@@ -88,7 +98,7 @@ export class TreeController {
     if (id) bus.trigger("card:activate", id);
   }
 
-  startEdit(id: string | null, text?: string): void {
+  startEdit(id: string | null, text?: string, caret: "start" | "end" = "end"): void {
     const card = this.state.get(id);
     if (!card) {
       if (this.state.size === 0 && !this.readOnly) addCard(this, "below");
@@ -101,8 +111,9 @@ export class TreeController {
     const element = this.view.cardElement(card._id);
     if (!element) return;
     this.editing = new Editing(this, card, element, text ?? card.content);
-    this.editing.editor.focus();
-    this.view.scrollIntoPlace();
+    this.editing.editor.focus(caret);
+    this.view.scrollIntoPlace(false);
+    this.editing.editor.revealCaret();
     bus.trigger("card:edit", card._id);
   }
 
@@ -117,14 +128,22 @@ export class TreeController {
   }
 
   /** Sets a card's text, redraws it and queues the save; the promise settles with the server. */
-  applyContent(card: Card, text: string): Promise<void> {
-    card.content = text;
-    card.updatedAt = new Date().toISOString();
-    this.view.updateCard(card);
+  applyContent(card: Card, text: string, kind: ChangeKind = "edit"): Promise<void> {
+    const change = new ChangeBuilder(kind);
+    change.update(card, { content: text });
     if (this.editing?.card === card) this.editing.replaceText(text);
-    const saved = this.sync ? this.sync.update(card) : Promise.reject(new Error("This tree is read-only."));
-    this.persist(saved);
-    return saved;
+    return commit(this, change);
+  }
+
+  /** A click on a task-list checkbox: tick or clear that task in the card's Markdown. */
+  private toggleTask(id: string, index: number, checked: boolean): void {
+    const card = this.state.get(id);
+    if (!card || !this.writable() || this.editing?.card === card) return;
+    const text = setTask(card.content, index, checked);
+    if (text !== null && text !== card.content) {
+      void this.applyContent(card, text, "task");
+      bus.trigger("card:save", card._id, text);
+    }
   }
 
   /** Queue promises report their failures through the sync hooks; nothing else must throw. */
@@ -168,7 +187,20 @@ export class TreeController {
       if (!this.activeId) this.activate(this.state.children(null)[0]?._id ?? null);
       return;
     }
-    const next = neighbour(this.state, this.activeId, direction);
+    const next = neighbour(this.state, this.activeId, direction, (id) => this.view.isShown(id));
+    if (next) this.activate(next);
+  }
+
+  /** Home / End: the first or last card of the column; PageUp / PageDown: a screen's worth. */
+  private jump(where: "first" | "last" | "pageUp" | "pageDown"): void {
+    if (keyscope() !== "tree" || !this.activeId) return;
+    let next: string | null;
+    if (where === "pageUp" || where === "pageDown") {
+      next = this.view.pageFrom(this.activeId, where === "pageUp" ? -1 : 1);
+    } else {
+      const column = this.view.shownColumn(this.activeId);
+      next = (where === "first" ? column[0] : column[column.length - 1])?._id ?? null;
+    }
     if (next) this.activate(next);
   }
 
@@ -179,6 +211,10 @@ export class TreeController {
     on("key:down", () => this.move("down"));
     on("key:left", () => this.move("left"));
     on("key:right", () => this.move("right"));
+    on("key:first", () => this.jump("first"));
+    on("key:last", () => this.jump("last"));
+    on("key:pageUp", () => this.jump("pageUp"));
+    on("key:pageDown", () => this.jump("pageDown"));
     on("key:edit", () => keyscope() === "tree" && this.startEdit(this.activeId));
     on("key:save", () => this.editing?.save());
     on("key:cancel", () => void this.editing?.cancel());
@@ -200,6 +236,16 @@ export class TreeController {
         this.setFullscreen(!this.fullscreen);
       }
     });
+    on("key:split:down", () => splitCard(this, "below"));
+    on("key:split:up", () => splitCard(this, "above"));
+    on("key:split:right", () => splitCard(this, "child"));
+    on("key:merge:down", () => mergeCard(this, "down"));
+    on("key:merge:up", () => mergeCard(this, "up"));
+    on("key:copy", (data?: DataTransfer | null) => keyscope() === "tree" && copyActive(this, data));
+    on("key:cut", (data?: DataTransfer | null) => keyscope() === "tree" && void cutActive(this, data));
+    on("key:paste", (text?: string | null) => keyscope() === "tree" && pasteCards(this, "below", text));
+    on("key:paste:child", (text?: string | null) => keyscope() === "tree" && pasteCards(this, "child", text));
+    on("ui:task", (id: string, index: number, checked: boolean) => this.toggleTask(id, index, checked));
     on("ui:select", (id: string) => this.activate(id));
     on("ui:edit", (id: string) => this.startEdit(id));
     on("ui:move", ({ id, targetId, where }: { id: string; targetId: string; where: MoveWhere }) =>

@@ -1,6 +1,7 @@
 /**
  * Yes/no and one-line questions as dialogs (never window.confirm, which blocks the page and
- * looks like a browser warning). The confirming button has focus, so Enter answers yes.
+ * looks like a browser warning). The confirming button has focus, so Enter answers yes; for a
+ * destructive question (`danger`) the cancelling one has it, so a stray Enter destroys nothing.
  */
 import { h } from "../dom.js";
 import { errorLine, field, openModal } from "./modal.js";
@@ -28,11 +29,9 @@ export function confirmDialog(options: {
       },
       options.confirmLabel,
     );
-    modal.footer.append(
-      h("button", { type: "button", class: "button", onclick: () => modal.close() }, options.cancelLabel ?? "Cancel"),
-      yes,
-    );
-    yes.focus();
+    const no = h("button", { type: "button", class: "button", onclick: () => modal.close() }, options.cancelLabel ?? "Cancel");
+    modal.footer.append(no, yes);
+    (options.danger ? no : yes).focus();
   });
 }
 

@@ -1,13 +1,15 @@
 /**
  * Export menu (`modal:show:export`): a format and a scope (whole tree, the active card with
- * what is under it, or the active card's column). Downloading is a plain link to
- * `GET /api/export/...`, so the browser's own download handling and the session cookie do
- * the rest.
+ * what is under it, or the active card's column). The Download link points at
+ * `GET /api/export/...`; a click fetches it with a progress panel (a presentation of
+ * thousands of cards takes seconds to make), then saves it under the server's file name.
  */
 import { exportUrl, type ExportFormat } from "../api.js";
 import { bus } from "../bus.js";
 import { h } from "../dom.js";
 import { cardTitle } from "../markdown.js";
+import { notify } from "../notify.js";
+import { formatBytes, showProgress } from "../views/progress.js";
 import { openModal } from "./modal.js";
 
 const FORMATS: { format: ExportFormat; label: string; hint: string }[] = [
@@ -62,10 +64,62 @@ export function showExportDialog(
   modal.body.addEventListener("change", update);
   update();
   // The download starts from the link itself; closing the dialog right after is fine.
-  link.addEventListener("click", () => {
-    bus.trigger("export:download", link.getAttribute("href"));
-    window.setTimeout(() => modal.close(), 0);
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    const href = link.getAttribute("href") ?? "";
+    const label = FORMATS.find((f) => href.includes(`.${f.format}`))?.label ?? "Export";
+    bus.trigger("export:download", href);
+    modal.close();
+    void downloadWithProgress(href, label);
   });
   modal.footer.append(h("button", { type: "button", class: "button", onclick: () => modal.close() }, "Cancel"), link);
   modal.body.querySelector<HTMLInputElement>("input[name=export-format]:checked")?.focus();
+}
+
+/** Fetches an export while showing its progress, then hands it to the browser as a download. */
+async function downloadWithProgress(href: string, label: string): Promise<void> {
+  const progress = showProgress(`Exporting: ${label}`, "The server is making the file");
+  try {
+    const response = await fetch(href, { credentials: "same-origin" });
+    if (!response.ok || !response.body) {
+      const body = await response.json().catch(() => null);
+      throw new Error(body?.message ?? `The server answered ${response.status}.`);
+    }
+    const total = Number(response.headers.get("content-length")) || 0;
+    const reader = response.body.getReader();
+    const chunks: Uint8Array<ArrayBuffer>[] = [];
+    let received = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      received += value.length;
+      progress.step(`Downloading ${formatBytes(received)}${total ? ` of ${formatBytes(total)}` : ""}`);
+      progress.fraction(total ? received / total : null);
+    }
+    const blob = new Blob(chunks, { type: response.headers.get("content-type") ?? "application/octet-stream" });
+    const url = URL.createObjectURL(blob);
+    const save = Object.assign(document.createElement("a"), { href: url, download: fileName(response.headers.get("content-disposition")) });
+    document.body.append(save);
+    save.click();
+    save.remove();
+    window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  } catch (error) {
+    notify(`Couldn't export: ${error instanceof Error ? error.message : String(error)}`, { kind: "error" });
+  } finally {
+    progress.close();
+  }
+}
+
+/** The file name from Content-Disposition (RFC 6266: `filename*` first, for non-ASCII names). */
+function fileName(disposition: string | null): string {
+  const extended = /filename\*=UTF-8''([^;]+)/i.exec(disposition ?? "");
+  if (extended) {
+    try {
+      return decodeURIComponent(extended[1]);
+    } catch {
+      // Fall through to the plain name.
+    }
+  }
+  return /filename="?([^";]+)"?/i.exec(disposition ?? "")?.[1] ?? "export";
 }

@@ -6,7 +6,7 @@ import { h } from "../dom.js";
 import { bindingsFor } from "../keyboard.js";
 import { openModal } from "./modal.js";
 
-const SECTIONS: { title: string; rows: [string, string][] }[] = [
+export const HELP_SECTIONS: { title: string; rows: [string, string][] }[] = [
   {
     title: "Moving around",
     rows: [
@@ -14,6 +14,12 @@ const SECTIONS: { title: string; rows: [string, string][] }[] = [
       ["key:down", "Card below"],
       ["key:left", "Parent"],
       ["key:right", "First child"],
+      ["key:first", "First card of the column"],
+      ["key:last", "Last card of the column"],
+      ["key:pageUp", "A screen up the column"],
+      ["key:pageDown", "A screen down the column"],
+      ["key:search", "Search: show only matching cards"],
+      ["key:wordcount", "Show or hide the word counts"],
     ],
   },
   {
@@ -25,6 +31,9 @@ const SECTIONS: { title: string; rows: [string, string][] }[] = [
       ["key:bold", "Bold (while editing)"],
       ["key:italic", "Italic (while editing)"],
       ["key:fullscreen", "Write in full screen"],
+      ["key:split:down", "Split at the caret: the rest to a new card below"],
+      ["key:split:up", "Split at the caret: the text before to a new card above"],
+      ["key:split:right", "Split at the caret: the rest to a new child"],
     ],
   },
   {
@@ -38,6 +47,12 @@ const SECTIONS: { title: string; rows: [string, string][] }[] = [
       ["key:moveLeft", "Move card left (out of its parent)"],
       ["key:moveRight", "Move card right (into the card above)"],
       ["key:delete", "Delete card (asks when it has children)"],
+      ["key:merge:down", "Merge with the card below"],
+      ["key:merge:up", "Merge with the card above"],
+      ["key:copy", "Copy the card and its subtree (also as Markdown)"],
+      ["key:cut", "Cut the card and its subtree"],
+      ["key:paste", "Paste below the active card"],
+      ["key:paste:child", "Paste as a child of the active card"],
       ["modal:show:help", "This help"],
     ],
   },
@@ -53,6 +68,10 @@ const KEY_NAMES: Record<string, string> = {
   backspace: "Backspace",
   delete: "Delete",
   up: "↑",
+  home: "Home",
+  end: "End",
+  pageup: "PgUp",
+  pagedown: "PgDn",
   down: "↓",
   left: "←",
   right: "→",
@@ -68,7 +87,11 @@ function keyLabel(combo: string): HTMLElement {
 
 export function showHelpDialog(): void {
   const modal = openModal({ title: "Keyboard shortcuts", className: "dialog-wide help-dialog" });
-  for (const section of SECTIONS) {
+  // The list scrolls and holds nothing focusable: it takes the focus itself, so the keys scroll it.
+  modal.body.tabIndex = 0;
+  modal.body.setAttribute("role", "region");
+  modal.body.setAttribute("aria-label", "Shortcuts");
+  for (const section of HELP_SECTIONS) {
     modal.body.append(
       h(
         "section",

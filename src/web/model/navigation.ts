@@ -2,28 +2,28 @@
  * Where the arrow keys lead from a card: left to the parent, right to the first child,
  * up and down to the neighbouring sibling. At the first or last sibling, up and down carry on
  * into the neighbouring group of the same column, so a column reads top to bottom like a
- * chapter.
+ * chapter. While a search filters the columns, cards it hides are skipped.
  */
 import type { TreeState } from "./tree-state.js";
 
 export type Direction = "up" | "down" | "left" | "right";
 
-export function neighbour(state: TreeState, id: string, direction: Direction): string | null {
+export function neighbour(state: TreeState, id: string, direction: Direction, shown: (id: string) => boolean = () => true): string | null {
   const card = state.get(id);
   if (!card) return null;
   switch (direction) {
     case "left":
       return state.parent(id)?._id ?? null;
     case "right":
-      return state.children(id)[0]?._id ?? null;
+      return state.children(id).find((child) => shown(child._id))?._id ?? null;
     case "up":
     case "down": {
       const step = direction === "up" ? -1 : 1;
       const siblings = state.siblings(id);
-      const sibling = siblings[siblings.indexOf(card) + step];
-      if (sibling) return sibling._id;
+      for (let i = siblings.indexOf(card) + step; i >= 0 && i < siblings.length; i += step) if (shown(siblings[i]._id)) return siblings[i]._id;
       const column = state.column(id);
-      return column[column.indexOf(card) + step]?._id ?? null;
+      for (let i = column.indexOf(card) + step; i >= 0 && i < column.length; i += step) if (shown(column[i]._id)) return column[i]._id;
+      return null;
     }
   }
 }

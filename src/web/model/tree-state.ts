@@ -21,6 +21,7 @@ export class TreeState {
   private readonly byId = new Map<string, Card>();
   private byParent: Map<string | null, Card[]> | null = null;
   private order: { card: Card; depth: number }[] | null = null;
+  private byDepth: Card[][] | null = null;
 
   constructor(
     public tree: Tree,
@@ -41,6 +42,7 @@ export class TreeState {
   changed(): void {
     this.byParent = null;
     this.order = null;
+    this.byDepth = null;
   }
 
   add(card: Card): void {
@@ -148,10 +150,12 @@ export class TreeState {
 
   /** Cards in the same column as `id`, in column order (across groups). */
   column(id: string): Card[] {
-    const depth = this.depth(id);
-    return this.treeOrder()
-      .filter((entry) => entry.depth === depth)
-      .map((entry) => entry.card);
+    if (!this.byDepth) {
+      const byDepth: Card[][] = [];
+      for (const { card, depth } of this.treeOrder()) (byDepth[depth - 1] ??= []).push(card);
+      this.byDepth = byDepth;
+    }
+    return this.byDepth[this.depth(id) - 1] ?? [];
   }
 
   private parentIndex(): Map<string | null, Card[]> {

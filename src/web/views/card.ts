@@ -4,15 +4,26 @@
  * the columns after a move costs little. In a large tree a card may start "deferred": its
  * text shown plain until it is rendered (see views/deferred-render.ts), since rendering and
  * sanitizing thousands of cards up front would keep the writer waiting.
+ *
+ * After rendering, the card's HTML is made fit for a column: wide tables and code scroll
+ * inside the card (and can be reached by keyboard to do so), task-list checkboxes are named
+ * after their item and clickable where the tree can be written, and, in a tree with `latex`,
+ * formulas become MathML (math.ts).
  */
 import type { Card } from "../../domain/records.js";
 import { h } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
+import { extractMath, insertMath } from "../math.js";
+
+export interface CardRendering {
+  readOnly: boolean;
+  latex: boolean;
+}
 
 const renderedContent = new WeakMap<HTMLElement, string>();
 const deferred = new WeakSet<HTMLElement>();
 
-export function createCardElement(card: Card, readOnly: boolean, defer = false): HTMLElement {
+export function createCardElement(card: Card, rendering: CardRendering, defer = false): HTMLElement {
   const element = h("article", {
     id: `card${card._id}`,
     class: "card",
@@ -20,11 +31,11 @@ export function createCardElement(card: Card, readOnly: boolean, defer = false):
     tabindex: -1,
     role: "treeitem",
     "aria-selected": "false",
-    draggable: readOnly ? null : "true",
+    draggable: rendering.readOnly ? null : "true",
   });
   element.append(h("div", { class: "card-content markdown" }));
   if (defer) deferred.add(element);
-  renderCardContent(element, card);
+  renderCardContent(element, card, rendering);
   return element;
 }
 
@@ -33,23 +44,26 @@ export function isDeferred(element: HTMLElement): boolean {
 }
 
 /** Renders a deferred card's Markdown now. */
-export function renderDeferred(element: HTMLElement, card: Card): void {
+export function renderDeferred(element: HTMLElement, card: Card, rendering: CardRendering): void {
   if (!deferred.delete(element)) return;
   renderedContent.delete(element);
-  renderCardContent(element, card);
+  renderCardContent(element, card, rendering);
 }
 
-export function renderCardContent(element: HTMLElement, card: Card): void {
-  if (renderedContent.get(element) === card.content) return;
+export function renderCardContent(element: HTMLElement, card: Card, rendering: CardRendering): void {
+  const key = `${rendering.latex ? "L" : "-"}${rendering.readOnly ? "R" : "-"}${card.content}`;
+  if (renderedContent.get(element) === key) return;
   const body = element.querySelector<HTMLElement>(".card-content");
   if (!body) return;
+  element.classList.toggle("card-empty", card.content.trim() === "");
   if (deferred.has(element)) {
     // Plain text (never HTML) keeps the card's height close to its rendered one.
     body.textContent = card.content;
-    renderedContent.set(element, card.content);
+    renderedContent.set(element, key);
     return;
   }
-  body.innerHTML = renderMarkdown(card.content);
+  const { text, formulas } = rendering.latex ? extractMath(card.content) : { text: card.content, formulas: [] };
+  body.innerHTML = renderMarkdown(text);
   // Text that renders to nothing visible (say, only a <script> the sanitizer removed) is
   // shown as written, so the card can still be found and fixed.
   const invisible = body.textContent?.trim() === "" && !body.querySelector("img, hr, table, input");
@@ -58,13 +72,29 @@ export function renderCardContent(element: HTMLElement, card: Card): void {
     body.classList.add("card-raw");
   } else {
     body.classList.remove("card-raw");
+    insertMath(body, formulas);
+    fitForColumn(body, rendering.readOnly);
   }
-  element.classList.toggle("card-empty", card.content.trim() === "");
-  renderedContent.set(element, card.content);
+  renderedContent.set(element, key);
 }
 
 /** The card's id changed (a locally created card was saved): keep the element, rename it. */
 export function renameCardElement(element: HTMLElement, newId: string): void {
   element.id = `card${newId}`;
   element.dataset.id = newId;
+}
+
+function fitForColumn(body: HTMLElement, readOnly: boolean): void {
+  for (const table of body.querySelectorAll("table")) {
+    const scroller = h("div", { class: "table-scroll", tabindex: 0, role: "region", "aria-label": "Table" });
+    table.replaceWith(scroller);
+    scroller.append(table);
+  }
+  for (const pre of body.querySelectorAll("pre")) pre.tabIndex = 0;
+  body.querySelectorAll<HTMLInputElement>("input[type=checkbox]").forEach((box, index) => {
+    box.dataset.task = String(index);
+    box.disabled = readOnly;
+    const item = box.closest("li")?.textContent?.trim() ?? "";
+    box.setAttribute("aria-label", item === "" ? `Task ${index + 1}` : item.slice(0, 80));
+  });
 }

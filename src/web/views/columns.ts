@@ -1,34 +1,40 @@
 /**
  * The tree as Gingko columns: column N holds the cards at depth N grouped by parent. The
  * active card, its ancestors and its descendants are lit and the rest dimmed; every column
- * scrolls so its lit cards sit in the middle, and the row of columns scrolls sideways to keep
- * the active column in view.
+ * scrolls so its lit cards sit in the middle, and the row of columns scrolls sideways only as
+ * far as needed to show the active column and its neighbours whole.
  *
- * Trees run to thousands of cards, so nothing is rebuilt that can be kept: card, group and
- * column elements are reused (keyed by card id, parent id and depth), a redraw only moves the
- * elements whose place changed, and a change of active card only touches the cards whose
- * highlight changed.
+ * Trees run to tens of thousands of cards, so a column draws only the cards near its view
+ * (views/column-window.ts): a 20,000-card tree puts a few dozen card elements in the page,
+ * not 20,000. Card elements are made on first need and kept (keyed by id), so a card keeps its
+ * element, and its editor's textarea, while it scrolls out and back. A change of active card
+ * only repaints the drawn cards whose highlight changed.
  */
 import type { Card } from "../../domain/records.js";
-import { h } from "../dom.js";
+import { h, setAttribute, syncChildren } from "../dom.js";
 import type { TreeState } from "../model/tree-state.js";
-import { createCardElement, renameCardElement, renderCardContent } from "./card.js";
+import { createCardElement, renameCardElement, renderCardContent, renderDeferred, type CardRendering } from "./card.js";
+import { ColumnWindow, type ColumnEntry } from "./column-window.js";
 import { DeferredRenderer } from "./deferred-render.js";
 
-type Role = "active" | "ancestor" | "descendant";
+export type Role = "active" | "ancestor" | "descendant";
 
-const ROOT_GROUP = "";
 /** Above this many cards, new cards render their Markdown lazily (views/deferred-render.ts). */
 const DEFER_ABOVE = 300;
 
 export class ColumnsView {
   readonly element: HTMLElement;
   private readonly cardElements = new Map<string, HTMLElement>();
-  private readonly groupElements = new Map<string, HTMLElement>();
-  private readonly columnElements: HTMLElement[] = [];
+  private columns: ColumnWindow[] = [];
   private activeId: string | null = null;
   private lit = new Map<string, Role>();
-  private readonly deferred = new DeferredRenderer((element) => this.state.get(element.dataset.id));
+  private filter: ReadonlySet<string> | null = null;
+  private matches: ReadonlySet<string> | null = null;
+  private readonly deferred = new DeferredRenderer((element) => {
+    const card = this.state.get(element.dataset.id);
+    if (card) renderDeferred(element, card, this.rendering());
+  });
+  private readonly resize = new ResizeObserver(() => this.scrollIntoPlace(false));
 
   constructor(
     private readonly state: TreeState,
@@ -37,64 +43,77 @@ export class ColumnsView {
     this.element = h("div", {
       class: "columns",
       role: "tree",
-      "aria-label": readOnly ? "Cards (read-only)" : "Cards",
-      "aria-readonly": readOnly ? "true" : null,
+      "aria-label": readOnly ? "Cards, read-only" : "Cards",
     });
+    this.resize.observe(this.element);
   }
 
+  /** The card's element, made now if it was never drawn (scripts and the editor ask). */
   cardElement(id: string): HTMLElement | undefined {
-    return this.cardElements.get(id);
+    const existing = this.cardElements.get(id);
+    if (existing) return existing;
+    const card = this.state.get(id);
+    return card ? this.elementFor(card) : undefined;
   }
 
-  /** Brings the columns in line with the state; call after cards are added, removed or moved. */
-  render(): void {
-    const columns = this.state.columns();
-    const seenCards = new Set<string>();
-    const seenGroups = new Set<string>();
-    const columnElements = columns.map((column, index) => {
-      const section = this.columnElements[index] ?? this.newColumn(column.depth);
-      const groups = column.groups.map((group) => {
-        const key = group.parentId ?? ROOT_GROUP;
-        seenGroups.add(key);
-        const element = this.groupElements.get(key) ?? this.newGroup(key);
-        const cards = group.cards.map((card, position) => {
-          seenCards.add(card._id);
-          return this.cardFor(card, column.depth, position, group.cards.length);
-        });
-        syncChildren(element, cards);
-        return element;
-      });
-      syncChildren(section.firstElementChild!, groups);
-      return section;
-    });
-    this.columnElements.length = 0;
-    this.columnElements.push(...columnElements);
-    for (const id of [...this.cardElements.keys()]) if (!seenCards.has(id)) this.forgetCard(id);
-    for (const key of [...this.groupElements.keys()]) if (!seenGroups.has(key)) this.groupElements.delete(key);
+  /** Shows only these cards (a search: the matches and their ancestors); null shows all. */
+  setFilter(ids: ReadonlySet<string> | null, matches: ReadonlySet<string> | null = null): void {
+    this.filter = ids;
+    this.matches = matches;
+    this.render();
+  }
 
-    if (columnElements.length === 0) {
-      this.element.replaceChildren(
-        h(
-          "div",
-          { class: "empty-tree" },
-          this.readOnly ? "This tree has no cards." : "This tree is empty. Press Enter or Ctrl+Down to write the first card.",
-        ),
-      );
-    } else {
-      syncChildren(this.element, columnElements);
+  isShown(id: string): boolean {
+    return this.filter === null || this.filter.has(id);
+  }
+
+  /**
+   * Brings the columns in line with the state; call after cards are added, removed or moved.
+   * `draw: false` leaves the drawing to the next scrollIntoPlace (opening a tree: the cards
+   * are then drawn once, where the active card puts them, not first at the top and again).
+   */
+  render(options: { draw?: boolean } = {}): void {
+    const columns = this.state.columns();
+    const next: ColumnWindow[] = [];
+    for (const column of columns) {
+      const entries: ColumnEntry[] = [];
+      for (const group of column.groups) {
+        const cards = this.filter ? group.cards.filter((card) => this.filter!.has(card._id)) : group.cards;
+        cards.forEach((card, index) => entries.push({ card, groupKey: group.parentId ?? "", index, count: cards.length }));
+      }
+      if (entries.length === 0) continue;
+      const window = this.columns[next.length] ?? new ColumnWindow(next.length + 1, this.columnHooks());
+      window.setEntries(entries);
+      next.push(window);
     }
+    for (const old of this.columns.slice(next.length)) old.element.remove();
+    this.columns = next;
+    for (const id of [...this.cardElements.keys()]) if (!this.state.get(id)) this.cardElements.delete(id);
+
+    if (next.length === 0) {
+      this.element.replaceChildren(h("div", { class: "empty-tree" }, this.emptyMessage()));
+    } else {
+      syncChildren(
+        this.element,
+        next.map((column) => column.element),
+      );
+    }
+    if (options.draw === false) return;
+    for (const column of this.columns) column.draw(false);
+    for (const column of this.columns) column.measure();
     this.highlight(this.activeId, { scroll: false });
-    this.deferred.watch(this.cardElements.values());
   }
 
   /** Stops background work; the view is going away. */
   stop(): void {
     this.deferred.stop();
+    this.resize.disconnect();
   }
 
   updateCard(card: Card): void {
     const element = this.cardElements.get(card._id);
-    if (element) renderCardContent(element, card);
+    if (element) renderCardContent(element, card, this.rendering());
+    this.columnOf(card._id)?.heightChanged(card._id);
   }
 
   renameCard(oldId: string, newId: string): void {
@@ -104,12 +123,7 @@ export class ColumnsView {
       this.cardElements.set(newId, element);
       renameCardElement(element, newId);
     }
-    const group = this.groupElements.get(oldId);
-    if (group) {
-      this.groupElements.delete(oldId);
-      this.groupElements.set(newId, group);
-      group.dataset.parentId = newId;
-    }
+    for (const column of this.columns) column.renameGroup(oldId, newId);
     const role = this.lit.get(oldId);
     if (role) {
       this.lit.delete(oldId);
@@ -127,97 +141,127 @@ export class ColumnsView {
       for (const card of this.state.ancestors(activeId)) next.set(card._id, "ancestor");
       for (const card of this.state.descendants(activeId)) next.set(card._id, "descendant");
     }
-    for (const id of new Set([...this.lit.keys(), ...next.keys()])) {
-      const element = this.cardElements.get(id);
-      if (!element) continue;
-      paintCard(element, next.get(id));
-      // What is lit is what the writer looks at: render it before measuring for the scroll.
-      if (next.has(id)) this.deferred.render(element);
-    }
+    const previous = this.lit;
     this.lit = next;
+    // Only drawn cards carry a highlight; a card drawn later is painted as it is attached.
+    for (const column of this.columns) column.repaint(previous, next);
     this.element.classList.toggle("has-active", next.size > 0);
-
-    const activeParent = activeId ? (this.state.parent(activeId)?._id ?? null) : null;
-    for (const [key, group] of this.groupElements) {
-      const parentId = key === ROOT_GROUP ? null : key;
-      group.classList.toggle("active-group", next.size > 0 && parentId === activeParent);
-      group.classList.toggle("lit-group", parentId !== null && next.has(parentId));
-    }
     if (options.scroll !== false) this.scrollIntoPlace(options.smooth ?? true);
   }
 
-  /** Centres each column on its lit cards and brings the active column into view. */
+  /**
+   * Centres each column on its lit cards (the active card in its own column) and scrolls the
+   * row sideways just enough to show the active column and its neighbours.
+   */
   scrollIntoPlace(smooth = true): void {
     const behavior: ScrollBehavior = smooth && !matchMedia("(prefers-reduced-motion: reduce)").matches ? "smooth" : "auto";
-    const byColumn = new Map<Element, HTMLElement[]>();
-    for (const id of this.lit.keys()) {
-      const element = this.cardElements.get(id);
-      const column = element?.closest(".column");
-      if (!element || !column) continue;
-      const list = byColumn.get(column);
-      if (list) list.push(element);
-      else byColumn.set(column, [element]);
+    const activeDepth = this.activeId ? this.state.depth(this.activeId) : 0;
+    const ids = this.activeId ? [this.activeId] : [];
+    // Writes, then reads, then writes: one layout for all columns.
+    const plans = this.columns.map((column) => ({ column, span: column.span(ids, this.lit) }));
+    for (const { column, span } of plans) {
+      if (span) column.drawAround(span);
+      else if (!column.drawn) column.draw(false);
     }
-    const active = this.activeId ? this.cardElements.get(this.activeId) : undefined;
-    for (const [column, lit] of byColumn) {
-      const targets = active && column.contains(active) ? [active] : lit;
-      let top = Infinity;
-      let bottom = -Infinity;
-      for (const target of targets) {
-        top = Math.min(top, target.offsetTop);
-        bottom = Math.max(bottom, target.offsetTop + target.offsetHeight);
-      }
-      // A lit block taller than the column shows its start rather than its middle.
-      const span = bottom - top;
-      const wanted = span > column.clientHeight ? top - 24 : top + span / 2 - column.clientHeight / 2;
-      column.scrollTo({ top: Math.max(0, wanted), behavior });
-    }
-    const activeColumn = active?.closest<HTMLElement>(".column");
-    if (activeColumn) {
-      const left = activeColumn.offsetLeft + activeColumn.offsetWidth / 2 - this.element.clientWidth / 2;
-      this.element.scrollTo({ left: Math.max(0, left), behavior });
-    }
+    for (const { column } of plans) column.measure();
+    for (const { column, span } of plans) if (span) column.scrollToSpan(span, behavior);
+    const index = this.columns.findIndex((column) => column.depth === activeDepth);
+    if (index >= 0) this.revealColumns(index, behavior);
   }
 
   focusActive(): void {
     const active = this.activeId ? this.cardElements.get(this.activeId) : undefined;
-    active?.focus({ preventScroll: true });
+    if (active?.isConnected) active.focus({ preventScroll: true });
   }
 
-  private newColumn(depth: number): HTMLElement {
-    return h("section", { class: "column", "data-depth": depth, "aria-label": `Column ${depth}` }, h("div", { class: "column-inner" }));
+  /**
+   * The card about one screen above or below `id` in its column (PageUp / PageDown), or the
+   * first or last card of the column at its ends.
+   */
+  pageFrom(id: string, direction: -1 | 1): string | null {
+    return this.columnOf(id)?.pageFrom(id, direction) ?? null;
   }
 
-  private newGroup(key: string): HTMLElement {
-    const group = h("div", { class: "group", "data-parent-id": key });
-    this.groupElements.set(key, group);
-    return group;
+  /** The cards of `id`'s column as shown (the search filter applies), in order. */
+  shownColumn(id: string): Card[] {
+    return this.columnOf(id)?.cards() ?? [];
   }
 
-  private forgetCard(id: string): void {
-    this.cardElements.delete(id);
-    this.lit.delete(id);
+  private columnOf(id: string): ColumnWindow | undefined {
+    const depth = this.state.depth(id);
+    return this.columns.find((column) => column.depth === depth);
   }
 
-  private cardFor(card: Card, depth: number, index: number, count: number): HTMLElement {
+  /**
+   * Minimal sideways scroll: the active column and the one on each side whole when they fit
+   * (three columns at common widths), else the active column and the next, else the active
+   * column alone (a phone). Nothing moves while they are already in view, so the row does not
+   * jump on every key.
+   */
+  private revealColumns(index: number, behavior: ScrollBehavior): void {
+    const row = this.element;
+    const width = row.clientWidth;
+    const box = (i: number) => {
+      const element = this.columns[Math.max(0, Math.min(this.columns.length - 1, i))].element;
+      return { left: element.offsetLeft, right: element.offsetLeft + element.offsetWidth };
+    };
+    const spans = [
+      [box(index - 1).left, box(index + 1).right],
+      [box(index).left, box(index + 1).right],
+      [box(index).left, box(index).right],
+    ];
+    const [left, right] = spans.find(([l, r]) => r - l <= width) ?? spans[2];
+    let target = row.scrollLeft;
+    if (left < target) target = left;
+    else if (right > target + width) target = right - width;
+    if (Math.abs(target - row.scrollLeft) >= 1) row.scrollTo({ left: target, behavior });
+  }
+
+  private rendering(): CardRendering {
+    return { readOnly: this.readOnly, latex: this.state.tree.latex === true };
+  }
+
+  private emptyMessage(): string {
+    if (this.filter) return "No card matches the search.";
+    return this.readOnly ? "This tree has no cards." : "This tree is empty. Press Enter or Ctrl+Down to write the first card.";
+  }
+
+  private columnHooks() {
+    return {
+      element: (card: Card) => this.elementFor(card),
+      attached: (element: HTMLElement, entry: ColumnEntry, depth: number) => this.attached(element, entry, depth),
+      role: (id: string) => this.lit.get(id),
+      activeParent: () => (this.activeId ? (this.state.parent(this.activeId)?._id ?? "") : null),
+    };
+  }
+
+  private elementFor(card: Card): HTMLElement {
     let element = this.cardElements.get(card._id);
     if (!element) {
-      element = createCardElement(card, this.readOnly, this.state.size > DEFER_ABOVE);
+      element = createCardElement(card, this.rendering(), this.state.size > DEFER_ABOVE);
       this.cardElements.set(card._id, element);
-    } else {
-      renderCardContent(element, card);
+      this.deferred.watch([element]);
     }
+    return element;
+  }
+
+  /** A card was put in the page: bring its text, its tree attributes and its highlight up to date. */
+  private attached(element: HTMLElement, entry: ColumnEntry, depth: number): void {
+    const { card } = entry;
+    renderCardContent(element, card, this.rendering());
     const hasChildren = this.state.children(card._id).length > 0;
     setAttribute(element, "aria-level", String(depth));
-    setAttribute(element, "aria-posinset", String(index + 1));
-    setAttribute(element, "aria-setsize", String(count));
+    setAttribute(element, "aria-posinset", String(entry.index + 1));
+    setAttribute(element, "aria-setsize", String(entry.count));
     setAttribute(element, "aria-expanded", hasChildren ? "true" : null);
     element.classList.toggle("has-children", hasChildren);
-    return element;
+    element.classList.toggle("match", this.matches?.has(card._id) ?? false);
+    paintCard(element, this.lit.get(card._id));
+    if (this.lit.has(card._id)) this.deferred.render(element);
   }
 }
 
-function paintCard(element: HTMLElement, role: Role | undefined): void {
+export function paintCard(element: HTMLElement, role: Role | undefined): void {
   element.classList.toggle("active", role === "active");
   element.classList.toggle("ancestor", role === "ancestor");
   element.classList.toggle("descendant", role === "descendant");
@@ -225,23 +269,4 @@ function paintCard(element: HTMLElement, role: Role | undefined): void {
   setAttribute(element, "aria-selected", String(role === "active"));
   const tabIndex = role === "active" ? 0 : -1;
   if (element.tabIndex !== tabIndex) element.tabIndex = tabIndex;
-}
-
-/** Writes an attribute only when it changes: an unchanged write still costs a style check. */
-function setAttribute(element: Element, name: string, value: string | null): void {
-  if (element.getAttribute(name) === value) return;
-  if (value === null) element.removeAttribute(name);
-  else element.setAttribute(name, value);
-}
-
-/**
- * Makes `parent`'s children exactly `wanted`, in order, moving only what is out of place:
- * one card moved means one element moved, not a column rebuilt.
- */
-function syncChildren(parent: Element, wanted: Element[]): void {
-  for (let i = 0; i < wanted.length; i++) {
-    const current = parent.children[i];
-    if (current !== wanted[i]) parent.insertBefore(wanted[i], current ?? null);
-  }
-  while (parent.children.length > wanted.length) parent.lastElementChild!.remove();
 }

@@ -3,8 +3,7 @@
  * it scrolls into view, and the rest a few at a time while the browser is idle. Columns keep
  * their visible content still as cards above change height (CSS scroll anchoring).
  */
-import type { Card } from "../../domain/records.js";
-import { isDeferred, renderDeferred } from "./card.js";
+import { isDeferred } from "./card.js";
 
 /** Idle time to spend per slice, in milliseconds. */
 const SLICE_MS = 8;
@@ -14,7 +13,7 @@ export class DeferredRenderer {
   private readonly observer: IntersectionObserver;
   private scheduled = false;
 
-  constructor(private readonly cardOf: (element: HTMLElement) => Card | undefined) {
+  constructor(private readonly renderNow: (element: HTMLElement) => void) {
     this.observer = new IntersectionObserver((entries) => {
       for (const entry of entries) if (entry.isIntersecting) this.render(entry.target as HTMLElement);
     });
@@ -33,8 +32,7 @@ export class DeferredRenderer {
   render(element: HTMLElement): void {
     if (!this.waiting.delete(element)) return;
     this.observer.unobserve(element);
-    const card = this.cardOf(element);
-    if (card) renderDeferred(element, card);
+    this.renderNow(element);
   }
 
   stop(): void {

@@ -32,10 +32,26 @@ export class CardEditor {
     return this.textarea.value;
   }
 
-  focus(): void {
+  /** Focuses the editor with the caret at the end of the text, or at its start. */
+  focus(caret: "start" | "end" = "end"): void {
     this.textarea.focus({ preventScroll: true });
-    const end = this.textarea.value.length;
-    this.textarea.setSelectionRange(end, end);
+    const at = caret === "start" ? 0 : this.textarea.value.length;
+    this.textarea.setSelectionRange(at, at);
+  }
+
+  /**
+   * Scrolls the column so the caret is on screen. Otherwise the browser does it on the first
+   * keystroke, and a long card opened with the caret at its end jumps by its whole height.
+   */
+  revealCaret(): void {
+    const column = this.card.closest<HTMLElement>(".column");
+    if (!column || document.body.classList.contains("fullscreen-edit")) return;
+    const atEnd = this.textarea.selectionStart > this.textarea.value.length / 2;
+    const box = this.textarea.getBoundingClientRect();
+    const view = column.getBoundingClientRect();
+    const y = atEnd ? box.bottom : box.top;
+    if (y > view.bottom - 40) column.scrollTop += y - view.bottom + 80;
+    else if (y < view.top + 40) column.scrollTop -= view.top + 80 - y;
   }
 
   /**
@@ -66,7 +82,14 @@ export class CardEditor {
 
   /** Grows the textarea to its content so the card never shows an inner scrollbar. */
   fit(): void {
+    // Collapsing the textarea to measure it shortens its column for a moment, and the browser
+    // would clamp the column's scroll to the shorter content: keep the scroll where it was.
+    const scrollers = [this.card.closest<HTMLElement>(".column"), this.card].filter((e): e is HTMLElement => e !== null);
+    const tops = scrollers.map((element) => element.scrollTop);
     this.textarea.style.height = "auto";
     this.textarea.style.height = `${this.textarea.scrollHeight + 2}px`;
+    scrollers.forEach((element, i) => {
+      if (element.scrollTop !== tops[i]) element.scrollTop = tops[i];
+    });
   }
 }

@@ -25,6 +25,7 @@ export function topBar(): TopBar {
     title,
     status,
     actions,
+    h("button", { type: "button", class: "button button-quiet button-small appearance-button", title: "Appearance: theme and text size", onclick: () => bus.trigger("modal:show:appearance") }, "Appearance"),
     user
       ? h(
           "div",

@@ -7,16 +7,23 @@ import { bus } from "../bus.js";
 import type { TreeController } from "../controller/tree-controller.js";
 import { h } from "../dom.js";
 import { installDragAndDrop } from "./drag-drop.js";
+import { mountTools } from "./tree-tools.js";
+import { touchBar } from "./touch-bar.js";
 
 export function mountColumns(main: HTMLElement, controller: TreeController): void {
   const columns = controller.view.element;
   main.replaceChildren(columns);
+  mountTools(main, controller);
+  main.append(touchBar(controller.readOnly));
   columns.addEventListener("click", (event) => {
     const target = event.target as Element;
     // Clicks inside the open editor place the caret; links open in a new tab by themselves.
     if (target.closest("textarea")) return;
     const card = target.closest<HTMLElement>(".card");
     if (card?.dataset.id) bus.trigger("ui:select", card.dataset.id);
+    if (card?.dataset.id && target instanceof HTMLInputElement && target.dataset.task !== undefined) {
+      bus.trigger("ui:task", card.dataset.id, Number(target.dataset.task), target.checked);
+    }
   });
   columns.addEventListener("dblclick", (event) => {
     const target = event.target as Element;

@@ -14,6 +14,9 @@ import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { notify, notifyWithText } from "../notify.js";
 import { setScriptedTree } from "../scripting.js";
+import { ChangeBuilder, commit } from "../controller/changes.js";
+import { placeCards } from "../controller/structure.js";
+import { formatBytes, nextTask, showProgress } from "./progress.js";
 import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
 import { renderSyncStatus } from "./sync-status.js";
@@ -32,7 +35,7 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
   };
   window.addEventListener("beforeunload", warnBeforeClose);
 
-  const open = (tree: Tree, cards: Card[]) => {
+  const open = async (tree: Tree, cards: Card[]) => {
     controller = new TreeController(tree, cards, false, {
       status: (status) => renderSyncStatus(bar.status, status, () => controller?.sync?.retryNow()),
       refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
@@ -41,19 +44,27 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
     fillBar(bar, tree, true);
     renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
     mountColumns(main, controller);
+    // The page's frame is laid out in one task, the cards drawn in the next.
+    await nextTask();
+    if (disposed) return;
     controller.start();
     setScriptedTree(controller);
     listen(controller, context);
   };
 
   const load = async () => {
+    const progress = showProgress("Opening the tree", "Loading the cards");
     try {
       const [trees, cards] = await Promise.all([api.trees(), api.cards(treeId)]);
       rememberTrees(trees);
       const tree = trees.find((t) => t._id === treeId);
       if (disposed) return;
       if (!tree) throw new ApiError(404, "not_found", "");
-      open(tree, cards);
+      // Parsing the answer was one task; drawing is the next, after the browser had a turn.
+      progress.step(`Drawing ${cards.length.toLocaleString("en")} cards`);
+      await nextTask();
+      if (disposed) return;
+      await open(tree, cards);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
@@ -65,6 +76,8 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
             : h("button", { type: "button", class: "button", onclick: () => void load() }, "Try again"),
         ),
       );
+    } finally {
+      progress.close();
     }
   };
   void load();
@@ -98,6 +111,15 @@ export function fillBar(bar: TopBar, tree: Tree, editable: boolean): void {
   );
 }
 
+interface ImportRequest {
+  parentId: string | null;
+  seed: string;
+  /** Index among the parent's children for the new top cards; the end when absent. */
+  at?: number;
+  kind?: "import" | "paste";
+  done?: (problem: string | null) => void;
+}
+
 function listen(controller: TreeController, context: object): void {
   const treeId = controller.tree._id;
   const active = () => {
@@ -108,20 +130,34 @@ function listen(controller: TreeController, context: object): void {
   bus.on("modal:show:export", () => showExportDialog(treeId, active()), context);
   bus.on(
     "cards:import",
-    async ({ parentId, seed, done }: { parentId: string | null; seed: string; done?: (problem: string | null) => void }) => {
+    async ({ parentId, seed, at, kind, done }: ImportRequest) => {
+      const progress = showProgress(kind === "paste" ? "Pasting" : "Importing", `${formatBytes(seed.length)} to send`);
       try {
         // The parent may have been created moments ago: wait until the server has it.
+        progress.step("Saving earlier changes first");
         await controller.sync?.flush();
         const parent = parentId === null ? null : controller.currentId(parentId);
+        progress.step(`Sending ${formatBytes(seed.length)}; the server makes the cards`);
         const created = await api.importSeed(treeId, parent, seed);
         done?.(null);
-        for (const card of created) controller.state.add(card);
-        controller.view.render();
+        progress.step(`Adding ${created.length.toLocaleString()} cards`);
+        await nextTask();
+        const change = new ChangeBuilder(kind ?? "import");
+        for (const card of created) change.createSaved(card);
+        commit(controller, change);
+        if (at !== undefined) {
+          const placement = new ChangeBuilder(kind ?? "import");
+          const top = created.filter((card) => card.parentId === parent);
+          placeCards(controller, placement, top, parent, at);
+          commit(controller, placement);
+        }
         controller.activate(created[0]?._id ?? controller.activeId);
-        notify(`Imported ${created.length} card${created.length === 1 ? "" : "s"}.`, { kind: "success" });
+        notify(`${kind === "paste" ? "Pasted" : "Imported"} ${created.length} card${created.length === 1 ? "" : "s"}.`, { kind: "success" });
         bus.trigger("cards:imported", created.map((card) => card._id));
       } catch (error) {
         done?.(describeError(error));
+      } finally {
+        progress.close();
       }
     },
     context,

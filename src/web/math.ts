@@ -1,0 +1,110 @@
+/**
+ * LaTeX in cards of a tree with `latex` on: `$$…$$` displayed, `$…$` inline (pandoc's rule:
+ * no space just inside the dollars, no digit right after the closing one, so "$5 and $10"
+ * stays prose). Temml turns each formula into MathML, which Chromium, Firefox and Safari draw
+ * natively: no fonts, no script of its own, nothing that the CSP has to allow.
+ *
+ * Formulas are cut out of the Markdown before it is rendered (Markdown would read `_` and `*`
+ * in them as emphasis) and stand there as tokens; the rendered card's text nodes then get the
+ * MathML in place of the tokens. Only text nodes: a token that ended up in an attribute (a
+ * formula used as a link target) stays text, so MathML can never be spliced into markup.
+ * Temml's output is sanitized again (MathML profile) before it enters the page.
+ */
+import DOMPurify from "dompurify";
+import temml from "temml";
+
+export interface Formula {
+  tex: string;
+  display: boolean;
+}
+
+// Letters only, so Markdown leaves the token alone; random, so no card can contain it by chance.
+const TOKEN = `CTMATH${Math.random().toString(36).replace(/[^a-z]/g, "").slice(0, 8)}`;
+const TOKEN_PATTERN = new RegExp(`${TOKEN}N(\\d+)X`, "g");
+
+// Code spans are matched first so dollars inside them stay as written; `\$` is a literal dollar.
+const MATH_PATTERN = /(`+)[\s\S]*?\1|\\\$|\$\$([\s\S]+?)\$\$|\$(?![\s$])((?:\\.|[^$\\\n])+?)(?<![\s\\])\$(?!\d)/g;
+
+/** The source with its formulas replaced by tokens, and the formulas in token order. */
+export function extractMath(source: string): { text: string; formulas: Formula[] } {
+  const formulas: Formula[] = [];
+  if (!source.includes("$")) return { text: source, formulas };
+  const lines = source.split("\n");
+  const out: string[] = [];
+  let chunk: string[] = [];
+  let fence: string | null = null;
+  const flush = () => {
+    if (chunk.length === 0) return;
+    out.push(
+      chunk.join("\n").replace(MATH_PATTERN, (match, ticks: string | undefined, display: string | undefined, inline: string | undefined) => {
+        if (ticks !== undefined || (display === undefined && inline === undefined)) return match;
+        formulas.push({ tex: (display ?? inline)!.trim(), display: display !== undefined });
+        return `${TOKEN}N${formulas.length - 1}X`;
+      }),
+    );
+    chunk = [];
+  };
+  for (const line of lines) {
+    const opening = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (fence === null && opening) {
+      flush();
+      fence = opening[1][0];
+      out.push(line);
+    } else if (fence !== null) {
+      if (opening && opening[1][0] === fence) fence = null;
+      out.push(line);
+    } else {
+      chunk.push(line);
+    }
+  }
+  flush();
+  return { text: out.join("\n"), formulas };
+}
+
+const rendered = new Map<string, string>();
+
+function mathml(formula: Formula): string {
+  const key = `${formula.display ? "D" : "I"}${formula.tex}`;
+  let html = rendered.get(key);
+  if (html === undefined) {
+    // trust: false (the default) refuses \href and \includegraphics; errors show as red text.
+    let raw: string;
+    try {
+      raw = temml.renderToString(formula.tex, { displayMode: formula.display, throwOnError: false });
+    } catch {
+      // throwOnError covers parse errors only; some inputs make Temml itself fail. The card
+      // still renders, the formula shown as written.
+      const span = document.createElement("span");
+      span.className = "temml-error";
+      span.textContent = formula.display ? `$$${formula.tex}$$` : `$${formula.tex}$`;
+      raw = span.outerHTML;
+    }
+    html = DOMPurify.sanitize(raw, { USE_PROFILES: { mathMl: true, html: true }, FORBID_TAGS: ["style", "a"], FORBID_ATTR: ["href", "style"] });
+    if (rendered.size > 2000) rendered.clear();
+    rendered.set(key, html);
+  }
+  return html;
+}
+
+/** Puts each formula's MathML where its token stands in the text of `root`. */
+export function insertMath(root: HTMLElement, formulas: Formula[]): void {
+  if (formulas.length === 0) return;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const hits: Text[] = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) if (node.nodeValue?.includes(TOKEN)) hits.push(node as Text);
+  for (const node of hits) {
+    const text = node.nodeValue ?? "";
+    const parts: (string | Node)[] = [];
+    let last = 0;
+    for (const match of text.matchAll(TOKEN_PATTERN)) {
+      parts.push(text.slice(last, match.index));
+      const formula = formulas[Number(match[1])];
+      const template = document.createElement("template");
+      template.innerHTML = formula ? mathml(formula) : match[0];
+      parts.push(template.content);
+      last = match.index! + match[0].length;
+    }
+    parts.push(text.slice(last));
+    node.replaceWith(...parts);
+  }
+}

@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import type { Card } from "../../domain/records.js";
+import { countWords, searchCards } from "./text-stats.js";
+import { TreeState } from "./tree-state.js";
+
+function card(id: string, parentId: string | null, content: string, position = 0): Card {
+  return { _id: id, treeId: "t", parentId, content, position, createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:00.000Z" };
+}
+
+describe("countWords", () => {
+  it("counts words as a writer does, not Markdown marks", () => {
+    expect(countWords("# The *quick* brown fox\n\n- don't stop\n- well-known")).toBe(7);
+    expect(countWords("")).toBe(0);
+    expect(countWords("Élan, naïve café — 42")).toBe(4);
+  });
+});
+
+describe("searchCards", () => {
+  const state = new TreeState({ _id: "t" } as any, [
+    card("a", null, "Act One"),
+    card("b", "a", "The Storm at sea", 0),
+    card("c", "b", "Élan of the crew", 0),
+    card("d", null, "Act Two", 1),
+  ]);
+
+  it("finds cards with every word, ignoring case and accents, and shows their ancestors", () => {
+    const { matches, shown } = searchCards(state, "elan CREW");
+    expect(matches.map((c) => c._id)).toEqual(["c"]);
+    expect([...shown].sort()).toEqual(["a", "b", "c"]);
+  });
+
+  it("shows nothing for no match and for an empty query", () => {
+    expect(searchCards(state, "whale").shown.size).toBe(0);
+    expect(searchCards(state, "  ").matches).toEqual([]);
+  });
+});

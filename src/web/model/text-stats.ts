@@ -1,0 +1,55 @@
+/**
+ * What the search and the word counts read from cards: words counted as a writer counts them
+ * (runs of letters and digits, "don't" and "well-known" one word each; Markdown marks are not
+ * words), and a search that ignores case and accents.
+ */
+import type { Card } from "../../domain/records.js";
+import type { TreeState } from "./tree-state.js";
+
+const WORD = /[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu;
+
+export function countWords(text: string): number {
+  let count = 0;
+  for (const _ of text.matchAll(WORD)) count++;
+  return count;
+}
+
+const counted = new WeakMap<Card, { content: string; words: number }>();
+
+/** A card's words, computed once per text. */
+export function cardWords(card: Card): number {
+  const known = counted.get(card);
+  if (known && known.content === card.content) return known.words;
+  const words = countWords(card.content);
+  counted.set(card, { content: card.content, words });
+  return words;
+}
+
+export function sumWords(cards: Iterable<Card>): number {
+  let total = 0;
+  for (const card of cards) total += cardWords(card);
+  return total;
+}
+
+/** Lower case, accents off: "Élan" finds "elan". */
+export function normalise(text: string): string {
+  return text.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+}
+
+/**
+ * The cards whose text holds every word of `query`, in tree order, and the set to show: the
+ * matches and their ancestors (a match must be reachable from the first column).
+ */
+export function searchCards(state: TreeState, query: string): { matches: Card[]; shown: Set<string> } {
+  const terms = normalise(query).split(/\s+/).filter(Boolean);
+  const matches: Card[] = [];
+  const shown = new Set<string>();
+  if (terms.length === 0) return { matches, shown };
+  for (const { card } of state.treeOrder()) {
+    const text = normalise(card.content);
+    if (!terms.every((term) => text.includes(term))) continue;
+    matches.push(card);
+    for (let id: string | null = card._id; id && !shown.has(id); id = state.get(id)?.parentId ?? null) shown.add(id);
+  }
+  return { matches, shown };
+}

@@ -1,0 +1,53 @@
+/**
+ * Progress of the long operations (opening a big tree, importing, pasting, exporting): a
+ * panel at the bottom of the window, an aria-live status, that says which step is running,
+ * how far along it is when that is known, and how long it has taken. Long work yields between
+ * its steps (`nextTask`), so the page keeps answering and the panel is actually drawn.
+ */
+import { h } from "../dom.js";
+
+export interface Progress {
+  step(text: string): void;
+  /** 0..1 when known; null for "working, no estimate". */
+  fraction(value: number | null): void;
+  close(): void;
+}
+
+/** Shows nothing for operations done within this many milliseconds. */
+const SHOW_AFTER_MS = 250;
+
+export function showProgress(title: string, detail: string): Progress {
+  const started = performance.now();
+  const text = h("span", { class: "progress-step" }, detail);
+  const elapsed = h("span", { class: "progress-time" });
+  const bar = h("progress", { class: "progress-bar", "aria-label": title });
+  const panel = h("div", { class: "progress-panel", role: "status", "aria-live": "polite", hidden: true }, h("strong", {}, title), text, bar, elapsed);
+  document.body.append(panel);
+  const show = window.setTimeout(() => (panel.hidden = false), SHOW_AFTER_MS);
+  const clock = window.setInterval(() => (elapsed.textContent = `${Math.round((performance.now() - started) / 1000)} s`), 1000);
+  return {
+    step(next) {
+      text.textContent = next;
+    },
+    fraction(value) {
+      if (value === null) bar.removeAttribute("value");
+      else bar.value = value;
+    },
+    close() {
+      window.clearTimeout(show);
+      window.clearInterval(clock);
+      panel.remove();
+    },
+  };
+}
+
+/** Lets the browser draw and handle input before the next slice of work. */
+export function nextTask(): Promise<void> {
+  return new Promise((resolve) => window.setTimeout(resolve, 0));
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

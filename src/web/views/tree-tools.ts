@@ -1,0 +1,152 @@
+/**
+ * The writer's tools around the columns: the search box (`/` or `key:search`: the columns
+ * show only the matching cards and their ancestors, matches marked; Enter goes to the first
+ * match, Escape ends the search) and the word counts under the columns (the active card, its
+ * subtree, its column, the tree, and the words added since the tree was opened here).
+ */
+import type { Card } from "../../domain/records.js";
+import { bus } from "../bus.js";
+import type { TreeController } from "../controller/tree-controller.js";
+import { h } from "../dom.js";
+import { cardWords, countWords, searchCards, sumWords } from "../model/text-stats.js";
+
+export function mountTools(main: HTMLElement, controller: TreeController): void {
+  const search = searchBar(controller);
+  const words = wordCounts(controller);
+  main.prepend(search);
+  main.append(words);
+  // A new font size or theme changes every card's height: measure and place them again.
+  bus.on("preferences:change", () => {
+    controller.view.render();
+    controller.view.scrollIntoPlace(false);
+  }, controller);
+}
+
+function searchBar(controller: TreeController): HTMLElement {
+  const input = h("input", { type: "search", class: "input search-input", placeholder: "Search cards", "aria-label": "Search cards", autocomplete: "off" });
+  const count = h("span", { class: "search-count", "aria-live": "polite" });
+  const close = h("button", { type: "button", class: "button button-quiet button-small", onclick: () => end() }, "Clear");
+  const bar = h("form", { class: "search-bar", role: "search", hidden: true }, input, count, close);
+  let timer: number | undefined;
+  let first: string | null = null;
+
+  const run = () => {
+    const query = input.value;
+    if (query.trim() === "") {
+      controller.view.setFilter(null, null);
+      count.textContent = "";
+      first = null;
+      return;
+    }
+    const { matches, shown } = searchCards(controller.state, query);
+    controller.view.setFilter(shown, new Set(matches.map((card) => card._id)));
+    count.textContent = matches.length === 0 ? "No match" : `${matches.length} card${matches.length === 1 ? "" : "s"}`;
+    first = matches[0]?._id ?? null;
+    if (first && !shown.has(controller.activeId ?? "")) controller.activate(first, { focus: false });
+    bus.trigger("search:results", query, matches.map((card) => card._id));
+  };
+  const end = () => {
+    input.value = "";
+    run();
+    bar.hidden = true;
+    controller.activate(controller.activeId);
+  };
+  input.addEventListener("input", () => {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(run, 80);
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      end();
+    } else if (event.key === "ArrowDown") {
+      event.preventDefault();
+      controller.view.focusActive();
+    }
+  });
+  bar.addEventListener("submit", (event) => {
+    event.preventDefault();
+    window.clearTimeout(timer);
+    run();
+    // Enter: to the first match, keys back on the (filtered) tree.
+    if (first) controller.activate(first);
+  });
+  bus.on("key:search", () => {
+    bar.hidden = false;
+    input.focus();
+    input.select();
+  }, controller);
+  bus.on("key:clearSearch", () => end(), controller);
+  bus.on("tree:change", () => input.value.trim() !== "" && run(), controller);
+  return bar;
+}
+
+function wordCounts(controller: TreeController): HTMLElement {
+  const { state } = controller;
+  const cells = {
+    card: h("span", {}),
+    subtree: h("span", {}),
+    column: h("span", {}),
+    tree: h("span", {}),
+    session: h("span", {}),
+  };
+  const label = (name: string, cell: HTMLElement) => h("span", { class: "wordcount-item" }, `${name} `, cell);
+  const footer = h(
+    "footer",
+    { class: "wordcount", "aria-label": "Word counts" },
+    label("Card", cells.card),
+    label("Subtree", cells.subtree),
+    label("Column", cells.column),
+    label("Tree", cells.tree),
+    label("This session", cells.session),
+  );
+  let atOpen: number | null = null;
+  let scheduled = false;
+  let treeTotal: number | null = null;
+  const format = (n: number) => n.toLocaleString("en");
+  const update = () => {
+    scheduled = false;
+    const active = state.get(controller.activeId);
+    const editing = controller.editing;
+    const own = active ? (editing?.card === active ? countWords(editing.editor.value) : cardWords(active)) : 0;
+    cells.card.textContent = format(own);
+    cells.subtree.textContent = format(active ? own + sumWords(state.descendants(active._id)) : 0);
+    cells.column.textContent = format(active ? sumWords(state.column(active._id)) : 0);
+    void countTree().then((tree) => {
+      atOpen ??= tree;
+      cells.tree.textContent = format(tree);
+      const session = tree - atOpen;
+      cells.session.textContent = `${session >= 0 ? "+" : "−"}${format(Math.abs(session))}`;
+    });
+  };
+  // The first count of a big tree reads every card: in slices, so the page never stalls.
+  // Later counts reuse each card's cached count and only recount changed cards.
+  let firstCount: Promise<number> | null = null;
+  const countTree = (): Promise<number> => {
+    const cards = () => state.treeOrder().map((entry) => entry.card);
+    if (treeTotal !== null) return Promise.resolve((treeTotal = sumWords(cards())));
+    firstCount ??= countInSlices(cards()).then((total) => (treeTotal = total));
+    return firstCount;
+  };
+  // Counting waits for a quiet moment: a key press must not pay for a 20,000-card sum.
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    window.setTimeout(update, 120);
+  };
+  bus.on("card:activate tree:change card:edit card:save card:cancel", schedule, controller);
+  document.addEventListener("input", (event) => (event.target as Element | null)?.closest?.(".card-editor") && schedule(), { signal: controller.signal });
+  bus.on("key:wordcount", () => footer.classList.toggle("wordcount-hidden"), controller);
+  schedule();
+  return footer;
+}
+
+async function countInSlices(cards: Card[]): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < cards.length; ) {
+    const until = performance.now() + 8;
+    for (; i < cards.length && performance.now() < until; i += 200) total += sumWords(cards.slice(i, i + 200));
+    if (i < cards.length) await new Promise((resolve) => window.setTimeout(resolve, 0));
+  }
+  return total;
+}
