@@ -63,7 +63,17 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
+/**
+ * The export worker pool (src/formats/export/worker-pool.ts) starts its workers from its own
+ * module file, which the binary does not have; until it starts them through
+ * src/cli/embedded-worker.ts, the binary renders exports on the main thread.
+ */
+function exportsOnTheMainThread(): void {
+  if (sea.isSea()) process.env.EXPORT_WORKERS = "0";
+}
+
 silenceOptionalRequireWarning();
+exportsOnTheMainThread();
 // No top-level await: the bundle is CommonJS (Node 20's single executables run only that).
 main(process.argv.slice(2)).then(
   (code) => {

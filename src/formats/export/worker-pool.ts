@@ -52,6 +52,7 @@ export interface ExportJob {
 type Job = { kind: "export"; job: ExportJob } | { kind: "seed"; seed: string };
 
 /** Text formats below this many characters of cards are cheaper to export in place. */
+const require = createRequire(import.meta.url);
 const INLINE_CHARS = 1024 * 1024;
 const INLINE_FORMATS: ReadonlySet<ExportFormat> = new Set(["txt", "md", "json"]);
 /** Seeds below this many characters are parsed in place (a few milliseconds). */
@@ -242,7 +243,7 @@ class ExportPool {
  */
 function tsxBootstrap(entry: URL): string {
   // require.resolve finds the CommonJS build of tsx's API; its ES module build sits beside it.
-  const api = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
+  const api = pathToFileURL(require.resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
   return `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
 }
 
