@@ -13,7 +13,7 @@ import { SESSION_COOKIE } from "../auth/sessions.js";
 import type { ErrorCode } from "../domain/errors.js";
 import * as records from "../domain/record-schemas.js";
 import * as inputs from "../domain/schemas.js";
-import { exportFormats, exportQuerySchema, type ExportFormat } from "../formats/export/options.js";
+import { EXPORT_FILES, exportFormats, exportQuerySchema } from "../formats/export/options.js";
 import { STATUS } from "../http/error-response.js";
 
 /** SPEC §4's error body. */
@@ -38,16 +38,6 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   limit_reached: "The owner's card limit would be passed.",
   too_many_requests: "Too many failed log-ins for this email or address; try again after Retry-After seconds.",
   internal: "Something went wrong on the server (logged; no details are given).",
-};
-
-/** The exporters' media types per format (src/formats/export/index.ts sends these; text in UTF-8). */
-const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
-  txt: "text/plain",
-  md: "text/markdown",
-  html: "text/html",
-  json: "application/json",
-  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  impress: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
 };
 
 /** Request bodies by component name. */
@@ -192,7 +182,7 @@ function successResponse(op: Operation) {
   if ("export" in ok) {
     const content: Record<string, unknown> = {};
     for (const format of exportFormats) {
-      const type = EXPORT_CONTENT_TYPES[format];
+      const type = EXPORT_FILES[format].mediaType;
       content[type] =
         format === "json"
           ? { schema: { type: "array", items: ref("SeedNode") } }

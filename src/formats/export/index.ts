@@ -10,7 +10,7 @@ import { htmlExporter } from "./html.js";
 import { impressExporter } from "./impress.js";
 import { jsonExporter } from "./json.js";
 import { mdExporter } from "./md.js";
-import type { ExportFormat, ExportOptions } from "./options.js";
+import { EXPORT_FILES, type ExportFormat, type ExportOptions } from "./options.js";
 import { selectCards, type ExportInput } from "./select.js";
 import { txtExporter } from "./txt.js";
 
@@ -22,27 +22,13 @@ export interface ExportResult {
   filename: string;
 }
 
-interface FormatSpec {
-  extension: string;
-  contentType: string;
-  run: (input: ExportInput) => string | Promise<Buffer>;
-}
-
-const FORMATS: Record<ExportFormat, FormatSpec> = {
-  txt: { extension: "txt", contentType: "text/plain; charset=utf-8", run: txtExporter },
-  md: { extension: "md", contentType: "text/markdown; charset=utf-8", run: mdExporter },
-  html: { extension: "html", contentType: "text/html; charset=utf-8", run: htmlExporter },
-  json: { extension: "json", contentType: "application/json; charset=utf-8", run: jsonExporter },
-  docx: {
-    extension: "docx",
-    contentType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    run: docxExporter,
-  },
-  impress: {
-    extension: "pptx",
-    contentType: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    run: impressExporter,
-  },
+const EXPORTERS: Record<ExportFormat, (input: ExportInput) => string | Promise<Buffer>> = {
+  txt: txtExporter,
+  md: mdExporter,
+  html: htmlExporter,
+  json: jsonExporter,
+  docx: docxExporter,
+  impress: impressExporter,
 };
 
 /**
@@ -58,15 +44,15 @@ export async function exportTree(
   cards: readonly Card[],
   options: ExportOptions,
 ): Promise<ExportResult> {
-  const spec = Object.hasOwn(FORMATS, format) ? FORMATS[format] : undefined;
-  if (!spec) {
+  if (!Object.hasOwn(EXPORTERS, format)) {
     throw new ValidationError(`Unknown export format "${format}".`, [{ path: "format", message: "is not an export format" }]);
   }
+  const file = EXPORT_FILES[format];
   const selected = selectCards(cards, options);
   return {
-    body: await spec.run({ tree, selected, options }),
-    contentType: spec.contentType,
-    filename: exportFilename(tree.name, spec.extension),
+    body: await EXPORTERS[format]({ tree, selected, options }),
+    contentType: file.text ? `${file.mediaType}; charset=utf-8` : file.mediaType,
+    filename: exportFilename(tree.name, file.extension),
   };
 }
 

@@ -8,6 +8,19 @@ import { z } from "zod";
 export const exportFormats = ["txt", "md", "html", "json", "docx", "impress"] as const;
 export type ExportFormat = (typeof exportFormats)[number];
 
+/**
+ * What each format is as a file: its extension and media type. Text formats are sent in
+ * UTF-8 (`; charset=utf-8`). The exporters and the OpenAPI document both read this table.
+ */
+export const EXPORT_FILES: Record<ExportFormat, { extension: string; mediaType: string; text: boolean }> = {
+  txt: { extension: "txt", mediaType: "text/plain", text: true },
+  md: { extension: "md", mediaType: "text/markdown", text: true },
+  html: { extension: "html", mediaType: "text/html", text: true },
+  json: { extension: "json", mediaType: "application/json", text: true },
+  docx: { extension: "docx", mediaType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", text: false },
+  impress: { extension: "pptx", mediaType: "application/vnd.openxmlformats-officedocument.presentationml.presentation", text: false },
+};
+
 /** Same rule as record ids in src/domain/ids.ts; kept here so the formats stand alone. */
 const CARD_ID = /^[a-z0-9]{24}$/;
 
