@@ -30,7 +30,7 @@ import {
 import type { Plugin } from "graphql-yoga";
 import type { Config, GraphQLLimits } from "../config.js";
 import { PayloadTooLargeError, ValidationError } from "../domain/errors.js";
-import { countSeedCards, parseSeed } from "../formats/seed.js";
+import { countSeedCards } from "../formats/seed.js";
 import { refusal } from "./errors.js";
 
 /** Exports, imports and copies of whole trees: at most four fit the default cost limit. */
@@ -113,17 +113,23 @@ function seedsOf(schema: GraphQLSchema, fields: Map<string, FieldNode>, variable
   return seeds;
 }
 
-/** Cards a seed would make; 0 for one that does not parse (its own field reports that). */
-function cardsOf(seed: string): number {
+/**
+ * Cards a seed would make, parsed as the import will parse it (a big seed on a worker
+ * thread, so that a request of several large seeds does not hold the event loop); 0 for
+ * one that does not parse (its own field reports that).
+ */
+async function cardsOf(seed: string, config: Config): Promise<number> {
   try {
-    return countSeedCards(parseSeed(seed));
+    const { parseSeedOffThread } = await import("../formats/export/worker-pool.js");
+    return countSeedCards(await parseSeedOffThread(config.exports, seed));
   } catch {
     return 0;
   }
 }
 
 /** @throws PayloadTooLargeError when the seeds together pass an import limit. */
-function checkImportTotals(seeds: string[], limits: Config["limits"]): void {
+async function checkImportTotals(seeds: string[], config: Config): Promise<void> {
+  const { limits } = config;
   // One seed alone is checked by the import itself, without parsing it twice.
   if (seeds.length < 2) return;
   const bytes = seeds.reduce((sum, seed) => sum + Buffer.byteLength(seed), 0);
@@ -132,7 +138,8 @@ function checkImportTotals(seeds: string[], limits: Config["limits"]): void {
       `These imports hold ${bytes} bytes in one request; at most ${limits.importBodyBytes} are allowed. Send them in separate requests.`,
     );
   }
-  const cards = seeds.reduce((sum, seed) => sum + cardsOf(seed), 0);
+  let cards = 0;
+  for (const seed of seeds) cards += await cardsOf(seed, config);
   if (cards > limits.importCards) {
     throw new PayloadTooLargeError(
       `These imports would make ${cards} cards in one request; at most ${limits.importCards} are allowed. Send them in separate requests.`,
@@ -173,7 +180,7 @@ function checkOperation(
 /** The yoga plugin. */
 export function operationLimits(config: Config): Plugin {
   return {
-    onExecute: ({ args, setResultAndStopExecution }) => {
+    onExecute: async ({ args, setResultAndStopExecution }) => {
       const operation = getOperationAST(args.document, args.operationName);
       if (!operation) return;
       const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
@@ -186,7 +193,7 @@ export function operationLimits(config: Config): Plugin {
       try {
         const variables = args.variableValues ?? {};
         const fields = checkOperation(args.schema, args.document, operation, fragments, variables, args.contextValue, config.graphql);
-        if (operation.operation === "mutation") checkImportTotals(seedsOf(args.schema, fields, coerced.coerced), config.limits);
+        if (operation.operation === "mutation") await checkImportTotals(seedsOf(args.schema, fields, coerced.coerced), config);
       } catch (error) {
         if (error instanceof ValidationError) setResultAndStopExecution({ errors: [refusal(error, 400)] });
         else if (error instanceof PayloadTooLargeError) setResultAndStopExecution({ errors: [refusal(error, 413)] });
