@@ -12,9 +12,10 @@ import type { Config } from "./config.js";
 import { createDomainContext, type DomainContext } from "./domain/context.js";
 import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
+import { formatsOffThread } from "./formats/off-thread.js";
 import { openNedbStore } from "./store/nedb-store.js";
 import { loadSettings } from "./store/settings.js";
-import type { Store } from "./store/store.js";
+import type { Store } from "./domain/ports/store.js";
 import { controlFileFaults } from "./store/write-faults.js";
 
 export const WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/web");
@@ -43,7 +44,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
   });
   const settings = await loadSettings(config.dataDir);
-  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config);
+  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, formatsOffThread(config.exports));
   const app = createApp({ ctx, secret: settings.secret, logger, webDir: WEB_DIR, lifecycle: () => lifecycle });
   // Timeouts are enforced on this check's beat, so it must be a fraction of the shortest.
   const checkEvery = Math.max(250, Math.min(30_000, Math.floor(config.timeouts.headersMs / 4)));

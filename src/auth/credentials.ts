@@ -6,8 +6,8 @@
  */
 import { createHmac } from "node:crypto";
 import type { DomainContext } from "../domain/context.js";
-import { ForbiddenError, UnauthenticatedError } from "../domain/errors.js";
-import type { StoredUser } from "../domain/records.js";
+import { ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
+import type { StoredUser } from "../shared/records.js";
 import { findUserByEmail } from "../domain/users.js";
 import { LoginThrottle } from "./login-throttle.js";
 

@@ -6,7 +6,7 @@
  * would all pass the check before the first failure is recorded, and queue that many
  * hashes in front of everyone else's log-in.
  */
-import { TooManyRequestsError } from "../domain/errors.js";
+import { TooManyRequestsError } from "../shared/errors.js";
 
 export class LoginThrottle {
   private failures = new Map<string, number[]>();

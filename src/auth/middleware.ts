@@ -12,9 +12,9 @@
  */
 import { isIPv4, isIPv6 } from "node:net";
 import type { NextFunction, Request, Response } from "express";
-import { ForbiddenError, UnauthenticatedError } from "../domain/errors.js";
-import type { StoredUser } from "../domain/records.js";
-import type { Session, Store } from "../store/store.js";
+import { ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
+import type { StoredUser } from "../shared/records.js";
+import type { Session, Store } from "../domain/ports/store.js";
 import type { CredentialChecker } from "./credentials.js";
 import { csrfMatches, SESSION_COOKIE, type SessionManager } from "./sessions.js";
 

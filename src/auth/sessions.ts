@@ -3,7 +3,7 @@
  * keeps only an HMAC of it, with the user's id and the session's CSRF token.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Session, Store } from "../store/store.js";
+import type { Session, Store } from "../domain/ports/store.js";
 
 export const SESSION_COOKIE = "cardtree_session";
 export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;

@@ -5,7 +5,7 @@
  * sign-up takes its place in the budget before it starts (so a burst sent at once cannot
  * all pass the check) and gives it back if it fails (a taken email, a bad password).
  */
-import { TooManyRequestsError } from "../domain/errors.js";
+import { TooManyRequestsError } from "../shared/errors.js";
 
 export const SIGNUP_WINDOW_MS = 60 * 60 * 1000;
 

@@ -17,7 +17,8 @@
  */
 import { loadConfig } from "../config.js";
 import { createDomainContext, type DomainContext } from "../domain/context.js";
-import { DomainError } from "../domain/errors.js";
+import { DomainError } from "../shared/errors.js";
+import { formatsOffThread } from "../formats/off-thread.js";
 import { openNedbStore } from "../store/nedb-store.js";
 import { parseCliArgs, UsageError, type CliArgs } from "./usage.js";
 import { backupCommand, restoreCommand } from "./backup-command.js";
@@ -88,7 +89,7 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
   const config = loadConfig();
   const store = await openNedbStore(config.dataDir);
   try {
-    await handler(createDomainContext(store, config), rest, args);
+    await handler(createDomainContext(store, config, formatsOffThread(config.exports)), rest, args);
     return 0;
   } catch (err) {
     if (err instanceof DomainError || err instanceof UsageError) return fail(err);

@@ -8,7 +8,7 @@ import { stat, writeFile } from "node:fs/promises";
 import type { DomainContext } from "../domain/context.js";
 import { exportTreeAs } from "../domain/export.js";
 import { importSeed } from "../domain/import.js";
-import { RECORD_ID } from "../domain/ids.js";
+import { RECORD_ID } from "../shared/ids.js";
 import { SYSTEM_ACTOR } from "../domain/policy.js";
 import { UsageError, type CliArgs } from "./usage.js";
 

@@ -4,9 +4,9 @@
  * size of one card (`CARD_CONTENT_LIMIT`).
  */
 import type { DomainContext } from "./context.js";
-import { LimitReachedError, NotFoundError, PayloadTooLargeError } from "./errors.js";
-import { newRecordId } from "./ids.js";
-import type { SeedNode, StoredCard } from "./records.js";
+import { LimitReachedError, NotFoundError, PayloadTooLargeError } from "../shared/errors.js";
+import { newRecordId } from "../shared/ids.js";
+import type { SeedNode, StoredCard } from "../shared/records.js";
 import { ownedCardsCount } from "./users.js";
 
 interface Placement {

@@ -4,14 +4,14 @@
  * under the tree's write lock, so concurrent moves cannot build a cycle between them.
  */
 import type { DomainContext } from "./context.js";
-import { NotFoundError, ValidationError } from "./errors.js";
-import { newRecordId, now, RECORD_ID } from "./ids.js";
+import { NotFoundError, ValidationError } from "../shared/errors.js";
+import { newRecordId, now, RECORD_ID } from "../shared/ids.js";
 import type { Actor } from "./policy.js";
-import type { StoredCard, Tree } from "./records.js";
-import { createCardInput, parseInput, updateCardInput } from "./schemas.js";
+import type { StoredCard, Tree } from "../shared/records.js";
+import { createCardInput, parseInput, updateCardInput } from "../shared/schemas.js";
 import { assertCardsFit, withinCardAllowance } from "./card-batches.js";
 import { loadTree, orderedCardsOfTree, touchTree, withTree } from "./trees.js";
-import { childrenByParent, walkTreeOrder } from "./tree-order.js";
+import { childrenByParent, walkTreeOrder } from "../shared/tree-order.js";
 
 function assertCardIdSyntax(cardId: string): void {
   if (!RECORD_ID.test(cardId)) {

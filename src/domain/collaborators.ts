@@ -3,12 +3,12 @@
  */
 import type { z } from "zod";
 import type { DomainContext } from "./context.js";
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "./errors.js";
-import { USER_ID, now } from "./ids.js";
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../shared/errors.js";
+import { USER_ID, now } from "../shared/ids.js";
 import type { Actor } from "./policy.js";
-import type { collaboratorRecord } from "./record-schemas.js";
-import type { StoredUser, Tree } from "./records.js";
-import { addCollaboratorInput, parseInput } from "./schemas.js";
+import type { collaboratorRecord } from "../shared/record-schemas.js";
+import type { StoredUser, Tree } from "../shared/records.js";
+import { addCollaboratorInput, parseInput } from "../shared/schemas.js";
 import { loadTree, withTree } from "./trees.js";
 
 export type Collaborator = z.infer<typeof collaboratorRecord>;

@@ -4,7 +4,8 @@
  * transports.
  */
 import type { Config } from "../config.js";
-import type { Store } from "../store/store.js";
+import type { Exporter, SeedParser } from "./ports/formats.js";
+import type { Store } from "./ports/store.js";
 import { KeyedLock } from "./keyed-lock.js";
 import { PasswordHasher } from "./passwords.js";
 import { TreeRevisions } from "./tree-revisions.js";
@@ -12,6 +13,9 @@ import { TreeRevisions } from "./tree-revisions.js";
 export interface DomainContext {
   store: Store;
   config: Config;
+  /** The formats, as ports (src/formats/off-thread.ts in the server and the CLI). */
+  seeds: SeedParser;
+  exporter: Exporter;
   hasher: PasswordHasher;
   treeLocks: KeyedLock;
   /** Held by writes that add cards to a user's trees while they count against the user's limit. */
@@ -20,10 +24,12 @@ export interface DomainContext {
   treeRevisions: TreeRevisions;
 }
 
-export function createDomainContext(store: Store, config: Config): DomainContext {
+export function createDomainContext(store: Store, config: Config, formats: SeedParser & Exporter): DomainContext {
   return {
     store,
     config,
+    seeds: formats,
+    exporter: formats,
     hasher: new PasswordHasher(config.limits.concurrentHashes, {
       perKey: config.limits.hashesPerAddress,
       queue: config.limits.hashQueue,

@@ -2,23 +2,12 @@
  * Export (SPEC §6): the command that checks access and gathers the live cards; the
  * formats themselves live in src/formats/export/.
  */
-import type { ExportResult } from "../formats/export/index.js";
-import { exportFormats, exportQuerySchema, type ExportFormat } from "../formats/export/options.js";
+import { exportFormats, exportQuerySchema, type ExportFormat, type ExportResult } from "../shared/export-options.js";
 import type { DomainContext } from "./context.js";
-import { ValidationError } from "./errors.js";
+import { ValidationError } from "../shared/errors.js";
 import type { Actor } from "./policy.js";
-import { parseInput } from "./schemas.js";
+import { parseInput } from "../shared/schemas.js";
 import { loadTree } from "./trees.js";
-
-/**
- * The exporters, loaded on the first export: with docx, pptxgenjs, marked and
- * sanitize-html they are about half of the server's module loading, ~1 s of every start
- * under tsx, which most runs of the server never need.
- */
-export const loadExporters = () => import("../formats/export/index.js");
-
-/** The worker hand-off, loaded on the first export too; only ever imported dynamically (see the module). */
-const loadExportPool = () => import("../formats/export/worker-pool.js");
 
 export function parseExportFormat(format: string): ExportFormat {
   if (!(exportFormats as readonly string[]).includes(format)) {
@@ -44,6 +33,5 @@ export async function exportTreeAs(
   const options = parseInput(exportQuerySchema, query);
   const tree = await loadTree(ctx, actor, treeId, "export");
   const cards = await ctx.store.cards.liveByTree(tree._id);
-  const { exportOffThread } = await loadExportPool();
-  return exportOffThread(ctx.config.exports, { format: checkedFormat, tree, cards, options });
+  return ctx.exporter.exportTree({ format: checkedFormat, tree, cards, options });
 }

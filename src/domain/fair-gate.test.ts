@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TooManyRequestsError } from "./errors.js";
+import { TooManyRequestsError } from "../shared/errors.js";
 import { FairGate } from "./fair-gate.js";
 
 /** Work that finishes when the test says so, recording the order it started in. */

@@ -6,7 +6,7 @@
  * or waiting, and at most `queue` pieces wait in all; past either, the gate refuses at
  * once (TooManyRequestsError) rather than let the line grow.
  */
-import { TooManyRequestsError } from "./errors.js";
+import { TooManyRequestsError } from "../shared/errors.js";
 
 export interface GateLimits {
   /** Pieces one key may have running or waiting. */

@@ -3,11 +3,11 @@
  * existing children, all or nothing. Parsing lives in src/formats/; this is the command.
  */
 import type { DomainContext } from "./context.js";
-import { ValidationError } from "./errors.js";
-import { now } from "./ids.js";
+import { ValidationError } from "../shared/errors.js";
+import { now } from "../shared/ids.js";
 import type { Actor } from "./policy.js";
-import type { StoredCard } from "./records.js";
-import { parseInput, seedInput } from "./schemas.js";
+import type { StoredCard } from "../shared/records.js";
+import { parseInput, seedInput } from "../shared/schemas.js";
 import { assertCardsFit, cardsFromSeed, positionAfter, withinCardAllowance } from "./card-batches.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { touchTree, withTree } from "./trees.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ForbiddenError, NotFoundError, UnauthenticatedError } from "./errors.js";
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from "../shared/errors.js";
 import { authorizeOperator, authorizeTree, can, maySignUp, SYSTEM_ACTOR, type TreeAction } from "./policy.js";
-import type { Tree } from "./records.js";
+import type { Tree } from "../shared/records.js";
 
 const owner = { _id: "a".repeat(24) };
 const collaborator = { _id: "b".repeat(24) };

@@ -3,8 +3,8 @@
  * Deny is the default. A tree the caller may not open is reported as not found, never as
  * forbidden, so that its existence does not leak; anonymous callers are asked to sign in.
  */
-import { ForbiddenError, NotFoundError, UnauthenticatedError } from "./errors.js";
-import type { Tree } from "./records.js";
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from "../shared/errors.js";
+import type { Tree } from "../shared/records.js";
 
 export type TreeAction =
   /** Read the tree record and its cards. */

@@ -4,8 +4,8 @@
  * unset, and fields come in a stable order. The shapes are the schemas of record-schemas.ts.
  */
 import type { z } from "zod";
-import type { userView } from "./record-schemas.js";
-import type { Card, StoredCard, StoredUser, Tree } from "./records.js";
+import type { userView } from "../shared/record-schemas.js";
+import type { Card, StoredCard, StoredUser, Tree } from "../shared/records.js";
 
 export type UserView = z.infer<typeof userView>;
 

@@ -1,12 +1,12 @@
 /**
  * The import limits every seed passes before it becomes cards (SPEC §4): bytes, then cards.
- * Shared by the import command and tree creation from a seed. A big seed is parsed on a
- * worker thread (src/formats/export/worker-pool.ts), so it does not stall other requests.
+ * Shared by the import command and tree creation from a seed. The seed parser port reads a
+ * big seed on a worker thread, so it does not stall other requests.
  */
-import { countSeedCards } from "../formats/seed.js";
 import type { DomainContext } from "./context.js";
-import { PayloadTooLargeError } from "./errors.js";
-import type { SeedNode } from "./records.js";
+import { PayloadTooLargeError } from "../shared/errors.js";
+import type { SeedNode } from "../shared/records.js";
+import { countSeedCards } from "../shared/seeds.js";
 
 /**
  * Parses a seed (on a worker thread when it is big) and checks it against the import limits.
@@ -14,8 +14,7 @@ import type { SeedNode } from "./records.js";
  */
 export async function parseSeedOffThread(ctx: DomainContext, seed: string): Promise<SeedNode[]> {
   assertSeedBytes(ctx, seed);
-  const { parseSeedOffThread: parse } = await import("../formats/export/worker-pool.js");
-  return withinCardLimit(ctx, await parse(ctx.config.exports, seed));
+  return withinCardLimit(ctx, await ctx.seeds.parseSeed(seed));
 }
 
 function assertSeedBytes(ctx: DomainContext, seed: string): void {

@@ -3,14 +3,14 @@
  * asks the policy, then changes it; writes to one tree are serialised by its lock.
  */
 import type { DomainContext } from "./context.js";
-import { ConflictError, ValidationError } from "./errors.js";
-import { newRecordId, now, PUBLIC_URL, RECORD_ID } from "./ids.js";
+import { ConflictError, ValidationError } from "../shared/errors.js";
+import { newRecordId, now, PUBLIC_URL, RECORD_ID } from "../shared/ids.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
-import type { SeedNode, StoredCard, Tree } from "./records.js";
-import { createTreeInput, parseInput, updateTreeInput } from "./schemas.js";
+import type { SeedNode, StoredCard, Tree } from "../shared/records.js";
+import { createTreeInput, parseInput, updateTreeInput } from "../shared/schemas.js";
 import { assertCardsFit, cardsFromSeed, withinCardAllowance } from "./card-batches.js";
 import { parseSeedOffThread } from "./seed-limits.js";
-import { walkTreeOrder, type OrderedCard } from "./tree-order.js";
+import { walkTreeOrder, type OrderedCard } from "../shared/tree-order.js";
 
 const MAX_NAME = 200;
 

@@ -5,12 +5,12 @@
  */
 import { randomBytes, randomInt } from "node:crypto";
 import type { DomainContext } from "./context.js";
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "./errors.js";
-import { newUserId, now } from "./ids.js";
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../shared/errors.js";
+import { newUserId, now } from "../shared/ids.js";
 import { authorizeOperator, maySignUp, type Actor } from "./policy.js";
 import { presentUser, type UserView } from "./presenters.js";
-import type { StoredUser } from "./records.js";
-import { parseInput, signupInput, updateMeInput } from "./schemas.js";
+import type { StoredUser } from "../shared/records.js";
+import { parseInput, signupInput, updateMeInput } from "../shared/schemas.js";
 
 /**
  * Creates an account: the visitor signing up (no `actor`), or the operator adding a user,

@@ -1,9 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ValidationError } from "../domain/errors.js";
-import type { SeedNode } from "../domain/records.js";
+import { ValidationError } from "../shared/errors.js";
+import type { SeedNode } from "../shared/records.js";
 import { parseJsonSeed } from "./json-seed.js";
-import { countSeedCards, parseSeed } from "./seed.js";
+import { countSeedCards } from "../shared/seeds.js";
+import { parseSeed } from "./seed.js";
 
 function card(content: string, ...children: SeedNode[]): SeedNode {
   return children.length > 0 ? { content, children } : { content };

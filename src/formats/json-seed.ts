@@ -12,8 +12,8 @@
  * - The returned nodes are fresh objects with `children` omitted when empty.
  * - At most MAX_DETAILS problems are reported, in document order.
  */
-import { ValidationError, type ErrorDetail } from "../domain/errors.js";
-import type { SeedNode } from "../domain/records.js";
+import { ValidationError, type ErrorDetail } from "../shared/errors.js";
+import type { SeedNode } from "../shared/records.js";
 
 const MAX_DETAILS = 20;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;

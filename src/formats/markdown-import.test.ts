@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { SeedNode } from "../domain/records.js";
+import type { SeedNode } from "../shared/records.js";
 import { markdownToCards } from "./markdown-import.js";
 
 /** An expected card: children omitted when there are none, as the importer does. */

@@ -28,7 +28,7 @@
  *   heading nests in it (sections nest by depth), so that section keeps its blocks.
  */
 import { getDefaults, Lexer, type Token, type TokensList } from "marked";
-import type { SeedNode } from "../domain/records.js";
+import type { SeedNode } from "../shared/records.js";
 
 /** `[start, end)` in the normalised source. */
 interface Span {

@@ -3,11 +3,11 @@
  * tree's cards as loaded once for the request), the `card` query and the card mutations.
  */
 import { createCard, deleteCard, getCard, updateCard } from "../domain/cards.js";
-import { NotFoundError } from "../domain/errors.js";
+import { NotFoundError } from "../shared/errors.js";
 import { importSeed } from "../domain/import.js";
 import { presentCard } from "../domain/presenters.js";
-import type { Card } from "../domain/records.js";
-import { recordId } from "../domain/schemas.js";
+import type { Card } from "../shared/records.js";
+import { recordId } from "../shared/schemas.js";
 import { builder } from "./builder.js";
 import { requireUser } from "./context.js";
 import { nullWhenHidden } from "./errors.js";

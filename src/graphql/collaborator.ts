@@ -3,7 +3,7 @@
  * and remove them; a collaborator may remove only themself (leave the tree).
  */
 import { addCollaborator, listCollaborators, removeCollaborator, type Collaborator } from "../domain/collaborators.js";
-import { recordId, userId } from "../domain/schemas.js";
+import { recordId, userId } from "../shared/schemas.js";
 import { builder } from "./builder.js";
 import { requireUser } from "./context.js";
 import { AddCollaboratorInput } from "./inputs.js";

@@ -6,8 +6,8 @@
  */
 import type { Auth } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
-import { UnauthenticatedError } from "../domain/errors.js";
-import type { StoredUser } from "../domain/records.js";
+import { UnauthenticatedError } from "../shared/errors.js";
+import type { StoredUser } from "../shared/records.js";
 import { ResultBudget } from "./result-budget.js";
 import { ResultDependencies } from "./result-dependencies.js";
 import { TreeCards } from "./tree-cards.js";

@@ -7,8 +7,8 @@
 import { GraphQLError } from "graphql";
 import type { StandardSchemaV1 } from "@pothos/plugin-validation";
 import type { Plugin } from "graphql-yoga";
-import { DomainError, ValidationError, type ErrorCode } from "../domain/errors.js";
-import { validationError } from "../domain/schemas.js";
+import { DomainError, ValidationError, type ErrorCode } from "../shared/errors.js";
+import { validationError } from "../shared/schemas.js";
 import type { Logger } from "../http/logger.js";
 
 const INTERNAL_MESSAGE = "Something went wrong on the server. Try again later.";

@@ -4,7 +4,7 @@
  * downloads: a GraphQL string is no place for them.
  */
 import { exportTreeAs } from "../domain/export.js";
-import { exportQuerySchema } from "../formats/export/options.js";
+import { exportQuerySchema } from "../shared/export-options.js";
 import { builder } from "./builder.js";
 import { TreeType } from "./tree.js";
 

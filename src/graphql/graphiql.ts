@@ -9,7 +9,7 @@
  */
 import { Router, type Response } from "express";
 import type { GraphiQLOptions } from "graphql-yoga";
-import { NotFoundError } from "../domain/errors.js";
+import { NotFoundError } from "../shared/errors.js";
 import { CONTENT_SECURITY_POLICY } from "../http/security-headers.js";
 
 /** Where the assets are served, under the /graphql mount. */

@@ -1,6 +1,6 @@
 /**
  * Input types of the mutations. Each is checked by the validation plugin with the very zod
- * schema the REST side parses its body with (src/domain/schemas.ts), so both surfaces
+ * schema the REST side parses its body with (src/shared/schemas.ts), so both surfaces
  * accept and refuse the same things and report the same messages.
  */
 import {
@@ -10,7 +10,7 @@ import {
   seedInput,
   updateCardInput,
   updateTreeInput,
-} from "../domain/schemas.js";
+} from "../shared/schemas.js";
 import { builder } from "./builder.js";
 
 export const CreateCardInput = builder.inputType("CreateCardInput", {

@@ -29,8 +29,9 @@ import {
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { Config, GraphQLLimits } from "../config.js";
-import { PayloadTooLargeError, ValidationError } from "../domain/errors.js";
-import { countSeedCards } from "../formats/seed.js";
+import { PayloadTooLargeError, ValidationError } from "../shared/errors.js";
+import type { SeedParser } from "../domain/ports/formats.js";
+import { countSeedCards } from "../shared/seeds.js";
 import { refusal } from "./errors.js";
 
 /** Exports, imports and copies of whole trees: at most four fit the default cost limit. */
@@ -118,17 +119,16 @@ function seedsOf(schema: GraphQLSchema, fields: Map<string, FieldNode>, variable
  * thread, so that a request of several large seeds does not hold the event loop); 0 for
  * one that does not parse (its own field reports that).
  */
-async function cardsOf(seed: string, config: Config): Promise<number> {
+async function cardsOf(seed: string, seeds: SeedParser): Promise<number> {
   try {
-    const { parseSeedOffThread } = await import("../formats/export/worker-pool.js");
-    return countSeedCards(await parseSeedOffThread(config.exports, seed));
+    return countSeedCards(await seeds.parseSeed(seed));
   } catch {
     return 0;
   }
 }
 
 /** @throws PayloadTooLargeError when the seeds together pass an import limit. */
-async function checkImportTotals(seeds: string[], config: Config): Promise<void> {
+async function checkImportTotals(seeds: string[], config: Config, parser: SeedParser): Promise<void> {
   const { limits } = config;
   // One seed alone is checked by the import itself, without parsing it twice.
   if (seeds.length < 2) return;
@@ -139,7 +139,7 @@ async function checkImportTotals(seeds: string[], config: Config): Promise<void>
     );
   }
   let cards = 0;
-  for (const seed of seeds) cards += await cardsOf(seed, config);
+  for (const seed of seeds) cards += await cardsOf(seed, parser);
   if (cards > limits.importCards) {
     throw new PayloadTooLargeError(
       `These imports would make ${cards} cards in one request; at most ${limits.importCards} are allowed. Send them in separate requests.`,
@@ -178,7 +178,7 @@ function checkOperation(
 }
 
 /** The yoga plugin. */
-export function operationLimits(config: Config): Plugin {
+export function operationLimits(config: Config, seeds: SeedParser): Plugin {
   return {
     onExecute: async ({ args, setResultAndStopExecution }) => {
       const operation = getOperationAST(args.document, args.operationName);
@@ -193,7 +193,7 @@ export function operationLimits(config: Config): Plugin {
       try {
         const variables = args.variableValues ?? {};
         const fields = checkOperation(args.schema, args.document, operation, fragments, variables, args.contextValue, config.graphql);
-        if (operation.operation === "mutation") await checkImportTotals(seedsOf(args.schema, fields, coerced.coerced), config);
+        if (operation.operation === "mutation") await checkImportTotals(seedsOf(args.schema, fields, coerced.coerced), config, seeds);
       } catch (error) {
         if (error instanceof ValidationError) setResultAndStopExecution({ errors: [refusal(error, 400)] });
         else if (error instanceof PayloadTooLargeError) setResultAndStopExecution({ errors: [refusal(error, 413)] });

@@ -17,7 +17,7 @@
 import { getOperationAST, Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
 import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { GraphQLLimits } from "../config.js";
-import { PayloadTooLargeError } from "../domain/errors.js";
+import { PayloadTooLargeError } from "../shared/errors.js";
 import type { GraphQLContext } from "./context.js";
 
 /** Fields selected on each record a field returns, by its (parsed, cached) field node. */

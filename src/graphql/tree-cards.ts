@@ -11,9 +11,9 @@
 import type { DomainContext } from "../domain/context.js";
 import type { Actor } from "../domain/policy.js";
 import { presentCard, presentTree } from "../domain/presenters.js";
-import type { Card, StoredCard, Tree } from "../domain/records.js";
+import type { Card, StoredCard, Tree } from "../shared/records.js";
 import { loadTree, orderedCardsOfTree } from "../domain/trees.js";
-import type { OrderedCard } from "../domain/tree-order.js";
+import type { OrderedCard } from "../shared/tree-order.js";
 import type { ResultDependencies } from "./result-dependencies.js";
 
 export interface LoadedTree {

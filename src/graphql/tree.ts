@@ -3,8 +3,8 @@
  * per-request load), `Card.tree`, the tree queries and the tree mutations.
  */
 import { presentTree } from "../domain/presenters.js";
-import type { Tree } from "../domain/records.js";
-import { publicUrl, recordId } from "../domain/schemas.js";
+import type { Tree } from "../shared/records.js";
+import { publicUrl, recordId } from "../shared/schemas.js";
 import {
   clonePublicTree,
   cloneTree,

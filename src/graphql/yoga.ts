@@ -21,7 +21,7 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { createYoga } from "graphql-yoga";
 import type { DomainContext } from "../domain/context.js";
-import { NotFoundError } from "../domain/errors.js";
+import { NotFoundError } from "../shared/errors.js";
 import { jsonBody } from "../http/json-body.js";
 import type { Logger } from "../http/logger.js";
 import { createGraphQLContext, type GraphQLContext } from "./context.js";
@@ -74,7 +74,7 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = 
     maskedErrors: { maskError: maskError(logger) },
     plugins: [
       documentLimits(ctx.config.graphql),
-      operationLimits(ctx.config),
+      operationLimits(ctx.config, ctx.seeds),
       resultBudgetPlugin,
       documentErrorCodes,
       resultCachePlugin(cache),

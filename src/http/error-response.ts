@@ -4,7 +4,7 @@
  * logged with its stack and never shown.
  */
 import type { NextFunction, Request, Response } from "express";
-import { DomainError, TooManyRequestsError, ValidationError, type ErrorCode } from "../domain/errors.js";
+import { DomainError, TooManyRequestsError, ValidationError, type ErrorCode } from "../shared/errors.js";
 import type { Logger } from "./logger.js";
 
 export const STATUS: Record<ErrorCode, number> = {

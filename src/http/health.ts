@@ -6,7 +6,7 @@
  * refuses connections rather than answering; "starting" covers an app built before that.)
  */
 import { Router, type NextFunction, type Request, type Response } from "express";
-import type { Store } from "../store/store.js";
+import type { Store } from "../domain/ports/store.js";
 
 export type Lifecycle = "starting" | "ready" | "stopping";
 

@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { DomainError } from "../domain/errors.js";
+import { DomainError } from "../shared/errors.js";
 
 function hasBody(req: Request): boolean {
   const length = req.headers["content-length"];

@@ -5,7 +5,7 @@ import { Router, type Request, type Response } from "express";
 import { clientAddress, requireUser } from "../auth/middleware.js";
 import { SESSION_COOKIE, SESSION_TTL_MS } from "../auth/sessions.js";
 import { SignupBudget } from "../auth/signup-budget.js";
-import { credentialsInput, parseInput } from "../domain/schemas.js";
+import { credentialsInput, parseInput } from "../shared/schemas.js";
 import { signUp, updateMe, userRecord } from "../domain/users.js";
 import type { RestDeps } from "./deps.js";
 

@@ -2,7 +2,7 @@
  * The REST facade under /api: thin routers over the domain, then 404 for unknown paths.
  */
 import { Router } from "express";
-import { NotFoundError } from "../domain/errors.js";
+import { NotFoundError } from "../shared/errors.js";
 import { accountRoutes } from "./account-routes.js";
 import { cardRoutes } from "./card-routes.js";
 import { CardsJsonCache } from "./cards-json-cache.js";

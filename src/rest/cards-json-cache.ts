@@ -13,7 +13,7 @@ import type { Request, Response } from "express";
 import { cardsOfTree } from "../domain/cards.js";
 import type { DomainContext } from "../domain/context.js";
 import { presentCard } from "../domain/presenters.js";
-import type { Tree } from "../domain/records.js";
+import type { Tree } from "../shared/records.js";
 
 /** Enough for a few very large trees; a 100,000-card tree serializes to about 35 MB. */
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;

@@ -2,7 +2,8 @@
  * `GET /api/export/:treeId.:format`: a file download of the tree or part of it.
  */
 import { Router } from "express";
-import { exportTreeAs, loadExporters } from "../domain/export.js";
+import { exportTreeAs } from "../domain/export.js";
+import { contentDisposition } from "../http/content-disposition.js";
 import type { RestDeps } from "./deps.js";
 
 export function exportRoutes({ ctx }: RestDeps): Router {
@@ -10,7 +11,6 @@ export function exportRoutes({ ctx }: RestDeps): Router {
   router.get("/export/:treeId.:format", async (req, res) => {
     const query = Object.fromEntries(Object.entries(req.query).filter(([, v]) => typeof v === "string"));
     const result = await exportTreeAs(ctx, req.auth.user, req.params.treeId, req.params.format, query);
-    const { contentDisposition } = await loadExporters();
     res.set({
       "Content-Type": result.contentType,
       "Content-Disposition": contentDisposition(result.filename),

@@ -1,8 +1,8 @@
 /**
  * `GET /api/openapi.json`: an OpenAPI 3.1 document of every `/api` path (SPEC §12). Request
  * bodies and the export flags are the zod schemas the domain parses them with
- * (src/domain/schemas.ts, src/formats/export/options.ts), responses the schemas the
- * presenters' types come from (src/domain/record-schemas.ts), converted with zod's
+ * (src/shared/schemas.ts, src/formats/export/options.ts), responses the schemas the
+ * presenters' types come from (src/shared/record-schemas.ts), converted with zod's
  * `toJSONSchema`; nothing here restates a field. What is written here is what zod cannot
  * know: which path answers what, with which statuses. The tests check every REST response
  * they receive against this document (test/helpers/openapi-check.ts), so it cannot drift.
@@ -10,10 +10,10 @@
 import { z } from "zod";
 import packageJson from "../../package.json" with { type: "json" };
 import { SESSION_COOKIE } from "../auth/sessions.js";
-import type { ErrorCode } from "../domain/errors.js";
-import * as records from "../domain/record-schemas.js";
-import * as inputs from "../domain/schemas.js";
-import { EXPORT_FILES, exportFormats, exportQuerySchema } from "../formats/export/options.js";
+import type { ErrorCode } from "../shared/errors.js";
+import * as records from "../shared/record-schemas.js";
+import * as inputs from "../shared/schemas.js";
+import { EXPORT_FILES, exportFormats, exportQuerySchema } from "../shared/export-options.js";
 import { STATUS } from "../http/error-response.js";
 
 /** SPEC §4's error body. */

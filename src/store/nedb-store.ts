@@ -19,7 +19,7 @@ import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import Datastore from "nedb-promises";
-import type { StoredCard, StoredUser, Tree } from "../domain/records.js";
+import type { StoredCard, StoredUser, Tree } from "../shared/records.js";
 import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { PRIVATE_DIR, tightenDirectory } from "./file-modes.js";
@@ -41,7 +41,7 @@ import {
   truncateTo,
   type RepairLog,
 } from "./nedb-recovery.js";
-import type { Session, Store, StoreStatus } from "./store.js";
+import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
 import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.js";
 
 type Doc = Record<string, unknown>;

@@ -4,7 +4,7 @@
  * answered with an error body) or NetworkError (no answer at all), so callers can tell
  * "retry later" from "the server said no".
  */
-import type { Card, SeedNode, Tree } from "../domain/records.js";
+import type { Card, SeedNode, Tree } from "../shared/records.js";
 
 export type { Card, SeedNode, Tree };
 

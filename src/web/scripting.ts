@@ -4,7 +4,7 @@
  * card models with `get(field)` and `saveContent(text)`. Models are thin views over the
  * controller's live card objects, so they always show the current text.
  */
-import type { Card, Tree } from "../domain/records.js";
+import type { Card, Tree } from "../shared/records.js";
 import { bus } from "./bus.js";
 import type { TreeController } from "./controller/tree-controller.js";
 import { keyscope } from "./scope.js";

@@ -2,7 +2,7 @@
  * A Store that counts the reads it passes on to the real one, for tests that prove a
  * query is batched (a whole tree read once, not once per card). Writes are not counted.
  */
-import type { Store } from "../../src/store/store.js";
+import type { Store } from "../../src/domain/ports/store.js";
 
 const WRITE = /^(insert|update|replace|trash|remove)/;
 const REPOSITORIES = ["users", "trees", "cards", "sessions"] as const;

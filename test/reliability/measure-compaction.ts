@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import Datastore from "nedb-promises";
 import { openNedbStore } from "../../src/store/nedb-store.js";
-import type { StoredCard } from "../../src/domain/records.js";
+import type { StoredCard } from "../../src/shared/records.js";
 
 const CARDS = Number(process.argv[2] ?? 100_000);
 const treeId = "t".repeat(24);

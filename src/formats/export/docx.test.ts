@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { docxExporter } from "./docx.js";
 import { packageProblems, xmlParts, xmlProblems } from "./office-test-support.js";
-import type { ExportOptions } from "./options.js";
+import type { ExportOptions } from "../../shared/export-options.js";
 import { selectCards } from "./select.js";
 import { buildTree, CardBuilder } from "./test-factory.js";
 

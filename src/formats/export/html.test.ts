@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { htmlExporter } from "./html.js";
-import type { ExportOptions } from "./options.js";
+import type { ExportOptions } from "../../shared/export-options.js";
 import { selectCards } from "./select.js";
 import { buildTree, CardBuilder } from "./test-factory.js";
 

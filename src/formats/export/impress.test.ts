@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { ValidationError } from "../../domain/errors.js";
+import { ValidationError } from "../../shared/errors.js";
 import { impressExporter, MAX_SLIDES } from "./impress.js";
 import { packageProblems, xmlParts } from "./office-test-support.js";
-import type { ExportOptions } from "./options.js";
+import type { ExportOptions } from "../../shared/export-options.js";
 import { selectCards } from "./select.js";
 import { buildTree, CardBuilder } from "./test-factory.js";
 

@@ -6,7 +6,7 @@
  * to show (empty, or markup without text) gets no slide: a blank slide reads as a mistake.
  */
 import PptxGenJS from "pptxgenjs";
-import { ValidationError } from "../../domain/errors.js";
+import { ValidationError } from "../../shared/errors.js";
 import {
   blockWidth,
   cardSlides,

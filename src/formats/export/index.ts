@@ -1,26 +1,22 @@
 /**
  * The export layer's front door (SPEC §6): picks the cards, runs the format's exporter and
  * names the file. Pure: no HTTP and no store. The REST route and the GraphQL field call
- * `exportTree` with a tree's live cards; the route adds `contentDisposition`.
+ * `exportTree` with a tree's live cards; the route adds the header (src/http/content-disposition.ts).
  */
-import { ValidationError } from "../../domain/errors.js";
-import type { Card, Tree } from "../../domain/records.js";
+import { ValidationError } from "../../shared/errors.js";
+import type { Card, Tree } from "../../shared/records.js";
 import { docxExporter } from "./docx.js";
 import { htmlExporter } from "./html.js";
 import { impressExporter } from "./impress.js";
 import { jsonExporter } from "./json.js";
 import { mdExporter } from "./md.js";
-import { EXPORT_FILES, type ExportFormat, type ExportOptions } from "./options.js";
+import { EXPORT_FILES, type ExportFormat, type ExportOptions, type ExportResult } from "../../shared/export-options.js";
 import { selectCards, type ExportInput } from "./select.js";
 import { txtExporter } from "./txt.js";
+import { LONE_SURROGATE } from "../../shared/text.js";
 
-export { exportFormats, exportQuerySchema, type ExportFormat, type ExportOptions } from "./options.js";
+export { exportFormats, exportQuerySchema, type ExportFormat, type ExportOptions, type ExportResult } from "../../shared/export-options.js";
 
-export interface ExportResult {
-  body: Buffer | string;
-  contentType: string;
-  filename: string;
-}
 
 const EXPORTERS: Record<ExportFormat, (input: ExportInput) => string | Promise<Buffer>> = {
   txt: txtExporter,
@@ -60,9 +56,6 @@ export async function exportTree(
 const MAX_NAME_BYTES = 200;
 // Characters Windows, macOS or Linux refuse in names, and controls (C0, DEL, C1).
 const UNSAFE_IN_NAMES = /[\\/:*?"<>|\u0000-\u001f\u007f-\u009f]/g;
-// C0, DEL, C1, line and paragraph separators, and the bidi marks, embeddings, overrides and isolates.
-const CONTROLS_AND_BIDI = /[\p{Cc}\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
  * A file name for the tree: its name made safe for file systems (and short enough),
@@ -83,26 +76,4 @@ export function exportFilename(treeName: string, extension: string): string {
     name += char;
   }
   return `${name.trimEnd() || "tree"}.${extension}`;
-}
-
-/**
- * A `Content-Disposition: attachment` value for `filename` (RFC 6266): an ASCII
- * `filename` for old clients and `filename*` in UTF-8 (RFC 8187) so any name survives.
- * Quotes, backslashes and percent signs never reach the header raw; control characters and
- * bidi controls (which can make `invoice\u202Egpj.exe` display as `invoiceexe.jpg`) are
- * dropped from both forms. Throws nothing.
- */
-export function contentDisposition(filename: string): string {
-  const wellFormed = filename.replace(LONE_SURROGATE, "\uFFFD").replace(CONTROLS_AND_BIDI, "");
-  const fallback = wellFormed
-    // "Résumé" reads better as "Resume" than as "R_sum_".
-    .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
-    // Some browsers decode % in the plain parameter; quotes and backslashes would end or escape it.
-    .replace(/[^\x20-\x7e]|["\\%]/gu, "_");
-  const encoded = encodeURIComponent(wellFormed).replace(
-    /['()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }

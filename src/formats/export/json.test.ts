@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { SeedNode } from "../../domain/records.js";
+import type { SeedNode } from "../../shared/records.js";
 import { jsonExporter, stringifySeedNodes } from "./json.js";
-import type { ExportOptions } from "./options.js";
+import type { ExportOptions } from "../../shared/export-options.js";
 import { selectCards } from "./select.js";
 import { CardBuilder } from "./test-factory.js";
 

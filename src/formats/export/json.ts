@@ -3,7 +3,7 @@
  * importer reads back. Written by hand with an explicit stack because JSON.stringify
  * recurses and overflows the stack on a 10,000-level chain of cards.
  */
-import type { SeedNode } from "../../domain/records.js";
+import type { SeedNode } from "../../shared/records.js";
 import { nestSelected, type ExportInput } from "./select.js";
 
 /** The selection as nested JSON; with `column`, a flat array of that column's cards. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NotFoundError, ValidationError } from "../../domain/errors.js";
+import { NotFoundError, ValidationError } from "../../shared/errors.js";
 import { nestSelected, selectCards } from "./select.js";
 import { CardBuilder } from "./test-factory.js";
 

@@ -1,13 +1,13 @@
 /**
  * The walk every exporter shares (SPEC §6): which cards an export holds, in tree order,
- * with their depth. The order itself comes from src/domain/tree-order.ts; this module
+ * with their depth. The order itself comes from src/shared/tree-order.ts; this module
  * only applies the `cardId` and `column` flags and, for the nested formats, turns the
  * flat walk back into a tree without recursion.
  */
-import { NotFoundError, ValidationError } from "../../domain/errors.js";
-import type { Card, SeedNode, Tree } from "../../domain/records.js";
-import { walkTreeOrder, type OrderedCard } from "../../domain/tree-order.js";
-import type { ExportOptions } from "./options.js";
+import { NotFoundError, ValidationError } from "../../shared/errors.js";
+import type { Card, SeedNode, Tree } from "../../shared/records.js";
+import { walkTreeOrder, type OrderedCard } from "../../shared/tree-order.js";
+import type { ExportOptions } from "../../shared/export-options.js";
 
 /** A card of the export and its absolute depth (1 = first column). */
 export type SelectedCard = OrderedCard<Card>;

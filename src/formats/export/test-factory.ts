@@ -2,7 +2,7 @@
  * Test factory for the export tests: builds a tree record and its cards the way the store
  * would hold them, so each test states only the shape it cares about.
  */
-import type { Card, Tree } from "../../domain/records.js";
+import type { Card, Tree } from "../../shared/records.js";
 
 let serial = 0;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mdExporter } from "./md.js";
-import type { ExportOptions } from "./options.js";
+import type { ExportOptions } from "../../shared/export-options.js";
 import { selectCards } from "./select.js";
 import { CardBuilder } from "./test-factory.js";
 import { txtExporter } from "./txt.js";

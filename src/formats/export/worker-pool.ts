@@ -25,10 +25,9 @@ import {
   ValidationError,
   type ErrorCode,
   type ErrorDetail,
-} from "../../domain/errors.js";
-import type { Card, SeedNode, Tree } from "../../domain/records.js";
-import type { ExportResult } from "./index.js";
-import type { ExportFormat, ExportOptions } from "./options.js";
+} from "../../shared/errors.js";
+import type { SeedNode } from "../../shared/records.js";
+import type { ExportFormat, ExportJob, ExportResult } from "../../shared/export-options.js";
 
 export interface ExportPoolConfig {
   /** Workers at most; 0 runs every export on the main thread. */
@@ -41,12 +40,6 @@ export interface ExportPoolConfig {
   workerMemoryMb: number;
 }
 
-export interface ExportJob {
-  format: ExportFormat;
-  tree: Tree;
-  cards: readonly Card[];
-  options: ExportOptions;
-}
 
 /** What a worker is asked: an export, or the parse of an import's seed. */
 type Job = { kind: "export"; job: ExportJob } | { kind: "seed"; seed: string };

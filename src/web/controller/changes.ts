@@ -5,7 +5,7 @@
  * touched card's fields before and after. That announcement is what an undo stack (a later
  * issue, with the server's change feed) will record; nothing else writes cards.
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import { bus } from "../bus.js";
 import type { TreeController } from "./tree-controller.js";
 

@@ -8,7 +8,7 @@
  * The paste is one import request (`cards:import`, handled by the tree page), so a subtree of
  * thousands of cards is one write, not thousands.
  */
-import type { SeedNode } from "../../domain/records.js";
+import type { SeedNode } from "../../shared/records.js";
 import { bus } from "../bus.js";
 import { notify } from "../notify.js";
 import { slotFor, deleteActiveCard } from "./structure.js";

@@ -3,7 +3,7 @@
  * would be thrown away). While it is open, every keystroke is also kept as a draft in
  * localStorage, so a crash or a closed tab does not take the text with it.
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import { bus } from "../bus.js";
 import { confirmDialog } from "../dialogs/confirm.js";
 import { setKeyscope } from "../scope.js";

@@ -3,7 +3,7 @@
  * is built as one Change (changes.ts) and committed: the columns redraw at once and the
  * writes are queued for the server.
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import { bus } from "../bus.js";
 import { confirmDialog } from "../dialogs/confirm.js";
 import { cardTitle } from "../markdown.js";

@@ -4,7 +4,7 @@
  * state, the columns view and the save queue, and emits the `card:*` events scripts listen
  * to. A public tree gets a read-only controller: it navigates but never writes.
  */
-import type { Card, Tree } from "../../domain/records.js";
+import type { Card, Tree } from "../../shared/records.js";
 import { bus } from "../bus.js";
 import { notify, notifyWithText } from "../notify.js";
 import { neighbour, type Direction } from "../model/navigation.js";

@@ -3,7 +3,7 @@
  * slots between two others by taking the midpoint; only when two neighbours share a position
  * (or floating point runs out) are the siblings renumbered.
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 
 export interface Placement {
   position: number;

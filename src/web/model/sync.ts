@@ -11,7 +11,7 @@
  * Ops hold the card object, not its id: a card created offline gets a temporary id that is
  * swapped for the server's when its create succeeds, and later ops then use the new id.
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import { api, ApiError } from "../api.js";
 
 export type SyncStatus =

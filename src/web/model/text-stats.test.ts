@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import { countWords, searchCards } from "./text-stats.js";
 import { TreeState } from "./tree-state.js";
 

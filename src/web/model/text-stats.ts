@@ -3,7 +3,7 @@
  * (runs of letters and digits, "don't" and "well-known" one word each; Markdown marks are not
  * words), and a search that ignores case and accents.
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import type { TreeState } from "./tree-state.js";
 
 const WORD = /[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu;

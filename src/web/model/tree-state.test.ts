@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Card, Tree } from "../../domain/records.js";
+import type { Card, Tree } from "../../shared/records.js";
 import { neighbour } from "./navigation.js";
 import { TreeState } from "./tree-state.js";
 

@@ -4,8 +4,8 @@
  * reference and mutated in place, so the save queue and the script models see one truth.
  * Sibling order comes from the domain's one definition (compareSiblings).
  */
-import type { Card, Tree } from "../../domain/records.js";
-import { compareSiblings } from "../../domain/tree-order.js";
+import type { Card, Tree } from "../../shared/records.js";
+import { compareSiblings } from "../../shared/tree-order.js";
 
 export interface ColumnGroup {
   parentId: string | null;

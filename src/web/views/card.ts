@@ -10,7 +10,7 @@
  * after their item and clickable where the tree can be written, and, in a tree with `latex`,
  * formulas become MathML (math.ts).
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import { h } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
 import { extractMath, insertMath } from "../math.js";

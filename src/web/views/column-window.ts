@@ -7,7 +7,7 @@
  * A column of a few hundred cards or fewer is drawn whole (the spacers are then empty): small
  * trees keep every `#card<id>` in the page, as scripts written for Gingko expect.
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import { h, syncChildren } from "../dom.js";
 import type { Role } from "./columns.js";
 

@@ -10,7 +10,7 @@
  * element, and its editor's textarea, while it scrolls out and back. A change of active card
  * only repaints the drawn cards whose highlight changed.
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import { h, setAttribute, syncChildren } from "../dom.js";
 import type { TreeState } from "../model/tree-state.js";
 import { createCardElement, renameCardElement, renderCardContent, renderDeferred, type CardRendering } from "./card.js";

@@ -4,7 +4,7 @@
  * match, Escape ends the search) and the word counts under the columns (the active card, its
  * subtree, its column, the tree, and the words added since the tree was opened here).
  */
-import type { Card } from "../../domain/records.js";
+import type { Card } from "../../shared/records.js";
 import { bus } from "../bus.js";
 import type { TreeController } from "../controller/tree-controller.js";
 import { h } from "../dom.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exportFormats, exportQuerySchema } from "./options.js";
+import { exportFormats, exportQuerySchema } from "./export-options.js";
 
 function issuesOf(query: unknown) {
   const result = exportQuerySchema.safeParse(query);

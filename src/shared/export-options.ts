@@ -4,6 +4,7 @@
  * and the exporters take the inferred `ExportOptions`.
  */
 import { z } from "zod";
+import type { Card, Tree } from "./records.js";
 
 export const exportFormats = ["txt", "md", "html", "json", "docx", "impress"] as const;
 export type ExportFormat = (typeof exportFormats)[number];
@@ -21,7 +22,7 @@ export const EXPORT_FILES: Record<ExportFormat, { extension: string; mediaType: 
   impress: { extension: "pptx", mediaType: "application/vnd.openxmlformats-officedocument.presentationml.presentation", text: false },
 };
 
-/** Same rule as record ids in src/domain/ids.ts; kept here so the formats stand alone. */
+/** Same rule as record ids in src/shared/ids.ts; kept here so the formats stand alone. */
 const CARD_ID = /^[a-z0-9]{24}$/;
 
 /**
@@ -70,3 +71,18 @@ export const exportQuerySchema = z.object({
 });
 
 export type ExportOptions = z.output<typeof exportQuerySchema>;
+
+/** One export to run: the tree, its live cards (any order) and the parsed flags. */
+export interface ExportJob {
+  format: ExportFormat;
+  tree: Tree;
+  cards: readonly Card[];
+  options: ExportOptions;
+}
+
+/** A finished export: the file's bytes (or text), its media type and a safe file name. */
+export interface ExportResult {
+  body: Buffer | string;
+  contentType: string;
+  filename: string;
+}

@@ -4,7 +4,7 @@
  * it without the domain changing. Every method that writes resolves only once the write is
  * durable; a method that writes several records writes all of them or none.
  */
-import type { StoredCard, StoredUser, Tree } from "../domain/records.js";
+import type { StoredCard, StoredUser, Tree } from "../../shared/records.js";
 
 export interface Session {
   /** A keyed hash of the cookie token; the token itself is never stored. */

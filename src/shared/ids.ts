@@ -2,7 +2,6 @@
  * Record ids in the formats of SPEC §2: users have 24 lowercase hex characters (like a
  * MongoDB ObjectId), trees and cards 24 characters of [a-z0-9].
  */
-import { randomBytes } from "node:crypto";
 
 const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyz0123456789";
 export const RECORD_ID = /^[a-z0-9]{24}$/;
@@ -10,8 +9,15 @@ export const USER_ID = /^[a-f0-9]{24}$/;
 /** A tree's public address (`publicUrl`). */
 export const PUBLIC_URL = /^[a-z0-9-]{3,64}$/;
 
+/** Web Crypto, the same global in Node 20 and in browsers (shared/ imports no node: module). */
+function randomBytes(size: number): Uint8Array {
+  return globalThis.crypto.getRandomValues(new Uint8Array(size));
+}
+
 export function newUserId(): string {
-  return randomBytes(12).toString("hex");
+  let hex = "";
+  for (const byte of randomBytes(12)) hex += byte.toString(16).padStart(2, "0");
+  return hex;
 }
 
 /**
@@ -20,7 +26,7 @@ export function newUserId(): string {
  * 5,000-card import. The bytes are as random either way; ids are not secrets.
  */
 const POOL_BYTES = 4096;
-let pool = Buffer.alloc(0);
+let pool: Uint8Array = new Uint8Array(0);
 let poolOffset = 0;
 
 function randomByte(): number {

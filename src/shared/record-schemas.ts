@@ -1,6 +1,6 @@
 /**
  * The records as the API shows them (SPEC §2), written once as zod schemas: the presenters'
- * types are inferred from them (src/domain/records.ts, presenters.ts, collaborators.ts), and
+ * types are inferred from them (src/shared/records.ts, presenters.ts, collaborators.ts), and
  * the OpenAPI document (src/rest/openapi.ts) describes every response with them, so a field
  * added to a presenter without its schema fails to compile, and the tests, which check each
  * REST response against that document, catch a presenter that sends something else.
