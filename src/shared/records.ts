@@ -5,7 +5,7 @@
  * The API shapes of Tree, Card and SeedNode are inferred from their schemas in record-schemas.ts.
  */
 import type { z } from "zod";
-import type { cardRecord, seedNode, treeRecord } from "./record-schemas.js";
+import type { cardRecord, collaboratorRecord, seedNode, treeRecord, userView } from "./record-schemas.js";
 
 export interface StoredUser {
   _id: string;
@@ -31,3 +31,9 @@ export interface StoredCard extends Card {
 
 /** The tree shape of imports and of the json export: `[{content, children?}]`. */
 export type SeedNode = z.infer<typeof seedNode>;
+
+/** The user as `GET /api/index` shows it (SPEC §2). */
+export type UserView = z.infer<typeof userView>;
+
+/** One person with access to a tree, as the collaborators list shows them. */
+export type Collaborator = z.infer<typeof collaboratorRecord>;

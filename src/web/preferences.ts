@@ -5,8 +5,9 @@
  * They do not follow the user to another browser yet: that needs a server-side setting on
  * the user record (reported, not built here, since the server's user layer is not ours).
  */
-import { bus } from "./bus.js";
-import { currentUser } from "./session.js";
+import type { AppContext } from "./context.js";
+
+type PreferencesContext = Pick<AppContext, "bus" | "session">;
 
 export const THEMES = [
   { id: "forest", label: "Forest (dark canvas, paper cards)" },
@@ -24,13 +25,13 @@ export interface Preferences {
 
 const DEFAULTS: Preferences = { theme: "forest", fontSize: 16 };
 
-function storageKey(): string {
-  return `cardtree:prefs:${currentUser()?._id ?? "anonymous"}`;
+function storageKey(app: PreferencesContext): string {
+  return `cardtree:prefs:${app.session.user?._id ?? "anonymous"}`;
 }
 
-export function readPreferences(): Preferences {
+export function readPreferences(app: PreferencesContext): Preferences {
   try {
-    const stored = JSON.parse(localStorage.getItem(storageKey()) ?? "{}") as Partial<Preferences>;
+    const stored = JSON.parse(localStorage.getItem(storageKey(app)) ?? "{}") as Partial<Preferences>;
     return {
       theme: THEMES.some((t) => t.id === stored.theme) ? (stored.theme as Theme) : DEFAULTS.theme,
       fontSize: FONT_SIZES.includes(stored.fontSize as never) ? (stored.fontSize as number) : DEFAULTS.fontSize,
@@ -41,21 +42,21 @@ export function readPreferences(): Preferences {
 }
 
 /** Puts the current user's preferences on the page. */
-export function applyPreferences(preferences = readPreferences()): void {
+export function applyPreferences(app: PreferencesContext, preferences = readPreferences(app)): void {
   const root = document.documentElement;
   root.dataset.theme = preferences.theme;
   root.style.setProperty("--card-font-size", `${preferences.fontSize}px`);
   document.querySelector('meta[name="color-scheme"]')?.setAttribute("content", preferences.theme === "dark" ? "dark" : "light");
 }
 
-export function savePreferences(change: Partial<Preferences>): Preferences {
-  const next = { ...readPreferences(), ...change };
+export function savePreferences(app: PreferencesContext, change: Partial<Preferences>): Preferences {
+  const next = { ...readPreferences(app), ...change };
   try {
-    localStorage.setItem(storageKey(), JSON.stringify(next));
+    localStorage.setItem(storageKey(app), JSON.stringify(next));
   } catch {
     // Storage off: the choice holds for this page only.
   }
-  applyPreferences(next);
-  bus.trigger("preferences:change", next);
+  applyPreferences(app, next);
+  app.bus.trigger("preferences:change", next);
   return next;
 }
