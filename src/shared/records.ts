@@ -5,6 +5,7 @@
  * The API shapes of Tree, Card and SeedNode are inferred from their schemas in record-schemas.ts.
  */
 import type { z } from "zod";
+import type { Preferences } from "./preferences.js";
 import type { cardRecord, collaboratorRecord, seedNode, treeRecord, userView } from "./record-schemas.js";
 
 export interface StoredUser {
@@ -16,6 +17,8 @@ export interface StoredUser {
   randomIndex: number;
   userHash: string;
   createdAt: string;
+  /** Absent until the user first chooses; never part of the User record `/api/index` shows. */
+  preferences?: Preferences;
 }
 
 export type Tree = z.infer<typeof treeRecord>;

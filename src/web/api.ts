@@ -5,6 +5,7 @@
  * "retry later" from "the server said no".
  */
 import type { ExportFormat } from "../shared/export-options.js";
+import type { Preferences } from "../shared/preferences.js";
 import type { Card, Collaborator, SeedNode, Tree, UserView } from "../shared/records.js";
 
 export type { Card, Collaborator, ExportFormat, SeedNode, Tree, UserView };
@@ -96,6 +97,8 @@ export function createApi() {
     signUp: (email: string, password: string) => call<UserView>("POST", "/api/signup", { email, password }),
     logOut: () => call<void>("POST", "/api/logout"),
     setFavorites: (favoriteTrees: string[]) => call<UserView>("PUT", "/api/index", { favoriteTrees }),
+    preferences: () => call<Preferences>("GET", "/api/preferences"),
+    setPreferences: (change: Partial<Preferences>) => call<Preferences>("PUT", "/api/preferences", change),
 
     trees: () => call<Tree[]>("GET", "/api/trees"),
     createTree: (name: string, seed?: string) => call<Tree>("POST", "/api/trees", seed === undefined || seed === "" ? { name } : { name, seed }),

@@ -12,7 +12,6 @@ import type { EventBus } from "./bus.js";
 import { createAppContext, type AppContext } from "./context.js";
 import { showAppearanceDialog } from "./dialogs/appearance.js";
 import { showHelpDialog } from "./dialogs/help.js";
-import { applyPreferences } from "./preferences.js";
 import { h, mount } from "./dom.js";
 import { installKeyboard } from "./keyboard.js";
 import { notify } from "./notify.js";
@@ -49,7 +48,7 @@ function show(route: Route): void {
   pageContext = {};
   for (const dialog of document.querySelectorAll("dialog[open]")) (dialog as HTMLDialogElement).close();
   root.className = `page-${route.page}`;
-  applyPreferences(app);
+  app.preferences.apply();
   const user = app.session.user;
   if (route.page === "public") {
     disposePage = renderPublicPage(app, root, route.publicUrl, pageContext);
@@ -70,6 +69,7 @@ bus.on("route", (route) => show(route));
 bus.on("ui:navigate", (path) => navigate(bus, path));
 bus.on("modal:show:help", () => showHelpDialog());
 bus.on("modal:show:appearance", () => showAppearanceDialog(app));
+bus.on("user:login", () => void app.preferences.load());
 bus.on("ui:logout", async () => {
   try {
     await app.api.logOut();
@@ -91,6 +91,8 @@ async function boot(): Promise<void> {
   }
   root.classList.remove("boot");
   show(routeOf(location.pathname));
+  // The page is painted with this browser's copy; the server's may differ (another browser).
+  void app.preferences.load();
 }
 
 interceptLinks(bus);
