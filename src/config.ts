@@ -64,6 +64,14 @@ export interface GraphQLLimits {
   values: number;
   /** Characters of card text in one answer. */
   text: number;
+  /** Milliseconds of the event loop one request's execution may use (src/graphql/result-budget.ts). */
+  timeMs: number;
+  /**
+   * The same two budgets for a caller who is not signed in: smaller, as anyone can send such
+   * a request; and the milliseconds of execution one client address regains per second
+   * (src/graphql/execution-allowance.ts).
+   */
+  anonymous: { values: number; timeMs: number; perSecondMs: number };
 }
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -127,6 +135,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mutations: integer(env.GRAPHQL_MUTATION_LIMIT, 20, "GRAPHQL_MUTATION_LIMIT"),
       values: integer(env.GRAPHQL_VALUE_LIMIT, 1_000_000, "GRAPHQL_VALUE_LIMIT"),
       text: integer(env.GRAPHQL_TEXT_LIMIT, 64 * 1024 * 1024, "GRAPHQL_TEXT_LIMIT"),
+      timeMs: atLeast(1, integer(env.GRAPHQL_TIME_LIMIT_MS, 10_000, "GRAPHQL_TIME_LIMIT_MS"), "GRAPHQL_TIME_LIMIT_MS"),
+      anonymous: {
+        values: integer(env.GRAPHQL_ANONYMOUS_VALUE_LIMIT, 100_000, "GRAPHQL_ANONYMOUS_VALUE_LIMIT"),
+        timeMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_LIMIT_MS, 100, "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"), "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"),
+        perSecondMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS, 100, "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"), "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"),
+      },
     },
   };
 }
