@@ -106,7 +106,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workers: integer(env.EXPORT_WORKERS, 2, "EXPORT_WORKERS"),
       queue: integer(env.EXPORT_QUEUE, 16, "EXPORT_QUEUE"),
       timeoutMs: integer(env.EXPORT_TIMEOUT_MS, 120_000, "EXPORT_TIMEOUT_MS"),
-      workerMemoryMb: integer(env.EXPORT_WORKER_MEMORY_MB, 1024, "EXPORT_WORKER_MEMORY_MB"),
+      // 512 MiB: a 20,000-card docx needs 384 (a 5,000-card pptx 256; 128 is too little for it).
+      workerMemoryMb: integer(env.EXPORT_WORKER_MEMORY_MB, 512, "EXPORT_WORKER_MEMORY_MB"),
     },
     compaction: {
       checkIntervalMs: integer(env.COMPACT_CHECK_MS, 60_000, "COMPACT_CHECK_MS"),
@@ -119,7 +120,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       importCards: integer(env.IMPORT_CARD_LIMIT, 100_000, "IMPORT_CARD_LIMIT"),
       loginFailures: integer(env.LOGIN_FAILURE_LIMIT, 10, "LOGIN_FAILURE_LIMIT"),
       loginWindowMs: integer(env.LOGIN_WINDOW_MS, 15 * 60 * 1000, "LOGIN_WINDOW_MS"),
-      concurrentHashes: integer(env.CONCURRENT_HASHES, 4, "CONCURRENT_HASHES"),
+      // Two: half of libuv's pool of four threads, which file reads and writes need too (four
+      // hashes at once made every save wait for one to finish), and as many as this two-core
+      // machine can run in parallel anyway.
+      concurrentHashes: atLeast(1, integer(env.CONCURRENT_HASHES, 2, "CONCURRENT_HASHES"), "CONCURRENT_HASHES"),
       hashesPerAddress: atLeast(1, integer(env.HASHES_PER_ADDRESS, 4, "HASHES_PER_ADDRESS"), "HASHES_PER_ADDRESS"),
       hashQueue: atLeast(0, integer(env.HASH_QUEUE_LIMIT, 32, "HASH_QUEUE_LIMIT"), "HASH_QUEUE_LIMIT"),
       signupsPerAddress: atLeast(-1, integer(env.SIGNUP_LIMIT_PER_ADDRESS, 50, "SIGNUP_LIMIT_PER_ADDRESS"), "SIGNUP_LIMIT_PER_ADDRESS"),
