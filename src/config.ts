@@ -106,8 +106,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workers: integer(env.EXPORT_WORKERS, 2, "EXPORT_WORKERS"),
       queue: integer(env.EXPORT_QUEUE, 16, "EXPORT_QUEUE"),
       timeoutMs: integer(env.EXPORT_TIMEOUT_MS, 120_000, "EXPORT_TIMEOUT_MS"),
-      // 512 MiB: a 20,000-card docx needs 384 (a 5,000-card pptx 256; 128 is too little for it).
-      workerMemoryMb: integer(env.EXPORT_WORKER_MEMORY_MB, 512, "EXPORT_WORKER_MEMORY_MB"),
+      // 1024 MiB: the biggest honest job, parsing a 16 MiB Markdown seed (the import limit),
+      // ran out of 512 under tsx (the tests); a 20,000-card docx needs 384, a 5,000-card pptx 256.
+      workerMemoryMb: integer(env.EXPORT_WORKER_MEMORY_MB, 1024, "EXPORT_WORKER_MEMORY_MB"),
     },
     compaction: {
       checkIntervalMs: integer(env.COMPACT_CHECK_MS, 60_000, "COMPACT_CHECK_MS"),

@@ -2,7 +2,7 @@
  * The heap of each export worker (EXPORT_WORKER_MEMORY_MB, docs/reliability.md "Markdown and
  * export cost"): an export that needs more is answered 422 `limit_reached` and takes only its
  * worker down; the server and the next export go on. The limit is set low here so that a
- * modest tree passes it; the default (512 MiB) was measured against a 20,000-card docx.
+ * modest tree passes it; the default (1024 MiB) leaves room for the parse of a 16 MiB seed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
