@@ -8,6 +8,7 @@ import "./user.js";
 import "./card.js";
 import "./tree.js";
 import "./collaborator.js";
+import "./history.js";
 import "./export-format.js";
 
 builder.queryType({ description: "Reads. Private records the caller cannot open read as null." });
