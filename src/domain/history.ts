@@ -217,3 +217,27 @@ export async function restoreTree(ctx: DomainContext, actor: Actor, treeId: stri
     return withinCardAllowance(ctx, tree.owner, Math.max(0, revived - removed), commit);
   });
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * With `HISTORY_DAYS` set, drops changes older than that from the log now and then daily
+ * (never a tree's latest change, and never the current cards or trees). Returns the stop.
+ */
+export function scheduleHistoryPruning(ctx: DomainContext, log: (message: string, fields: Record<string, unknown>) => void): () => void {
+  const days = ctx.config.historyDays;
+  if (days < 0) return () => {};
+  const prune = () => {
+    const olderThan = new Date(Date.now() - days * DAY_MS).toISOString();
+    ctx.store.changes.prune(olderThan).then(
+      (dropped) => {
+        if (dropped > 0) log("pruned old changes from the history", { dropped, olderThan });
+      },
+      (err: unknown) => log("pruning the history failed", { error: String(err) }),
+    );
+  };
+  prune();
+  const timer = setInterval(prune, DAY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
