@@ -55,6 +55,48 @@ describe("a write the disk refuses (injected ENOSPC, half the bytes written)", (
   }, 60_000);
 });
 
+describe("a change whose log append or tree write the disk refuses", () => {
+  it("answers 5xx and leaves no trace in the cards, the tree's revision or its history, before and after a restart", async () => {
+    const control = path.join(os.tmpdir(), `cardtree-fault-log-${process.pid}-${Date.now()}`);
+    const env = { LOG: "off", CARDTREE_FAULTS_FILE: control };
+    server = await startTestServer({ env });
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { seed: "# kept\n\n# second" });
+    const [kept, second] = await cardsOf(alice, tree._id);
+    const state = async (api: Api) => ({
+      cards: await cardsOf(api, tree._id),
+      tree: (await api.get("/api/trees")).body.find((t: any) => t._id === tree._id),
+      history: (await api.get(`/api/trees/${tree._id}/history`)).body,
+    });
+    const before = await state(alice);
+
+    // The log's append fails (half of the line written), then the tree's, after the cards'.
+    for (const collection of ["changes", "trees"]) {
+      writeFileSync(control, `enospc ${collection}`);
+      const edited = await alice.put(`/api/trees/${tree._id}/cards/${kept._id}`, { content: "phantom edit" });
+      expect(edited.status, collection).toBeGreaterThanOrEqual(500);
+      writeFileSync(control, `enospc ${collection}`);
+      const deleted = await alice.delete(`/api/trees/${tree._id}/cards/${second._id}`);
+      expect(deleted.status, collection).toBeGreaterThanOrEqual(500);
+      writeFileSync(control, `enospc ${collection}`);
+      const imported = await alice.post(`/api/trees/${tree._id}/cards/seed`, { parentId: null, seed: bigSeed(50, "phantom") });
+      expect(imported.status, collection).toBeGreaterThanOrEqual(500);
+      expect(await state(alice), collection).toEqual(before);
+    }
+    const after = await buildCard(alice, tree._id, { content: "written after the failures", position: 7 });
+
+    await server.kill();
+    server = await startTestServer({ dataDir: server.dataDir, env });
+    const api = new Api(server.url, alice.credentials);
+    const restarted = await state(api);
+    expect(restarted.cards.map((c) => c.content)).toEqual(["# kept", "# second", "written after the failures"]);
+    expect(restarted.tree.revision).toBe(before.tree.revision + 1);
+    expect(restarted.history.slice(1)).toEqual(before.history);
+    expect(restarted.history[0]).toMatchObject({ kind: "card.create", cardIds: [after._id] });
+    rmSync(control, { force: true });
+  }, 60_000);
+});
+
 describe("a failed write that cannot be undone", () => {
   it("puts the store in its failed state: every call 500, /healthz and /readyz 503; a restart recovers", async () => {
     const control = path.join(os.tmpdir(), `cardtree-fault-stuck-${process.pid}-${Date.now()}`);
