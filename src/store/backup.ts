@@ -18,7 +18,7 @@
 import { chmod, copyFile, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { CHANGE_LOG } from "./change-log.js";
+import { CHANGE_LOG, repairChangeLogText } from "./change-log.js";
 import { repairDatafileText } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { openPrivate, PRIVATE_DIR } from "./file-modes.js";
@@ -37,7 +37,9 @@ interface Captured {
   droppedBytes: number;
 }
 
-async function capture(file: string): Promise<{ text: string; droppedBytes: number }> {
+const repairDatafile = (text: string) => repairDatafileText(text).text;
+
+async function capture(file: string, repair: (text: string) => string): Promise<{ text: string; droppedBytes: number }> {
   let handle;
   try {
     handle = await open(file, "r");
@@ -55,8 +57,8 @@ async function capture(file: string): Promise<{ text: string; droppedBytes: numb
       read += bytesRead;
     }
     const text = bytes.subarray(0, read).toString("utf8");
-    const repaired = repairDatafileText(text);
-    return { text: repaired.text, droppedBytes: Buffer.byteLength(text) - Buffer.byteLength(repaired.text) };
+    const repaired = repair(text);
+    return { text: repaired, droppedBytes: Buffer.byteLength(text) - Buffer.byteLength(repaired) };
   } finally {
     await handle.close();
   }
@@ -78,7 +80,7 @@ export async function backupDataDir(dataDir: string, targetDir: string): Promise
   await chmod(targetDir, PRIVATE_DIR);
   const captured: Captured[] = [];
   for (const name of CAPTURE_ORDER) {
-    const { text, droppedBytes } = await capture(path.join(dataDir, name));
+    const { text, droppedBytes } = await capture(path.join(dataDir, name), name === CHANGE_LOG ? repairChangeLogText : repairDatafile);
     captured.push({ name, text, droppedBytes });
   }
   for (const { name, text } of captured) await writeFileSynced(path.join(targetDir, name), text);

@@ -6,8 +6,11 @@
  * applied again (a change carries the full after-state of every record it touched, so
  * applying it twice is the same as once). docs/architecture.md, "The change log".
  *
- * Lines (JSON, each ending in "\n"; a torn last line was never acknowledged and is dropped):
- * - `{"t":"c","change":Change,"tree":Tree}`: a change and the tree record after it;
+ * Lines (each ending in "\n"; a last line without it was never acknowledged and is dropped):
+ * - a change: a JSON header `{"t":"c",treeId,revision,at,kind,userId,cardIds}`, a tab, and
+ *   the JSON body `{"change":Change,"tree":Tree}` (the tree record after it). JSON never
+ *   holds a raw tab, so an open parses only the headers: the bodies (a 100,000-card import
+ *   is one body of tens of MB) are read when history asks for them;
  * - `{"t":"abort","treeId","revision"}`: the latest earlier change with that key failed to
  *   apply while running and was undone; it does not count;
  * - `{"t":"removed","treeId"}`: the tree was deleted; its changes no longer count, and an
@@ -52,10 +55,38 @@ export interface LoggedChange {
   tree: Tree;
 }
 
-type Line =
-  | { t: "c"; change: Change; tree: Tree }
-  | { t: "abort"; treeId: string; revision: number }
-  | { t: "removed"; treeId: string };
+interface ChangeHeader {
+  t: "c";
+  treeId: string;
+  revision: number;
+  at: string;
+  kind: ChangeKind;
+  userId: string | null;
+  cardIds: string[] | null;
+}
+
+type Line = ChangeHeader | { t: "abort"; treeId: string; revision: number } | { t: "removed"; treeId: string };
+
+const TAB = 0x09;
+
+function changeLine(change: Change, tree: Tree): string {
+  const ids = touchedIds(change);
+  const header: ChangeHeader = {
+    t: "c",
+    treeId: change.treeId,
+    revision: change.revision,
+    at: change.at,
+    kind: change.kind,
+    userId: change.userId,
+    cardIds: ids.length <= CARD_IDS_IN_MEMORY ? ids : null,
+  };
+  return `${JSON.stringify(header)}\t${JSON.stringify({ change, tree })}\n`;
+}
+
+/** The longest prefix of a log's text that finished appends wrote (for backups). */
+export function repairChangeLogText(text: string): string {
+  return text.slice(0, text.lastIndexOf("\n") + 1);
+}
 
 /** A promise chain: one append (or compaction step) at a time. */
 class Mutex {
@@ -74,15 +105,14 @@ function touchedIds(change: Change): string[] {
   return [...ids];
 }
 
-function entryOf(change: Change, offset: number, length: number, intern: (s: string) => string): LogEntry {
-  const ids = touchedIds(change);
+function entryOf(header: ChangeHeader, offset: number, length: number, intern: (s: string) => string): LogEntry {
   return {
-    treeId: intern(change.treeId),
-    revision: change.revision,
-    at: change.at,
-    kind: intern(change.kind) as ChangeKind,
-    userId: change.userId === null ? null : intern(change.userId),
-    cardIds: ids.length <= CARD_IDS_IN_MEMORY ? ids : null,
+    treeId: intern(header.treeId),
+    revision: header.revision,
+    at: header.at,
+    kind: intern(header.kind) as ChangeKind,
+    userId: header.userId === null ? null : intern(header.userId),
+    cardIds: header.cardIds,
     offset,
     length,
   };
@@ -143,10 +173,12 @@ export class ChangeLog {
       position += bytesRead;
       let start = 0;
       for (let end = data.indexOf(NEWLINE, start); end !== -1; end = data.indexOf(NEWLINE, start)) {
-        const line = data.subarray(start, end).toString("utf8");
+        const tab = data.indexOf(TAB, start);
+        const headerEnd = tab !== -1 && tab < end ? tab : end;
+        const line = data.subarray(start, headerEnd).toString("utf8");
         if (this.take(line, dataStart + start, end + 1 - start)) {
           good = dataStart + end + 1;
-        } else if (line !== "") {
+        } else if (end > start) {
           bad++;
           // Only the last line may be torn; anything earlier is damage.
           if (dataStart + end + 1 < size) {
@@ -179,8 +211,8 @@ export class ChangeLog {
     }
     if (line === null || typeof line !== "object") return false;
     if (line.t === "c") {
-      if (this.removedTrees.has(line.change.treeId)) this.garbageBytes += length;
-      else this.entriesOf(line.change.treeId).push(entryOf(line.change, offset, length, this.intern));
+      if (this.removedTrees.has(line.treeId)) this.garbageBytes += length;
+      else this.entriesOf(line.treeId).push(entryOf(line, offset, length, this.intern));
     } else if (line.t === "abort") {
       this.garbageBytes += length;
       const list = this.byTree.get(line.treeId);
@@ -209,9 +241,8 @@ export class ChangeLog {
   }
 
   /** Appends one line; a failed append is cut off the file again (or throws `undoFailed`). */
-  private appendLine(line: Line, collection: string): Promise<{ offset: number; length: number }> {
+  private appendLine(text: string, collection: string): Promise<{ offset: number; length: number }> {
     return this.mutex.run(async () => {
-      const text = `${JSON.stringify(line)}\n`;
       const offset = this.size;
       const fault = this.faults?.take(collection) ?? null;
       try {
@@ -241,8 +272,9 @@ export class ChangeLog {
    * cache survives a crash of the process, like the datafiles' appends).
    */
   async append(change: Change, tree: Tree): Promise<LogEntry> {
-    const { offset, length } = await this.appendLine({ t: "c", change, tree }, "changes");
-    const entry = entryOf(change, offset, length, this.intern);
+    const text = changeLine(change, tree);
+    const { offset, length } = await this.appendLine(text, "changes");
+    const entry = entryOf(JSON.parse(text.slice(0, text.indexOf("\t"))) as ChangeHeader, offset, length, this.intern);
     this.pending.add(entry);
     return entry;
   }
@@ -256,13 +288,13 @@ export class ChangeLog {
   /** The change of `entry` was undone in the datafiles: it is marked so in the file. */
   async abort(entry: LogEntry): Promise<void> {
     this.pending.delete(entry);
-    const { length } = await this.appendLine({ t: "abort", treeId: entry.treeId, revision: entry.revision }, "changes");
+    const { length } = await this.appendLine(`${JSON.stringify({ t: "abort", treeId: entry.treeId, revision: entry.revision })}\n`, "changes");
     this.garbageBytes += entry.length + length;
   }
 
   /** Marks the tree deleted, before its records are removed. */
   async treeRemoved(treeId: string): Promise<void> {
-    const { length } = await this.appendLine({ t: "removed", treeId }, "changes");
+    const { length } = await this.appendLine(`${JSON.stringify({ t: "removed", treeId })}\n`, "changes");
     this.garbageBytes += length;
     this.dropTree(treeId);
     this.removedTrees.add(treeId);
@@ -291,9 +323,9 @@ export class ChangeLog {
       for (const entry of entries) {
         const bytes = Buffer.alloc(entry.length);
         await reader.read(bytes, 0, entry.length, entry.offset);
-        const line = JSON.parse(bytes.toString("utf8")) as Line;
-        if (line.t !== "c") throw new Error(`${CHANGE_LOG}: expected a change at byte ${entry.offset}`);
-        out.push({ change: line.change, tree: line.tree });
+        const tab = bytes.indexOf(TAB);
+        if (tab === -1) throw new Error(`${CHANGE_LOG}: expected a change at byte ${entry.offset}`);
+        out.push(JSON.parse(bytes.subarray(tab + 1).toString("utf8")) as LoggedChange);
       }
       return out;
     } finally {
