@@ -87,4 +87,21 @@ describe("the change log", () => {
     expect(readFileSync(log.file, "utf8")).toContain('"t":"removed","treeId":"t2"');
     await log.close();
   });
+
+  it("reads the right changes while a compaction renames a new file in", async () => {
+    await logWith(async (log) => {
+      for (let revision = 1; revision <= 200; revision++) {
+        log.applied(await log.append(change("t1", revision), tree("t1", revision)));
+        log.applied(await log.append(change("t2", revision), tree("t2", revision)));
+      }
+      await log.treeRemoved("t2");
+      const reads = Array.from({ length: 20 }, () => log.read(log.entries("t1")));
+      const compaction = log.compact();
+      const more = Array.from({ length: 20 }, () => log.read(log.entries("t1")));
+      await compaction;
+      for (const read of await Promise.all([...reads, ...more])) {
+        expect(read.map((logged) => logged.change.revision)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+      }
+    });
+  });
 });

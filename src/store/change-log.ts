@@ -130,6 +130,10 @@ export class ChangeLog {
   /** Trees deleted, as the file says; an open finishes their deletion. */
   readonly removedTrees = new Set<string>();
   private compacting: Promise<void> | null = null;
+  /** Reads running, and the swap of a compacted file waiting for them to end. */
+  private readers = 0;
+  private readersDone: (() => void) | null = null;
+  private swapping: Promise<void> | null = null;
 
   private constructor(
     readonly file: string,
@@ -314,22 +318,46 @@ export class ChangeLog {
     return this.byTree.get(treeId)?.at(-1)?.revision ?? 0;
   }
 
-  /** Reads the changes of `entries` from the file, in the order given. */
+  /**
+   * Reads the changes of `entries` from the file, in the order given. Reads and the moment a
+   * compaction renames its new file in (and moves the entries' offsets) exclude each other.
+   */
   async read(entries: readonly LogEntry[]): Promise<LoggedChange[]> {
     if (entries.length === 0) return [];
-    const reader = await open(this.file, "r");
+    while (this.swapping) await this.swapping;
+    this.readers++;
     try {
-      const out: LoggedChange[] = [];
-      for (const entry of entries) {
-        const bytes = Buffer.alloc(entry.length);
-        await reader.read(bytes, 0, entry.length, entry.offset);
-        const tab = bytes.indexOf(TAB);
-        if (tab === -1) throw new Error(`${CHANGE_LOG}: expected a change at byte ${entry.offset}`);
-        out.push(JSON.parse(bytes.subarray(tab + 1).toString("utf8")) as LoggedChange);
+      const reader = await open(this.file, "r");
+      try {
+        const out: LoggedChange[] = [];
+        for (const entry of entries) {
+          const bytes = Buffer.alloc(entry.length);
+          await reader.read(bytes, 0, entry.length, entry.offset);
+          const tab = bytes.indexOf(TAB);
+          if (tab === -1) throw new Error(`${CHANGE_LOG}: expected a change at byte ${entry.offset}`);
+          out.push(JSON.parse(bytes.subarray(tab + 1).toString("utf8")) as LoggedChange);
+        }
+        return out;
+      } finally {
+        await reader.close();
       }
-      return out;
     } finally {
-      await reader.close();
+      this.readers--;
+      if (this.readers === 0) this.readersDone?.();
+    }
+  }
+
+  /** Runs `swap` once no read is running, holding new reads until it is done. */
+  private async exclusive(swap: () => Promise<void>): Promise<void> {
+    let release!: () => void;
+    this.swapping = new Promise<void>((resolve) => (release = resolve));
+    try {
+      while (this.readers > 0) await new Promise<void>((resolve) => (this.readersDone = resolve));
+      this.readersDone = null;
+      await swap();
+    } finally {
+      this.swapping = null;
+      release();
     }
   }
 
@@ -390,7 +418,7 @@ export class ChangeLog {
         moved.set(entry, written);
         written += entry.length;
       }
-      await this.mutex.run(async () => {
+      await this.mutex.run(() => this.exclusive(async () => {
         // Lines appended meanwhile (whole appends: they run under this mutex), as they are.
         const shift = written - snapshot.size;
         if (this.size > snapshot.size) {
@@ -412,7 +440,7 @@ export class ChangeLog {
         }
         this.size = (await stat(this.file)).size;
         this.garbageBytes = this.size - this.liveBytes();
-      });
+      }));
     } finally {
       await reader.close();
       if (!renamed) {

@@ -79,7 +79,11 @@ describe("a SIGKILL", () => {
     }
     // Every change in the log is in the cards, and every card's state is a change in the log.
     const revision = (await api.get("/api/trees")).body.find((t: any) => t._id === tree._id).revision;
-    const history = (await api.get(`/api/trees/${tree._id}/history?limit=500`)).body;
+    const history: any[] = [];
+    for (let page = await api.get(`/api/trees/${tree._id}/history?limit=500`); page.body.length > 0; ) {
+      history.push(...page.body);
+      page = await api.get(`/api/trees/${tree._id}/history?limit=500&before=${page.body.at(-1).revision}`);
+    }
     expect(history.map((c: any) => c.revision)).toEqual(Array.from({ length: revision }, (_, k) => revision - k));
     for (const card of after) {
       const [latest] = (await api.get(`/api/trees/${tree._id}/cards/${card._id}/versions?limit=1`)).body;
