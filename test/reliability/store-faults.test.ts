@@ -213,6 +213,27 @@ describe("what a crash leaves at the end of a datafile", () => {
     expect((await cardsOf(api, kept._id)).map((c) => c.content)).toEqual(["# a"]);
   }, 60_000);
 
+  it("an edit in the change log that never reached cards.db and trees.db is applied at open", async () => {
+    server = await startTestServer({ env: { LOG: "off" } });
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { name: "edited", seed: "# first" });
+    const [card] = await cardsOf(alice, tree._id);
+    expect((await alice.put(`/api/trees/${tree._id}/cards/${card._id}`, { content: "# final" })).status).toBe(200);
+    await server.kill();
+    // A kill right after the log's append: the card's and the tree's last lines not written.
+    for (const [name, id] of [["cards.db", card._id], ["trees.db", tree._id]]) {
+      const file = path.join(server.dataDir, name);
+      const lines = readFileSync(file, "utf8").split("\n");
+      const last = lines.map((l) => l.includes(id)).lastIndexOf(true);
+      writeFileSync(file, lines.filter((_, i) => i !== last).join("\n"));
+    }
+    server = await startTestServer({ dataDir: server.dataDir, env: { LOG: "off" } });
+    expect(server.output.join("\n")).toMatch(/applied logged changes a crash kept from the datafiles.*"changes":1/);
+    const api = new Api(server.url, alice.credentials);
+    expect(await cardsOf(api, tree._id)).toMatchObject([{ content: "# final", __v: 1 }]);
+    expect((await api.get("/api/trees")).body.find((t: any) => t._id === tree._id).revision).toBe(2);
+  }, 60_000);
+
   it("cards of a tree neither the trees nor the change log know are swept at open", async () => {
     server = await startTestServer({ env: { LOG: "off" } });
     const alice = await buildUser(server.url);
