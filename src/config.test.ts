@@ -22,3 +22,12 @@ describe("hashing and sign-up limits", () => {
     expect(loadConfig({ SIGNUP_LIMIT_PER_ADDRESS: "-1" }).limits.signupsPerAddress).toBe(-1);
   });
 });
+
+describe("HISTORY_DAYS", () => {
+  it("keeps everything by default, and takes a whole number of days, at least 1", () => {
+    expect(loadConfig({}).historyDays).toBe(-1);
+    expect(loadConfig({ HISTORY_DAYS: "30" }).historyDays).toBe(30);
+    expect(() => loadConfig({ HISTORY_DAYS: "0" })).toThrow(/HISTORY_DAYS must be at least 1/);
+    expect(() => loadConfig({ HISTORY_DAYS: "1.5" })).toThrow(/HISTORY_DAYS must be a whole number/);
+  });
+});
