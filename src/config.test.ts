@@ -32,3 +32,12 @@ describe("GraphQL budgets", () => {
     expect(() => loadConfig({ GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS: "0" })).toThrow(/GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS/);
   });
 });
+
+describe("HISTORY_DAYS", () => {
+  it("keeps everything by default, and takes a whole number of days, at least 1", () => {
+    expect(loadConfig({}).historyDays).toBe(-1);
+    expect(loadConfig({ HISTORY_DAYS: "30" }).historyDays).toBe(30);
+    expect(() => loadConfig({ HISTORY_DAYS: "0" })).toThrow(/HISTORY_DAYS must be at least 1/);
+    expect(() => loadConfig({ HISTORY_DAYS: "1.5" })).toThrow(/HISTORY_DAYS must be a whole number/);
+  });
+});

@@ -27,6 +27,8 @@ export interface Config {
   exports: { workers: number; queue: number; timeoutMs: number; workerMemoryMb: number };
   /** When the store rewrites a datafile that has grown (src/store/nedb-compaction.ts). */
   compaction: { checkIntervalMs: number; minAppendedLines: number; garbageRatio: number };
+  /** Changes older than this many days are pruned from the change log (never a tree's latest); -1 keeps everything. */
+  historyDays: number;
   limits: {
     jsonBodyBytes: number;
     importBodyBytes: number;
@@ -115,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       minAppendedLines: integer(env.COMPACT_MIN_LINES, 1000, "COMPACT_MIN_LINES"),
       garbageRatio: integer(env.COMPACT_GARBAGE_RATIO, 1, "COMPACT_GARBAGE_RATIO"),
     },
+    historyDays: env.HISTORY_DAYS ? atLeast(1, integer(env.HISTORY_DAYS, -1, "HISTORY_DAYS"), "HISTORY_DAYS") : -1,
     limits: {
       jsonBodyBytes,
       importBodyBytes: integer(env.IMPORT_BODY_LIMIT, 16 * 1024 * 1024, "IMPORT_BODY_LIMIT"),

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createApp } from "./app.js";
 import type { Config } from "./config.js";
 import { createDomainContext, type DomainContext } from "./domain/context.js";
+import { scheduleHistoryPruning } from "./domain/history.js";
 import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
 import { formatsOffThread } from "./formats/off-thread.js";
@@ -57,6 +58,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     server.listen(config.port, config.host, () => resolve());
   });
   lifecycle = "ready";
+  const stopPruning = scheduleHistoryPruning(ctx, logger.info);
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   let closing: Promise<void> | undefined;
@@ -68,6 +70,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     close: () =>
       (closing ??= (async () => {
         lifecycle = "stopping";
+        stopPruning();
         if (config.timeouts.shutdownDelayMs > 0) {
           await new Promise((resolve) => setTimeout(resolve, config.timeouts.shutdownDelayMs));
         }

@@ -4,7 +4,8 @@
  * under the tree's write lock, so concurrent moves cannot build a cycle between them.
  */
 import type { DomainContext } from "./context.js";
-import { NotFoundError, ValidationError } from "../shared/errors.js";
+import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.js";
+import { presentCard } from "./presenters.js";
 import { newRecordId, now, RECORD_ID } from "../shared/ids.js";
 import type { Actor } from "./policy.js";
 import type { StoredCard, Tree } from "../shared/records.js";
@@ -14,7 +15,7 @@ import { commitChange } from "./changes.js";
 import { loadTree, orderedCardsOfTree, withTree } from "./trees.js";
 import { childrenByParent, walkTreeOrder } from "../shared/tree-order.js";
 
-function assertCardIdSyntax(cardId: string): void {
+export function assertCardIdSyntax(cardId: string): void {
   if (!RECORD_ID.test(cardId)) {
     throw new ValidationError("The card id is not valid.", [
       { path: "cardId", message: "must be 24 characters of a-z and 0-9" },
@@ -95,10 +96,29 @@ export async function createCard(ctx: DomainContext, actor: Actor, treeId: strin
   });
 }
 
+/** What a conditional write expects (SPEC §10); absent: the write applies whatever the version. */
+export interface WriteCondition {
+  version?: number;
+}
+
 /**
- * Changes a card's content, position and/or parent; other fields in the body are ignored.
+ * A conditional write of a card that changed since the caller read it changes nothing.
+ * @throws ConflictError with the card as it now is in `details.current`.
+ */
+function assertVersion(card: StoredCard, expected: number | undefined): void {
+  if (expected === undefined || (card.__v ?? 0) === expected) return;
+  throw new ConflictError(
+    `The card changed since you read it (you sent version ${expected}, it is now at ${card.__v ?? 0}); nothing was changed.`,
+    { current: presentCard(card) },
+  );
+}
+
+/**
+ * Changes a card's content, position and/or parent; other fields in the body are ignored,
+ * except `__v`: the version the write expects (`condition.version`, from If-Match or
+ * GraphQL's `version`, comes first).
  * @throws ValidationError (bad field, unknown parent, cycle), PayloadTooLargeError,
- *   NotFoundError, policy errors.
+ *   NotFoundError, ConflictError (stale version), policy errors.
  */
 export async function updateCard(
   ctx: DomainContext,
@@ -106,12 +126,14 @@ export async function updateCard(
   treeId: string,
   cardId: string,
   input: unknown,
+  condition: WriteCondition = {},
 ): Promise<StoredCard> {
   assertCardIdSyntax(cardId);
   const body = parseInput(updateCardInput, input);
   return withTree(ctx, actor, treeId, "write", async (tree) => {
     const card = await ctx.store.cards.liveById(cardId);
     if (!card || card.treeId !== tree._id) throw new NotFoundError("Card");
+    assertVersion(card, condition.version ?? body.__v);
     // A card stored before the limit was lowered may still be moved with its content sent back.
     if (body.content !== undefined && body.content !== card.content) assertCardsFit(ctx, [{ content: body.content }]);
     const next: StoredCard = { ...card };
@@ -149,13 +171,21 @@ function assertNoCycle(live: Map<string, StoredCard>, cardId: string, parentId: 
 
 /**
  * Moves a card and its whole subtree to the tree's trash; returns the ids, tree order.
- * @throws ValidationError, NotFoundError and the policy's errors.
+ * @throws ValidationError, NotFoundError, ConflictError (stale version) and the policy's errors.
  */
-export async function deleteCard(ctx: DomainContext, actor: Actor, treeId: string, cardId: string): Promise<string[]> {
+export async function deleteCard(
+  ctx: DomainContext,
+  actor: Actor,
+  treeId: string,
+  cardId: string,
+  condition: WriteCondition = {},
+): Promise<string[]> {
   assertCardIdSyntax(cardId);
   return withTree(ctx, actor, treeId, "write", async (tree) => {
     const cards = await ctx.store.cards.liveByTree(tree._id);
-    if (!cards.some((c) => c._id === cardId)) throw new NotFoundError("Card");
+    const card = cards.find((c) => c._id === cardId);
+    if (!card) throw new NotFoundError("Card");
+    assertVersion(card, condition.version);
     const subtree = walkTreeOrder(cards, { rootId: cardId, includeRoot: true, byParent: childrenByParent(cards) }).map(
       (e) => e.card,
     );

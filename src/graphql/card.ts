@@ -7,7 +7,7 @@ import { NotFoundError } from "../shared/errors.js";
 import { importSeed } from "../domain/import.js";
 import { presentCard } from "../domain/presenters.js";
 import type { Card } from "../shared/records.js";
-import { recordId } from "../shared/schemas.js";
+import { cardVersion, recordId } from "../shared/schemas.js";
 import { builder } from "./builder.js";
 import { requireUser } from "./context.js";
 import { nullWhenHidden } from "./errors.js";
@@ -87,9 +87,12 @@ builder.mutationFields((t) => ({
     args: {
       treeId: t.arg.id({ required: true, validate: recordId }),
       id: t.arg.id({ required: true, validate: recordId }),
-      input: t.arg({ type: UpdateCardInput, required: true }) },
+      input: t.arg({ type: UpdateCardInput, required: true }),
+      version: t.arg.int({ validate: cardVersion, description: "The card's version you read; a stale one is `conflict` (the card as it is in extensions.details.current)." }),
+    },
     resolve: async (_root, args, context) => {
-      const card = await updateCard(context.domain, requireUser(context), args.treeId, args.id, args.input);
+      const version = args.version ?? undefined;
+      const card = await updateCard(context.domain, requireUser(context), args.treeId, args.id, args.input, { version });
       context.trees.forget(card.treeId);
       return presentCard(card);
     },
@@ -99,9 +102,11 @@ builder.mutationFields((t) => ({
     args: {
       treeId: t.arg.id({ required: true, validate: recordId }),
       id: t.arg.id({ required: true, validate: recordId }),
+      version: t.arg.int({ validate: cardVersion, description: "The card's version you read; a stale one is `conflict`." }),
     },
     resolve: async (_root, args, context) => {
-      const deleted = await deleteCard(context.domain, requireUser(context), args.treeId, args.id);
+      const version = args.version ?? undefined;
+      const deleted = await deleteCard(context.domain, requireUser(context), args.treeId, args.id, { version });
       context.trees.forget(args.treeId);
       return deleted;
     },

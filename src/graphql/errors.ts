@@ -7,7 +7,7 @@
 import { GraphQLError } from "graphql";
 import type { StandardSchemaV1 } from "@pothos/plugin-validation";
 import type { Plugin } from "graphql-yoga";
-import { DomainError, ValidationError, type ErrorCode } from "../shared/errors.js";
+import { ConflictError, DomainError, ValidationError, type ErrorCode } from "../shared/errors.js";
 import { validationError } from "../shared/schemas.js";
 import type { Logger } from "../http/logger.js";
 
@@ -46,7 +46,12 @@ export function maskError(logger: Logger) {
     while (original instanceof GraphQLError && original.originalError) original = original.originalError;
     const graphqlError = error instanceof GraphQLError ? error : new GraphQLError(String(error));
     if (original instanceof DomainError) {
-      const details = original instanceof ValidationError && original.details.length > 0 ? { details: original.details } : {};
+      const details =
+        original instanceof ValidationError && original.details.length > 0
+          ? { details: original.details }
+          : original instanceof ConflictError && original.details
+            ? { details: original.details }
+            : {};
       return withCode(graphqlError, original.message, original.code, details);
     }
     // A GraphQLError with no cause underneath comes from parsing, validating or coercing

@@ -63,6 +63,12 @@ export const FIELD_COSTS: Record<string, FieldComplexityValue> = {
   "Mutation.clonePublicTree": EXPENSIVE,
   "Mutation.deleteTree": 100,
   "Mutation.deleteCard": { field: 100, multiplier: 10 },
+  // Read from the change log on disk.
+  "Tree.history": { field: 50, multiplier: 50 },
+  "Tree.trash": { field: 50, multiplier: 10 },
+  "Card.versions": { field: 50, multiplier: 50 },
+  "Mutation.restoreTree": EXPENSIVE,
+  "Mutation.restoreCard": { field: 100, multiplier: 10 },
 };
 
 /** Puts FIELD_COSTS where the plugin reads each field's cost. @throws for a name not in `schema`. */

@@ -9,6 +9,7 @@ import "./preferences.js";
 import "./card.js";
 import "./tree.js";
 import "./collaborator.js";
+import "./history.js";
 import "./export-format.js";
 
 builder.queryType({ description: "Reads. Private records the caller cannot open read as null." });

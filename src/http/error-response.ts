@@ -4,7 +4,7 @@
  * logged with its stack and never shown.
  */
 import type { NextFunction, Request, Response } from "express";
-import { DomainError, TooManyRequestsError, ValidationError, type ErrorCode } from "../shared/errors.js";
+import { ConflictError, DomainError, TooManyRequestsError, ValidationError, type ErrorCode } from "../shared/errors.js";
 import type { Logger } from "./logger.js";
 
 export const STATUS: Record<ErrorCode, number> = {
@@ -71,6 +71,7 @@ export function toDomainError(err: unknown): DomainError | null {
 export function errorBody(err: DomainError): Record<string, unknown> {
   const body: Record<string, unknown> = { error: err.code, message: err.message };
   if (err instanceof ValidationError && err.details.length > 0) body.details = err.details;
+  if (err instanceof ConflictError && err.details) body.details = err.details;
   return body;
 }
 

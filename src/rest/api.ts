@@ -8,6 +8,7 @@ import { cardRoutes } from "./card-routes.js";
 import { CardsJsonCache } from "./cards-json-cache.js";
 import type { RestDeps } from "./deps.js";
 import { exportRoutes } from "./export-routes.js";
+import { historyRoutes } from "./history-routes.js";
 import { openApiDocument } from "./openapi.js";
 import { openApiPage } from "./openapi-page.js";
 import { treeRoutes } from "./tree-routes.js";
@@ -23,6 +24,7 @@ export function restApi(rest: RestDeps): Router {
   });
   router.use(accountRoutes(deps));
   router.use(treeRoutes(deps));
+  router.use(historyRoutes(deps));
   router.use(cardRoutes(deps));
   router.use(exportRoutes(deps));
   router.use(() => {

@@ -10,6 +10,24 @@ import { presentCard } from "../domain/presenters.js";
 import { listTrees, loadTree } from "../domain/trees.js";
 import { sendJsonWithEtag } from "./cards-json-cache.js";
 import type { RouteDeps } from "./deps.js";
+import { ValidationError } from "../shared/errors.js";
+
+/**
+ * The card version an `If-Match` header asks for (SPEC §10): `"3"`, also `W/"3"` and a bare
+ * `3` (scripts write it so); `*` or no header: any version. Anything else is refused rather
+ * than ignored, since a condition the caller meant must not silently become none.
+ * @throws ValidationError
+ */
+export function versionFromIfMatch(header: string | undefined): number | undefined {
+  if (header === undefined || header.trim() === "*") return undefined;
+  const match = /^\s*(?:W\/)?("?)(\d{1,15})\1\s*$/.exec(header);
+  if (!match) {
+    throw new ValidationError('If-Match must be the card\'s version as an entity tag, like "3".', [
+      { path: "If-Match", message: 'must be a version like "3"' },
+    ]);
+  }
+  return Number(match[2]);
+}
 
 const OPEN_ARRAY = Buffer.from("[");
 const COMMA = Buffer.from(",");
@@ -52,12 +70,14 @@ export function cardRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
   });
 
   router.put("/trees/:treeId/cards/:cardId", jsonLimit, async (req, res) => {
-    const card = await updateCard(ctx, requireUser(req), req.params.treeId, req.params.cardId, req.body ?? {});
+    const condition = { version: versionFromIfMatch(req.get("if-match")) };
+    const card = await updateCard(ctx, requireUser(req), req.params.treeId, req.params.cardId, req.body ?? {}, condition);
     res.json(presentCard(card));
   });
 
   router.delete("/trees/:treeId/cards/:cardId", async (req, res) => {
-    res.json({ deleted: await deleteCard(ctx, requireUser(req), req.params.treeId, req.params.cardId) });
+    const condition = { version: versionFromIfMatch(req.get("if-match")) };
+    res.json({ deleted: await deleteCard(ctx, requireUser(req), req.params.treeId, req.params.cardId, condition) });
   });
 
   return router;

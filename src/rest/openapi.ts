@@ -21,9 +21,12 @@ const errorBody = z.object({
   error: z.enum(Object.keys(STATUS) as [ErrorCode, ...ErrorCode[]]),
   message: z.string().describe("a sentence a person understands"),
   details: z
-    .array(z.object({ path: z.string().describe("the field, as `children[2].content`"), message: z.string() }))
+    .union([
+      z.array(z.object({ path: z.string().describe("the field, as `children[2].content`"), message: z.string() })),
+      z.object({ current: records.cardRecord.describe("the card as it now is") }),
+    ])
     .optional()
-    .describe("for invalid_request: one entry per problem"),
+    .describe("for invalid_request: one entry per problem; for a conditional write's conflict: the current card"),
 });
 
 /** What each error status means on this interface. */
@@ -32,7 +35,7 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   unauthenticated: "No credentials where they are needed, or wrong ones.",
   forbidden: "Not allowed: only the owner may do this, sign-up is off, a wrong current password, a missing X-CSRF-Token, or a change sent from another site.",
   not_found: "No such thing, or one the caller may not open (a private tree is never 403).",
-  conflict: "Taken already: the email, the public address, or the collaborator.",
+  conflict: "Taken already (the email, the public address, the collaborator), or a conditional write's version is stale (details.current: the card as it is).",
   payload_too_large: "The body is over its limit (1 MiB; 16 MiB for trees and imports), or an import makes too many cards.",
   unsupported_media_type: "The body is not application/json in UTF-8.",
   limit_reached: "The owner's card limit would be passed.",
@@ -52,6 +55,7 @@ const INPUTS = {
   UpdateCardInput: inputs.updateCardInput,
   SeedInput: inputs.seedInput,
   AddCollaboratorInput: inputs.addCollaboratorInput,
+  RestoreTreeInput: inputs.restoreTreeInput,
 };
 
 /** Response records by component name. */
@@ -64,6 +68,9 @@ const OUTPUTS = {
   PublicTree: records.publicTreeView,
   Deleted: records.deletedCards,
   SeedNode: records.seedNode,
+  HistoryEntry: records.historyEntry,
+  CardVersion: records.cardVersionRecord,
+  TrashEntry: records.trashEntry,
   Error: errorBody,
 };
 
@@ -94,6 +101,8 @@ interface Operation {
   /** Statuses this path answers besides those every path may (see `errorStatuses`). */
   errors: number[];
   query?: z.ZodObject;
+  /** Takes If-Match with a card's version (SPEC §10). */
+  ifMatch?: true;
   /** Log-in and sign-up start a session, so they take no X-CSRF-Token (src/auth/middleware.ts). */
   startsSession?: true;
 }
@@ -125,8 +134,13 @@ const OPERATIONS: Operation[] = [
   { method: "delete", path: "/trees/{treeId}/collaborators/{userId}", summary: "Remove a collaborator (owner), or leave the tree (the collaborator)", credentials: "required", ok: { status: 204, description: "Removed" }, errors: [404] },
   { method: "get", path: "/trees/{treeId}/cards", summary: "The tree's cards in tree order", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, description: "Tree order" }, errors: [404] },
   { method: "post", path: "/trees/{treeId}/cards", summary: "Create a card", credentials: "required", body: { schema: "CreateCardInput", required: true }, ok: { status: 201, schema: "Card", description: "The new card" }, errors: [404, 422] },
-  { method: "put", path: "/trees/{treeId}/cards/{cardId}", summary: "Change a card's content, position or parent (other fields are ignored)", credentials: "required", body: { schema: "UpdateCardInput", required: true }, ok: { status: 200, schema: "Card", description: "The card, updated" }, errors: [404] },
-  { method: "delete", path: "/trees/{treeId}/cards/{cardId}", summary: "Move a card and its subtree to the tree's trash", credentials: "required", ok: { status: 200, schema: "Deleted", description: "The ids removed" }, errors: [404] },
+  { method: "put", path: "/trees/{treeId}/cards/{cardId}", summary: "Change a card's content, position or parent (other fields are ignored); If-Match or __v makes it conditional", credentials: "required", body: { schema: "UpdateCardInput", required: true }, ifMatch: true, ok: { status: 200, schema: "Card", description: "The card, updated" }, errors: [404, 409] },
+  { method: "delete", path: "/trees/{treeId}/cards/{cardId}", summary: "Move a card and its subtree to the tree's trash; If-Match makes it conditional", credentials: "required", ifMatch: true, ok: { status: 200, schema: "Deleted", description: "The ids removed" }, errors: [404, 409] },
+  { method: "get", path: "/trees/{treeId}/history", summary: "The tree's changes, newest first", credentials: "required", query: inputs.historyQuery, ok: { status: 200, schema: "HistoryEntry", list: true, description: "Newest first" }, errors: [404] },
+  { method: "get", path: "/trees/{treeId}/cards/{cardId}/versions", summary: "A card's versions, newest first", credentials: "required", query: inputs.historyQuery.pick({ limit: true }), ok: { status: 200, schema: "CardVersion", list: true, description: "Newest first, as each change left it" }, errors: [404] },
+  { method: "get", path: "/trees/{treeId}/trash", summary: "The tree's deleted subtrees, newest first", credentials: "required", ok: { status: 200, schema: "TrashEntry", list: true, description: "Each by its root card" }, errors: [404] },
+  { method: "post", path: "/trees/{treeId}/restore", summary: "Bring the tree back to how it was after a revision, as a new change", credentials: "required", body: { schema: "RestoreTreeInput", required: true }, ok: { status: 200, schema: "Tree", description: "The tree, restored" }, errors: [404, 422] },
+  { method: "post", path: "/trees/{treeId}/cards/{cardId}/restore", summary: "Bring a deleted card back with the subtree deleted with it", credentials: "required", ok: { status: 200, schema: "Card", list: true, description: "The cards brought back, tree order" }, errors: [404, 422] },
   { method: "post", path: "/trees/{treeId}/cards/seed", summary: "Import Markdown or JSON under parentId, all or nothing", credentials: "required", body: { schema: "SeedInput", required: true }, ok: { status: 201, schema: "Card", list: true, description: "The created cards, tree order" }, errors: [404, 422] },
   { method: "get", path: "/export/{treeId}.{format}", summary: "Download the tree, or part of it, as a file", credentials: "optional", query: exportQuerySchema, ok: { status: 200, export: true, description: "The file, as an attachment named after the tree" }, errors: [404, 422] },
   { method: "get", path: "/openapi.json", summary: "This document", credentials: "optional", ok: { status: 200, schema: "document", description: "OpenAPI 3.1" }, errors: [] },
@@ -218,6 +232,9 @@ function operationObject(op: Operation) {
   }
   if (op.ok.status === 200 && "etag" in op.ok && op.ok.etag) {
     parameters.push({ name: "If-None-Match", in: "header", required: false, description: "the ETag of an earlier answer: 304 while it is current", schema: { type: "string" } });
+  }
+  if (op.ifMatch) {
+    parameters.push({ name: "If-Match", in: "header", required: false, description: 'the card\'s version as `"3"` (also `W/"3"`, `3`): 409 with details.current when it is not the current one', schema: { type: "string" } });
   }
   if (op.method !== "get" && !op.startsSession) {
     parameters.push({ name: "X-CSRF-Token", in: "header", required: false, description: "the User's `csrf`; required with a cookie session", schema: { type: "string" } });

@@ -59,7 +59,11 @@ export class NotFoundError extends DomainError {
 }
 
 export class ConflictError extends DomainError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** What the caller needs to try again (SPEC §10: the card as it now is); sent as `details`. */
+    readonly details?: Record<string, unknown>,
+  ) {
     super("conflict", message);
   }
 }

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { FONT_SIZES, THEMES } from "./preferences.js";
+import { changeKinds } from "./changes.js";
 import { publicUrl, recordId, userId } from "./schemas.js";
 
 /** ISO 8601 UTC with milliseconds, as every record's timestamps are written. */
@@ -67,6 +68,28 @@ export const collaboratorRecord = z.object({
 });
 
 export const publicTreeView = z.object({ tree: treeRecord, cards: z.array(cardRecord).describe("tree order") });
+
+export const historyEntry = z.object({
+  revision: z.int().min(1),
+  at: timestamp,
+  userId: userId.nullable().describe("null: the operator, through the command line"),
+  kind: z.enum(changeKinds),
+  cardIds: z.array(recordId).describe("the cards it touched"),
+});
+
+export const cardVersionRecord = z.object({
+  __v: z.int().min(0),
+  content: z.string(),
+  at: timestamp,
+  userId: userId.nullable(),
+});
+
+export const trashEntry = z.object({
+  card: cardRecord.describe("the root of the deleted subtree, as it was deleted"),
+  count: z.int().min(1).describe("cards deleted with it, itself included"),
+  at: timestamp.describe("when it was deleted"),
+  userId: userId.nullable().describe("who deleted it; null when unknown (history pruned) or the operator"),
+});
 
 export const deletedCards = z.object({
   deleted: z.array(recordId).describe("the card and its whole subtree, now in the tree's trash"),

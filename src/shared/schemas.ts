@@ -62,10 +62,36 @@ export const createCardInput = z.object({
 });
 
 /** Only these fields of a card can change; others in the body are ignored (Backbone sends all). */
+/** A card's version (`__v`) a conditional write expects (SPEC §10). */
+export const cardVersion = z.int().min(0);
+
 export const updateCardInput = z.object({
   content: content.optional(),
   position: position.optional(),
   parentId: recordId.nullable().optional(),
+  __v: cardVersion.optional(),
+});
+
+/** Query parameters arrive as strings (REST) or numbers (GraphQL); both must be whole numbers. */
+const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess(
+    (value) => (typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value),
+    z
+      .int({ message: `must be a whole number from ${min} to ${max}` })
+      .min(min, { message: `must be a whole number from ${min} to ${max}` })
+      .max(max, { message: `must be a whole number from ${min} to ${max}` }),
+  );
+
+/** Most changes or versions one history answer holds. */
+export const HISTORY_PAGE_MAX = 500;
+
+export const historyQuery = z.object({
+  before: wholeNumber(1).optional().describe("only revisions below this one (the page after the last one seen)"),
+  limit: wholeNumber(1, HISTORY_PAGE_MAX).optional().describe("at most this many (default 50)"),
+});
+
+export const restoreTreeInput = z.object({
+  revision: wholeNumber(1).describe("bring the tree back to how it was after this revision"),
 });
 
 export const createTreeInput = z.object({

@@ -7,22 +7,27 @@
  * The backup never takes the directory's lock and never writes to it.
  *
  * Across files, a record may refer only to records that are in the backup: files are
- * captured in the order sessions, trees, cards, users, so each file is captured before the
- * ones its records refer to (a session before its user, a tree before its owner and its
- * cards). Cards captured without their tree (a tree created after its capture) are what a
- * crash during tree creation leaves, and the store sweeps them when it opens the restored
- * directory.
+ * captured in the order sessions, trees, cards, change log, users, so each file is captured
+ * before the ones its records refer to (a session before its user, a tree before its owner
+ * and its cards). The change log comes after the cards and trees because it is their redo
+ * log (change-log.ts): it may hold changes the captured cards lack, which the store applies
+ * when it opens the restored directory, but never lacks one they hold. Cards captured
+ * without their tree are what a crash during tree creation leaves, and the store sweeps
+ * them at open.
  */
 import { chmod, copyFile, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { CHANGE_LOG, repairChangeLogText } from "./change-log.js";
 import { repairDatafileText } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { openPrivate, PRIVATE_DIR } from "./file-modes.js";
 import { syncDirectory, writeFileSynced } from "./nedb-recovery.js";
 
 /** Capture order; see the module comment. */
-const CAPTURE_ORDER = ["sessions", "trees", "cards", "users"] as const;
+const CAPTURE_ORDER = ["sessions.db", "trees.db", "cards.db", CHANGE_LOG, "users.db"] as const;
+/** Backups made before the change log existed lack it. */
+const OPTIONAL = new Set<string>([CHANGE_LOG]);
 const SETTINGS = "settings.json";
 const MANIFEST = "BACKUP.json";
 
@@ -32,7 +37,9 @@ interface Captured {
   droppedBytes: number;
 }
 
-async function capture(file: string): Promise<{ text: string; droppedBytes: number }> {
+const repairDatafile = (text: string) => repairDatafileText(text).text;
+
+async function capture(file: string, repair: (text: string) => string): Promise<{ text: string; droppedBytes: number }> {
   let handle;
   try {
     handle = await open(file, "r");
@@ -50,8 +57,8 @@ async function capture(file: string): Promise<{ text: string; droppedBytes: numb
       read += bytesRead;
     }
     const text = bytes.subarray(0, read).toString("utf8");
-    const repaired = repairDatafileText(text);
-    return { text: repaired.text, droppedBytes: Buffer.byteLength(text) - Buffer.byteLength(repaired.text) };
+    const repaired = repair(text);
+    return { text: repaired, droppedBytes: Buffer.byteLength(text) - Buffer.byteLength(repaired) };
   } finally {
     await handle.close();
   }
@@ -73,14 +80,14 @@ export async function backupDataDir(dataDir: string, targetDir: string): Promise
   await chmod(targetDir, PRIVATE_DIR);
   const captured: Captured[] = [];
   for (const name of CAPTURE_ORDER) {
-    const { text, droppedBytes } = await capture(path.join(dataDir, `${name}.db`));
+    const { text, droppedBytes } = await capture(path.join(dataDir, name), name === CHANGE_LOG ? repairChangeLogText : repairDatafile);
     captured.push({ name, text, droppedBytes });
   }
-  for (const { name, text } of captured) await writeFileSynced(path.join(targetDir, `${name}.db`), text);
+  for (const { name, text } of captured) await writeFileSynced(path.join(targetDir, name), text);
   // The secret keys session cookies: without it, restored sessions would not open.
   await writeFileSynced(path.join(targetDir, SETTINGS), await readFile(path.join(dataDir, SETTINGS)));
   const report: BackupReport = {
-    files: captured.map((c) => ({ name: `${c.name}.db`, bytes: Buffer.byteLength(c.text), droppedBytes: c.droppedBytes })),
+    files: captured.map((c) => ({ name: c.name, bytes: Buffer.byteLength(c.text), droppedBytes: c.droppedBytes })),
   };
   await writeFileSynced(path.join(targetDir, MANIFEST), JSON.stringify({ createdAt: new Date().toISOString(), ...report }, null, 2));
   await syncDirectory(targetDir);
@@ -98,8 +105,13 @@ export async function restoreDataDir(backupDir: string, dataDir: string): Promis
   await mkdir(dataDir, { recursive: true, mode: PRIVATE_DIR });
   const unlock = await lockDataDir(dataDir);
   try {
-    const names = [...CAPTURE_ORDER.map((n) => `${n}.db`), SETTINGS];
+    const names = [...CAPTURE_ORDER, SETTINGS];
     for (const name of names) {
+      if (OPTIONAL.has(name) && !existsSync(path.join(backupDir, name))) {
+        // Nothing to restore: no log beside the restored records either.
+        await rm(path.join(dataDir, name), { force: true });
+        continue;
+      }
       const staged = path.join(dataDir, `${name}.restoring`);
       await copyFile(path.join(backupDir, name), staged);
       const handle = await openPrivate(staged, "r+");
@@ -107,6 +119,7 @@ export async function restoreDataDir(backupDir: string, dataDir: string): Promis
       await handle.close();
     }
     for (const name of names) {
+      if (!existsSync(path.join(dataDir, `${name}.restoring`))) continue;
       await rename(path.join(dataDir, `${name}.restoring`), path.join(dataDir, name));
       // A compaction's leftover would otherwise stand beside the restored file.
       await rm(path.join(dataDir, `${name}~`), { force: true });

@@ -38,7 +38,17 @@ const SLICE_MS = 8;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export class DatafileCompactor {
+/** A file the compaction schedule looks after. */
+export interface Compactable {
+  readonly file: string;
+  /** Whether the file has grown enough, by `policy`, to be rewritten. */
+  due(policy: CompactionPolicy): boolean;
+  compact(): Promise<unknown>;
+  /** Resolves once no compaction is running. */
+  idle(): Promise<void>;
+}
+
+export class DatafileCompactor implements Compactable {
   /** Lines appended since the last compaction: how much of the file is superseded. */
   appendedLines = 0;
   private running: Promise<CompactionStats> | null = null;
@@ -51,6 +61,10 @@ export class DatafileCompactor {
   /** Live records, from NeDB's primary index. */
   liveRecords(): number {
     return this.db.getAllData().length;
+  }
+
+  due(policy: CompactionPolicy): boolean {
+    return this.appendedLines >= policy.minAppendedLines && this.appendedLines >= policy.garbageRatio * this.liveRecords();
   }
 
   /** Rewrites the datafile with one line per live record; one run at a time. */
@@ -163,7 +177,7 @@ export const DEFAULT_COMPACTION_POLICY: CompactionPolicy = { checkIntervalMs: 60
  * datafile at a time. Returns a stop function that waits for a running compaction.
  */
 export function scheduleCompaction(
-  compactors: readonly DatafileCompactor[],
+  compactors: readonly Compactable[],
   policy: CompactionPolicy,
   onError: (err: unknown, file: string) => void,
 ): () => Promise<void> {
@@ -173,8 +187,7 @@ export function scheduleCompaction(
     busy = true;
     try {
       for (const compactor of compactors) {
-        if (compactor.appendedLines < policy.minAppendedLines) continue;
-        if (compactor.appendedLines < policy.garbageRatio * compactor.liveRecords()) continue;
+        if (!compactor.due(policy)) continue;
         await compactor.compact().catch((err) => onError(err, compactor.file));
       }
     } finally {

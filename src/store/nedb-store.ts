@@ -20,6 +20,8 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import Datastore from "nedb-promises";
 import type { Change } from "../shared/changes.js";
+import { ConflictError } from "../shared/errors.js";
+import { ChangeLog, ChangeLogUndoError } from "./change-log.js";
 import type { StoredCard, StoredUser, Tree } from "../shared/records.js";
 import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
@@ -29,6 +31,7 @@ import {
   DatafileCompactor,
   DEFAULT_COMPACTION_POLICY,
   scheduleCompaction,
+  type Compactable,
   type CompactionPolicy,
   type CompactionStats,
   type NedbInternals,
@@ -47,7 +50,7 @@ import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.j
 
 type Doc = Record<string, unknown>;
 
-export const COLLECTIONS = ["users", "trees", "cards", "sessions", "changes"] as const;
+export const COLLECTIONS = ["users", "trees", "cards", "sessions"] as const;
 type Collection = (typeof COLLECTIONS)[number];
 
 const require = createRequire(import.meta.url);
@@ -63,8 +66,13 @@ interface Original extends NedbInternals {
   };
   executor: NedbInternals["executor"] & { processBuffer(): void };
   _resetIndexes(docs?: Doc[]): void;
+  _updateIndexes(modifications: { oldDoc: Doc; newDoc: Doc }[]): void;
+  _insertMultipleDocsInCache(docs: Doc[]): void;
   stopAutocompaction(): void;
   compactDatafileAsync(): Promise<void>;
+}
+interface IndexUndo {
+  revertUpdate(modifications: { oldDoc: Doc; newDoc: Doc }[]): void;
 }
 // Called on the wrapped datastore itself: through nedb-promises' proxy, these methods'
 // own property writes are refused.
@@ -188,10 +196,10 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const trees = open("trees");
   const cards = open("cards");
   const sessions = open("sessions");
-  const changes = open("changes");
-  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, changes };
-  const all = [users, trees, cards, sessions, changes];
+  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions };
+  const all = [users, trees, cards, sessions];
   for (const name of COLLECTIONS) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
+  const changeLog = await ChangeLog.open(dataDir, log, options.faults);
   // After the load, which creates missing datafiles with the umask's mode.
   await tightenDirectory(dataDir);
 
@@ -201,16 +209,24 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   await cards.ensureIndex({ fieldName: "treeId" });
   await cards.ensureIndex({ fieldName: "parentId" });
   await sessions.ensureIndex({ fieldName: "userId" });
-  await changes.ensureIndex({ fieldName: "treeId" });
   // An index created just now (a new data directory) is NeDB's own AVL tree.
   for (const db of all) useHashIndexes(original(db));
 
+  await recoverFromChangeLog(changeLog, trees, cards, log);
   await sweepCardsWithoutTree(trees, cards, log);
+  const compaction = options.compaction ?? DEFAULT_COMPACTION_POLICY;
   const stopCompaction = scheduleCompaction(
-    [...compactors.values()],
-    options.compaction ?? DEFAULT_COMPACTION_POLICY,
+    [...compactors.values(), logCompactor(changeLog)],
+    compaction,
     (err, file) => log("compaction failed; the datafile is unchanged", { file: path.basename(file), error: String(err) }),
   );
+
+  /** Puts the store in its failed state: every call throws from now on. */
+  const fail = (message: string, fields: Record<string, unknown>) => {
+    failure = new StoreFailedError(`${message}: ${JSON.stringify(fields)}`);
+    status = "failed";
+    log(`the store failed: ${message}`, fields);
+  };
 
   const read = <T>(promise: Promise<T>): Promise<T> => {
     if (failure) throw failure;
@@ -222,6 +238,10 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     compactNow: async () => {
       const stats: Record<string, CompactionStats> = {};
       for (const [name, compactor] of compactors) stats[name] = await compactor.compact();
+      const started = performance.now();
+      await changeLog.compact();
+      const ms = performance.now() - started;
+      stats.changes = { records: -1, queueHeldMs: ms, longestSliceMs: ms, totalMs: ms };
       return stats;
     },
     users: {
@@ -250,9 +270,12 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       removeWithCards: async (id) => {
         // The tree first: a crash in between leaves cards of no tree, which nobody can
         // reach and the next open sweeps, never a tree with part of its cards.
+        // Marked in the log first, so that an open after a crash finishes the deletion
+        // instead of applying the tree's changes again.
+        if (failure) throw failure;
+        await changeLog.treeRemoved(id);
         await trees.remove({ _id: id }, {});
         await cards.remove({ treeId: id }, { multi: true });
-        await changes.remove({ treeId: id }, { multi: true });
       },
     },
     cards: {
@@ -293,58 +316,66 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       },
     },
     changes: {
-      // A first cut: the change, then its cards, then the tree, each its own append. Not
-      // yet atomic across the three files; the durable log replaces this.
       commit: async (change, tree) => {
-        const key = `${change.treeId}:${change.revision}`;
-        await changes.insert({ ...change, _id: key } as unknown as Doc);
+        if (failure) throw failure;
+        if (changeLog.latestRevision(change.treeId) >= change.revision) {
+          throw new ConflictError("The tree changed meanwhile; try again.");
+        }
+        let entry;
         try {
-          const known = new Set(change.before.map((card) => card._id));
-          const created = change.after.filter((card) => !known.has(card._id));
-          if (created.length === 1) await cards.insert(unframed(created[0]));
-          else if (created.length > 1) {
-            const batch = newBatch(created.length);
-            await cards.insert(created.map((card) => ({ ...unframed(card), batch })));
-          }
-          for (const card of change.after) if (known.has(card._id)) await cards.update({ _id: card._id }, unframed(card));
-          await trees.update({ _id: tree._id }, tree, { upsert: true });
+          entry = await changeLog.append(change, tree);
         } catch (err) {
-          await changes.remove({ _id: key }, {}).catch(() => {});
+          if (err instanceof ChangeLogUndoError) fail("a failed append to the change log could not be undone", { error: String(err) });
+          else log("a write failed and was undone", { collection: "changes", error: String(err) });
           throw err;
         }
-      },
-      since: async (treeId, since, limit) =>
-        (await read(changes.find({ treeId, revision: { $gt: since } }).sort({ revision: 1 }).limit(limit))).map(asChange),
-      history: async (treeId, { before, limit }) =>
-        (
-          await read(
-            changes
-              .find(before === undefined ? { treeId } : { treeId, revision: { $lt: before } })
-              .sort({ revision: -1 })
-              .limit(limit),
-          )
-        ).map(asChange),
-      ofCard: async (treeId, cardId, limit) =>
-        (
-          await read(
-            changes
-              .find({ treeId, $or: [{ "after._id": cardId }, { "before._id": cardId }] })
-              .sort({ revision: -1 })
-              .limit(limit),
-          )
-        ).map(asChange),
-      prune: async (olderThan) => {
-        const latest = new Map<string, number>();
-        for (const doc of original(changes).getAllData()) {
-          const treeId = doc.treeId as string;
-          latest.set(treeId, Math.max(latest.get(treeId) ?? 0, doc.revision as number));
+        let cardsApplied = false;
+        try {
+          await putMany(cards, change.after);
+          cardsApplied = true;
+          await putMany(trees, [tree]);
+        } catch (err) {
+          // Nothing of a change that failed may stay visible: its cards go back to how
+          // they were and the log says it did not happen.
+          try {
+            if (cardsApplied) await revertCards(cards, change);
+            await changeLog.abort(entry);
+          } catch (undoError) {
+            fail("a failed change could not be undone", { error: String(err), undoError: String(undoError) });
+          }
+          throw err;
         }
-        const old = original(changes)
-          .getAllData()
-          .filter((doc) => (doc.at as string) < olderThan && latest.get(doc.treeId as string) !== doc.revision)
-          .map((doc) => doc._id as string);
-        if (old.length > 0) await changes.remove({ _id: { $in: old } }, { multi: true });
-        return old.length;
+        changeLog.applied(entry);
+      },
+      since: async (treeId, since, limit) => {
+        if (failure) throw failure;
+        const entries = changeLog.entries(treeId).filter((entry) => entry.revision > since);
+        return (await changeLog.read(entries.slice(0, limit))).map((logged) => logged.change);
+      },
+      history: async (treeId, { before, limit }) => {
+        if (failure) throw failure;
+        const entries = changeLog.entries(treeId).filter((entry) => before === undefined || entry.revision < before);
+        return (await changeLog.read(entries.slice(-limit).reverse())).map((logged) => logged.change);
+      },
+      ofCard: async (treeId, cardId, limit) => {
+        if (failure) throw failure;
+        const found: Change[] = [];
+        // Newest first; a change that touched many cards is read to see whether this is one.
+        const candidates = changeLog
+          .entries(treeId)
+          .filter((entry) => entry.cardIds === null || entry.cardIds.includes(cardId))
+          .reverse();
+        for (let i = 0; i < candidates.length && found.length < limit; i += 32) {
+          for (const { change } of await changeLog.read(candidates.slice(i, i + 32))) {
+            const touches = (card: StoredCard) => card._id === cardId;
+            if (found.length < limit && (change.after.some(touches) || change.before.some(touches))) found.push(change);
+          }
+        }
+        return found;
+      },
+      prune: async (olderThan) => {
+        if (failure) throw failure;
+        return changeLog.prune(olderThan);
       },
     },
     sessions: {
@@ -369,6 +400,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       // NeDB's compaction is queued after every pending write, so this also flushes; it
       // leaves one line per record for a fast next start. A failed store is left as it is.
       if (!failure) await Promise.all(all.map((db) => original(db).compactDatafileAsync()));
+      await changeLog.close();
       status = "closed";
       // NeDB's own compaction above wrote new files with the umask's mode.
       await tightenDirectory(dataDir).catch((err) => log("could not make the data files private", { error: String(err) }));
@@ -377,9 +409,81 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   };
 }
 
-function asChange(doc: Doc): Change {
-  const { _id: _key, ...change } = doc;
-  return change as unknown as Change;
+/**
+ * Creates or replaces each record, in NeDB's memory and in one append, as NeDB's own update
+ * does (so the adapter's append hook undoes a failed one). Several records are framed as a
+ * batch, so a crash mid-append leaves none of them on the next open.
+ */
+function putMany(db: Datastore<Doc>, records: readonly object[]): Promise<void> {
+  if (records.length === 0) return Promise.resolve();
+  const nedb = original(db);
+  return nedb.executor.pushAsync(async () => {
+    const modifications: { oldDoc: Doc; newDoc: Doc }[] = [];
+    const inserts: Doc[] = [];
+    for (const record of records) {
+      const doc = structuredClone(unframed(record));
+      const old = (nedb.indexes._id as unknown as HashIndex).getMatching(doc._id)[0];
+      if (old) modifications.push({ oldDoc: old, newDoc: doc });
+      else inserts.push(doc);
+    }
+    nedb._updateIndexes(modifications);
+    try {
+      nedb._insertMultipleDocsInCache(inserts);
+    } catch (err) {
+      for (const index of Object.values(nedb.indexes)) (index as unknown as IndexUndo).revertUpdate(modifications);
+      throw err;
+    }
+    const docs = [...modifications.map((m) => m.newDoc), ...inserts];
+    const batch = docs.length > 1 ? newBatch(docs.length) : null;
+    await nedb.persistence.persistNewStateAsync(batch ? docs.map((doc) => ({ ...doc, batch })) : docs);
+  });
+}
+
+/** Puts a change's cards back as they were before it: the touched ones restored, the created ones removed. */
+async function revertCards(cards: Datastore<Doc>, change: Change): Promise<void> {
+  await putMany(cards, change.before);
+  const known = new Set(change.before.map((card) => card._id));
+  const created = change.after.filter((card) => !known.has(card._id)).map((card) => card._id);
+  if (created.length > 0) await cards.remove({ _id: { $in: created } }, { multi: true });
+}
+
+/**
+ * At open: finishes the deletion of trees the log says were deleted, and applies again
+ * every logged change past the revision its tree's record holds (a crash between the log
+ * and the datafiles). Changes carry whole records, so this is safe to repeat.
+ */
+async function recoverFromChangeLog(changeLog: ChangeLog, trees: Datastore<Doc>, cards: Datastore<Doc>, log: RepairLog): Promise<void> {
+  const stored = new Map(original(trees).getAllData().map((t) => [t._id as string, t]));
+  const deleted = [...changeLog.removedTrees].filter((id) => stored.has(id));
+  if (deleted.length > 0) {
+    await trees.remove({ _id: { $in: deleted } }, { multi: true });
+    log("finished deleting trees a crash interrupted", { trees: deleted.length });
+  }
+  let replayed = 0;
+  for (const treeId of changeLog.treeIds()) {
+    const revision = (stored.get(treeId)?.revision as number | undefined) ?? 0;
+    const missing = changeLog.entries(treeId).filter((entry) => entry.revision > revision);
+    for (const { change, tree } of await changeLog.read(missing)) {
+      await putMany(cards, change.after);
+      await putMany(trees, [tree]);
+      replayed++;
+    }
+  }
+  if (replayed > 0) log("applied logged changes a crash kept from the datafiles", { changes: replayed });
+}
+
+/**
+ * The change log as one more file for the compaction schedule: rewritten once lines that no
+ * longer count (deleted trees, aborted or pruned changes) are at least half of it and at
+ * least 256 bytes per line the policy asks of a datafile.
+ */
+function logCompactor(changeLog: ChangeLog): Compactable {
+  return {
+    file: changeLog.file,
+    due: (policy) => changeLog.wantsCompaction(Math.max(1 << 20, policy.minAppendedLines * 256)),
+    compact: () => changeLog.compact(),
+    idle: () => changeLog.idle(),
+  };
 }
 
 /** Replaces any NeDB index (built by `ensureIndex`) with a hash index on the same field. */

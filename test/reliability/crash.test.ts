@@ -35,6 +35,63 @@ describe("a SIGKILL", () => {
     expectValidTree(after);
   }, 60_000);
 
+  it("mid-edits: after the restart the change log and the cards agree, and no answered edit is lost", async () => {
+    server = await startTestServer({ env: { LOG: "off" } });
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { seed: bigSeed(8, "card") });
+    const cards = await cardsOf(alice, tree._id);
+    // One writer per card, each saving its own numbered edits with the version it last saw;
+    // one more creating and deleting cards, so that every kind of change is in flight.
+    let stopped = false;
+    const answered = new Map<string, number>();
+    const writers = cards.map(async (card, i) => {
+      let version = card.__v;
+      for (let n = 1; !stopped; n++) {
+        const res = await alice
+          .put(`/api/trees/${tree._id}/cards/${card._id}`, { content: `w${i} edit ${n}` }, { "if-match": `"${version}"` })
+          .catch(() => null);
+        if (res?.status !== 200) return;
+        version = res.body.__v;
+        answered.set(card._id, n);
+      }
+    });
+    const churn = (async () => {
+      while (!stopped) {
+        const made = await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 99, content: "churn" }).catch(() => null);
+        if (made?.status !== 201) return;
+        if ((await alice.delete(`/api/trees/${tree._id}/cards/${made.body._id}`).catch(() => null))?.status !== 200) return;
+      }
+    })();
+    await sleep(1500);
+    await server.kill();
+    stopped = true;
+    await Promise.all([...writers, churn]);
+    expect([...answered.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(20);
+
+    server = await startTestServer({ dataDir: server.dataDir, env: { LOG: "off" } });
+    const api = new Api(server.url, alice.credentials);
+    const after = await cardsOf(api, tree._id);
+    for (const [i, card] of cards.entries()) {
+      const now = after.find((c) => c._id === card._id)!;
+      const n = answered.get(card._id) ?? 0;
+      // The answered edit, or the one in flight when the kill came (applied, never answered).
+      expect([`w${i} edit ${n}`, `w${i} edit ${n + 1}`]).toContain(now.content);
+    }
+    // Every change in the log is in the cards, and every card's state is a change in the log.
+    const revision = (await api.get("/api/trees")).body.find((t: any) => t._id === tree._id).revision;
+    const history: any[] = [];
+    for (let page = await api.get(`/api/trees/${tree._id}/history?limit=500`); page.body.length > 0; ) {
+      history.push(...page.body);
+      page = await api.get(`/api/trees/${tree._id}/history?limit=500&before=${page.body.at(-1).revision}`);
+    }
+    expect(history.map((c: any) => c.revision)).toEqual(Array.from({ length: revision }, (_, k) => revision - k));
+    for (const card of after) {
+      const [latest] = (await api.get(`/api/trees/${tree._id}/cards/${card._id}/versions?limit=1`)).body;
+      expect(latest).toMatchObject({ __v: card.__v, content: card.content });
+    }
+    expectValidTree(after);
+  }, 60_000);
+
   it("mid-import leaves all of the import or none of it", async () => {
     server = await startTestServer({ env: { LOG: "off" } });
     const alice = await buildUser(server.url);

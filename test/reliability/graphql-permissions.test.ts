@@ -48,6 +48,22 @@ const cases: Case[] = [
     public: members("ok", "ok", "null"),
   },
   {
+    name: "tree(id) with history, trash and card versions",
+    op: async (f) => ({
+      query: "query($id: ID!) { tree(id: $id) { history { revision kind } trash { count } cards { versions { version } } } }",
+      variables: { id: f.tree._id },
+      field: "tree",
+    }),
+    private: members("ok", "null", "null"),
+    public: members("ok", "ok", "null"),
+  },
+  {
+    name: "restoreTree",
+    op: async (f) => ({ query: "mutation($id: ID!) { restoreTree(id: $id, revision: 1) { revision } }", variables: { id: f.tree._id }, field: "restoreTree" }),
+    private: write,
+    public: write,
+  },
+  {
     name: "trees",
     op: async () => ({ query: "{ trees { name } }", variables: {}, field: "trees" }),
     private: { owner: "ok", collaborator: "ok", other: "ok", anonymous: "unauthenticated" },

@@ -55,6 +55,48 @@ describe("a write the disk refuses (injected ENOSPC, half the bytes written)", (
   }, 60_000);
 });
 
+describe("a change whose log append or tree write the disk refuses", () => {
+  it("answers 5xx and leaves no trace in the cards, the tree's revision or its history, before and after a restart", async () => {
+    const control = path.join(os.tmpdir(), `cardtree-fault-log-${process.pid}-${Date.now()}`);
+    const env = { LOG: "off", CARDTREE_FAULTS_FILE: control };
+    server = await startTestServer({ env });
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { seed: "# kept\n\n# second" });
+    const [kept, second] = await cardsOf(alice, tree._id);
+    const state = async (api: Api) => ({
+      cards: await cardsOf(api, tree._id),
+      tree: (await api.get("/api/trees")).body.find((t: any) => t._id === tree._id),
+      history: (await api.get(`/api/trees/${tree._id}/history`)).body,
+    });
+    const before = await state(alice);
+
+    // The log's append fails (half of the line written), then the tree's, after the cards'.
+    for (const collection of ["changes", "trees"]) {
+      writeFileSync(control, `enospc ${collection}`);
+      const edited = await alice.put(`/api/trees/${tree._id}/cards/${kept._id}`, { content: "phantom edit" });
+      expect(edited.status, collection).toBeGreaterThanOrEqual(500);
+      writeFileSync(control, `enospc ${collection}`);
+      const deleted = await alice.delete(`/api/trees/${tree._id}/cards/${second._id}`);
+      expect(deleted.status, collection).toBeGreaterThanOrEqual(500);
+      writeFileSync(control, `enospc ${collection}`);
+      const imported = await alice.post(`/api/trees/${tree._id}/cards/seed`, { parentId: null, seed: bigSeed(50, "phantom") });
+      expect(imported.status, collection).toBeGreaterThanOrEqual(500);
+      expect(await state(alice), collection).toEqual(before);
+    }
+    const after = await buildCard(alice, tree._id, { content: "written after the failures", position: 7 });
+
+    await server.kill();
+    server = await startTestServer({ dataDir: server.dataDir, env });
+    const api = new Api(server.url, alice.credentials);
+    const restarted = await state(api);
+    expect(restarted.cards.map((c) => c.content)).toEqual(["# kept", "# second", "written after the failures"]);
+    expect(restarted.tree.revision).toBe(before.tree.revision + 1);
+    expect(restarted.history.slice(1)).toEqual(before.history);
+    expect(restarted.history[0]).toMatchObject({ kind: "card.create", cardIds: [after._id] });
+    rmSync(control, { force: true });
+  }, 60_000);
+});
+
 describe("a failed write that cannot be undone", () => {
   it("puts the store in its failed state: every call 500, /healthz and /readyz 503; a restart recovers", async () => {
     const control = path.join(os.tmpdir(), `cardtree-fault-stuck-${process.pid}-${Date.now()}`);
@@ -154,15 +196,55 @@ describe("what a crash leaves at the end of a datafile", () => {
     expectValidTree(cards);
   }, 120_000);
 
-  it("cards whose tree never got written (a crash inside tree creation) are swept at open", async () => {
+  it("a tree whose record never got written (a crash inside tree creation) is rebuilt from the change log", async () => {
     server = await startTestServer({ env: { LOG: "off" } });
     const alice = await buildUser(server.url);
     const kept = await buildTree(alice, { name: "kept", seed: "# a" });
     const lost = await buildTree(alice, { name: "lost", seed: "# b\n\n# c" });
     await server.kill();
-    // The state a kill between the two appends leaves: the cards, not the tree.
+    // The state a kill between the cards' append and the tree's leaves: the change is in
+    // the log, its cards in cards.db, the tree record not yet written.
     const treesFile = path.join(server.dataDir, "trees.db");
     writeFileSync(treesFile, readFileSync(treesFile, "utf8").split("\n").filter((l) => !l.includes(lost._id)).join("\n"));
+    server = await startTestServer({ dataDir: server.dataDir, env: { LOG: "off" } });
+    expect(server.output.join("\n")).toMatch(/applied logged changes a crash kept from the datafiles.*"changes":1/);
+    const api = new Api(server.url, alice.credentials);
+    expect((await cardsOf(api, lost._id)).map((c) => c.content)).toEqual(["# b", "# c"]);
+    expect((await cardsOf(api, kept._id)).map((c) => c.content)).toEqual(["# a"]);
+  }, 60_000);
+
+  it("an edit in the change log that never reached cards.db and trees.db is applied at open", async () => {
+    server = await startTestServer({ env: { LOG: "off" } });
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { name: "edited", seed: "# first" });
+    const [card] = await cardsOf(alice, tree._id);
+    expect((await alice.put(`/api/trees/${tree._id}/cards/${card._id}`, { content: "# final" })).status).toBe(200);
+    await server.kill();
+    // A kill right after the log's append: the card's and the tree's last lines not written.
+    for (const [name, id] of [["cards.db", card._id], ["trees.db", tree._id]]) {
+      const file = path.join(server.dataDir, name);
+      const lines = readFileSync(file, "utf8").split("\n");
+      const last = lines.map((l) => l.includes(id)).lastIndexOf(true);
+      writeFileSync(file, lines.filter((_, i) => i !== last).join("\n"));
+    }
+    server = await startTestServer({ dataDir: server.dataDir, env: { LOG: "off" } });
+    expect(server.output.join("\n")).toMatch(/applied logged changes a crash kept from the datafiles.*"changes":1/);
+    const api = new Api(server.url, alice.credentials);
+    expect(await cardsOf(api, tree._id)).toMatchObject([{ content: "# final", __v: 1 }]);
+    expect((await api.get("/api/trees")).body.find((t: any) => t._id === tree._id).revision).toBe(2);
+  }, 60_000);
+
+  it("cards of a tree neither the trees nor the change log know are swept at open", async () => {
+    server = await startTestServer({ env: { LOG: "off" } });
+    const alice = await buildUser(server.url);
+    const kept = await buildTree(alice, { name: "kept", seed: "# a" });
+    const lost = await buildTree(alice, { name: "lost", seed: "# b\n\n# c" });
+    await server.kill();
+    // Cards left by a data directory from before the change log, or restored without it.
+    for (const name of ["trees.db", "changes.log"]) {
+      const file = path.join(server.dataDir, name);
+      writeFileSync(file, readFileSync(file, "utf8").split("\n").filter((l) => !l.includes(lost._id)).join("\n"));
+    }
     server = await startTestServer({ dataDir: server.dataDir, env: { LOG: "off" } });
     expect(server.output.join("\n")).toMatch(/removed cards of trees that do not exist.*"cards":2/);
     expect((await cardsOf(new Api(server.url, alice.credentials), kept._id)).map((c) => c.content)).toEqual(["# a"]);

@@ -62,6 +62,10 @@ const cases: Case[] = [
     private: ok(201),
     public: ok(201),
   },
+  { name: "GET history", call: (a, f) => a.get(`/api/trees/${f.tree._id}/history`), private: ok(200), public: { owner: 200, collaborator: 200, other: 200, anonymous: 401 } },
+  { name: "GET card versions", call: (a, f) => a.get(`/api/trees/${f.tree._id}/cards/${f.card._id}/versions`), private: ok(200), public: { owner: 200, collaborator: 200, other: 200, anonymous: 401 } },
+  { name: "GET trash", call: (a, f) => a.get(`/api/trees/${f.tree._id}/trash`), private: ok(200), public: { owner: 200, collaborator: 200, other: 200, anonymous: 401 } },
+  { name: "POST restore tree", call: (a, f) => a.post(`/api/trees/${f.tree._id}/restore`, { revision: 1 }), private: ok(200), public: ok(200) },
   {
     name: "GET export",
     call: (a, f) => a.get(`/api/export/${f.tree._id}.txt`),

@@ -1,0 +1,243 @@
+/**
+ * History (SPEC §10), read from the change log: a tree's changes, a card's versions, the
+ * trash; and the two restores, each one new change, so nothing is ever erased (restoring
+ * can itself be undone by restoring the revision before it).
+ *
+ * Choices the SPEC leaves open (docs/architecture.md, "History"):
+ * - Restoring a tree brings back its cards (content, position, parent, trashed or not) and
+ *   its name and `latex` as they were after that revision. Collaborators and `publicUrl`
+ *   are access, not content: they stay as they are now.
+ * - Restoring a deleted card brings back the subtree deleted with it (the cards trashed at
+ *   the same moment under it). Its place: where it was when its parent is alive; otherwise
+ *   last among the children of its nearest live ancestor, or last in the first column.
+ */
+import type { z } from "zod";
+import type { Change } from "../shared/changes.js";
+import { NotFoundError } from "../shared/errors.js";
+import { now } from "../shared/ids.js";
+import type { cardVersionRecord, historyEntry, trashEntry } from "../shared/record-schemas.js";
+import type { StoredCard, Tree } from "../shared/records.js";
+import { historyQuery, parseInput, restoreTreeInput } from "../shared/schemas.js";
+import { walkTreeOrder, childrenByParent } from "../shared/tree-order.js";
+import { positionAfter, withinCardAllowance } from "./card-batches.js";
+import { assertCardIdSyntax } from "./cards.js";
+import { commitChange } from "./changes.js";
+import type { DomainContext } from "./context.js";
+import type { Actor } from "./policy.js";
+import { presentCard } from "./presenters.js";
+import { loadTree, withTree } from "./trees.js";
+
+/** Changes (or versions) in one answer unless `limit` says otherwise. */
+export const HISTORY_PAGE = 50;
+
+export type HistoryEntry = z.infer<typeof historyEntry>;
+export type CardVersion = z.infer<typeof cardVersionRecord>;
+export type TrashEntry = z.infer<typeof trashEntry>;
+
+function cardIdsOf(change: Change): string[] {
+  const ids = new Set<string>();
+  for (const card of change.after) ids.add(card._id);
+  for (const card of change.before) ids.add(card._id);
+  return [...ids];
+}
+
+/**
+ * The tree's changes, newest first: those below `before` (all when absent), at most `limit`.
+ * @throws ValidationError, and the policy's errors (404 for a tree the actor cannot read).
+ */
+export async function treeHistory(ctx: DomainContext, actor: Actor | null, treeId: string, query: unknown): Promise<HistoryEntry[]> {
+  const { before, limit } = parseInput(historyQuery, query);
+  const tree = await loadTree(ctx, actor, treeId, "read");
+  const changes = await ctx.store.changes.history(tree._id, { before, limit: limit ?? HISTORY_PAGE });
+  return changes.map((change) => ({
+    revision: change.revision,
+    at: change.at,
+    userId: change.userId,
+    kind: change.kind,
+    cardIds: cardIdsOf(change),
+  }));
+}
+
+/**
+ * A card's versions, newest first, as the changes that touched it left it (live or trashed).
+ * @throws ValidationError, NotFoundError (no such card in the tree) and the policy's errors.
+ */
+export async function cardVersions(
+  ctx: DomainContext,
+  actor: Actor | null,
+  treeId: string,
+  cardId: string,
+  query: unknown = {},
+): Promise<CardVersion[]> {
+  assertCardIdSyntax(cardId);
+  const { limit } = parseInput(historyQuery.pick({ limit: true }), query);
+  const tree = await loadTree(ctx, actor, treeId, "read");
+  const card = await ctx.store.cards.byId(cardId);
+  if (!card || card.treeId !== tree._id) throw new NotFoundError("Card");
+  const changes = await ctx.store.changes.ofCard(tree._id, cardId, limit ?? HISTORY_PAGE);
+  return changes.flatMap((change) => {
+    const after = change.after.find((c) => c._id === cardId);
+    return after ? [{ __v: after.__v ?? 0, content: after.content, at: change.at, userId: change.userId }] : [];
+  });
+}
+
+/** The roots of deleted subtrees: trashed cards whose parent was not trashed with them. */
+function deletedSubtrees(trashed: readonly StoredCard[]): { root: StoredCard; members: StoredCard[] }[] {
+  const byId = new Map(trashed.map((card) => [card._id, card]));
+  const deletedWithParent = (card: StoredCard) => {
+    const parent = card.parentId === null ? undefined : byId.get(card.parentId);
+    return parent !== undefined && parent.trashed === card.trashed;
+  };
+  const byParent = childrenByParent(trashed.filter(deletedWithParent));
+  return trashed
+    .filter((card) => !deletedWithParent(card))
+    .map((root) => ({
+      root,
+      members: [root, ...walkTreeOrder(trashed, { rootId: root._id, includeRoot: false, byParent }).map((e) => e.card)],
+    }));
+}
+
+/**
+ * The tree's trash: each deleted subtree by its root card, newest first, with who deleted it.
+ * @throws ValidationError and the policy's errors.
+ */
+export async function treeTrash(ctx: DomainContext, actor: Actor | null, treeId: string): Promise<TrashEntry[]> {
+  const tree = await loadTree(ctx, actor, treeId, "read");
+  const subtrees = deletedSubtrees(await ctx.store.cards.trashedByTree(tree._id));
+  subtrees.sort((a, b) => (a.root.trashed! < b.root.trashed! ? 1 : a.root.trashed! > b.root.trashed! ? -1 : 0));
+  return Promise.all(
+    subtrees.map(async ({ root, members }) => {
+      // The last change that touched a trashed card is the one that trashed it.
+      const [deletion] = await ctx.store.changes.ofCard(tree._id, root._id, 1);
+      return { card: presentCard(root), count: members.length, at: root.trashed!, userId: deletion?.userId ?? null };
+    }),
+  );
+}
+
+/**
+ * Brings a deleted card back with the subtree deleted with it; resolves to those cards in
+ * tree order.
+ * @throws ValidationError, NotFoundError (no such card in the tree's trash),
+ *   LimitReachedError and the policy's errors.
+ */
+export async function restoreCard(ctx: DomainContext, actor: Actor, treeId: string, cardId: string): Promise<StoredCard[]> {
+  assertCardIdSyntax(cardId);
+  return withTree(ctx, actor, treeId, "write", async (tree) => {
+    const trashed = await ctx.store.cards.trashedByTree(tree._id);
+    const subtree = deletedSubtrees(trashed).find(({ members }) => members.some((c) => c._id === cardId));
+    if (!subtree) throw new NotFoundError("Card in the trash");
+    // A card deleted with its parent comes back with it: restoring it restores from that root.
+    const { root, members } = subtree;
+    const live = await ctx.store.cards.liveByTree(tree._id);
+    const liveIds = new Set(live.map((c) => c._id));
+    const all = new Map([...trashed, ...live].map((c) => [c._id, c]));
+    let parentId = root.parentId;
+    while (parentId !== null && !liveIds.has(parentId)) parentId = all.get(parentId)?.parentId ?? null;
+    const at = now();
+    const after = members.map((card) => {
+      const { trashed: _trashed, ...revived } = card;
+      return { ...revived, updatedAt: at } as StoredCard;
+    });
+    if (parentId !== root.parentId) {
+      after[0].parentId = parentId;
+      after[0].position = positionAfter(live.filter((c) => c.parentId === parentId));
+    }
+    return withinCardAllowance(ctx, tree.owner, after.length, async () => {
+      const { change } = await commitChange(ctx, actor, tree, { kind: "restore.card", before: members, after, at });
+      return change.after;
+    });
+  });
+}
+
+/** Whether two states of a card differ in what a restore brings back. */
+function differs(a: StoredCard, b: StoredCard): boolean {
+  return (
+    a.content !== b.content ||
+    a.position !== b.position ||
+    a.parentId !== b.parentId ||
+    (a.trashed === undefined) !== (b.trashed === undefined)
+  );
+}
+
+/**
+ * Brings the whole tree back to how it was after `revision`, as one new change: cards
+ * created since are trashed, cards deleted since revived, contents, positions and parents
+ * as they were; the name and latex too. Resolves to the tree as it now is.
+ * @throws ValidationError, NotFoundError (no such revision, or no longer kept),
+ *   LimitReachedError and the policy's errors.
+ */
+export async function restoreTree(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<Tree> {
+  const { revision } = parseInput(restoreTreeInput, input);
+  return withTree(ctx, actor, treeId, "write", async (tree) => {
+    const current = tree.revision ?? 0;
+    if (revision > current) throw new NotFoundError(`Revision ${revision} of this tree`);
+    const later = await ctx.store.changes.since(tree._id, revision, current - revision);
+    if (later.length !== current - revision || (later.length > 0 && later[0].revision !== revision + 1)) {
+      throw new NotFoundError(`Revision ${revision} of this tree (its history was pruned)`);
+    }
+    const cards = [...(await ctx.store.cards.liveByTree(tree._id)), ...(await ctx.store.cards.trashedByTree(tree._id))];
+    // Walk back from now: each later change undone, newest first.
+    const then = new Map<string, StoredCard | null>(cards.map((card) => [card._id, card]));
+    let thenTree: Tree = tree;
+    for (const change of [...later].reverse()) {
+      const before = new Map(change.before.map((card) => [card._id, card]));
+      for (const card of change.after) then.set(card._id, before.get(card._id) ?? null);
+      if (change.tree?.before) thenTree = change.tree.before;
+    }
+    const at = now();
+    const before: StoredCard[] = [];
+    const after: StoredCard[] = [];
+    let revived = 0;
+    let removed = 0;
+    for (const card of cards) {
+      const old = then.get(card._id);
+      // Created after that revision: to the trash.
+      const wanted: StoredCard = old ?? { ...card, trashed: card.trashed ?? at };
+      if (!differs(card, wanted)) continue;
+      const next: StoredCard = { ...card, content: wanted.content, position: wanted.position, parentId: wanted.parentId, updatedAt: at };
+      if (wanted.trashed === undefined) {
+        delete next.trashed;
+        if (card.trashed !== undefined) revived++;
+      } else if (card.trashed === undefined) {
+        next.trashed = at;
+        removed++;
+      }
+      before.push(card);
+      after.push(next);
+    }
+    const treeChanged = thenTree.name !== tree.name || thenTree.latex !== tree.latex;
+    let nextTree: Tree | undefined;
+    if (treeChanged) {
+      nextTree = { ...tree, name: thenTree.name, __v: tree.__v + 1 };
+      if (thenTree.latex === undefined) delete nextTree.latex;
+      else nextTree.latex = thenTree.latex;
+    }
+    const commit = async () =>
+      (await commitChange(ctx, actor, tree, { kind: "restore.tree", before, after, at, tree: nextTree })).tree;
+    return withinCardAllowance(ctx, tree.owner, Math.max(0, revived - removed), commit);
+  });
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * With `HISTORY_DAYS` set, drops changes older than that from the log now and then daily
+ * (never a tree's latest change, and never the current cards or trees). Returns the stop.
+ */
+export function scheduleHistoryPruning(ctx: DomainContext, log: (message: string, fields: Record<string, unknown>) => void): () => void {
+  const days = ctx.config.historyDays;
+  if (days < 0) return () => {};
+  const prune = () => {
+    const olderThan = new Date(Date.now() - days * DAY_MS).toISOString();
+    ctx.store.changes.prune(olderThan).then(
+      (dropped) => {
+        if (dropped > 0) log("pruned old changes from the history", { dropped, olderThan });
+      },
+      (err: unknown) => log("pruning the history failed", { error: String(err) }),
+    );
+  };
+  prune();
+  const timer = setInterval(prune, DAY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,35 @@
+/**
+ * History (SPEC §10): a tree's changes, a card's versions, the trash, and the restores.
+ */
+import { Router } from "express";
+import { requireUser } from "../auth/middleware.js";
+import { cardVersions, restoreCard, restoreTree, treeHistory, treeTrash } from "../domain/history.js";
+import { presentCard, presentTree } from "../domain/presenters.js";
+import type { RouteDeps } from "./deps.js";
+
+export function historyRoutes({ ctx, jsonLimit }: RouteDeps): Router {
+  const router = Router();
+
+  router.get("/trees/:treeId/history", async (req, res) => {
+    res.json(await treeHistory(ctx, requireUser(req), req.params.treeId, req.query));
+  });
+
+  router.get("/trees/:treeId/cards/:cardId/versions", async (req, res) => {
+    res.json(await cardVersions(ctx, requireUser(req), req.params.treeId, req.params.cardId, req.query));
+  });
+
+  router.get("/trees/:treeId/trash", async (req, res) => {
+    res.json(await treeTrash(ctx, requireUser(req), req.params.treeId));
+  });
+
+  router.post("/trees/:treeId/restore", jsonLimit, async (req, res) => {
+    res.json(presentTree(await restoreTree(ctx, requireUser(req), req.params.treeId, req.body ?? {})));
+  });
+
+  router.post("/trees/:treeId/cards/:cardId/restore", async (req, res) => {
+    const cards = await restoreCard(ctx, requireUser(req), req.params.treeId, req.params.cardId);
+    res.json(cards.map(presentCard));
+  });
+
+  return router;
+}

@@ -1,0 +1,107 @@
+import { appendFileSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Change } from "../shared/changes.js";
+import type { StoredCard, Tree } from "../shared/records.js";
+import { ChangeLog, CHANGE_LOG } from "./change-log.js";
+
+const quiet = () => {};
+const tree = (id: string, revision: number): Tree => ({
+  __v: 0,
+  revision,
+  _id: id,
+  createdAt: "2026-01-01T00:00:00.000Z",
+  updatedAt: "2026-01-01T00:00:00.000Z",
+  name: "t",
+  owner: "a".repeat(24),
+  users: ["a".repeat(24)],
+});
+const card = (id: string, content: string): StoredCard => ({
+  _id: id,
+  treeId: "t1",
+  parentId: null,
+  content,
+  position: 0,
+  createdAt: "2026-01-01T00:00:00.000Z",
+  updatedAt: "2026-01-01T00:00:00.000Z",
+});
+const change = (treeId: string, revision: number, at = "2026-01-01T00:00:00.000Z", cards = 1): Change => ({
+  treeId,
+  revision,
+  at,
+  userId: null,
+  kind: "card.update",
+  before: [],
+  after: Array.from({ length: cards }, (_, i) => card(`c${i}`, `r${revision}`)),
+});
+
+async function logWith(build: (log: ChangeLog) => Promise<void>): Promise<string> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "cardtree-log-"));
+  const log = await ChangeLog.open(dir, quiet);
+  await build(log);
+  await log.close();
+  return dir;
+}
+
+describe("the change log", () => {
+  it("reopens with what was applied, without aborted changes or deleted trees, and drops a torn tail", async () => {
+    const dir = await logWith(async (log) => {
+      for (const revision of [1, 2]) log.applied(await log.append(change("t1", revision), tree("t1", revision)));
+      await log.abort(await log.append(change("t1", 3), tree("t1", 3)));
+      log.applied(await log.append(change("t1", 3, undefined, 20), tree("t1", 3)));
+      log.applied(await log.append(change("t2", 1), tree("t2", 1)));
+      await log.treeRemoved("t2");
+    });
+    appendFileSync(path.join(dir, CHANGE_LOG), '{"t":"c","change":{"treeId":"t1","revi');
+    const messages: string[] = [];
+    const log = await ChangeLog.open(dir, (message) => messages.push(message));
+    expect(messages).toEqual(["change log repaired after a crash: dropped an unfinished write"]);
+    expect(log.entries("t1").map((e) => e.revision)).toEqual([1, 2, 3]);
+    expect(log.entries("t1")[2].cardIds).toBeNull();
+    expect(log.entries("t2")).toEqual([]);
+    expect([...log.removedTrees]).toEqual(["t2"]);
+    const [third] = await log.read([log.entries("t1")[2]]);
+    expect(third.change.after).toHaveLength(20);
+    await log.close();
+  });
+
+  it("compacts to the lines that count and prunes old changes but never a tree's latest", async () => {
+    const dir = await logWith(async (log) => {
+      for (let revision = 1; revision <= 50; revision++) {
+        const at = `2026-01-01T00:00:${String(revision).padStart(2, "0")}.000Z`;
+        log.applied(await log.append(change("t1", revision, at), tree("t1", revision)));
+        log.applied(await log.append(change("t2", revision, at), tree("t2", revision)));
+      }
+      await log.treeRemoved("t2");
+      const sizeBefore = statSync(log.file).size;
+      await log.compact();
+      expect(statSync(log.file).size).toBeLessThan(sizeBefore / 1.8);
+      expect(await log.prune("2026-01-01T00:00:45.000Z")).toBe(44);
+      expect(log.entries("t1").map((e) => e.revision)).toEqual([45, 46, 47, 48, 49, 50]);
+      log.applied(await log.append(change("t1", 51), tree("t1", 51)));
+    });
+    const log = await ChangeLog.open(dir, quiet);
+    expect(log.entries("t1").map((e) => e.revision)).toEqual([45, 46, 47, 48, 49, 50, 51]);
+    expect((await log.read(log.entries("t1").slice(-1)))[0].change.revision).toBe(51);
+    expect(readFileSync(log.file, "utf8")).toContain('"t":"removed","treeId":"t2"');
+    await log.close();
+  });
+
+  it("reads the right changes while a compaction renames a new file in", async () => {
+    await logWith(async (log) => {
+      for (let revision = 1; revision <= 200; revision++) {
+        log.applied(await log.append(change("t1", revision), tree("t1", revision)));
+        log.applied(await log.append(change("t2", revision), tree("t2", revision)));
+      }
+      await log.treeRemoved("t2");
+      const reads = Array.from({ length: 20 }, () => log.read(log.entries("t1")));
+      const compaction = log.compact();
+      const more = Array.from({ length: 20 }, () => log.read(log.entries("t1")));
+      await compaction;
+      for (const read of await Promise.all([...reads, ...more])) {
+        expect(read.map((logged) => logged.change.revision)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+      }
+    });
+  });
+});
