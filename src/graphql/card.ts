@@ -76,9 +76,7 @@ builder.mutationFields((t) => ({
     type: CardType,
     args: { input: t.arg({ type: CreateCardInput, required: true }) },
     resolve: async (_root, { input }, context) => {
-      const card = await createCard(context.domain, requireUser(context), input.treeId, input);
-      context.trees.forget(card.treeId);
-      return presentCard(card);
+      return presentCard(await createCard(context.domain, requireUser(context), input.treeId, input));
     },
   }),
   updateCard: t.field({
@@ -89,9 +87,7 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, validate: recordId }),
       input: t.arg({ type: UpdateCardInput, required: true }) },
     resolve: async (_root, args, context) => {
-      const card = await updateCard(context.domain, requireUser(context), args.treeId, args.id, args.input);
-      context.trees.forget(card.treeId);
-      return presentCard(card);
+      return presentCard(await updateCard(context.domain, requireUser(context), args.treeId, args.id, args.input));
     },
   }),
   deleteCard: t.idList({
@@ -100,11 +96,7 @@ builder.mutationFields((t) => ({
       treeId: t.arg.id({ required: true, validate: recordId }),
       id: t.arg.id({ required: true, validate: recordId }),
     },
-    resolve: async (_root, args, context) => {
-      const deleted = await deleteCard(context.domain, requireUser(context), args.treeId, args.id);
-      context.trees.forget(args.treeId);
-      return deleted;
-    },
+    resolve: (_root, args, context) => deleteCard(context.domain, requireUser(context), args.treeId, args.id),
   }),
   importSeed: t.field({
     type: [CardType],
@@ -114,7 +106,6 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: SeedInput, required: true }) },
     resolve: async (_root, args, context, info) => {
       const cards = await importSeed(context.domain, requireUser(context), args.treeId, args.input);
-      context.trees.forget(args.treeId);
       return context.budget.list(cards.map(presentCard), info);
     },
   }),

@@ -20,6 +20,7 @@
  */
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { createYoga } from "graphql-yoga";
+import { clientAddress } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
 import { NotFoundError } from "../shared/errors.js";
 import { jsonBody } from "../http/json-body.js";
@@ -67,7 +68,7 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = 
   return createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: "/graphql",
-    context: ({ req }) => createGraphQLContext(ctx, req.auth),
+    context: ({ req }) => createGraphQLContext(ctx, req.auth, clientAddress(req)),
     cors: false,
     landingPage: false,
     logging: false,
