@@ -14,7 +14,7 @@
  * it; so what is left of the execution finishes at once. `resultBudgetPlugin` then
  * answers the one error (src/graphql/yoga.ts).
  */
-import { getOperationAST, Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
+import { getOperationAST, Kind, type ExecutionResult, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
 import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { GraphQLLimits } from "../config.js";
 import { PayloadTooLargeError } from "../shared/errors.js";
@@ -58,6 +58,13 @@ export class ResultBudget {
 
   get spent(): boolean {
     return this.error !== null;
+  }
+
+  /** A fresh budget: for each event of a subscription, which is resolved like one request. */
+  reset(): void {
+    this.values = 0;
+    this.characters = 0;
+    this.error = null;
   }
 
   /**
@@ -107,6 +114,26 @@ export class ResultBudget {
  * where the budget ran out. A mutation's data is kept, since its writes happened.
  */
 export const resultBudgetPlugin: Plugin<GraphQLContext> = {
+  // A subscription resolves each event with the one request context: each event gets the
+  // whole budget afresh, or a long-lived stream would run out of it.
+  onSubscribe: ({ args }) => ({
+    onSubscribeResult: ({ result, setResult }) => {
+      if (!isAsyncIterable(result)) return;
+      const budget = args.contextValue.budget;
+      const source = result[Symbol.asyncIterator]();
+      const events: AsyncIterableIterator<ExecutionResult> = {
+        next: () => {
+          budget.reset();
+          return source.next();
+        },
+        return: () => source.return?.() ?? Promise.resolve({ done: true, value: undefined }),
+        [Symbol.asyncIterator]() {
+          return events;
+        },
+      };
+      setResult(events);
+    },
+  }),
   onExecute: ({ args }) => ({
     onExecuteDone: ({ result, setResult }) => {
       const budgetError = args.contextValue.budget.error;

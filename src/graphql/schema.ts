@@ -9,6 +9,7 @@ import "./card.js";
 import "./tree.js";
 import "./collaborator.js";
 import "./export-format.js";
+import "./tree-change.js";
 
 builder.queryType({ description: "Reads. Private records the caller cannot open read as null." });
 builder.mutationType({ description: "Every REST write. Anonymous callers get `unauthenticated`." });
