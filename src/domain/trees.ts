@@ -11,7 +11,7 @@ import { createTreeInput, parseInput, updateTreeInput } from "../shared/schemas.
 import { assertCardsFit, cardsFromSeed, withinCardAllowance } from "./card-batches.js";
 import { commitChange } from "./changes.js";
 import { parseSeedOffThread } from "./seed-limits.js";
-import { walkTreeOrder, type OrderedCard } from "../shared/tree-order.js";
+import { walkTreeOrder } from "../shared/tree-order.js";
 
 const MAX_NAME = 200;
 

@@ -87,9 +87,10 @@ export class SseReader {
   private async pump(body: ReadableStream<Uint8Array>): Promise<void> {
     const decoder = new TextDecoder();
     let buffer = "";
+    const reader = body.getReader();
     try {
-      for await (const chunk of body) {
-        buffer += decoder.decode(chunk, { stream: true });
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        buffer += decoder.decode(read.value, { stream: true });
         let end: number;
         while ((end = buffer.indexOf("\n\n")) >= 0) {
           const block = buffer.slice(0, end);
