@@ -48,6 +48,11 @@ export function eventRoutes({ ctx }: RouteDeps): Router {
   router.get("/trees/:treeId/events", async (req, res) => {
     const since = resumeFrom(req);
     const stream = await followTree(ctx, req.auth.user, req.params.treeId, { since, address: clientAddress(req) });
+    // Gone while the stream was being opened: nothing will tell it later.
+    if (req.socket.destroyed) {
+      stream.end("closed");
+      return;
+    }
     const sse = hub.start(req, res, RETRY_MS);
     sse.onClose(() => stream.end("closed"));
     const send = (event: LiveEvent) =>
