@@ -300,4 +300,19 @@ describe("GraphQL subscription treeChanged", () => {
     const notNumber = await subscribe(owner, { t: fixture.tree._id, s: "abc" });
     expect(notNumber.status).toBe(400);
   });
+
+  it("is held to the operation limits like a query", async () => {
+    const tree = await buildTree(owner);
+    const deep = `subscription ($t: ID!) { treeChanged(treeId: $t) { cards { ${"children { ".repeat(15)}id${" }".repeat(15)} } } }`;
+    const reply = await SseReader.open(
+      server.url,
+      "/graphql",
+      { accept: "text/event-stream", "content-type": "application/json", ...auth(owner) },
+      "POST",
+      JSON.stringify({ query: deep, variables: { t: tree._id } }),
+    );
+    const refusal = reply.status === 200 ? (await reply.waitFor(1, "next"))[0] : reply.json;
+    expect(refusal.errors[0].extensions.code).toBe("invalid_request");
+    expect(refusal.errors[0].message).toContain("depth limit");
+  });
 });
