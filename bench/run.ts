@@ -9,7 +9,8 @@
  * profile names src/ files) and prints its hottest functions. Both flags may also be given
  * to npm (`npm run bench --quick`), which passes them on as npm_config_quick and _profile.
  * `--hostile` runs only the hostile-traffic scenario (an honest writer's latency while one
- * client sends each attack of issue 12 in turn).
+ * client sends each attack of issue 12 in turn). `--live` stops after the reads and the
+ * live streams (SSE fan-out and idle memory, issue 14).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -23,6 +24,7 @@ import { hasCommand, pinSelfToLoadCore, ROOT, startPinned } from "./processes.js
 import { summariseProfile } from "./profile-summary.js";
 import { Report } from "./report.js";
 import { fileScenarios } from "./scenarios/files.js";
+import { liveScenarios } from "./scenarios/live.js";
 import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
@@ -38,6 +40,8 @@ const quick = flag("quick");
 /** `--hostile`: only the hostile-traffic scenario (issue 12). */
 const hostileOnly = flag("hostile");
 const profile = flag("profile");
+/** `--live`: only the reads (after a write included) and the live streams (issue 14). */
+const liveOnly = flag("live");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -96,7 +100,8 @@ async function main(): Promise<void> {
       profile
         ? [process.execPath, "--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", "src/main.ts"]
         : [process.execPath, "dist/server.mjs"],
-    env: { DATA_DIR: dataDir },
+    // The live scenario opens 1,000 streams as one user.
+    env: { DATA_DIR: dataDir, LIVE_STREAMS_PER_USER: "5000" },
     logFile: path.join(workDir, "server.log"),
     readyPath: "/healthz",
   });
@@ -127,6 +132,15 @@ async function main(): Promise<void> {
     connections: settings.readConnections,
     rounds: settings.rounds,
   });
+
+  console.log("Live streams...");
+  await liveScenarios({ report, server, writer, treeId: smallTree, streams: 200, idleStreams: 1000, rounds: quick ? 30 : 100 });
+  if (liveOnly) {
+    await server.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
 
   console.log("Writes (wrk)...");
   await writeScenarios({

@@ -49,6 +49,25 @@ export interface Config {
   };
   /** What one /graphql request may ask for (docs/graphql.md, "Limits"). */
   graphql: GraphQLLimits;
+  /** Live streams: SSE and GraphQL subscriptions (docs/reliability.md, "Live streams"). */
+  live: LiveLimits;
+}
+
+export interface LiveLimits {
+  /** Streams one signed-in user may hold open at once. */
+  perUser: number;
+  /** Anonymous streams one client address may hold open at once. */
+  perAddress: number;
+  /** Streams open on the server at once, from everyone. */
+  total: number;
+  /** A reader further behind than this many changes gets `reset` instead of a replay. */
+  maxBacklog: number;
+  /** Between two comment lines on an idle SSE stream, so proxies keep it open. */
+  heartbeatMs: number;
+  /** Bytes an SSE reader may leave unread in its socket before it is dropped. */
+  bufferBytes: number;
+  /** Events a stream may hold for a reader that is not taking them before it is dropped. */
+  queueEvents: number;
 }
 
 export interface GraphQLLimits {
@@ -149,6 +168,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         timeMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_LIMIT_MS, 100, "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"), "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"),
         perSecondMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS, 100, "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"), "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"),
       },
+    },
+    live: {
+      perUser: atLeast(0, integer(env.LIVE_STREAMS_PER_USER, 16, "LIVE_STREAMS_PER_USER"), "LIVE_STREAMS_PER_USER"),
+      perAddress: atLeast(0, integer(env.LIVE_STREAMS_PER_ADDRESS, 32, "LIVE_STREAMS_PER_ADDRESS"), "LIVE_STREAMS_PER_ADDRESS"),
+      total: atLeast(0, integer(env.LIVE_STREAMS_TOTAL, 10_000, "LIVE_STREAMS_TOTAL"), "LIVE_STREAMS_TOTAL"),
+      maxBacklog: atLeast(0, integer(env.LIVE_MAX_BACKLOG, 1000, "LIVE_MAX_BACKLOG"), "LIVE_MAX_BACKLOG"),
+      heartbeatMs: atLeast(100, integer(env.LIVE_HEARTBEAT_MS, 20_000, "LIVE_HEARTBEAT_MS"), "LIVE_HEARTBEAT_MS"),
+      bufferBytes: atLeast(1024, integer(env.LIVE_BUFFER_BYTES, 1024 * 1024, "LIVE_BUFFER_BYTES"), "LIVE_BUFFER_BYTES"),
+      queueEvents: atLeast(1, integer(env.LIVE_QUEUE_EVENTS, 256, "LIVE_QUEUE_EVENTS"), "LIVE_QUEUE_EVENTS"),
     },
   };
 }

@@ -71,6 +71,8 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
       (closing ??= (async () => {
         lifecycle = "stopping";
         stopPruning();
+        // Live streams never finish on their own; they end now, so their connections close.
+        ctx.live.closeAll();
         if (config.timeouts.shutdownDelayMs > 0) {
           await new Promise((resolve) => setTimeout(resolve, config.timeouts.shutdownDelayMs));
         }

@@ -12,7 +12,7 @@ import type { StoredCard, Tree } from "../shared/records.js";
 import { createCardInput, parseInput, updateCardInput } from "../shared/schemas.js";
 import { assertCardsFit, withinCardAllowance } from "./card-batches.js";
 import { commitChange } from "./changes.js";
-import { loadTree, orderedCardsOfTree, withTree } from "./trees.js";
+import { loadTree, withTree } from "./trees.js";
 import { childrenByParent, walkTreeOrder } from "../shared/tree-order.js";
 
 export function assertCardIdSyntax(cardId: string): void {
@@ -21,11 +21,6 @@ export function assertCardIdSyntax(cardId: string): void {
       { path: "cardId", message: "must be 24 characters of a-z and 0-9" },
     ]);
   }
-}
-
-/** A tree's live cards in tree order; the caller has authorised the read. */
-export async function cardsOfTree(ctx: DomainContext, tree: Tree): Promise<StoredCard[]> {
-  return (await orderedCardsOfTree(ctx, tree)).map((e) => e.card);
 }
 
 /**

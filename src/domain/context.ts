@@ -1,6 +1,7 @@
 /**
  * What every domain command needs: the store, the configuration, the password hasher, the
- * per-tree and per-owner write locks and the per-tree revisions. Built once at start-up and handed to both
+ * per-tree and per-owner write locks, the change feed and what follows it (the read model,
+ * the trees' latest revisions, live streams). Built once at start-up and handed to both
  * transports.
  */
 import type { Config } from "../config.js";
@@ -10,6 +11,8 @@ import type { Exporter, SeedParser } from "./ports/formats.js";
 import type { Store } from "./ports/store.js";
 import { KeyedLock } from "./keyed-lock.js";
 import { PasswordHasher } from "./passwords.js";
+import { LiveStreams } from "./live.js";
+import { ReadModel } from "./read-model.js";
 import { TreeRevisions } from "./tree-revisions.js";
 
 export interface DomainContext {
@@ -24,23 +27,31 @@ export interface DomainContext {
   treeLocks: KeyedLock;
   /** Held by writes that add cards to a user's trees while they count against the user's limit. */
   ownerLocks: KeyedLock;
-  /** Moved by `withTree` after every write, for readers that cache what they derive. */
+  /** Each tree's latest revision as the feed published it. */
   treeRevisions: TreeRevisions;
+  /** Whole trees as both transports read them, kept current from the feed. */
+  readModel: ReadModel;
+  /** Open live streams (SSE and GraphQL subscriptions), their limits. */
+  live: LiveStreams;
 }
 
 export function createDomainContext(store: Store, config: Config, formats: SeedParser & Exporter): DomainContext {
+  const feed = new LocalChangeFeed();
+  const treeLocks = new KeyedLock();
   return {
     store,
     config,
     seeds: formats,
     exporter: formats,
-    feed: new LocalChangeFeed(),
+    feed,
     hasher: new PasswordHasher(config.limits.concurrentHashes, {
       perKey: config.limits.hashesPerAddress,
       queue: config.limits.hashQueue,
     }),
-    treeLocks: new KeyedLock(),
+    treeLocks,
     ownerLocks: new KeyedLock(),
-    treeRevisions: new TreeRevisions(),
+    treeRevisions: new TreeRevisions(feed),
+    readModel: new ReadModel({ store, feed, treeLocks }),
+    live: new LiveStreams(config.live),
   };
 }

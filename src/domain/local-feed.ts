@@ -14,8 +14,15 @@ export class LocalChangeFeed implements ChangeFeed {
   constructor(private readonly onListenerError: (err: unknown) => void = () => {}) {}
 
   publish(change: Change): void {
-    const notice: ChangeNotice = { treeId: change.treeId, revision: change.revision, change };
-    for (const listener of [...this.everyTree, ...(this.byTree.get(change.treeId) ?? [])]) {
+    this.deliver({ treeId: change.treeId, revision: change.revision, change });
+  }
+
+  publishRemoval(treeId: string, revision: number): void {
+    this.deliver({ treeId, revision, removed: true });
+  }
+
+  private deliver(notice: ChangeNotice): void {
+    for (const listener of [...this.everyTree, ...(this.byTree.get(notice.treeId) ?? [])]) {
       try {
         listener(notice);
       } catch (err) {

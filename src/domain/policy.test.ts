@@ -61,6 +61,10 @@ const matrix: Record<TreeAction, { private: Record<Who, true | string>; public: 
     private: { owner: "403", collaborator: true, stranger: "404", anonymous: "401" },
     public: { owner: "403", collaborator: true, stranger: "404", anonymous: "401" },
   },
+  watch: {
+    private: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+    public: { owner: true, collaborator: true, stranger: true, anonymous: true },
+  },
 };
 
 const errorFor: Record<string, new (...args: never[]) => Error> = {

@@ -24,7 +24,9 @@ export type TreeAction =
   /** Read a tree through its public address (`/api/public/:publicUrl`, GraphQL `publicTree`). */
   | "readPublic"
   /** Remove oneself from the tree's collaborators. */
-  | "leave";
+  | "leave"
+  /** Follow the tree's changes live (SSE, GraphQL subscription): reading, and public trees for anyone. */
+  | "watch";
 
 /**
  * Who is acting: a signed-in user, or the operator of the machine through the CLI (the
@@ -61,6 +63,7 @@ const PUBLIC_ACTIONS: Record<TreeAction, { user: boolean; anonymous: boolean }> 
   clonePublic: { user: true, anonymous: false },
   readPublic: { user: true, anonymous: true },
   leave: { user: false, anonymous: false },
+  watch: { user: true, anonymous: true },
 };
 
 /** Whether `actor` (null: anonymous) may do `action` to `tree`. */

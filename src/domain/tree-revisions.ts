@@ -1,21 +1,31 @@
 /**
- * An in-process revision number per tree, moved after every write to the tree or its
- * cards. Whatever is derived from a tree's cards and kept between requests (the serialized
- * cards response of src/rest/cards-json-cache.ts) is valid only for the revision it was
- * read at. The tree's `updatedAt` cannot serve: it has millisecond resolution, so two
- * writes in one millisecond would share it, and `__v` deliberately ignores card changes.
- * One process owns a data directory (data/LOCK), so an in-process counter sees every write.
+ * Each tree's latest revision as the change feed has published it, for caches that must
+ * tell, without reading the store, whether what they derived from a tree record is still
+ * current (the GraphQL result cache). Revisions are the trees' own (SPEC §10), committed
+ * with every change; this only remembers the last one heard per tree.
  */
-export class TreeRevisions {
-  private readonly revisions = new Map<string, number>();
+import type { ChangeFeed } from "./ports/change-feed.js";
 
-  /** The tree's revision now. Read it BEFORE reading the cards it will label. */
-  current(treeId: string): number {
-    return this.revisions.get(treeId) ?? 0;
+const REMOVED = -1;
+
+export class TreeRevisions {
+  private readonly latest = new Map<string, number>();
+
+  constructor(feed: ChangeFeed) {
+    feed.subscribeAll((notice) => {
+      if (notice.removed) this.latest.set(notice.treeId, REMOVED);
+      else if (notice.revision > (this.latest.get(notice.treeId) ?? 0)) this.latest.set(notice.treeId, notice.revision);
+    });
   }
 
-  /** Called once a write's records are in the store (never before: see `withTree`). */
-  bump(treeId: string): void {
-    this.revisions.set(treeId, this.current(treeId) + 1);
+  /**
+   * Whether `revision`, read from the tree's record in the store, is still the tree's. A tree
+   * the feed has said nothing of since start is where the store had it, so any revision read
+   * from the store is current; one owner process per data directory (data/LOCK) means the
+   * feed hears every change.
+   */
+  isCurrent(treeId: string, revision: number): boolean {
+    const latest = this.latest.get(treeId);
+    return latest === undefined || latest === revision;
   }
 }

@@ -11,7 +11,7 @@ import { createTreeInput, parseInput, updateTreeInput } from "../shared/schemas.
 import { assertCardsFit, cardsFromSeed, withinCardAllowance } from "./card-batches.js";
 import { commitChange } from "./changes.js";
 import { parseSeedOffThread } from "./seed-limits.js";
-import { walkTreeOrder, type OrderedCard } from "../shared/tree-order.js";
+import { walkTreeOrder } from "../shared/tree-order.js";
 
 const MAX_NAME = 200;
 
@@ -35,10 +35,8 @@ export async function loadTree(ctx: DomainContext, actor: Actor | null, treeId: 
 
 /**
  * Runs `change` under the tree's write lock with the tree freshly loaded and authorised.
- * Every write to a tree or its cards passes here, so this is where the tree's revision
- * moves: after the change has reached the store, so that a reader who sees the new
- * revision also sees the new records; and also when the change failed part-way, since a
- * spurious bump costs only one cache miss.
+ * Every write to a tree or its cards passes here; it moves the tree's revision through
+ * `commitChange` (changes.ts).
  */
 export function withTree<T>(
   ctx: DomainContext,
@@ -48,13 +46,7 @@ export function withTree<T>(
   change: (tree: Tree) => Promise<T>,
 ): Promise<T> {
   assertTreeIdSyntax(treeId);
-  return ctx.treeLocks.run(treeId, async () => {
-    try {
-      return await change(await loadTree(ctx, actor, treeId, action));
-    } finally {
-      ctx.treeRevisions.bump(treeId);
-    }
-  });
+  return ctx.treeLocks.run(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
 }
 
 /** Trees the actor can open, most recently updated first. */
@@ -120,6 +112,7 @@ export async function updateTree(ctx: DomainContext, actor: Actor, treeId: strin
 export async function deleteTree(ctx: DomainContext, actor: Actor, treeId: string): Promise<void> {
   await withTree(ctx, actor, treeId, "administer", async (tree) => {
     await ctx.store.trees.removeWithCards(tree._id);
+    ctx.feed.publishRemoval(tree._id, tree.revision ?? 0);
   });
 }
 
@@ -175,19 +168,4 @@ export async function clonePublicTree(ctx: DomainContext, actor: Actor, idOrUrl:
 export async function findPublicTree(ctx: DomainContext, actor: Actor | null, publicUrl: string): Promise<Tree> {
   const tree = PUBLIC_URL.test(publicUrl) ? await ctx.store.trees.byPublicUrl(publicUrl) : null;
   return authorizeTree(actor, "readPublic", tree);
-}
-
-/** A tree's live cards in tree order, each with its depth; the caller has authorised the read. */
-export async function orderedCardsOfTree(ctx: DomainContext, tree: Tree): Promise<OrderedCard<StoredCard>[]> {
-  return walkTreeOrder(await ctx.store.cards.liveByTree(tree._id));
-}
-
-/** A public tree and its live cards in tree order with their depths, for anyone. */
-export async function publicTree(
-  ctx: DomainContext,
-  actor: Actor | null,
-  publicUrl: string,
-): Promise<{ tree: Tree; ordered: OrderedCard<StoredCard>[] }> {
-  const tree = await findPublicTree(ctx, actor, publicUrl);
-  return { tree, ordered: await orderedCardsOfTree(ctx, tree) };
 }

@@ -76,9 +76,7 @@ builder.mutationFields((t) => ({
     type: CardType,
     args: { input: t.arg({ type: CreateCardInput, required: true }) },
     resolve: async (_root, { input }, context) => {
-      const card = await createCard(context.domain, requireUser(context), input.treeId, input);
-      context.trees.forget(card.treeId);
-      return presentCard(card);
+      return presentCard(await createCard(context.domain, requireUser(context), input.treeId, input));
     },
   }),
   updateCard: t.field({
@@ -91,10 +89,9 @@ builder.mutationFields((t) => ({
       version: t.arg.int({ validate: cardVersion, description: "The card's version you read; a stale one is `conflict` (the card as it is in extensions.details.current)." }),
     },
     resolve: async (_root, args, context) => {
-      const version = args.version ?? undefined;
-      const card = await updateCard(context.domain, requireUser(context), args.treeId, args.id, args.input, { version });
-      context.trees.forget(card.treeId);
-      return presentCard(card);
+      return presentCard(
+        await updateCard(context.domain, requireUser(context), args.treeId, args.id, args.input, { version: args.version ?? undefined }),
+      );
     },
   }),
   deleteCard: t.idList({
@@ -104,12 +101,8 @@ builder.mutationFields((t) => ({
       id: t.arg.id({ required: true, validate: recordId }),
       version: t.arg.int({ validate: cardVersion, description: "The card's version you read; a stale one is `conflict`." }),
     },
-    resolve: async (_root, args, context) => {
-      const version = args.version ?? undefined;
-      const deleted = await deleteCard(context.domain, requireUser(context), args.treeId, args.id, { version });
-      context.trees.forget(args.treeId);
-      return deleted;
-    },
+    resolve: (_root, args, context) =>
+      deleteCard(context.domain, requireUser(context), args.treeId, args.id, { version: args.version ?? undefined }),
   }),
   importSeed: t.field({
     type: [CardType],
@@ -119,7 +112,6 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: SeedInput, required: true }) },
     resolve: async (_root, args, context, info) => {
       const cards = await importSeed(context.domain, requireUser(context), args.treeId, args.input);
-      context.trees.forget(args.treeId);
       return context.budget.list(cards.map(presentCard), info);
     },
   }),

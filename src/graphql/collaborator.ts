@@ -38,11 +38,7 @@ builder.mutationFields((t) => ({
       treeId: t.arg.id({ required: true, validate: recordId }),
       input: t.arg({ type: AddCollaboratorInput, required: true }),
     },
-    resolve: async (_root, args, context) => {
-      const added = await addCollaborator(context.domain, requireUser(context), args.treeId, args.input);
-      context.trees.forget(args.treeId);
-      return added;
-    },
+    resolve: (_root, args, context) => addCollaborator(context.domain, requireUser(context), args.treeId, args.input),
   }),
   removeCollaborator: t.id({
     description: "Removes a collaborator (owner), or leaves the tree (a collaborator removing themself). Returns the user id.",
@@ -52,7 +48,6 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, context) => {
       await removeCollaborator(context.domain, requireUser(context), args.treeId, args.userId);
-      context.trees.forget(args.treeId);
       return args.userId;
     },
   }),

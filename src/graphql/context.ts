@@ -1,15 +1,15 @@
 /**
- * What every resolver gets: the domain context, who is calling (settled by the HTTP
- * middleware shared with /api), the request's cache of loaded trees, the record of
- * which trees the result was computed from (for the result cache), and what the request
- * may still resolve (its budget).
+ * What every resolver gets: the domain context (its store noting what the request reads,
+ * for the result cache), who is calling (settled by the HTTP middleware shared with /api)
+ * and from where, the request's view of whole trees (from the shared read model), and
+ * what the request may still resolve (its budget).
  */
 import type { Auth } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
 import { UnauthenticatedError } from "../shared/errors.js";
 import type { StoredUser } from "../shared/records.js";
 import { budgetLimits, ResultBudget } from "./result-budget.js";
-import { ResultDependencies } from "./result-dependencies.js";
+import { ResultDependencies, watchedStore } from "./result-dependencies.js";
 import { TreeCards } from "./tree-cards.js";
 
 export interface GraphQLContext {
@@ -17,8 +17,10 @@ export interface GraphQLContext {
   user: StoredUser | null;
   /** The cookie session's CSRF token, "" for basic credentials (the User's `csrf`). */
   csrf: string;
+  /** The client's address, for the live streams' limits. */
+  address: string;
   trees: TreeCards;
-  /** Resolvers record here each tree they read, before reading it. */
+  /** What the request's store reads depended on, noted by the store itself. */
   dependencies: ResultDependencies;
   /** Resolvers count here the records and text they return. */
   budget: ResultBudget;
@@ -28,20 +30,27 @@ export interface GraphQLContext {
 
 /** `address`: the client's, as the per-address limits count it (`clientAddress`). */
 export function createGraphQLContext(domain: DomainContext, auth: Auth, address: string): GraphQLContext {
-  const dependencies = new ResultDependencies(domain.treeRevisions);
+  const dependencies = new ResultDependencies();
+  const watched: DomainContext = { ...domain, store: watchedStore(domain.store, dependencies) };
   return {
-    domain,
+    domain: watched,
     user: auth.user,
     csrf: auth.session?.csrf ?? "",
-    trees: new TreeCards(domain, auth.user, dependencies),
+    address,
+    trees: new TreeCards(watched, auth.user),
     dependencies,
     budget: new ResultBudget(budgetLimits(domain.config.graphql, auth.user !== null)),
     anonymousAddress: auth.user ? null : address,
   };
 }
 
-/** The signed-in user. @throws UnauthenticatedError for an anonymous call. */
+/**
+ * The signed-in user's record. What a field makes of it (email, limit, favourites) is not
+ * tracked by any tree revision, so the result is not cached.
+ * @throws UnauthenticatedError for an anonymous call.
+ */
 export function requireUser(context: GraphQLContext): StoredUser {
+  context.dependencies.untracked();
   if (!context.user) throw new UnauthenticatedError();
   return context.user;
 }

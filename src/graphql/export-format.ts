@@ -49,7 +49,6 @@ builder.objectField(TreeType, "export", (t) =>
     resolve: async (tree, { format, ...given }, context) => {
       // An explicit null means the same as leaving the flag out.
       const query = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== null && value !== undefined));
-      context.dependencies.tree(tree._id);
       const result = await exportTreeAs(context.domain, context.user, tree._id, format, query);
       const body = typeof result.body === "string" ? result.body : Buffer.from(result.body).toString("utf8");
       return { body, contentType: result.contentType, filename: result.filename };

@@ -78,9 +78,7 @@ builder.mutationFields((t) => ({
     description: "Brings the tree back to how it was after `revision`, as a new change (nothing is erased).",
     args: { id: t.arg.id({ required: true, validate: recordId }), revision: t.arg.int({ required: true }) },
     resolve: async (_root, args, context) => {
-      const tree = await restoreTree(context.domain, requireUser(context), args.id, { revision: args.revision });
-      context.trees.forget(tree._id);
-      return presentTree(tree);
+      return presentTree(await restoreTree(context.domain, requireUser(context), args.id, { revision: args.revision }));
     },
   }),
   restoreCard: t.field({
@@ -89,7 +87,6 @@ builder.mutationFields((t) => ({
     args: { treeId: t.arg.id({ required: true, validate: recordId }), id: t.arg.id({ required: true, validate: recordId }) },
     resolve: async (_root, args, context, info) => {
       const cards = await restoreCard(context.domain, requireUser(context), args.treeId, args.id);
-      context.trees.forget(args.treeId);
       return context.budget.list(cards.map(presentCard), info);
     },
   }),

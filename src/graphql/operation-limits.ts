@@ -22,6 +22,7 @@ import {
   Kind,
   type DocumentNode,
   type FieldNode,
+  type GraphQLError,
   type FragmentDefinitionNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -183,28 +184,46 @@ function checkOperation(
   return fields;
 }
 
-/** The yoga plugin. */
+/**
+ * The checks of one operation (a query, mutation or subscription) before anything runs.
+ * @returns the refusal to answer instead, or undefined to go on.
+ */
+async function refusalFor(
+  args: { document: DocumentNode; operationName?: string | null; schema: GraphQLSchema; variableValues?: Record<string, unknown> | null; contextValue: unknown },
+  config: Config,
+  seeds: SeedParser,
+): Promise<GraphQLError | undefined> {
+  const operation = getOperationAST(args.document, args.operationName);
+  if (!operation) return undefined;
+  const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
+  // Bad variables: execution reports them as it always did.
+  if (coerced.errors) return undefined;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of args.document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  try {
+    const variables = args.variableValues ?? {};
+    const fields = checkOperation(args.schema, args.document, operation, fragments, variables, args.contextValue as object, config.graphql);
+    if (operation.operation === "mutation") await checkImportTotals(seedsOf(args.schema, fields, coerced.coerced), config, seeds);
+  } catch (error) {
+    if (error instanceof ValidationError) return refusal(error, 400);
+    if (error instanceof PayloadTooLargeError) return refusal(error, 413);
+    throw error;
+  }
+  return undefined;
+}
+
+/** The yoga plugin: queries and mutations before execution, subscriptions before they subscribe. */
 export function operationLimits(config: Config, seeds: SeedParser): Plugin {
   return {
     onExecute: async ({ args, setResultAndStopExecution }) => {
-      const operation = getOperationAST(args.document, args.operationName);
-      if (!operation) return;
-      const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
-      // Bad variables: execution reports them as it always did.
-      if (coerced.errors) return;
-      const fragments = new Map<string, FragmentDefinitionNode>();
-      for (const definition of args.document.definitions) {
-        if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-      }
-      try {
-        const variables = args.variableValues ?? {};
-        const fields = checkOperation(args.schema, args.document, operation, fragments, variables, args.contextValue, config.graphql);
-        if (operation.operation === "mutation") await checkImportTotals(seedsOf(args.schema, fields, coerced.coerced), config, seeds);
-      } catch (error) {
-        if (error instanceof ValidationError) setResultAndStopExecution({ errors: [refusal(error, 400)] });
-        else if (error instanceof PayloadTooLargeError) setResultAndStopExecution({ errors: [refusal(error, 413)] });
-        else throw error;
-      }
+      const refused = await refusalFor(args, config, seeds);
+      if (refused) setResultAndStopExecution({ errors: [refused] });
+    },
+    onSubscribe: async ({ args, setResultAndStopExecution }) => {
+      const refused = await refusalFor(args, config, seeds);
+      if (refused) setResultAndStopExecution({ errors: [refused] });
     },
   };
 }

@@ -29,7 +29,7 @@
  * it; so what is left of the execution finishes at once. `resultBudgetPlugin` then
  * answers the one error (src/graphql/yoga.ts).
  */
-import { getOperationAST, Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
+import { getOperationAST, Kind, type ExecutionResult, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
 import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { GraphQLLimits } from "../config.js";
 import { PayloadTooLargeError } from "../shared/errors.js";
@@ -121,6 +121,15 @@ export class ResultBudget {
     return this.spentMs;
   }
 
+  /** A fresh budget: for each event of a subscription, which is resolved like one request. */
+  reset(): void {
+    this.values = 0;
+    this.characters = 0;
+    this.spentMs = 0;
+    this.lastRun = -1;
+    this.error = null;
+  }
+
   /**
    * Counts `list` (cards, trees, collaborators the field `info` is about to return) and returns it.
    * @throws PayloadTooLargeError once the request has resolved more than its limit, or run longer.
@@ -187,6 +196,26 @@ export class ResultBudget {
  * where the budget ran out. A mutation's data is kept, since its writes happened.
  */
 export const resultBudgetPlugin: Plugin<GraphQLContext> = {
+  // A subscription resolves each event with the one request context: each event gets the
+  // whole budget afresh, or a long-lived stream would run out of it.
+  onSubscribe: ({ args }) => ({
+    onSubscribeResult: ({ result, setResult }) => {
+      if (!isAsyncIterable(result)) return;
+      const budget = args.contextValue.budget;
+      const source = result[Symbol.asyncIterator]();
+      const events: AsyncIterableIterator<ExecutionResult> = {
+        next: () => {
+          budget.reset();
+          return source.next();
+        },
+        return: () => source.return?.() ?? Promise.resolve({ done: true, value: undefined }),
+        [Symbol.asyncIterator]() {
+          return events;
+        },
+      };
+      setResult(events);
+    },
+  }),
   onExecute: ({ args }) => ({
     onExecuteDone: ({ result, setResult }) => {
       const budgetError = args.contextValue.budget.error;

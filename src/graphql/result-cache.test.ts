@@ -5,7 +5,9 @@
  */
 import type { Request } from "express";
 import { describe, expect, it } from "vitest";
+import { LocalChangeFeed } from "../domain/local-feed.js";
 import { TreeRevisions } from "../domain/tree-revisions.js";
+import type { Change } from "../shared/changes.js";
 import { cacheKey, cachedAnswerTo, ResultCache, type CachedResponse } from "./result-cache.js";
 
 const query = "query Q($id: ID!) { tree(id: $id) { name } }";
@@ -27,7 +29,8 @@ function request(fields: { method?: string; user?: string | null; accept?: strin
 }
 
 describe("cachedAnswerTo", () => {
-  const revisions = new TreeRevisions();
+  const feed = new LocalChangeFeed();
+  const revisions = new TreeRevisions(feed);
   const cache = new ResultCache(revisions);
   const stored = entry();
   cache.set(cacheKey("u1", "application/json", params), stored);
@@ -57,7 +60,8 @@ describe("cachedAnswerTo", () => {
   it("misses once a tree the entry read has moved on", () => {
     const own = new ResultCache(revisions);
     own.set(cacheKey("u1", "application/json", params), entry());
-    revisions.bump("t1");
+    const change: Change = { treeId: "t1", revision: 1, at: "2026-01-01T00:00:00.000Z", userId: null, kind: "card.update", before: [], after: [] };
+    feed.publish(change);
     expect(cachedAnswerTo(own, request({ accept: "application/json" }))).toBeUndefined();
   });
 });

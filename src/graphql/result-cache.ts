@@ -1,22 +1,23 @@
 /**
- * The GraphQL result cache: the response bytes of recent whole-tree queries, so that asking
- * again for an unchanged tree costs about what the REST read of its cached cards costs,
- * not an execution (~150 ms for 10,000 cards) and a JSON.stringify of megabytes (~20 ms).
- * Like src/rest/cards-json-cache.ts, it rests on the tree revisions of
- * src/domain/tree-revisions.ts, which every write to a tree, its cards, its collaborators
- * or its public address moves once the write is in the store.
+ * The GraphQL result cache: the response bytes of recent queries, so that asking again for
+ * an unchanged tree costs about what the REST read of its cached cards costs, not an
+ * execution (~150 ms for 10,000 cards) and a JSON.stringify of megabytes (~20 ms). An entry
+ * is labelled with the revision of every tree its execution read, as the request's store
+ * noted them (src/graphql/result-dependencies.ts), and is served only while each of those
+ * trees is still at that revision by the change feed (src/domain/tree-revisions.ts). No
+ * resolver records anything and no list says which fields may be cached: a result is
+ * cacheable when everything its execution read is tracked by a tree revision.
  *
- * A yoga plugin, at four points of a request:
- * - `onParams`: the request's key is looked up. A hit whose trees are all still at the
- *   revisions it was computed from skips parsing, validation and execution; `onResultProcess`
- *   then sends its bytes with the content type they were sent with. A stale entry is dropped.
- * - `onExecute`: a miss is a candidate only when the operation is a query and the document
- *   selects nothing outside CACHEABLE_FIELDS (a new field is uncacheable until added there).
- * - `onExecuteDone`: only a result without errors whose resolvers recorded every tree they
- *   read and nothing untracked (src/graphql/result-dependencies.ts) goes on.
+ * A yoga plugin, at these points of a request:
+ * - `onParams`: the request's key is looked up. A current hit skips parsing, validation and
+ *   execution; `onResultProcess` then sends its bytes with the content type they were sent
+ *   with. A stale entry is dropped.
+ * - `onExecute`: only a query is a candidate (never a mutation; a subscription goes through
+ *   `onSubscribe`, which lets any identical request waiting on it go on).
+ * - `onExecuteDone`: only a result without errors whose reads were all tracked goes on.
  * - `onResultProcess` also drops a candidate whose final result has errors after all.
  * - `onResponse`: the bytes yoga produced (status 200, a JSON media type) are stored with the
- *   revisions recorded during the execution.
+ *   revisions noted during the execution.
  * While a miss is being computed, identical requests (same key) wait in `onParams` for it
  * and are answered from what it stored; if it stored nothing, they execute as usual.
  *
@@ -25,40 +26,20 @@
  * variables and extensions as canonical JSON. Authentication runs on every request before
  * /graphql (src/auth/middleware.ts) and the user is part of the key, so the cache holds
  * bytes, never rights: a user only ever gets bytes computed for that same user, and a
- * permission change is a tree write, which moves the revision.
- *
- * Never cached: mutations and subscriptions, results with errors, `me`, `trees`, `card`,
- * `Tree.collaborators`, introspection, a `tree` or `publicTree` that answered null.
+ * permission change is a tree change, which moves the revision.
  */
-import { getOperationAST, TypeInfo, visit, visitWithTypeInfo, type DocumentNode } from "graphql";
+import { getOperationAST } from "graphql";
 import type { Request as ExpressRequest, Response as ExpressResponse } from "express";
 import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { TreeRevisions } from "../domain/tree-revisions.js";
 import type { GraphQLContext } from "./context.js";
+import { ResultDependencies } from "./result-dependencies.js";
 
 /** A separate budget from the REST cards cache's; a 10,000-card whole tree is ~3.5 MB. */
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The media types of yoga's regular (single JSON document) responses. */
 const JSON_MEDIA_TYPES = new Set(["application/json", "application/graphql-response+json"]);
-
-/**
- * Fields whose answer is a function of the trees recorded in ResultDependencies and the
- * caller alone. Each resolver here records its tree before reading it (Query.tree,
- * Query.publicTree, Tree.export) or reads only what its parent's tree load gave it.
- */
-const CACHEABLE_FIELDS: Record<string, ReadonlySet<string>> = {
-  Query: new Set(["tree", "publicTree"]),
-  Tree: new Set([
-    "id", "version", "revision", "name", "owner", "users", "createdAt", "updatedAt", "latex", "publicUrl",
-    "cards", "roots", "export",
-  ]),
-  Card: new Set([
-    "id", "treeId", "parentId", "content", "position", "createdAt", "updatedAt", "version",
-    "children", "parent", "depth", "tree",
-  ]),
-  TreeExport: new Set(["body", "contentType", "filename"]),
-};
 
 export interface CachedResponse {
   body: Buffer<ArrayBuffer>;
@@ -87,7 +68,7 @@ export class ResultCache {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.entries.delete(key);
-    if (entry.dependencies.some(([treeId, revision]) => this.revisions.current(treeId) !== revision)) {
+    if (!ResultDependencies.current(entry.dependencies, this.revisions)) {
       this.bytes -= entry.size;
       return undefined;
     }
@@ -161,23 +142,6 @@ export function cachedAnswerTo(cache: ResultCache, req: ExpressRequest): CachedR
   return cache.get(key);
 }
 
-/** Whether every field the document selects, in any operation or fragment, is cacheable. */
-function selectsOnlyCacheableFields(document: DocumentNode, typeInfo: TypeInfo): boolean {
-  let cacheable = true;
-  visit(
-    document,
-    visitWithTypeInfo(typeInfo, {
-      Field(node) {
-        const name = node.name.value;
-        if (name === "__typename") return;
-        const parent = typeInfo.getParentType()?.name;
-        if (parent === undefined || !CACHEABLE_FIELDS[parent]?.has(name)) cacheable = false;
-      },
-    }),
-  );
-  return cacheable;
-}
-
 /** The yoga plugin described in the module header. */
 export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { req: ExpressRequest; res: ExpressResponse }> {
   /** Requests that missed, by yoga's Request object, with their key. */
@@ -186,8 +150,6 @@ export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { 
   const storable = new WeakMap<Request, { key: string; dependencies: [string, number][] }>();
   /** The placeholder result of each hit, with the entry to send for it. */
   const hits = new WeakMap<object, CachedResponse>();
-  /** The verdict of selectsOnlyCacheableFields per parsed document (yoga reuses them). */
-  const verdicts = new WeakMap<DocumentNode, boolean>();
   /**
    * Misses being computed, by key. An identical request arriving meanwhile waits for the
    * first instead of executing too: after an edit, or at a cold start, eight clients asking
@@ -247,12 +209,6 @@ export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { 
       if (key === undefined) return;
       misses.delete(request);
       if (getOperationAST(args.document, args.operationName)?.operation !== "query") return release(request);
-      let verdict = verdicts.get(args.document);
-      if (verdict === undefined) {
-        verdict = selectsOnlyCacheableFields(args.document, new TypeInfo(args.schema));
-        verdicts.set(args.document, verdict);
-      }
-      if (!verdict) return release(request);
       const dependencies = args.contextValue.dependencies;
       return {
         onExecuteDone({ result }) {
@@ -260,6 +216,13 @@ export function resultCachePlugin(cache: ResultCache): Plugin<GraphQLContext, { 
           storable.set(request, { key, dependencies: dependencies.snapshot() });
         },
       };
+    },
+
+    onSubscribe({ args }) {
+      // Never stored; identical subscriptions must not wait for this one to end.
+      const request = args.contextValue.request;
+      misses.delete(request);
+      release(request);
     },
 
     onResultProcess({ request, result, setResultProcessor }) {

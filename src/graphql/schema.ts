@@ -11,6 +11,7 @@ import "./tree.js";
 import "./collaborator.js";
 import "./history.js";
 import "./export-format.js";
+import "./tree-change.js";
 
 builder.queryType({ description: "Reads. Private records the caller cannot open read as null." });
 builder.mutationType({ description: "Every REST write. Anonymous callers get `unauthenticated`." });

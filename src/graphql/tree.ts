@@ -13,7 +13,6 @@ import {
   findPublicTree,
   listTrees,
   loadTree,
-  publicTree,
   updateTree,
 } from "../domain/trees.js";
 import { builder } from "./builder.js";
@@ -75,10 +74,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true, validate: recordId }) },
     resolve: async (_root, args, context, info) => {
       if (context.budget.spent) return null;
-      context.dependencies.tree(args.id);
       const tree = await nullWhenHidden(async () => presentTree(await loadTree(context.domain, context.user, args.id, "read")));
-      // A missing tree may yet be created, and creation moves no revision.
-      if (tree === null) context.dependencies.untracked();
       return tree && context.budget.one(tree, info);
     },
   }),
@@ -89,18 +85,7 @@ builder.queryFields((t) => ({
     args: { url: t.arg.string({ required: true, validate: publicUrl }) },
     resolve: async (_root, args, context, info) => {
       if (context.budget.spent) return null;
-      const found = await nullWhenHidden(async () => {
-        // The address is looked up first to learn which tree's revision to record before
-        // the tree is read; if it named another tree by then, the result is not cached.
-        const named = await findPublicTree(context.domain, context.user, args.url);
-        context.dependencies.tree(named._id);
-        const { tree, ordered } = await publicTree(context.domain, context.user, args.url);
-        if (tree._id !== named._id) context.dependencies.untracked();
-        context.trees.prime(tree, ordered);
-        return presentTree(tree);
-      });
-      // Publishing another tree at this address moves no revision this result knows of.
-      if (found === null) context.dependencies.untracked();
+      const found = await nullWhenHidden(async () => presentTree(await findPublicTree(context.domain, context.user, args.url)));
       return found && context.budget.one(found, info);
     },
   }),
@@ -117,9 +102,7 @@ builder.mutationFields((t) => ({
     description: "Renames, sets latex, or publishes (publicUrl, owner only).",
     args: { id: t.arg.id({ required: true, validate: recordId }), input: t.arg({ type: UpdateTreeInput, required: true }) },
     resolve: async (_root, args, context) => {
-      const tree = await updateTree(context.domain, requireUser(context), args.id, args.input);
-      context.trees.forget(tree._id);
-      return presentTree(tree);
+      return presentTree(await updateTree(context.domain, requireUser(context), args.id, args.input));
     },
   }),
   deleteTree: t.id({
@@ -127,7 +110,6 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, validate: recordId }) },
     resolve: async (_root, args, context) => {
       await deleteTree(context.domain, requireUser(context), args.id);
-      context.trees.forget(args.id);
       return args.id;
     },
   }),

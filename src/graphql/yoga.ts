@@ -20,7 +20,7 @@
  *   (src/graphql/result-cache.ts).
  */
 import { Router, type Request, type RequestHandler, type Response } from "express";
-import { createYoga } from "graphql-yoga";
+import { createYoga, type Plugin } from "graphql-yoga";
 import { clientAddress } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
 import { NotFoundError } from "../shared/errors.js";
@@ -62,6 +62,18 @@ fragment CardFields on Card {
 }
 `;
 
+/**
+ * Subscriptions come back as Server-Sent Events (yoga's own framing): like REST's event
+ * streams, never stored and never buffered by a proxy.
+ */
+const eventStreamHeaders: Plugin = {
+  onResponse({ response }) {
+    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) return;
+    response.headers.set("Cache-Control", "no-store");
+    response.headers.set("X-Accel-Buffering", "no");
+  },
+};
+
 function csrfHeader(req: Request): Record<string, string> {
   return req.auth.session ? { "X-CSRF-Token": req.auth.session.csrf } : {};
 }
@@ -91,6 +103,7 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = 
       resultBudgetPlugin,
       documentErrorCodes,
       resultCachePlugin(cache),
+      eventStreamHeaders,
     ],
     graphiql: (_request, server) => ({
       title: "Cardtree GraphQL",

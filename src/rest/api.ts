@@ -3,10 +3,11 @@
  */
 import { Router } from "express";
 import { NotFoundError } from "../shared/errors.js";
+import type { Tree } from "../shared/records.js";
 import { accountRoutes } from "./account-routes.js";
 import { cardRoutes } from "./card-routes.js";
-import { CardsJsonCache } from "./cards-json-cache.js";
 import type { RestDeps } from "./deps.js";
+import { eventRoutes } from "./event-routes.js";
 import { exportRoutes } from "./export-routes.js";
 import { historyRoutes } from "./history-routes.js";
 import { openApiDocument } from "./openapi.js";
@@ -15,7 +16,8 @@ import { treeRoutes } from "./tree-routes.js";
 
 export function restApi(rest: RestDeps): Router {
   const router = Router();
-  const deps = { ...rest, cardsJson: new CardsJsonCache(rest.ctx) };
+  const readModel = rest.ctx.readModel;
+  const deps = { ...rest, cardsJson: { forTree: async (tree: Tree) => (await readModel.read(tree)).json() } };
   router.get("/openapi.json", (_req, res) => {
     res.json(openApiDocument());
   });
@@ -27,6 +29,7 @@ export function restApi(rest: RestDeps): Router {
   router.use(historyRoutes(deps));
   router.use(cardRoutes(deps));
   router.use(exportRoutes(deps));
+  router.use(eventRoutes(deps));
   router.use(() => {
     throw new NotFoundError("This API path");
   });

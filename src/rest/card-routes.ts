@@ -8,7 +8,7 @@ import { createCard, deleteCard, updateCard } from "../domain/cards.js";
 import { importSeed } from "../domain/import.js";
 import { presentCard } from "../domain/presenters.js";
 import { listTrees, loadTree } from "../domain/trees.js";
-import { sendJsonWithEtag } from "./cards-json-cache.js";
+import { sendJsonWithEtag } from "../http/etag.js";
 import type { RouteDeps } from "./deps.js";
 import { ValidationError } from "../shared/errors.js";
 

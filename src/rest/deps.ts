@@ -5,7 +5,8 @@ import type { RequestHandler } from "express";
 import type { CredentialChecker } from "../auth/credentials.js";
 import type { SessionManager } from "../auth/sessions.js";
 import type { DomainContext } from "../domain/context.js";
-import type { CardsJsonCache } from "./cards-json-cache.js";
+import type { CardsJson } from "../domain/read-model.js";
+import type { Tree } from "../shared/records.js";
 
 export interface RestDeps {
   ctx: DomainContext;
@@ -23,5 +24,6 @@ export interface RestDeps {
 
 /** What the routers get: the deps plus what restApi builds once for all of them. */
 export interface RouteDeps extends RestDeps {
-  cardsJson: CardsJsonCache;
+  /** A tree's cards body and ETag at its revision, from the read model; the caller authorised the tree. */
+  cardsJson: { forTree(tree: Tree): Promise<CardsJson> };
 }

@@ -97,7 +97,8 @@ interface Operation {
     | { status: 200 | 201; schema: OutputName | "document"; list?: boolean; etag?: boolean; description: string }
     | { status: 204; description: string }
     | { status: 200; export: true; description: string }
-    | { status: 200; html: true; description: string };
+    | { status: 200; html: true; description: string }
+    | { status: 200; events: true; description: string };
   /** Statuses this path answers besides those every path may (see `errorStatuses`). */
   errors: number[];
   query?: z.ZodObject;
@@ -143,6 +144,7 @@ const OPERATIONS: Operation[] = [
   { method: "post", path: "/trees/{treeId}/cards/{cardId}/restore", summary: "Bring a deleted card back with the subtree deleted with it", credentials: "required", ok: { status: 200, schema: "Card", list: true, description: "The cards brought back, tree order" }, errors: [404, 422] },
   { method: "post", path: "/trees/{treeId}/cards/seed", summary: "Import Markdown or JSON under parentId, all or nothing", credentials: "required", body: { schema: "SeedInput", required: true }, ok: { status: 201, schema: "Card", list: true, description: "The created cards, tree order" }, errors: [404, 422] },
   { method: "get", path: "/export/{treeId}.{format}", summary: "Download the tree, or part of it, as a file", credentials: "optional", query: exportQuerySchema, ok: { status: 200, export: true, description: "The file, as an attachment named after the tree" }, errors: [404, 422] },
+  { method: "get", path: "/trees/{treeId}/events", summary: "The tree's changes as Server-Sent Events, resumable (Last-Event-ID or since); public trees for anyone", credentials: "optional", query: z.object({ since: z.string().regex(/^\d{1,15}$/).optional().describe("the last revision the reader has (Last-Event-ID wins); absent: from now") }), ok: { status: 200, events: true, description: "text/event-stream: `id: <revision>`, `event: change`, `data: {revision, at, kind, userId, cards, deleted, tree?}` per change; `event: reset` with `data: {revision}` when the reader is too far behind (reload, then follow with since), and the stream ends; comment lines as heartbeats" }, errors: [404] },
   { method: "get", path: "/openapi.json", summary: "This document", credentials: "optional", ok: { status: 200, schema: "document", description: "OpenAPI 3.1" }, errors: [] },
   { method: "get", path: "/docs", summary: "This document as a page to read", credentials: "optional", ok: { status: 200, html: true, description: "HTML, with nothing loaded from elsewhere" }, errors: [] },
 ];
@@ -197,6 +199,7 @@ function successResponse(op: Operation) {
   const { ok } = op;
   if (ok.status === 204) return { description: ok.description };
   if ("html" in ok) return { description: ok.description, content: { "text/html": { schema: { type: "string" } } } };
+  if ("events" in ok) return { description: ok.description, content: { "text/event-stream": { schema: { type: "string" } } } };
   if ("export" in ok) {
     const content: Record<string, unknown> = {};
     for (const format of exportFormats) {
@@ -235,6 +238,9 @@ function operationObject(op: Operation) {
   }
   if (op.ifMatch) {
     parameters.push({ name: "If-Match", in: "header", required: false, description: 'the card\'s version as `"3"` (also `W/"3"`, `3`): 409 with details.current when it is not the current one', schema: { type: "string" } });
+  }
+  if ("events" in op.ok) {
+    parameters.push({ name: "Last-Event-ID", in: "header", required: false, description: "the last revision received: the stream resumes after it", schema: { type: "string", pattern: "^\\d{1,15}$" } });
   }
   if (op.method !== "get" && !op.startsSession) {
     parameters.push({ name: "X-CSRF-Token", in: "header", required: false, description: "the User's `csrf`; required with a cookie session", schema: { type: "string" } });

@@ -15,7 +15,7 @@ import {
   listTrees,
   updateTree,
 } from "../domain/trees.js";
-import { sendJsonWithEtag } from "./cards-json-cache.js";
+import { sendJsonWithEtag } from "../http/etag.js";
 import type { RouteDeps } from "./deps.js";
 
 export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps): Router {

@@ -71,3 +71,18 @@ it("an importSeed after a read in the same request lists the imported cards amon
   expect(data.a.parent.children.map((c: any) => c.content)).toEqual(["made"]);
   expect(data.b[0].parent.children.map((c: any) => c.content)).toEqual(["made", "imported"]);
 });
+
+it("two edits in one request, then a read of the whole tree, see both edits", async () => {
+  const { treeId, rootId } = await treeWithRoot();
+  const data = await gql.data(
+    `mutation ($t: ID!, $id: ID!) {
+      one: updateCard(treeId: $t, id: $id, input: { content: "first edit" }) { id }
+      two: updateCard(treeId: $t, id: $id, input: { content: "second edit" }) { tree { revision cards { content version } } }
+    }`,
+    { t: treeId, id: rootId },
+  );
+  expect(data.two.tree.cards).toEqual([{ content: "second edit", version: 2 }]);
+  // The next request, a query, reads the same: nothing stale was kept between them.
+  const read = await gql.data(`query ($t: ID!) { tree(id: $t) { revision cards { content } } }`, { t: treeId });
+  expect(read.tree).toEqual({ revision: data.two.tree.revision, cards: [{ content: "second edit" }] });
+});

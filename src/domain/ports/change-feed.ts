@@ -11,11 +11,15 @@ export interface ChangeNotice {
   revision: number;
   /** The change itself when the publisher is in this process; otherwise read it from the log. */
   change?: Change;
+  /** The tree was deleted (with its cards and its log); `revision` is its last. */
+  removed?: true;
 }
 
 export interface ChangeFeed {
   /** Called once a change is committed (never before: a listener may read the store at once). */
   publish(change: Change): void;
+  /** Called once a tree is deleted: its readers stop, what was derived from it goes. */
+  publishRemoval(treeId: string, revision: number): void;
   /** Calls `listener` for every change of the tree from now on; returns the unsubscribe. */
   subscribe(treeId: string, listener: (notice: ChangeNotice) => void): () => void;
   /** Calls `listener` for every change of any tree; returns the unsubscribe. */

@@ -1,0 +1,109 @@
+/**
+ * Live streams (issue 14): how long after a write's 200 every one of 200 readers following
+ * the tree over SSE has its event, and what 1,000 idle streams cost the server in memory.
+ * The readers are raw HTTP connections from this process (on the load core); an event
+ * counts as arrived when its `id:` line is read.
+ */
+import http from "node:http";
+import type { CardtreeClient } from "../cardtree-client.js";
+import type { Pinned } from "../processes.js";
+import { median, type Report } from "../report.js";
+
+export interface LiveSetup {
+  report: Report;
+  server: Pinned;
+  writer: CardtreeClient;
+  treeId: string;
+  streams: number;
+  idleStreams: number;
+  rounds: number;
+}
+
+interface Follower {
+  /** Revisions seen so far, with when. */
+  seen: Map<number, number>;
+  close(): void;
+}
+
+function follow(setup: LiveSetup, onEvent: () => void): Promise<Follower> {
+  const seen = new Map<number, number>();
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${setup.server.url}/api/trees/${setup.treeId}/events`, { headers: { authorization: setup.writer.authorization } }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`events answered ${res.statusCode}`));
+      let buffer = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const id = /^id: (\d+)$/m.exec(buffer.slice(0, end));
+          buffer = buffer.slice(end + 2);
+          if (id) {
+            seen.set(Number(id[1]), performance.now());
+            onEvent();
+          }
+        }
+      });
+      resolve({ seen, close: () => req.destroy() });
+    });
+    req.on("error", () => undefined);
+  });
+}
+
+export async function liveScenarios(setup: LiveSetup): Promise<void> {
+  const { report, server, writer, treeId } = setup;
+  const [card] = await writer.json<{ _id: string }[]>("GET", `/api/trees/${treeId}/cards`);
+
+  // Fan-out: every round, one edit; the time from its 200 to the last reader's event.
+  let waiting: (() => void) | null = null;
+  const followers = await Promise.all(Array.from({ length: setup.streams }, () => follow(setup, () => waiting?.())));
+  const delays: number[] = [];
+  const trees = await writer.json<{ _id: string; revision: number }[]>("GET", "/api/trees");
+  let target = trees.find((t) => t._id === treeId)!.revision;
+  for (let round = 0; round < setup.rounds; round++) {
+    const res = await writer.request("PUT", `/api/trees/${treeId}/cards/${card._id}`, { content: `Live ${round}` });
+    const answeredAt = performance.now();
+    if (res.status !== 200) throw new Error(`the edit answered ${res.status}`);
+    await res.arrayBuffer();
+    // Nobody else writes this tree meanwhile: each edit is the next revision.
+    target++;
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (followers.every((f) => f.seen.has(target))) {
+          waiting = null;
+          resolve();
+        }
+      };
+      waiting = check;
+      check();
+    });
+    const last = Math.max(...followers.map((f) => f.seen.get(target)!));
+    delays.push(Math.max(0, last - answeredAt));
+  }
+  for (const follower of followers) follower.close();
+  delays.sort((a, b) => a - b);
+  const p99 = delays[Math.min(delays.length - 1, Math.floor(delays.length * 0.99))];
+  report.add({
+    id: "sse-fanout",
+    scenario: `SSE fan-out: ${setup.streams} streams on one tree, a write's 200 to the last stream's event`,
+    p50Ms: median(delays),
+    p99Ms: p99,
+    note: `${setup.rounds} edits, one at a time`,
+  });
+  report.target({ name: "SSE fan-out to 200 streams", wanted: "p99 <= 100 ms", measured: `${p99.toFixed(1)} ms`, met: p99 <= 100 });
+
+  // Memory: the server's RSS with 1,000 idle streams open, against none.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const before = server.rss();
+  const idle = await Promise.all(Array.from({ length: setup.idleStreams }, () => follow(setup, () => undefined)));
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const after = server.rss();
+  for (const follower of idle) follower.close();
+  const perStream = (after - before) / setup.idleStreams;
+  report.add({
+    id: "sse-idle-memory",
+    scenario: `${setup.idleStreams} idle SSE streams open`,
+    rssMb: after / 1e6,
+    note: `+${((after - before) / 1e6).toFixed(1)} MB over none, ${(perStream / 1024).toFixed(1)} KB a stream`,
+  });
+}

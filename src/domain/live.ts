@@ -1,0 +1,301 @@
+/**
+ * Live changes (SPEC §10): a reader follows one tree's changes, from a revision it names or
+ * from now. The transports frame it (REST: Server-Sent Events, src/rest/event-routes.ts;
+ * GraphQL: the `treeChanged` subscription); everything a reader is promised is kept here:
+ *
+ * - Authorised like a read (the policy's `watch`: members, and anyone for a public tree).
+ *   A change to the tree record (sharing, publishing) is checked again against the
+ *   reader, who is cut off (`revoked`) the moment it no longer may; a deleted tree ends its
+ *   streams (`removed`).
+ * - Replay then live, in revision order, without gap or duplicate: the stream listens on the
+ *   feed before it reads the log, so a change committed meanwhile is in one or the other
+ *   (or both: anything at or below the last revision sent is skipped). A notice past a gap,
+ *   or without its change (another process's), is filled in from the log.
+ * - A reader further behind than `maxBacklog` changes, ahead of the tree, or behind a
+ *   pruned log gets one `reset` (with the revision to reload at) and the stream ends.
+ * - A stream never holds up a writer: the feed only queues the change here; a reader that
+ *   does not take its events (`queueEvents` waiting) is dropped (`slow`).
+ * - Admission: streams per user, per anonymous address and in all are limited
+ *   (`LiveStreams.admit`), answered `too_many_requests`.
+ */
+import type { LiveLimits } from "../config.js";
+import type { Change, ChangeKind } from "../shared/changes.js";
+import { TooManyRequestsError } from "../shared/errors.js";
+import type { Card, TreeView } from "../shared/records.js";
+import type { DomainContext } from "./context.js";
+import { can, type Actor } from "./policy.js";
+import type { ChangeNotice } from "./ports/change-feed.js";
+import { presentCard, presentTree } from "./presenters.js";
+import { loadTree } from "./trees.js";
+
+export type LiveEvent = { type: "change"; change: Change } | { type: "reset"; revision: number };
+
+/** Why a stream ended. */
+export type EndReason = "reset" | "revoked" | "removed" | "slow" | "closed" | "stopping";
+
+/** A change as a reader sees it: no private field (author, trash state) ever leaves. */
+export interface ChangeView {
+  revision: number;
+  at: string;
+  kind: ChangeKind;
+  userId: string | null;
+  /** The cards created, edited, moved or restored, as they are after the change. */
+  cards: Card[];
+  /** Ids of the cards it sent to the trash. */
+  deleted: string[];
+  /** The tree record after the change, when the change touched it (rename, sharing, publishing). */
+  tree?: TreeView;
+}
+
+const views = new WeakMap<Change, ChangeView>();
+
+/** The reader's view of `change`, computed once however many streams send it. */
+export function presentChange(change: Change): ChangeView {
+  let view = views.get(change);
+  if (view) return view;
+  view = {
+    revision: change.revision,
+    at: change.at,
+    kind: change.kind,
+    userId: change.userId,
+    cards: change.after.filter((card) => card.trashed === undefined).map(presentCard),
+    deleted: change.after.filter((card) => card.trashed !== undefined).map((card) => card._id),
+  };
+  if (change.tree) view.tree = presentTree(change.tree.after);
+  views.set(change, view);
+  return view;
+}
+
+/** The open streams of the process, and how many each kind of caller may open. */
+export class LiveStreams {
+  private readonly open = new Set<LiveStream>();
+  private readonly byKey = new Map<string, number>();
+
+  constructor(readonly limits: LiveLimits) {}
+
+  get count(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Counts a stream about to open for `actor` (or, anonymous, for `address`).
+   * @returns what to call when it ends. @throws TooManyRequestsError past a limit.
+   */
+  admit(actor: Actor | null, address: string): () => void {
+    const key = actor ? `user:${actor._id}` : `address:${address}`;
+    const limit = actor ? this.limits.perUser : this.limits.perAddress;
+    let admitted = 0;
+    for (const n of this.byKey.values()) admitted += n;
+    if (admitted >= this.limits.total) {
+      throw new TooManyRequestsError("Too many live streams are open on this server; try again later.", 10);
+    }
+    const held = this.byKey.get(key) ?? 0;
+    if (held >= limit) {
+      throw new TooManyRequestsError(`At most ${limit} live streams may be open at once from one ${actor ? "user" : "address"}; close one first.`, 5);
+    }
+    this.byKey.set(key, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const now = (this.byKey.get(key) ?? 1) - 1;
+      if (now > 0) this.byKey.set(key, now);
+      else this.byKey.delete(key);
+    };
+  }
+
+  track(stream: LiveStream): void {
+    this.open.add(stream);
+  }
+
+  untrack(stream: LiveStream): void {
+    this.open.delete(stream);
+  }
+
+  /** Ends every stream (the server is stopping), so their connections close. */
+  closeAll(): void {
+    for (const stream of [...this.open]) stream.end("stopping");
+  }
+}
+
+export interface FollowOptions {
+  /** The last revision the reader has; absent: from the tree's revision now. */
+  since?: number;
+  /** The client's address, for the anonymous streams' limit. */
+  address: string;
+}
+
+/**
+ * Opens a stream of the tree's changes after `options.since`.
+ * @throws ValidationError for a malformed id; UnauthenticatedError or NotFoundError as the
+ *   policy decides; TooManyRequestsError past a stream limit.
+ */
+export async function followTree(ctx: DomainContext, actor: Actor | null, treeId: string, options: FollowOptions): Promise<LiveStream> {
+  const release = ctx.live.admit(actor, options.address);
+  let stream: LiveStream | undefined;
+  try {
+    const tree = await loadTree(ctx, actor, treeId, "watch");
+    stream = new LiveStream(ctx, actor, treeId, release);
+    const current = tree.revision ?? 0;
+    const since = options.since ?? current;
+    stream.start(since, current);
+    return stream;
+  } catch (err) {
+    if (stream) stream.end("closed");
+    else release();
+    throw err;
+  }
+}
+
+export class LiveStream implements AsyncIterableIterator<LiveEvent> {
+  /** Set once the stream has ended; the events queued before that are still handed out. */
+  reason: EndReason | null = null;
+  private readonly queue: LiveEvent[] = [];
+  private waiting: ((result: IteratorResult<LiveEvent>) => void) | null = null;
+  private lastSent = 0;
+  /** Notices are handled one after another, each after any log read before it. */
+  private work: Promise<void> = Promise.resolve();
+  private readonly unsubscribe: () => void;
+  private readonly endListeners: ((reason: EndReason) => void)[] = [];
+
+  constructor(
+    private readonly ctx: DomainContext,
+    private readonly actor: Actor | null,
+    readonly treeId: string,
+    private readonly release: () => void,
+  ) {
+    // Before the log is read: a change committed meanwhile is heard, or in the log.
+    this.unsubscribe = ctx.feed.subscribe(treeId, (notice) => this.hear(notice));
+    ctx.live.track(this);
+  }
+
+  /** Replays the log after `since`, or resets a reader too far behind or ahead. */
+  start(since: number, current: number): void {
+    this.lastSent = since;
+    if (since > current || current - since > this.ctx.config.live.maxBacklog) {
+      this.reset(current);
+      return;
+    }
+    if (since < current) this.take(() => this.fillTo(current));
+  }
+
+  /** Calls `listener` once the stream ends (at once if it has). */
+  onEnd(listener: (reason: EndReason) => void): void {
+    if (this.reason) listener(this.reason);
+    else this.endListeners.push(listener);
+  }
+
+  end(reason: EndReason): void {
+    if (this.reason) return;
+    this.reason = reason;
+    // A reader cut off gets nothing more; one that ends normally gets what was queued.
+    if (reason === "slow" || reason === "closed" || reason === "revoked" || reason === "removed") this.queue.length = 0;
+    this.unsubscribe();
+    this.release();
+    this.ctx.live.untrack(this);
+    if (this.waiting && this.queue.length === 0) {
+      const wake = this.waiting;
+      this.waiting = null;
+      wake({ done: true, value: undefined });
+    }
+    for (const listener of this.endListeners.splice(0)) listener(reason);
+  }
+
+  next(): Promise<IteratorResult<LiveEvent>> {
+    const event = this.queue.shift();
+    if (event) return Promise.resolve({ done: false, value: event });
+    if (this.reason) return Promise.resolve({ done: true, value: undefined });
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  return(): Promise<IteratorResult<LiveEvent>> {
+    this.end("closed");
+    return Promise.resolve({ done: true, value: undefined });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  private hear(notice: ChangeNotice): void {
+    if (notice.removed) {
+      this.end("removed");
+      return;
+    }
+    // The common case, at once: the next change, with no log read waiting before it.
+    if (this.turns === 0) {
+      if (notice.revision <= this.lastSent) return;
+      if (notice.change && notice.revision === this.lastSent + 1) {
+        this.deliver(notice.change);
+        return;
+      }
+    }
+    this.take(async () => {
+      if (notice.revision <= this.lastSent) return;
+      if (notice.change && notice.revision === this.lastSent + 1) this.deliver(notice.change);
+      else await this.fillTo(notice.revision);
+    });
+  }
+
+  /** Log reads and the notices heard meanwhile, in order. */
+  private turns = 0;
+
+  private take(turn: () => Promise<void>): void {
+    this.turns++;
+    this.work = this.work
+      .then(() => (this.reason ? undefined : turn()))
+      .catch((err: unknown) => this.fail(err))
+      .finally(() => {
+        this.turns--;
+      });
+  }
+
+  /** Reads the log from the last revision sent up to `revision` and delivers it, or resets. */
+  private async fillTo(revision: number): Promise<void> {
+    if (this.reason) return;
+    const { maxBacklog } = this.ctx.config.live;
+    const missing = revision - this.lastSent;
+    if (missing > maxBacklog) return this.reset(revision);
+    const changes = await this.ctx.store.changes.since(this.treeId, this.lastSent, missing);
+    for (const change of changes) {
+      if (this.reason) return;
+      if (change.revision <= this.lastSent) continue;
+      // The log no longer holds what came between (pruned): the reader must reload.
+      if (change.revision !== this.lastSent + 1) return this.reset(revision);
+      this.deliver(change);
+    }
+    if (!this.reason && this.lastSent < revision) this.reset(revision);
+  }
+
+  private deliver(change: Change): void {
+    if (this.reason) return;
+    if (change.tree && !can(this.actor, "watch", change.tree.after)) {
+      this.end("revoked");
+      return;
+    }
+    this.lastSent = change.revision;
+    this.push({ type: "change", change });
+  }
+
+  private reset(revision: number): void {
+    this.push({ type: "reset", revision });
+    this.end("reset");
+  }
+
+  private push(event: LiveEvent): void {
+    if (this.reason) return;
+    if (this.waiting) {
+      const wake = this.waiting;
+      this.waiting = null;
+      wake({ done: false, value: event });
+      return;
+    }
+    this.queue.push(event);
+    if (this.queue.length > this.ctx.config.live.queueEvents) this.end("slow");
+  }
+
+  /** A log read that failed: the reader cannot be told what it missed, so it reloads. */
+  private fail(_err: unknown): void {
+    if (!this.reason) this.reset(this.lastSent);
+  }
+}

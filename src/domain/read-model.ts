@@ -1,0 +1,342 @@
+/**
+ * The read model of trees (SPEC §10, "Caches follow the feed"): for each recently read tree,
+ * its live cards in tree order at one revision, with what both transports derive from them
+ * (the cards as API records, their JSON bytes and ETag for REST, each card's place for
+ * GraphQL). REST and GraphQL read whole trees only from here.
+ *
+ * A snapshot is labelled with the tree revision it holds and never changes. The model hears
+ * every committed change on the feed and keeps it, in revision order, beside the tree's
+ * latest snapshot; the next read applies the kept changes to that snapshot (an edit replaces
+ * one card in place, a move or a new card re-walks the order) instead of reading the store
+ * again. A reader that brings a tree record of a newer revision than the model has heard
+ * (another process's change) catches up from the store's change log. Nobody calls a
+ * `forget`: a snapshot is right for its revision, and the revision is the tree's.
+ *
+ * Built from the store (a cold tree, an evicted one, a gap in the log) under the tree's
+ * write lock, so the cards read are exactly those of the revision read with them, whatever
+ * order the store writes a change's records in. Hence: never read the model while holding
+ * that lock (the commands do not; transports read after them).
+ *
+ * The model holds records, not rights: callers authorise the tree first, every time.
+ */
+import { createHash } from "node:crypto";
+import type { Change } from "../shared/changes.js";
+import { NotFoundError } from "../shared/errors.js";
+import type { Card, StoredCard, Tree, TreeView } from "../shared/records.js";
+import { walkTreeOrder, type OrderedCard } from "../shared/tree-order.js";
+import type { KeyedLock } from "./keyed-lock.js";
+import type { ChangeFeed, ChangeNotice } from "./ports/change-feed.js";
+import type { Store } from "./ports/store.js";
+import { presentCard, presentTree } from "./presenters.js";
+
+/** About 20 trees of 10,000 cards: a 10,000-card tree holds ~3.5 MB of JSON plus its records. */
+const DEFAULT_MAX_CARDS = 200_000;
+/** Changes a lagging entry catches up from the log before it is rebuilt instead. */
+const CATCH_UP_LIMIT = 1_000;
+/** Part of every ETag: bump it when presentCard's output changes for the same records. */
+const BODY_FORMAT = "cards-v1";
+
+/** Each card record's API form and JSON bytes, shared by every snapshot that holds the record. */
+const presented = new WeakMap<StoredCard, Card>();
+const serialized = new WeakMap<StoredCard, Buffer>();
+
+function present(card: StoredCard): Card {
+  let view = presented.get(card);
+  if (!view) presented.set(card, (view = presentCard(card)));
+  return view;
+}
+
+function bytesOf(card: StoredCard): Buffer {
+  let bytes = serialized.get(card);
+  if (!bytes) serialized.set(card, (bytes = Buffer.from(JSON.stringify(present(card)))));
+  return bytes;
+}
+
+/** Where each card stands, for fields that navigate the tree. */
+export interface CardPlaces {
+  tree: TreeView;
+  /** Tree order. */
+  cards: Card[];
+  byId: Map<string, Card>;
+  /** Children of each card id in sibling order; the `null` key holds the first column. */
+  children: Map<string | null, Card[]>;
+  /** 1 for a first-column card. */
+  depth: Map<string, number>;
+}
+
+export interface CardsJson {
+  /** `[Card, ...]` in tree order, UTF-8. */
+  body: Buffer;
+  /** Strong and quoted, as sent in the ETag header; the same across restarts for the same revision. */
+  etag: string;
+}
+
+/** A tree and its live cards at one revision. Immutable; what is derived is computed once, when first asked. */
+export class TreeSnapshot {
+  private placesMemo?: CardPlaces;
+  private jsonMemo?: CardsJson;
+
+  private constructor(
+    readonly tree: Tree,
+    /** Every live card by id, reachable or not (a card whose parent is gone is kept for when it comes back). */
+    private readonly live: ReadonlyMap<string, StoredCard>,
+    /** The reachable ones in tree order, with depth. */
+    readonly ordered: readonly OrderedCard<StoredCard>[],
+    /** Index of each card in `ordered`. */
+    private readonly indexOf: ReadonlyMap<string, number>,
+  ) {}
+
+  static of(tree: Tree, cards: readonly StoredCard[]): TreeSnapshot {
+    return TreeSnapshot.ordering(tree, new Map(cards.map((card) => [card._id, card])));
+  }
+
+  private static ordering(tree: Tree, live: Map<string, StoredCard>): TreeSnapshot {
+    const ordered = walkTreeOrder([...live.values()]);
+    return new TreeSnapshot(tree, live, ordered, new Map(ordered.map((entry, i) => [entry.card._id, i])));
+  }
+
+  get treeId(): string {
+    return this.tree._id;
+  }
+
+  get revision(): number {
+    return this.tree.revision ?? 0;
+  }
+
+  /**
+   * The snapshot after `change`, the tree's next revision. An edit that leaves every card in
+   * its place replaces those cards where they stand; anything else re-walks the tree order.
+   */
+  next(change: Change): TreeSnapshot {
+    const tree: Tree = change.tree ? change.tree.after : { ...this.tree, revision: change.revision, updatedAt: change.at };
+    if (change.after.length === 0) return new TreeSnapshot(tree, this.live, this.ordered, this.indexOf);
+    const live = new Map(this.live);
+    let inPlace = true;
+    for (const card of change.after) {
+      const old = live.get(card._id);
+      if (card.trashed !== undefined) live.delete(card._id);
+      else live.set(card._id, card);
+      if (!old || card.trashed !== undefined || !this.indexOf.has(card._id) || !samePlace(old, card)) inPlace = false;
+    }
+    if (!inPlace) return TreeSnapshot.ordering(tree, live);
+    const ordered = [...this.ordered];
+    for (const card of change.after) {
+      const index = this.indexOf.get(card._id)!;
+      ordered[index] = { card, depth: ordered[index].depth };
+    }
+    return new TreeSnapshot(tree, live, ordered, this.indexOf);
+  }
+
+  /** The cards as API records, tree order, with their places. */
+  places(): CardPlaces {
+    if (this.placesMemo) return this.placesMemo;
+    const cards: Card[] = [];
+    const byId = new Map<string, Card>();
+    const children = new Map<string | null, Card[]>();
+    const depth = new Map<string, number>();
+    // Tree order lists siblings in sibling order, so no sort.
+    for (const entry of this.ordered) {
+      const card = present(entry.card);
+      cards.push(card);
+      byId.set(card._id, card);
+      depth.set(card._id, entry.depth);
+      const siblings = children.get(card.parentId);
+      if (siblings) siblings.push(card);
+      else children.set(card.parentId, [card]);
+    }
+    return (this.placesMemo = { tree: presentTree(this.tree), cards, byId, children, depth });
+  }
+
+  /** `GET /api/trees/:id/cards`'s body, from each card's bytes (serialized once per card record). */
+  json(): CardsJson {
+    if (this.jsonMemo) return this.jsonMemo;
+    const parts: Buffer[] = [];
+    let length = 2 + Math.max(0, this.ordered.length - 1);
+    for (const entry of this.ordered) {
+      const bytes = bytesOf(entry.card);
+      parts.push(bytes);
+      length += bytes.length;
+    }
+    const body = Buffer.allocUnsafe(length);
+    const COMMA = 0x2c;
+    body[0] = 0x5b; // [
+    let at = 1;
+    for (let i = 0; i < parts.length; i++) {
+      if (i > 0) body[at++] = COMMA;
+      at += parts[i].copy(body, at);
+    }
+    body[at] = 0x5d; // ]
+    // The revision names the content; the tree's own time of that revision and id guard
+    // against a data directory restored from an older backup reaching the same number again.
+    const tag = createHash("sha256")
+      .update(`${BODY_FORMAT}\n${this.tree._id}\n${this.revision}\n${this.tree.updatedAt}`)
+      .digest("base64url")
+      .slice(0, 22);
+    return (this.jsonMemo = { body, etag: `"${this.revision}-${tag}"` });
+  }
+
+  /** What the budget counts of it. */
+  get size(): number {
+    return this.live.size + 1;
+  }
+}
+
+function samePlace(a: StoredCard, b: StoredCard): boolean {
+  return a.parentId === b.parentId && a.position === b.position && a.createdAt === b.createdAt;
+}
+
+interface Entry {
+  snapshot: TreeSnapshot;
+  /** Changes heard since the snapshot, in revision order, not applied yet. */
+  pending: Change[];
+  /** The revision the entry stands at once `pending` is applied. */
+  heard: number;
+  size: number;
+}
+
+export interface ReadModelDeps {
+  store: Store;
+  feed: ChangeFeed;
+  treeLocks: KeyedLock;
+}
+
+export class ReadModel {
+  /** Least recently read first (a Map iterates in insertion order). */
+  private readonly entries = new Map<string, Entry>();
+  private readonly building = new Map<string, Promise<TreeSnapshot>>();
+  private held = 0;
+
+  constructor(
+    private readonly deps: ReadModelDeps,
+    private readonly maxCards = DEFAULT_MAX_CARDS,
+  ) {
+    deps.feed.subscribeAll((notice) => this.hear(notice));
+  }
+
+  /**
+   * The tree at `tree`'s revision or a later one. `tree` is the record the caller loaded and
+   * authorised; the model does not check rights.
+   * @throws NotFoundError when the tree is gone by the time the model reads it.
+   */
+  async read(tree: Pick<Tree, "_id" | "revision">): Promise<TreeSnapshot> {
+    const wanted = tree.revision ?? 0;
+    const entry = this.entries.get(tree._id);
+    if (entry) {
+      this.touch(tree._id, entry);
+      const snapshot = this.settle(entry);
+      if (snapshot.revision >= wanted) return snapshot;
+      const caughtUp = await this.catchUp(tree._id, entry, wanted);
+      if (caughtUp) return caughtUp;
+    }
+    return this.build(tree._id, wanted);
+  }
+
+  /**
+   * The latest snapshot this process has heard of, without waiting; undefined when the tree
+   * is not held. For fields that ask many times within one request after a `read`.
+   */
+  peek(treeId: string): TreeSnapshot | undefined {
+    const entry = this.entries.get(treeId);
+    return entry && this.settle(entry);
+  }
+
+  private hear(notice: ChangeNotice): void {
+    const entry = this.entries.get(notice.treeId);
+    if (!entry) return;
+    if (notice.removed) {
+      this.drop(notice.treeId, entry);
+      return;
+    }
+    if (notice.revision <= entry.heard) return;
+    // A notice without its change, or one past a gap: the next read catches up from the log.
+    if (!notice.change || notice.revision !== entry.heard + 1) return;
+    entry.pending.push(notice.change);
+    entry.heard = notice.revision;
+  }
+
+  private settle(entry: Entry): TreeSnapshot {
+    if (entry.pending.length === 0) return entry.snapshot;
+    let snapshot = entry.snapshot;
+    for (const change of entry.pending) snapshot = snapshot.next(change);
+    entry.pending = [];
+    entry.snapshot = snapshot;
+    this.resize(entry);
+    return snapshot;
+  }
+
+  private async catchUp(treeId: string, entry: Entry, wanted: number): Promise<TreeSnapshot | undefined> {
+    const from = entry.snapshot.revision;
+    if (wanted - from > CATCH_UP_LIMIT) return undefined;
+    const changes = await this.deps.store.changes.since(treeId, from, wanted - from);
+    // Heard meanwhile, or dropped: whatever stands now is the starting point.
+    if (this.entries.get(treeId) !== entry) return undefined;
+    const snapshot = this.settle(entry);
+    let revision = snapshot.revision;
+    for (const change of changes) {
+      if (change.revision <= revision) continue;
+      if (change.revision !== revision + 1) return undefined;
+      entry.pending.push(change);
+      revision = change.revision;
+    }
+    entry.heard = Math.max(entry.heard, revision);
+    const caughtUp = this.settle(entry);
+    return caughtUp.revision >= wanted ? caughtUp : undefined;
+  }
+
+  /** One build per tree at a time; a build answers every reader that wanted no later revision. */
+  private async build(treeId: string, wanted: number): Promise<TreeSnapshot> {
+    const running = this.building.get(treeId);
+    if (running) {
+      const snapshot = await running;
+      if (snapshot.revision >= wanted) return snapshot;
+      return this.read({ _id: treeId, revision: wanted });
+    }
+    const loading = this.deps.treeLocks.run(treeId, async () => {
+      const tree = await this.deps.store.trees.byId(treeId);
+      if (!tree) throw new NotFoundError("Tree");
+      const snapshot = TreeSnapshot.of(tree, await this.deps.store.cards.liveByTree(treeId));
+      this.remember(treeId, snapshot);
+      return snapshot;
+    });
+    this.building.set(treeId, loading);
+    try {
+      return await loading;
+    } finally {
+      if (this.building.get(treeId) === loading) this.building.delete(treeId);
+    }
+  }
+
+  private remember(treeId: string, snapshot: TreeSnapshot): void {
+    const previous = this.entries.get(treeId);
+    if (previous) this.drop(treeId, previous);
+    const entry: Entry = { snapshot, pending: [], heard: snapshot.revision, size: snapshot.size };
+    if (entry.size > this.maxCards) return;
+    this.entries.set(treeId, entry);
+    this.held += entry.size;
+    this.evict(treeId);
+  }
+
+  private resize(entry: Entry): void {
+    this.held += entry.snapshot.size - entry.size;
+    entry.size = entry.snapshot.size;
+    this.evict(entry.snapshot.treeId);
+  }
+
+  private evict(keep: string): void {
+    for (const [treeId, entry] of this.entries) {
+      if (this.held <= this.maxCards) break;
+      if (treeId !== keep) this.drop(treeId, entry);
+    }
+  }
+
+  private touch(treeId: string, entry: Entry): void {
+    this.entries.delete(treeId);
+    this.entries.set(treeId, entry);
+  }
+
+  private drop(treeId: string, entry: Entry): void {
+    if (this.entries.get(treeId) !== entry) return;
+    this.entries.delete(treeId);
+    this.held -= entry.size;
+  }
+}
