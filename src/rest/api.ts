@@ -10,6 +10,7 @@ import type { RestDeps } from "./deps.js";
 import { exportRoutes } from "./export-routes.js";
 import { openApiDocument } from "./openapi.js";
 import { openApiPage } from "./openapi-page.js";
+import { scriptRoutes } from "./script-routes.js";
 import { treeRoutes } from "./tree-routes.js";
 
 export function restApi(rest: RestDeps): Router {
@@ -25,6 +26,7 @@ export function restApi(rest: RestDeps): Router {
   router.use(treeRoutes(deps));
   router.use(cardRoutes(deps));
   router.use(exportRoutes(deps));
+  router.use(scriptRoutes(deps));
   router.use(() => {
     throw new NotFoundError("This API path");
   });

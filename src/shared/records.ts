@@ -5,7 +5,7 @@
  * The API shapes of Tree, Card and SeedNode are inferred from their schemas in record-schemas.ts.
  */
 import type { z } from "zod";
-import type { cardRecord, seedNode, treeRecord } from "./record-schemas.js";
+import type { cardRecord, seedNode, treeRecord, userScriptRecord } from "./record-schemas.js";
 
 export interface StoredUser {
   _id: string;
@@ -45,3 +45,20 @@ export interface StoredCard extends Omit<Card, "__v"> {
 
 /** The tree shape of imports and of the json export: `[{content, children?}]`. */
 export type SeedNode = z.infer<typeof seedNode>;
+
+/**
+ * A user's own browser script (docs/scripting.md, "Your scripts on the server"): run on that
+ * user's tree pages only. `body` is JavaScript, served back as a file from the same origin.
+ */
+export interface StoredScript {
+  _id: string;
+  userId: string;
+  name: string;
+  body: string;
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A script as listed through the API: everything but its owner and its body. */
+export type ScriptView = z.infer<typeof userScriptRecord>;

@@ -7,9 +7,9 @@
  * The backup never takes the directory's lock and never writes to it.
  *
  * Across files, a record may refer only to records that are in the backup: files are
- * captured in the order sessions, trees, cards, users, so each file is captured before the
- * ones its records refer to (a session before its user, a tree before its owner and its
- * cards). Cards captured without their tree (a tree created after its capture) are what a
+ * captured in the order sessions, scripts, trees, cards, users, so each file is captured
+ * before the ones its records refer to (a session or a script before its user, a tree before
+ * its owner and its cards). Cards captured without their tree (a tree created after its capture) are what a
  * crash during tree creation leaves, and the store sweeps them when it opens the restored
  * directory.
  */
@@ -22,7 +22,7 @@ import { openPrivate, PRIVATE_DIR } from "./file-modes.js";
 import { syncDirectory, writeFileSynced } from "./nedb-recovery.js";
 
 /** Capture order; see the module comment. */
-const CAPTURE_ORDER = ["sessions", "trees", "cards", "users"] as const;
+const CAPTURE_ORDER = ["sessions", "scripts", "trees", "cards", "users"] as const;
 const SETTINGS = "settings.json";
 const MANIFEST = "BACKUP.json";
 
@@ -101,7 +101,9 @@ export async function restoreDataDir(backupDir: string, dataDir: string): Promis
     const names = [...CAPTURE_ORDER.map((n) => `${n}.db`), SETTINGS];
     for (const name of names) {
       const staged = path.join(dataDir, `${name}.restoring`);
-      await copyFile(path.join(backupDir, name), staged);
+      // A collection newer than the backup (scripts.db) restores empty.
+      if (!existsSync(path.join(backupDir, name)) && name === "scripts.db") await writeFileSynced(staged, "");
+      else await copyFile(path.join(backupDir, name), staged);
       const handle = await openPrivate(staged, "r+");
       await handle.sync();
       await handle.close();

@@ -20,7 +20,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import Datastore from "nedb-promises";
 import type { Change } from "../shared/changes.js";
-import type { StoredCard, StoredUser, Tree } from "../shared/records.js";
+import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
 import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { PRIVATE_DIR, tightenDirectory } from "./file-modes.js";
@@ -47,7 +47,7 @@ import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.j
 
 type Doc = Record<string, unknown>;
 
-export const COLLECTIONS = ["users", "trees", "cards", "sessions", "changes"] as const;
+export const COLLECTIONS = ["users", "trees", "cards", "sessions", "changes", "scripts"] as const;
 type Collection = (typeof COLLECTIONS)[number];
 
 const require = createRequire(import.meta.url);
@@ -189,8 +189,9 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const cards = open("cards");
   const sessions = open("sessions");
   const changes = open("changes");
-  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, changes };
-  const all = [users, trees, cards, sessions, changes];
+  const scripts = open("scripts");
+  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, changes, scripts };
+  const all = [users, trees, cards, sessions, changes, scripts];
   for (const name of COLLECTIONS) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
   // After the load, which creates missing datafiles with the umask's mode.
   await tightenDirectory(dataDir);
@@ -202,6 +203,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   await cards.ensureIndex({ fieldName: "parentId" });
   await sessions.ensureIndex({ fieldName: "userId" });
   await changes.ensureIndex({ fieldName: "treeId" });
+  await scripts.ensureIndex({ fieldName: "userId" });
   // An index created just now (a new data directory) is NeDB's own AVL tree.
   for (const db of all) useHashIndexes(original(db));
 
@@ -361,6 +363,20 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       },
       removeExpired: async (now) => {
         await sessions.remove({ expiresAt: { $lt: now } }, { multi: true });
+      },
+    },
+    scripts: {
+      insert: async (script) => {
+        await scripts.insert(script);
+      },
+      byId: async (id) => withoutNedbFields<StoredScript>(await read(scripts.findOne({ _id: id }))),
+      forUser: async (userId) =>
+        (await read(scripts.find({ userId }).sort({ createdAt: 1, _id: 1 }))) as unknown as StoredScript[],
+      replace: async (script) => {
+        await scripts.update({ _id: script._id }, script);
+      },
+      remove: async (id) => {
+        await scripts.remove({ _id: id }, {});
       },
     },
     close: async () => {
