@@ -19,6 +19,16 @@ export interface User {
   csrf: string;
 }
 
+/** One of the user's own browser scripts, as listed (its text is at `scriptUrl`). */
+export interface UserScript {
+  _id: string;
+  name: string;
+  enabled: boolean;
+  size: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
 export interface Collaborator {
   _id: string;
   email: string;
@@ -131,7 +141,29 @@ export const api = {
     request<Collaborator>("POST", `/api/trees/${enc(treeId)}/collaborators`, { email }),
   removeCollaborator: (treeId: string, userId: string) =>
     request<void>("DELETE", `/api/trees/${enc(treeId)}/collaborators/${enc(userId)}`),
+
+  scripts: () => request<UserScript[]>("GET", "/api/scripts"),
+  createScript: (script: { name: string; body: string; enabled?: boolean }) => request<UserScript>("POST", "/api/scripts", script),
+  updateScript: (scriptId: string, changes: { name?: string; body?: string; enabled?: boolean }) =>
+    request<UserScript>("PUT", `/api/scripts/${enc(scriptId)}`, changes),
+  deleteScript: (scriptId: string) => request<void>("DELETE", `/api/scripts/${enc(scriptId)}`),
+  /** A script's text, as its tree pages load it. */
+  scriptText: async (scriptId: string): Promise<string> => {
+    let response: Response;
+    try {
+      response = await fetch(scriptUrl(scriptId), { credentials: "same-origin", headers: { "X-Requested-With": "XMLHttpRequest" } });
+    } catch {
+      throw new NetworkError();
+    }
+    if (!response.ok) throw await errorFrom(response);
+    return response.text();
+  },
 };
+
+/** Where a user's script is served from: this origin, so `script-src 'self'` lets it run. */
+export function scriptUrl(scriptId: string): string {
+  return `/api/scripts/${enc(scriptId)}.js`;
+}
 
 export type ExportFormat = "txt" | "md" | "html" | "json" | "docx" | "impress";
 

@@ -3,6 +3,8 @@
  * `window.Backbone`, `window.Mousetrap`), installs the keyboard and the global listeners,
  * finds out who is logged in, and shows the page for the current address. Pages are swapped
  * on `route`; each page's bus listeners are registered with a context and removed with it.
+ * The user's own scripts (user-scripts.ts) are loaded before the first of their pages that
+ * runs them (their trees, a tree) is drawn; the settings page runs none.
  */
 import Mousetrap from "mousetrap";
 import { api, describeError } from "./api.js";
@@ -20,6 +22,8 @@ import { app } from "./scripting.js";
 import { currentUser, loadCurrentUser, setCurrentUser } from "./session.js";
 import { renderLogin } from "./views/login.js";
 import { renderPublicPage } from "./views/public-page.js";
+import { renderSettings } from "./views/settings.js";
+import { loadUserScripts, userScriptsLoaded, userScriptsReady } from "./user-scripts.js";
 import { renderTreePage } from "./views/tree-page.js";
 import { renderTrees } from "./views/trees.js";
 import { pageMessage } from "./views/tree-frame.js";
@@ -58,12 +62,34 @@ function show(route: Route): void {
     disposePage = renderLogin(root, pageContext);
   } else if (route.page === "tree") {
     disposePage = renderTreePage(root, route.treeId, pageContext);
+  } else if (route.page === "settings") {
+    disposePage = renderSettings(root);
   } else {
     disposePage = renderTrees(root, pageContext);
   }
 }
 
-bus.on("route", (route: Route) => show(route));
+/**
+ * Shows a route, once the user's scripts have run when it is a page that runs them. Routes
+ * are shown in turn, so a page waiting for the scripts is not overtaken; with nothing to
+ * wait for, the page is shown at once, as scripts triggering `ui:navigate` expect.
+ */
+let showing: Promise<void> = Promise.resolve();
+let waiting = 0;
+function showWithScripts(route: Route): void {
+  const user = currentUser();
+  const runsScripts = user !== null && (route.page === "home" || route.page === "tree");
+  if (waiting === 0 && (!runsScripts || userScriptsReady())) return show(route);
+  waiting++;
+  showing = showing
+    .then(async () => {
+      if (runsScripts) await loadUserScripts(user._id);
+      show(route);
+    })
+    .finally(() => waiting--);
+}
+
+bus.on("route", (route: Route) => showWithScripts(route));
 bus.on("ui:navigate", (path: string) => navigate(path));
 bus.on("modal:show:help", () => showHelpDialog());
 bus.on("modal:show:appearance", () => showAppearanceDialog());
@@ -76,7 +102,10 @@ bus.on("ui:logout", async () => {
   }
   setCurrentUser(null);
   bus.trigger("user:logout");
-  navigate("/");
+  // The user's scripts are still running in this tab: only a new page is free of them, and
+  // the next person to log in here must not run them.
+  if (userScriptsLoaded()) location.assign("/");
+  else navigate("/");
 });
 
 async function boot(): Promise<void> {
@@ -87,7 +116,7 @@ async function boot(): Promise<void> {
     return;
   }
   root.classList.remove("boot");
-  show(routeOf(location.pathname));
+  showWithScripts(routeOf(location.pathname));
 }
 
 interceptLinks();
