@@ -141,7 +141,7 @@ function scriptForm(saved: () => void) {
       { class: "field" },
       h("label", { for: "script-body" }, "JavaScript"),
       body,
-      h("p", { class: "field-hint" }, "Paste it here, or pick a file: ", file),
+      h("p", { class: "field-hint" }, h("label", { for: "script-file" }, "Paste it here, or pick a .js file: "), file),
     ),
     error,
     h("div", { class: "script-form-actions" }, cancel, submit),
