@@ -227,6 +227,38 @@ describeInBrowser("Gingko's page structure", () => {
     expect(await words.allInnerTexts()).toEqual(["4 words"]);
   });
 
+  it("keeps a card's element, textarea and a script's wrapper when a long column draws it out and back", async () => {
+    // More than 250 cards in a column: only those near the view are in the document.
+    const seed = Array.from({ length: 300 }, (_, i) => `# Card ${i + 1}`).join("\n\n");
+    treeId = (await buildTree(api, { name: "Long", seed }))._id;
+    await openTree(page, treeId);
+    await page.keyboard.press("Home");
+    const first = (await activeCardId(page))!;
+    await mark(first);
+    await run(() => {
+      const w = window as any;
+      const id = w.app.get("cardId");
+      const wrapper = document.createElement("div");
+      wrapper.className = "my-editor";
+      document.querySelector(`#card${id} textarea`)!.after(wrapper);
+      w.firstElement = document.getElementById(`card${id}`);
+    });
+    await page.keyboard.press("End");
+    expect(await page.evaluate((id) => document.getElementById(`card${id}`), first)).toBeNull();
+    expect(await run(() => (window as any).firstElement.isConnected)).toBe(false);
+    await page.keyboard.press("Home");
+    expect(await run(() => (window as any).firstElement === document.getElementById(`card${(window as any).app.get("cardId")}`))).toBe(true);
+    expect(await textareas(first)).toEqual({ count: 1, marked: true });
+    expect(await page.locator(`#card${first} > .my-editor`).count()).toBe(1);
+    // The same textarea still takes the next edit.
+    await page.keyboard.press("Enter");
+    await page.keyboard.type(" again");
+    await page.keyboard.press("Control+Enter");
+    await waitForSaved(page);
+    expect(await textOf(first)).toBe("# Card 1 again");
+    expect(await textareas(first)).toEqual({ count: 1, marked: true });
+  });
+
   it("opens full screen with key:editFullscreen and toggles it with key:fullscreen", async () => {
     const id = (await activeCardId(page))!;
     await run(() => {
