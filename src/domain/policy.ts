@@ -125,3 +125,13 @@ export function authorizeScript<S extends { userId: string }>(actor: Actor | nul
   if (!script || actor.system || script.userId !== actor._id) throw new NotFoundError("Script");
   return script;
 }
+
+/**
+ * A user's own settings (their appearance preferences) are theirs: only they, or the
+ * operator, may read or change them.
+ * @throws UnauthenticatedError for an anonymous caller; ForbiddenError for anyone else.
+ */
+export function authorizeOwnAccount(actor: Actor | null, userId: string): void {
+  if (actor === null) throw new UnauthenticatedError();
+  if (actor._id !== userId && !actor.system) throw new ForbiddenError("Only the user may see or change their own settings.");
+}

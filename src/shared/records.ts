@@ -5,7 +5,8 @@
  * The API shapes of Tree, Card and SeedNode are inferred from their schemas in record-schemas.ts.
  */
 import type { z } from "zod";
-import type { cardRecord, seedNode, treeRecord, userScriptRecord } from "./record-schemas.js";
+import type { Preferences } from "./preferences.js";
+import type { cardRecord, collaboratorRecord, seedNode, treeRecord, userScriptRecord, userView } from "./record-schemas.js";
 
 export interface StoredUser {
   _id: string;
@@ -16,6 +17,8 @@ export interface StoredUser {
   randomIndex: number;
   userHash: string;
   createdAt: string;
+  /** Absent until the user first chooses; never part of the User record `/api/index` shows. */
+  preferences?: Preferences;
 }
 
 /** A tree as read through the API. */
@@ -62,3 +65,9 @@ export interface StoredScript {
 
 /** A script as listed through the API: everything but its owner and its body. */
 export type ScriptView = z.infer<typeof userScriptRecord>;
+
+/** The user as `GET /api/index` shows it (SPEC §2). */
+export type UserView = z.infer<typeof userView>;
+
+/** One person with access to a tree, as the collaborators list shows them. */
+export type Collaborator = z.infer<typeof collaboratorRecord>;

@@ -4,18 +4,19 @@
  * are kept on the server for this user alone and run on their tree pages (user-scripts.ts).
  * This page runs none of them, so a script that breaks pages can always be turned off here.
  */
-import { api, describeError, type UserScript } from "../api.js";
+import { describeError, type ApiClient, type ScriptView } from "../api.js";
+import type { AppContext } from "../context.js";
 import { confirmDialog } from "../dialogs/confirm.js";
 import { h, mount } from "../dom.js";
 import { notify } from "../notify.js";
-import { userScriptsLoaded } from "../user-scripts.js";
 import { topBar } from "./header.js";
 
-export function renderSettings(root: HTMLElement): void {
-  const bar = topBar();
+export function renderSettings(app: AppContext, root: HTMLElement, scriptsRunning: boolean): void {
+  const { api } = app;
+  const bar = topBar(app);
   const list = h("ul", { class: "script-list", "aria-label": "Your scripts" });
   const message = h("p", { class: "page-message", role: "status" }, "Loading your scripts…");
-  const editor = scriptForm(() => void load());
+  const editor = scriptForm(api, () => void load());
   mount(
     root,
     bar.element,
@@ -34,7 +35,7 @@ export function renderSettings(root: HTMLElement): void {
         h("code", {}, "Mousetrap"),
         "). Only you run them, never the people you share a tree with. Changes apply the next time a tree page opens. This page runs none of them.",
       ),
-      userScriptsLoaded()
+      scriptsRunning
         ? h("p", { class: "field-hint" }, "Your scripts are running in this tab; reload this page to see it without them.")
         : null,
       message,
@@ -44,8 +45,8 @@ export function renderSettings(root: HTMLElement): void {
   );
   document.title = "Your scripts · Cardtree";
 
-  const draw = (scripts: UserScript[]) => {
-    list.replaceChildren(...scripts.map((script) => scriptItem(script, { edit: () => void editor.edit(script), changed: () => void load() })));
+  const draw = (scripts: ScriptView[]) => {
+    list.replaceChildren(...scripts.map((script) => scriptItem(api, script, { edit: () => void editor.edit(script), changed: () => void load() })));
     message.hidden = scripts.length > 0;
     message.textContent = "No scripts yet. Add one below.";
   };
@@ -62,7 +63,7 @@ export function renderSettings(root: HTMLElement): void {
   void load();
 }
 
-function scriptItem(script: UserScript, on: { edit: () => void; changed: () => void }): HTMLElement {
+function scriptItem(api: ApiClient, script: ScriptView, on: { edit: () => void; changed: () => void }): HTMLElement {
   const toggle = h("input", { type: "checkbox", "aria-label": `Run “${script.name}” on my tree pages` });
   toggle.checked = script.enabled;
   toggle.addEventListener("change", async () => {
@@ -103,8 +104,8 @@ function scriptItem(script: UserScript, on: { edit: () => void; changed: () => v
 }
 
 /** The form below the list: a new script, or the one being changed. */
-function scriptForm(saved: () => void) {
-  let editing: UserScript | null = null;
+function scriptForm(api: ApiClient, saved: () => void) {
+  let editing: ScriptView | null = null;
   const heading = h("h2", {}, "Add a script");
   const name = h("input", { class: "input", id: "script-name", required: true, maxlength: 100, autocomplete: "off" });
   const body = h("textarea", { class: "input script-body", id: "script-body", rows: 14, spellcheck: "false" });
@@ -168,7 +169,7 @@ function scriptForm(saved: () => void) {
   return {
     element: form,
     /** Loads a script's text into the form to change it. */
-    async edit(script: UserScript) {
+    async edit(script: ScriptView) {
       try {
         body.value = await api.scriptText(script._id);
       } catch (problem) {
