@@ -46,6 +46,9 @@ export interface Config {
     signupsTotal: number;
     /** Most characters (UTF-16 code units) in one card's content; see `cardContentLimit`. */
     cardContentChars: number;
+    /** A user's own browser scripts (docs/scripting.md): most bytes (UTF-8) of one, and how many. */
+    userScriptBytes: number;
+    userScripts: number;
   };
   /** What one /graphql request may ask for (docs/graphql.md, "Limits"). */
   graphql: GraphQLLimits;
@@ -152,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signupsPerAddress: atLeast(-1, integer(env.SIGNUP_LIMIT_PER_ADDRESS, 50, "SIGNUP_LIMIT_PER_ADDRESS"), "SIGNUP_LIMIT_PER_ADDRESS"),
       signupsTotal: atLeast(-1, integer(env.SIGNUP_LIMIT_TOTAL, 500, "SIGNUP_LIMIT_TOTAL"), "SIGNUP_LIMIT_TOTAL"),
       cardContentChars: cardContentLimit(env, jsonBodyBytes),
+      userScriptBytes: atLeast(1, integer(env.USER_SCRIPT_BYTES, 1024 * 1024, "USER_SCRIPT_BYTES"), "USER_SCRIPT_BYTES"),
+      userScripts: atLeast(0, integer(env.USER_SCRIPT_COUNT, 20, "USER_SCRIPT_COUNT"), "USER_SCRIPT_COUNT"),
     },
     graphql: {
       tokens: integer(env.GRAPHQL_TOKEN_LIMIT, 1000, "GRAPHQL_TOKEN_LIMIT"),

@@ -119,6 +119,17 @@ export function maySignUp(actor: Actor | null, signupOpen: boolean): boolean {
 }
 
 /**
+ * A user's own script is theirs alone: nobody else may read, change or run it, the operator
+ * included (it is code run in that user's pages). Another user's script is not found.
+ * @throws UnauthenticatedError for an anonymous caller; NotFoundError for anyone but its owner.
+ */
+export function authorizeScript<S extends { userId: string }>(actor: Actor | null, script: S | null): S {
+  if (actor === null) throw new UnauthenticatedError();
+  if (!script || actor.system || script.userId !== actor._id) throw new NotFoundError("Script");
+  return script;
+}
+
+/**
  * A user's own settings (their appearance preferences) are theirs: only they, or the
  * operator, may read or change them.
  * @throws UnauthenticatedError for an anonymous caller; ForbiddenError for anyone else.

@@ -5,7 +5,8 @@
  */
 import type { z } from "zod";
 import type { userView } from "../shared/record-schemas.js";
-import type { Card, StoredCard, StoredUser, Tree, TreeView } from "../shared/records.js";
+import { Buffer } from "node:buffer";
+import type { Card, ScriptView, StoredCard, StoredScript, StoredUser, Tree, TreeView } from "../shared/records.js";
 
 export type UserView = z.infer<typeof userView>;
 
@@ -57,5 +58,17 @@ export function presentCard(card: StoredCard): Card {
     createdAt: card.createdAt,
     updatedAt: card.updatedAt,
     __v: card.__v ?? 0,
+  };
+}
+
+/** A user's script as listed: its owner and its body stay out (the body is served as a file). */
+export function presentScript(script: StoredScript): ScriptView {
+  return {
+    _id: script._id,
+    name: script.name,
+    enabled: script.enabled,
+    size: Buffer.byteLength(script.body, "utf8"),
+    createdAt: script.createdAt,
+    updatedAt: script.updatedAt,
   };
 }

@@ -98,6 +98,7 @@ export function watchedStore(store: Store, dependencies: ResultDependencies): St
     cards: watched("cards", store.cards) as Store["cards"],
     changes: watched("changes", store.changes) as Store["changes"],
     sessions: watched("sessions", store.sessions) as Store["sessions"],
+    scripts: watched("scripts", store.scripts) as Store["scripts"],
     status: () => store.status(),
     close: () => store.close(),
   };

@@ -1,6 +1,6 @@
 /**
  * Serves the bundled browser client: its files, and index.html for the client's own pages
- * (`/`, `/trees/:treeId`, `/p/:publicUrl`), which it routes itself. From a checkout the
+ * (`/`, `/trees/:treeId`, `/p/:publicUrl`, `/settings`), which it routes itself. From a checkout the
  * files are dist/web's; in the single binary (`npm run package`) they are the binary's own
  * SEA assets, listed in `web/files.json` (scripts/package.mjs), and nothing is read from disk.
  */
@@ -22,7 +22,7 @@ function directoryClient(webDir: string): Router {
     res.set("Cache-Control", "no-cache");
     res.sendFile(index, (err) => err && next(err));
   };
-  router.get(["/", "/trees/:treeId", "/p/:publicUrl"], sendIndex);
+  router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings"], sendIndex);
   router.use(express.static(webDir, { index: false, fallthrough: true }));
   return router;
 }
@@ -34,7 +34,7 @@ function embeddedClient(): Router {
   const index = files.get("/index.html");
   if (!index) throw new Error("The binary holds no browser client (web/index.html).");
   const router = Router();
-  router.get(["/", "/trees/:treeId", "/p/:publicUrl"], (_req, res) => {
+  router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings"], (_req, res) => {
     res.set("Cache-Control", "no-cache").type("html").send(index);
   });
   router.get("/{*file}", (req, res, next) => {

@@ -12,6 +12,7 @@ import { exportRoutes } from "./export-routes.js";
 import { historyRoutes } from "./history-routes.js";
 import { openApiDocument } from "./openapi.js";
 import { openApiPage } from "./openapi-page.js";
+import { scriptRoutes } from "./script-routes.js";
 import { treeRoutes } from "./tree-routes.js";
 
 export function restApi(rest: RestDeps): Router {
@@ -30,6 +31,7 @@ export function restApi(rest: RestDeps): Router {
   router.use(cardRoutes(deps));
   router.use(exportRoutes(deps));
   router.use(eventRoutes(deps));
+  router.use(scriptRoutes(deps));
   router.use(() => {
     throw new NotFoundError("This API path");
   });

@@ -36,9 +36,9 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   forbidden: "Not allowed: only the owner may do this, sign-up is off, a wrong current password, a missing X-CSRF-Token, or a change sent from another site.",
   not_found: "No such thing, or one the caller may not open (a private tree is never 403).",
   conflict: "Taken already (the email, the public address, the collaborator), or a conditional write's version is stale (details.current: the card as it is).",
-  payload_too_large: "The body is over its limit (1 MiB; 16 MiB for trees and imports), or an import makes too many cards.",
+  payload_too_large: "The body is over its limit (1 MiB; 16 MiB for trees and imports), an import makes too many cards, a card's text is too long, or a script is over its size limit.",
   unsupported_media_type: "The body is not application/json in UTF-8.",
-  limit_reached: "The owner's card limit would be passed.",
+  limit_reached: "The owner's card limit would be passed, or the user keeps as many scripts as allowed.",
   too_many_requests: "Too many failed log-ins for this email or address; try again after Retry-After seconds.",
   internal: "Something went wrong on the server (logged; no details are given).",
 };
@@ -56,6 +56,8 @@ const INPUTS = {
   SeedInput: inputs.seedInput,
   AddCollaboratorInput: inputs.addCollaboratorInput,
   RestoreTreeInput: inputs.restoreTreeInput,
+  CreateScriptInput: inputs.createScriptInput,
+  UpdateScriptInput: inputs.updateScriptInput,
 };
 
 /** Response records by component name. */
@@ -71,6 +73,7 @@ const OUTPUTS = {
   HistoryEntry: records.historyEntry,
   CardVersion: records.cardVersionRecord,
   TrashEntry: records.trashEntry,
+  Script: records.userScriptRecord,
   Error: errorBody,
 };
 
@@ -81,6 +84,7 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   treeId: { schema: inputs.recordId, description: "a tree's `_id`" },
   cardId: { schema: inputs.recordId, description: "a card's `_id`" },
   userId: { schema: inputs.userId, description: "a user's `_id`" },
+  scriptId: { schema: inputs.recordId, description: "one of the caller's scripts' `_id`" },
   publicUrl: { schema: z.string(), description: "a public tree's `publicUrl`" },
   publicTreeId: { schema: z.string(), description: "a public tree's `_id` or its `publicUrl`" },
   format: { schema: z.enum(exportFormats), description: "the export format (`impress` is a .pptx presentation)" },
@@ -98,7 +102,8 @@ interface Operation {
     | { status: 204; description: string }
     | { status: 200; export: true; description: string }
     | { status: 200; html: true; description: string }
-    | { status: 200; events: true; description: string };
+    | { status: 200; events: true; description: string }
+    | { status: 200; javascript: true; description: string };
   /** Statuses this path answers besides those every path may (see `errorStatuses`). */
   errors: number[];
   query?: z.ZodObject;
@@ -145,6 +150,11 @@ const OPERATIONS: Operation[] = [
   { method: "post", path: "/trees/{treeId}/cards/seed", summary: "Import Markdown or JSON under parentId, all or nothing", credentials: "required", body: { schema: "SeedInput", required: true }, ok: { status: 201, schema: "Card", list: true, description: "The created cards, tree order" }, errors: [404, 422] },
   { method: "get", path: "/export/{treeId}.{format}", summary: "Download the tree, or part of it, as a file", credentials: "optional", query: exportQuerySchema, ok: { status: 200, export: true, description: "The file, as an attachment named after the tree" }, errors: [404, 422] },
   { method: "get", path: "/trees/{treeId}/events", summary: "The tree's changes as Server-Sent Events, resumable (Last-Event-ID or since); public trees for anyone", credentials: "optional", query: z.object({ since: z.string().regex(/^\d{1,15}$/).optional().describe("the last revision the reader has (Last-Event-ID wins); absent: from now") }), ok: { status: 200, events: true, description: "text/event-stream: `id: <revision>`, `event: change`, `data: {revision, at, kind, userId, cards, deleted, tree?}` per change; `event: reset` with `data: {revision}` when the reader is too far behind (reload, then follow with since), and the stream ends; comment lines as heartbeats" }, errors: [404] },
+  { method: "get", path: "/scripts", summary: "The caller's own browser scripts, without their text", credentials: "required", ok: { status: 200, schema: "Script", list: true, description: "Oldest first: the order tree pages load them" }, errors: [] },
+  { method: "post", path: "/scripts", summary: "Keep a browser script for the caller's tree pages", credentials: "required", body: { schema: "CreateScriptInput", required: true }, ok: { status: 201, schema: "Script", description: "The script kept" }, errors: [422] },
+  { method: "get", path: "/scripts/{scriptId}.js", summary: "One of the caller's scripts, as the JavaScript file their tree pages load (owner only)", credentials: "required", ok: { status: 200, javascript: true, description: "The script's text; private, revalidated on every use" }, errors: [404] },
+  { method: "put", path: "/scripts/{scriptId}", summary: "Rename, replace the text of, enable or disable one of the caller's scripts", credentials: "required", body: { schema: "UpdateScriptInput", required: true }, ok: { status: 200, schema: "Script", description: "The script, updated" }, errors: [404] },
+  { method: "delete", path: "/scripts/{scriptId}", summary: "Remove one of the caller's scripts", credentials: "required", ok: { status: 204, description: "Removed" }, errors: [404] },
   { method: "get", path: "/openapi.json", summary: "This document", credentials: "optional", ok: { status: 200, schema: "document", description: "OpenAPI 3.1" }, errors: [] },
   { method: "get", path: "/docs", summary: "This document as a page to read", credentials: "optional", ok: { status: 200, html: true, description: "HTML, with nothing loaded from elsewhere" }, errors: [] },
 ];
@@ -200,6 +210,13 @@ function successResponse(op: Operation) {
   if (ok.status === 204) return { description: ok.description };
   if ("html" in ok) return { description: ok.description, content: { "text/html": { schema: { type: "string" } } } };
   if ("events" in ok) return { description: ok.description, content: { "text/event-stream": { schema: { type: "string" } } } };
+  if ("javascript" in ok) {
+    return {
+      description: ok.description,
+      headers: { ETag: { description: "send it back as If-None-Match", schema: { type: "string" } } },
+      content: { "text/javascript": { schema: { type: "string" } } },
+    };
+  }
   if ("export" in ok) {
     const content: Record<string, unknown> = {};
     for (const format of exportFormats) {
@@ -223,6 +240,11 @@ function successResponse(op: Operation) {
   };
 }
 
+/** Answers carrying an ETag, which If-None-Match turns into a 304. */
+function revalidates(op: Operation): boolean {
+  return ("etag" in op.ok && op.ok.etag === true) || "javascript" in op.ok;
+}
+
 function operationObject(op: Operation) {
   const parameters: unknown[] = [];
   for (const [, name] of op.path.matchAll(/\{(\w+)\}/g)) {
@@ -233,7 +255,7 @@ function operationObject(op: Operation) {
     const json = inlineSchema(schema as z.ZodType);
     parameters.push({ name, in: "query", required: false, ...(json.description ? { description: json.description } : {}), schema: json });
   }
-  if (op.ok.status === 200 && "etag" in op.ok && op.ok.etag) {
+  if (revalidates(op)) {
     parameters.push({ name: "If-None-Match", in: "header", required: false, description: "the ETag of an earlier answer: 304 while it is current", schema: { type: "string" } });
   }
   if (op.ifMatch) {
@@ -246,7 +268,7 @@ function operationObject(op: Operation) {
     parameters.push({ name: "X-CSRF-Token", in: "header", required: false, description: "the User's `csrf`; required with a cookie session", schema: { type: "string" } });
   }
   const responses: Record<string, unknown> = { [op.ok.status]: successResponse(op) };
-  if ("etag" in op.ok && op.ok.etag) responses["304"] = { description: "Not modified: the If-None-Match ETag is still current" };
+  if (revalidates(op)) responses["304"] = { description: "Not modified: the If-None-Match ETag is still current" };
   for (const status of errorStatuses(op)) responses[status] = { $ref: `#/components/responses/${CODE_BY_STATUS.get(status)}` };
   return {
     summary: op.summary,

@@ -67,6 +67,15 @@ export const collaboratorRecord = z.object({
   owner: z.boolean(),
 });
 
+export const userScriptRecord = z.object({
+  _id: recordId,
+  name: z.string(),
+  enabled: z.boolean().describe("whether the user's tree pages load it"),
+  size: z.int().min(0).describe("bytes of the script's body, UTF-8"),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
 export const publicTreeView = z.object({ tree: treeRecord, cards: z.array(cardRecord).describe("tree order") });
 
 export const historyEntry = z.object({

@@ -6,7 +6,7 @@
  */
 import type { z } from "zod";
 import type { Preferences } from "./preferences.js";
-import type { cardRecord, collaboratorRecord, seedNode, treeRecord, userView } from "./record-schemas.js";
+import type { cardRecord, collaboratorRecord, seedNode, treeRecord, userScriptRecord, userView } from "./record-schemas.js";
 
 export interface StoredUser {
   _id: string;
@@ -48,6 +48,23 @@ export interface StoredCard extends Omit<Card, "__v"> {
 
 /** The tree shape of imports and of the json export: `[{content, children?}]`. */
 export type SeedNode = z.infer<typeof seedNode>;
+
+/**
+ * A user's own browser script (docs/scripting.md, "Your scripts on the server"): run on that
+ * user's tree pages only. `body` is JavaScript, served back as a file from the same origin.
+ */
+export interface StoredScript {
+  _id: string;
+  userId: string;
+  name: string;
+  body: string;
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A script as listed through the API: everything but its owner and its body. */
+export type ScriptView = z.infer<typeof userScriptRecord>;
 
 /** The user as `GET /api/index` shows it (SPEC §2). */
 export type UserView = z.infer<typeof userView>;

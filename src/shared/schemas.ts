@@ -113,6 +113,22 @@ export const seedInput = z.object({
   seed: z.string(),
 });
 
+// A script's size limit is configurable (USER_SCRIPT_BYTES): the command checks it (413).
+const scriptName = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
+
+export const createScriptInput = z.object({
+  name: scriptName,
+  body: z.string(),
+  enabled: z.boolean().optional(),
+});
+
+/** Only these fields of a script can change; others in the body are ignored. */
+export const updateScriptInput = z.object({
+  name: scriptName.optional(),
+  body: z.string().optional(),
+  enabled: z.boolean().optional(),
+});
+
 export type CreateCardInput = z.infer<typeof createCardInput>;
 export type UpdateCardInput = z.infer<typeof updateCardInput>;
 export type CreateTreeInput = z.infer<typeof createTreeInput>;

@@ -7,13 +7,13 @@
  * The backup never takes the directory's lock and never writes to it.
  *
  * Across files, a record may refer only to records that are in the backup: files are
- * captured in the order sessions, trees, cards, change log, users, so each file is captured
- * before the ones its records refer to (a session before its user, a tree before its owner
- * and its cards). The change log comes after the cards and trees because it is their redo
- * log (change-log.ts): it may hold changes the captured cards lack, which the store applies
- * when it opens the restored directory, but never lacks one they hold. Cards captured
- * without their tree are what a crash during tree creation leaves, and the store sweeps
- * them at open.
+ * captured in the order sessions, scripts, trees, cards, change log, users, so each file is
+ * captured before the ones its records refer to (a session or a script before its user, a
+ * tree before its owner and its cards). The change log comes after the cards and trees
+ * because it is their redo log (change-log.ts): it may hold changes the captured cards
+ * lack, which the store applies when it opens the restored directory, but never lacks one
+ * they hold. Cards captured without their tree are what a crash during tree creation
+ * leaves, and the store sweeps them at open.
  */
 import { chmod, copyFile, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
@@ -25,7 +25,7 @@ import { openPrivate, PRIVATE_DIR } from "./file-modes.js";
 import { syncDirectory, writeFileSynced } from "./nedb-recovery.js";
 
 /** Capture order; see the module comment. */
-const CAPTURE_ORDER = ["sessions.db", "trees.db", "cards.db", CHANGE_LOG, "users.db"] as const;
+const CAPTURE_ORDER = ["sessions.db", "scripts.db", "trees.db", "cards.db", CHANGE_LOG, "users.db"] as const;
 /** Backups made before the change log existed lack it. */
 const OPTIONAL = new Set<string>([CHANGE_LOG]);
 const SETTINGS = "settings.json";
@@ -113,7 +113,9 @@ export async function restoreDataDir(backupDir: string, dataDir: string): Promis
         continue;
       }
       const staged = path.join(dataDir, `${name}.restoring`);
-      await copyFile(path.join(backupDir, name), staged);
+      // A collection newer than the backup (scripts.db) restores empty.
+      if (!existsSync(path.join(backupDir, name)) && name === "scripts.db") await writeFileSynced(staged, "");
+      else await copyFile(path.join(backupDir, name), staged);
       const handle = await openPrivate(staged, "r+");
       await handle.sync();
       await handle.close();

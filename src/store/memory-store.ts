@@ -9,7 +9,7 @@
 import type { ChangeRepository, Session, Store, StoreStatus } from "../domain/ports/store.js";
 import type { Change } from "../shared/changes.js";
 import { ConflictError } from "../shared/errors.js";
-import type { StoredCard, StoredUser, Tree } from "../shared/records.js";
+import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -25,6 +25,7 @@ export function openMemoryStore(): Store {
   const trees = new Map<string, Tree>();
   const cards = new Map<string, StoredCard>();
   const sessions = new Map<string, Session>();
+  const scripts = new Map<string, StoredScript>();
   /** Per tree, oldest first. */
   const changes = new Map<string, Change[]>();
 
@@ -229,6 +230,33 @@ export function openMemoryStore(): Store {
       removeExpired: async (now) => {
         open();
         for (const session of [...sessions.values()]) if (session.expiresAt < now) sessions.delete(session._id);
+      },
+    },
+    scripts: {
+      insert: async (script) => {
+        open();
+        if (scripts.has(script._id)) throw new UniqueViolation("_id", script._id);
+        scripts.set(script._id, copy(script));
+      },
+      byId: async (id) => {
+        open();
+        const script = scripts.get(id);
+        return script ? copy(script) : null;
+      },
+      forUser: async (userId) => {
+        open();
+        return [...scripts.values()]
+          .filter((script) => script.userId === userId)
+          .sort((a, b) => (a.createdAt === b.createdAt ? (a._id < b._id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1))
+          .map(copy);
+      },
+      replace: async (script) => {
+        open();
+        if (scripts.has(script._id)) scripts.set(script._id, copy(script));
+      },
+      remove: async (id) => {
+        open();
+        scripts.delete(id);
       },
     },
   };

@@ -22,7 +22,7 @@ import Datastore from "nedb-promises";
 import type { Change } from "../shared/changes.js";
 import { ConflictError } from "../shared/errors.js";
 import { ChangeLog, ChangeLogUndoError } from "./change-log.js";
-import type { StoredCard, StoredUser, Tree } from "../shared/records.js";
+import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
 import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { PRIVATE_DIR, tightenDirectory } from "./file-modes.js";
@@ -50,7 +50,7 @@ import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.j
 
 type Doc = Record<string, unknown>;
 
-export const COLLECTIONS = ["users", "trees", "cards", "sessions"] as const;
+export const COLLECTIONS = ["users", "trees", "cards", "sessions", "scripts"] as const;
 type Collection = (typeof COLLECTIONS)[number];
 
 const require = createRequire(import.meta.url);
@@ -196,8 +196,9 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const trees = open("trees");
   const cards = open("cards");
   const sessions = open("sessions");
-  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions };
-  const all = [users, trees, cards, sessions];
+  const scripts = open("scripts");
+  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, scripts };
+  const all = [users, trees, cards, sessions, scripts];
   for (const name of COLLECTIONS) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
   const changeLog = await ChangeLog.open(dataDir, log, options.faults);
   // After the load, which creates missing datafiles with the umask's mode.
@@ -209,6 +210,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   await cards.ensureIndex({ fieldName: "treeId" });
   await cards.ensureIndex({ fieldName: "parentId" });
   await sessions.ensureIndex({ fieldName: "userId" });
+  await scripts.ensureIndex({ fieldName: "userId" });
   // An index created just now (a new data directory) is NeDB's own AVL tree.
   for (const db of all) useHashIndexes(original(db));
 
@@ -392,6 +394,20 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       },
       removeExpired: async (now) => {
         await sessions.remove({ expiresAt: { $lt: now } }, { multi: true });
+      },
+    },
+    scripts: {
+      insert: async (script) => {
+        await scripts.insert(script);
+      },
+      byId: async (id) => withoutNedbFields<StoredScript>(await read(scripts.findOne({ _id: id }))),
+      forUser: async (userId) =>
+        (await read(scripts.find({ userId }).sort({ createdAt: 1, _id: 1 }))) as unknown as StoredScript[],
+      replace: async (script) => {
+        await scripts.update({ _id: script._id }, script);
+      },
+      remove: async (id) => {
+        await scripts.remove({ _id: id }, {});
       },
     },
     close: async () => {

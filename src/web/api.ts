@@ -6,9 +6,9 @@
  */
 import type { ExportFormat } from "../shared/export-options.js";
 import type { Preferences } from "../shared/preferences.js";
-import type { Card, Collaborator, SeedNode, Tree, UserView } from "../shared/records.js";
+import type { Card, Collaborator, ScriptView, SeedNode, Tree, UserView } from "../shared/records.js";
 
-export type { Card, Collaborator, ExportFormat, SeedNode, Tree, UserView };
+export type { Card, Collaborator, ExportFormat, ScriptView, SeedNode, Tree, UserView };
 
 export class ApiError extends Error {
   constructor(
@@ -121,7 +121,29 @@ export function createApi() {
     collaborators: (treeId: string) => call<Collaborator[]>("GET", `/api/trees/${enc(treeId)}/collaborators`),
     addCollaborator: (treeId: string, email: string) => call<Collaborator>("POST", `/api/trees/${enc(treeId)}/collaborators`, { email }),
     removeCollaborator: (treeId: string, userId: string) => call<void>("DELETE", `/api/trees/${enc(treeId)}/collaborators/${enc(userId)}`),
+
+    scripts: () => call<ScriptView[]>("GET", "/api/scripts"),
+    createScript: (script: { name: string; body: string; enabled?: boolean }) => call<ScriptView>("POST", "/api/scripts", script),
+    updateScript: (scriptId: string, changes: { name?: string; body?: string; enabled?: boolean }) =>
+      call<ScriptView>("PUT", `/api/scripts/${enc(scriptId)}`, changes),
+    deleteScript: (scriptId: string) => call<void>("DELETE", `/api/scripts/${enc(scriptId)}`),
+    /** A script's text, as its tree pages load it. */
+    scriptText: async (scriptId: string): Promise<string> => {
+      let response: Response;
+      try {
+        response = await fetch(scriptUrl(scriptId), { credentials: "same-origin", headers: { "X-Requested-With": "XMLHttpRequest" } });
+      } catch {
+        throw new NetworkError();
+      }
+      if (!response.ok) throw await errorFrom(response);
+      return response.text();
+    },
   };
+}
+
+/** Where a user's script is served from: this origin, so `script-src 'self'` lets it run. */
+export function scriptUrl(scriptId: string): string {
+  return `/api/scripts/${enc(scriptId)}.js`;
 }
 
 export function exportUrl(treeId: string, format: ExportFormat, scope: { cardId?: string; column?: number } = {}): string {

@@ -54,6 +54,7 @@ type KeyEvents = {
     | "moveLeft"
     | "moveRight"
     | "fullscreen"
+    | "editFullscreen"
     | "split:down"
     | "split:up"
     | "split:right"
@@ -97,6 +98,8 @@ export type AppEvents = KeyEvents &
     "card:edit": [cardId: string];
     "card:save": [cardId: string, text: string];
     "card:cancel": [cardId: string];
+    /** The open editor went into or out of full screen (its card is `.fullscreen-container`). */
+    "card:fullscreen": [cardId: string, on: boolean];
     "card:add": [cardId: string];
     "card:id": [oldId: string, newId: string];
     "card:move": [cardId: string];

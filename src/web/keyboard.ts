@@ -26,7 +26,7 @@ const BINDINGS: Binding[] = [
   { keys: ["pageup"], event: "key:pageUp", scopes: ["tree"] },
   { keys: ["pagedown"], event: "key:pageDown", scopes: ["tree"] },
   { keys: ["enter"], event: "key:edit", scopes: ["tree"] },
-  { keys: ["shift+enter", "ctrl+shift+f"], event: "key:fullscreen", scopes: ["tree"] },
+  { keys: ["shift+enter", "ctrl+shift+f"], event: "key:editFullscreen", scopes: ["tree"] },
   { keys: ["ctrl+shift+f"], event: "key:fullscreen", scopes: ["editCard"] },
   { keys: ["ctrl+enter", "command+enter"], event: "key:save", scopes: ["editCard"] },
   { keys: ["escape"], event: "key:cancel", scopes: ["editCard"] },

@@ -3,6 +3,8 @@
  * `window.Backbone`, `window.Mousetrap`), installs the keyboard and the global listeners,
  * finds out who is logged in, and shows the page for the current address. Pages are swapped
  * on `route`; each page's bus listeners are registered with a context and removed with it.
+ * The user's own scripts (user-scripts.ts) are loaded before the first of their pages that
+ * runs them (their trees, a tree) is drawn; the settings page runs none.
  */
 import Mousetrap from "mousetrap";
 import { describeError } from "./api.js";
@@ -19,6 +21,8 @@ import { interceptLinks, navigate, routeOf, type Route } from "./router.js";
 import { scriptingApi, type ScriptingApi } from "./scripting.js";
 import { renderLogin } from "./views/login.js";
 import { renderPublicPage } from "./views/public-page.js";
+import { renderSettings } from "./views/settings.js";
+import { createUserScripts } from "./user-scripts.js";
 import { renderTreePage } from "./views/tree-page.js";
 import { renderTrees } from "./views/trees.js";
 import { pageMessage } from "./views/tree-frame.js";
@@ -33,6 +37,7 @@ declare global {
 
 const app: AppContext = createAppContext();
 const { bus } = app;
+const userScripts = createUserScripts(app);
 
 window.app = scriptingApi(app);
 window.Backbone = bus.scripts;
@@ -60,12 +65,34 @@ function show(route: Route): void {
     disposePage = renderLogin(app, root, pageContext);
   } else if (route.page === "tree") {
     disposePage = renderTreePage(app, root, route.treeId, pageContext);
+  } else if (route.page === "settings") {
+    disposePage = renderSettings(app, root, userScripts.loaded());
   } else {
     disposePage = renderTrees(app, root, pageContext);
   }
 }
 
-bus.on("route", (route) => show(route));
+/**
+ * Shows a route, once the user's scripts have run when it is a page that runs them. Routes
+ * are shown in turn, so a page waiting for the scripts is not overtaken; with nothing to
+ * wait for, the page is shown at once, as scripts triggering `ui:navigate` expect.
+ */
+let showing: Promise<void> = Promise.resolve();
+let waiting = 0;
+function showWithScripts(route: Route): void {
+  const user = app.session.user;
+  const runsScripts = user !== null && (route.page === "home" || route.page === "tree");
+  if (waiting === 0 && (!runsScripts || userScripts.ready())) return show(route);
+  waiting++;
+  showing = showing
+    .then(async () => {
+      if (runsScripts) await userScripts.load(user._id);
+      show(route);
+    })
+    .finally(() => waiting--);
+}
+
+bus.on("route", (route) => showWithScripts(route));
 bus.on("ui:navigate", (path) => navigate(bus, path));
 bus.on("modal:show:help", () => showHelpDialog());
 bus.on("modal:show:appearance", () => showAppearanceDialog(app));
@@ -79,7 +106,10 @@ bus.on("ui:logout", async () => {
   }
   app.session.set(null);
   bus.trigger("user:logout");
-  navigate(bus, "/");
+  // The user's scripts are still running in this tab: only a new page is free of them, and
+  // the next person to log in here must not run them.
+  if (userScripts.loaded()) location.assign("/");
+  else navigate(bus, "/");
 });
 
 async function boot(): Promise<void> {
@@ -90,7 +120,7 @@ async function boot(): Promise<void> {
     return;
   }
   root.classList.remove("boot");
-  show(routeOf(location.pathname));
+  showWithScripts(routeOf(location.pathname));
   // The page is painted with this browser's copy; the server's may differ (another browser).
   void app.preferences.load();
 }

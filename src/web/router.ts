@@ -1,6 +1,6 @@
 /**
- * Client-side routes: `/` (log-in or the user's trees), `/trees/:treeId`, `/p/:publicUrl`.
- * The server answers all three with index.html; links marked `data-nav` are followed here
+ * Client-side routes: `/` (log-in or the user's trees), `/trees/:treeId`, `/p/:publicUrl`,
+ * `/settings` (the user's own scripts). The server answers them all with index.html; links marked `data-nav` are followed here
  * through the bus (`ui:navigate`), so the page never reloads.
  */
 import type { AppBus } from "./bus.js";
@@ -9,10 +9,12 @@ export type Route =
   | { page: "home" }
   | { page: "tree"; treeId: string }
   | { page: "public"; publicUrl: string }
+  | { page: "settings" }
   | { page: "missing"; path: string };
 
 export function routeOf(pathname: string): Route {
   if (pathname === "/" || pathname === "") return { page: "home" };
+  if (pathname === "/settings" || pathname === "/settings/") return { page: "settings" };
   const tree = /^\/trees\/([^/]+)\/?$/.exec(pathname);
   if (tree) return { page: "tree", treeId: decodeURIComponent(tree[1]) };
   const shared = /^\/p\/([^/]+)\/?$/.exec(pathname);

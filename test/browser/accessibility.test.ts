@@ -50,6 +50,13 @@ describeInBrowser("accessibility (axe-core)", () => {
     await writer.page.keyboard.press("Escape");
   });
 
+  it("finds nothing serious on the settings page of a user's scripts", async () => {
+    await writer.api.post("/api/scripts", { name: "Listed", body: "window.listed = true;" });
+    await writer.page.goto("/settings");
+    await writer.page.locator(".script-item").waitFor();
+    expect(await seriousViolations(writer.page)).toEqual([]);
+  });
+
   it("finds nothing serious on a tree, while editing, searching, and in its dialogs, in every theme", async () => {
     await openTree(writer.page, treeId);
     expect(await seriousViolations(writer.page)).toEqual([]);

@@ -133,6 +133,7 @@ describeInBrowser("the scripting interface", () => {
       "Alt+ArrowDown",
       "Alt+ArrowUp",
       "Shift+Enter",
+      "Control+Shift+F",
       "Control+Enter",
     ];
     for (const key of keys) await writer.page.keyboard.press(key);
@@ -156,6 +157,7 @@ describeInBrowser("the scripting interface", () => {
       "key:delete",
       "key:moveDown",
       "key:moveUp",
+      "key:editFullscreen",
       "key:fullscreen",
       "modal:show:help",
       "card:activate",

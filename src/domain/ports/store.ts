@@ -5,7 +5,7 @@
  * durable; a method that writes several records writes all of them or none.
  */
 import type { Change } from "../../shared/changes.js";
-import type { StoredCard, StoredUser, Tree } from "../../shared/records.js";
+import type { StoredCard, StoredScript, StoredUser, Tree } from "../../shared/records.js";
 
 export interface Session {
   /** A keyed hash of the cookie token; the token itself is never stored. */
@@ -88,6 +88,17 @@ export interface SessionRepository {
   removeExpired(now: string): Promise<void>;
 }
 
+/** Users' own browser scripts (docs/scripting.md); each belongs to one user. */
+export interface ScriptRepository {
+  insert(script: StoredScript): Promise<void>;
+  byId(id: string): Promise<StoredScript | null>;
+  /** The user's scripts, oldest first (ties by `_id`): the order their pages load them. */
+  forUser(userId: string): Promise<StoredScript[]>;
+  /** Replaces the stored record with `script` (same `_id`). */
+  replace(script: StoredScript): Promise<void>;
+  remove(id: string): Promise<void>;
+}
+
 /** `failed`: a write failed and could not be undone; every call then throws. */
 export type StoreStatus = "open" | "failed" | "closed";
 
@@ -97,6 +108,7 @@ export interface Store {
   cards: CardRepository;
   changes: ChangeRepository;
   sessions: SessionRepository;
+  scripts: ScriptRepository;
   status(): StoreStatus;
   /** Flushes pending writes and releases the files. */
   close(): Promise<void>;

@@ -43,13 +43,17 @@ export class Editing {
     return { before: value.slice(0, selectionStart).replace(/\s+$/, ""), after: value.slice(selectionStart).replace(/^\s+/, "") };
   }
 
-  /** Ctrl+Enter: keeps the text, closes the editor, queues the save. */
+  /**
+   * Ctrl+Enter: keeps the text, closes the editor, queues the save. The text is the
+   * textarea's value now, so a script's editor that wrote its text back to the textarea
+   * before `key:save` reached here (CodeMirror's `cm.save()`) is what gets saved.
+   */
   save(): void {
     if (this.closed) return;
     const text = this.editor.value;
     // Render the new text before the editor closes, so the card is centred at its new size.
     if (text !== this.card.content) void this.tree.applyContent(this.card, text);
-    this.close();
+    this.close(text);
     this.tree.bus.trigger("card:save", this.card._id, text);
   }
 
@@ -70,14 +74,14 @@ export class Editing {
       }
       if (this.closed) return;
     }
-    this.close();
+    this.close(this.card.content);
     this.tree.bus.trigger("card:cancel", this.card._id);
   }
 
   /** The text was saved by a change that did more (a split): close and announce the save. */
   closeSaved(text: string): void {
     if (this.closed) return;
-    this.close();
+    this.close(text);
     this.tree.bus.trigger("card:save", this.card._id, text);
   }
 
@@ -92,9 +96,9 @@ export class Editing {
     if (!this.closed && this.changed) this.keepDraft(this.editor.value);
   }
 
-  private close(): void {
+  private close(text: string): void {
     this.closed = true;
-    this.editor.destroy();
+    this.editor.close(text);
     this.tree.editingClosed(this);
     writeDraft(this.card.treeId, null);
     this.tree.keys.set("tree");

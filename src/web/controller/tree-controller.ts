@@ -190,19 +190,27 @@ export class TreeController {
     if (id) this.bus.trigger("card:activate", id);
   }
 
-  startEdit(id: string | null, text?: string, caret: "start" | "end" = "end"): void {
+  /**
+   * Opens the card's editor (in full screen with `fullscreen`). `card:edit` is announced
+   * last, once the card's textarea is shown, filled and focused where it will stay.
+   */
+  startEdit(id: string | null, text?: string, caret: "start" | "end" = "end", options: { fullscreen?: boolean } = {}): void {
     const card = this.state.get(id);
     if (!card) {
       if (this.state.size === 0 && !this.readOnly) addCard(this.host, "below");
       return;
     }
     if (!this.writable()) return;
-    if (this.editing?.card === card) return this.editing.editor.focus();
+    if (this.editing?.card === card) {
+      if (options.fullscreen) this.setFullscreen(true);
+      return this.editing.editor.focus();
+    }
     if (this.activeId !== card._id) this.activate(card._id);
     if (this.editing) this.editing.save();
     const element = this.view.cardElement(card._id);
     if (!element) return;
     this.editing = new Editing(this.host, card, element, text ?? card.content);
+    if (options.fullscreen) this.setFullscreen(true, { announce: false });
     this.editing.editor.focus(caret);
     this.view.scrollIntoPlace(false);
     this.editing.editor.revealCaret();
@@ -316,13 +324,18 @@ export class TreeController {
     this.bus.trigger("card:id", oldId, newId);
   }
 
-  private setFullscreen(on: boolean): void {
+  /**
+   * Full screen on or off for the open editor: the card becomes `.fullscreen-container`
+   * (SPEC §8). `card:fullscreen` (id, on) tells scripts whose own editor must fit its new size.
+   */
+  private setFullscreen(on: boolean, options: { announce?: boolean } = {}): void {
+    const changed = this.fullscreen !== on;
     this.fullscreen = on;
     document.body.classList.toggle("fullscreen-edit", on);
-    if (this.editing) {
-      this.editing.editor.fit();
-      this.editing.editor.focus();
-    }
+    if (!this.editing) return;
+    this.editing.editor.setFullscreen(on);
+    this.editing.editor.focus();
+    if (changed && options.announce !== false) this.bus.trigger("card:fullscreen", this.editing.card._id, on);
   }
 
   private move(direction: Direction): void {
@@ -372,13 +385,12 @@ export class TreeController {
     on("key:moveDown", () => moveActiveCard(host, "down"));
     on("key:moveLeft", () => moveActiveCard(host, "left"));
     on("key:moveRight", () => moveActiveCard(host, "right"));
+    on("key:editFullscreen", () => this.startEdit(this.active, undefined, "end", { fullscreen: true }));
+    // Toggles while editing; with no editor open it opens one in full screen, as it did before
+    // key:editFullscreen existed.
     on("key:fullscreen", () => {
-      if (!this.editing) {
-        this.startEdit(this.active);
-        if (this.editing) this.setFullscreen(true);
-      } else {
-        this.setFullscreen(!this.fullscreen);
-      }
+      if (this.editing) this.setFullscreen(!this.fullscreen);
+      else this.startEdit(this.active, undefined, "end", { fullscreen: true });
     });
     on("key:split:down", () => splitCard(host, "below"));
     on("key:split:up", () => splitCard(host, "above"));

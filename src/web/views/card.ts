@@ -1,7 +1,13 @@
 /**
- * One card's element, `#card<id>`: its rendered Markdown, or its editor while editing.
+ * One card's element, `#card<id>`: its rendered Markdown in `.view`, and the card's one
+ * `textarea.mousetrap`, hidden until the card is edited (Gingko's page structure, SPEC §8;
+ * docs/scripting.md "The page structure"). The textarea is made with the element and kept
+ * with it: every edit of the card reuses it, so a script that wrapped it in its own editor
+ * finds its wrapper again. A read-only page (a public tree) has no textarea.
  * Rendering is skipped when the content has not changed since the last render, so redrawing
- * the columns after a move costs little. In a large tree a card may start "deferred": its
+ * the columns after a move costs little, and so HTML a user script wrote into `.view` stays
+ * until the card's text changes (a save redraws `.view` before it announces `card:save`, so a
+ * script rewriting it there has the last word). In a large tree a card may start "deferred": its
  * text shown plain until it is rendered (see views/deferred-render.ts), since rendering and
  * sanitizing thousands of cards up front would keep the writer waiting.
  *
@@ -33,10 +39,24 @@ export function createCardElement(card: Card, rendering: CardRendering, defer = 
     "aria-selected": "false",
     draggable: rendering.readOnly ? null : "true",
   });
-  element.append(h("div", { class: "card-content markdown" }));
+  element.append(h("div", { class: "view card-content markdown" }));
+  if (!rendering.readOnly) {
+    element.append(
+      h("textarea", {
+        class: "mousetrap card-editor",
+        "aria-label": "Card text (Markdown). Ctrl+Enter saves, Escape cancels.",
+        spellcheck: "true",
+      }),
+    );
+  }
   if (defer) deferred.add(element);
   renderCardContent(element, card, rendering);
   return element;
+}
+
+/** The card's one textarea (null on a read-only page). */
+export function cardTextarea(element: HTMLElement): HTMLTextAreaElement | null {
+  return element.querySelector<HTMLTextAreaElement>(":scope > textarea.card-editor");
 }
 
 export function isDeferred(element: HTMLElement): boolean {
@@ -53,8 +73,11 @@ export function renderDeferred(element: HTMLElement, card: Card, rendering: Card
 export function renderCardContent(element: HTMLElement, card: Card, rendering: CardRendering): void {
   const key = `${rendering.latex ? "L" : "-"}${rendering.readOnly ? "R" : "-"}${card.content}`;
   if (renderedContent.get(element) === key) return;
-  const body = element.querySelector<HTMLElement>(".card-content");
+  const body = element.querySelector<HTMLElement>(":scope > .view");
   if (!body) return;
+  // Between edits the textarea holds the card's text; during an edit it is the writer's.
+  const textarea = cardTextarea(element);
+  if (textarea && !element.classList.contains("editing") && textarea.value !== card.content) textarea.value = card.content;
   element.classList.toggle("card-empty", card.content.trim() === "");
   if (deferred.has(element)) {
     // Plain text (never HTML) keeps the card's height close to its rendered one.

@@ -1,30 +1,37 @@
 /**
- * The in-place editor of a card: a `textarea.mousetrap` (the class lets Mousetrap bindings,
- * the app's and user scripts', fire while typing) that grows with its text, plus the
- * Markdown wrapping behind Ctrl+B and Ctrl+I.
+ * One edit of a card, over the card's own `textarea.mousetrap` (views/card.ts): the same
+ * textarea for every edit of the card, shown while editing and hidden after (Gingko's page
+ * structure, SPEC §8). The class lets Mousetrap bindings, the app's and user scripts', fire
+ * while typing. The textarea grows with its text; Ctrl+B and Ctrl+I wrap the selection.
+ *
+ * The text is always read from `textarea.value` when asked for, never kept aside: a script
+ * that wraps the textarea in its own editor (CodeMirror's `fromTextArea`) writes its text
+ * back there (`cm.save()`), and that is what gets saved.
  */
-import { h } from "../dom.js";
+import { cardTextarea } from "./card.js";
 
 export class CardEditor {
   readonly textarea: HTMLTextAreaElement;
+  private readonly session = new AbortController();
 
   constructor(
     private readonly card: HTMLElement,
     text: string,
     onInput: (text: string) => void,
   ) {
-    this.textarea = h("textarea", {
-      class: "mousetrap card-editor",
-      "aria-label": "Card text (Markdown). Ctrl+Enter saves, Escape cancels.",
-      spellcheck: "true",
-    });
+    const textarea = cardTextarea(card);
+    if (!textarea) throw new Error("This card has no editor: the page is read-only.");
+    this.textarea = textarea;
     this.textarea.value = text;
-    this.textarea.addEventListener("input", () => {
-      this.fit();
-      onInput(this.textarea.value);
-    });
+    this.textarea.addEventListener(
+      "input",
+      () => {
+        this.fit();
+        onInput(this.textarea.value);
+      },
+      { signal: this.session.signal },
+    );
     card.classList.add("editing");
-    card.append(this.textarea);
     this.fit();
   }
 
@@ -45,7 +52,7 @@ export class CardEditor {
    */
   revealCaret(): void {
     const column = this.card.closest<HTMLElement>(".column");
-    if (!column || document.body.classList.contains("fullscreen-edit")) return;
+    if (!column || this.card.classList.contains("fullscreen-container")) return;
     const atEnd = this.textarea.selectionStart > this.textarea.value.length / 2;
     const box = this.textarea.getBoundingClientRect();
     const view = column.getBoundingClientRect();
@@ -75,9 +82,22 @@ export class CardEditor {
     this.textarea.dispatchEvent(new Event("input", { bubbles: true }));
   }
 
-  destroy(): void {
-    this.textarea.remove();
-    this.card.classList.remove("editing");
+  /** Full screen on or off: the card becomes the `.fullscreen-container` scripts look for. */
+  setFullscreen(on: boolean): void {
+    this.card.classList.toggle("fullscreen-container", on);
+    this.fit();
+  }
+
+  /**
+   * Ends the edit: the textarea is hidden (by CSS, once the card is no longer `.editing`) and
+   * stays in the card, holding `text`, for the next edit. Nothing of a script's wrapper is
+   * touched: it stays beside the textarea, hidden with it.
+   */
+  close(text: string): void {
+    this.session.abort();
+    this.card.classList.remove("editing", "fullscreen-container");
+    if (this.textarea.value !== text) this.textarea.value = text;
+    this.textarea.style.height = "";
   }
 
   /** Grows the textarea to its content so the card never shows an inner scrollbar. */

@@ -18,8 +18,9 @@ export function mountColumns(app: AppContext, main: HTMLElement, controller: Ope
   main.append(touchBar(app, controller.readOnly));
   columns.addEventListener("click", (event) => {
     const target = event.target as Element;
-    // Clicks inside the open editor place the caret; links open in a new tab by themselves.
-    if (target.closest("textarea")) return;
+    // Clicks inside the open editor (or a script's editor wrapping it) place the caret; links
+    // open in a new tab by themselves.
+    if (target.closest("textarea, .card.editing")) return;
     const card = target.closest<HTMLElement>(".card");
     if (card?.dataset.id) bus.trigger("ui:select", card.dataset.id);
     if (card?.dataset.id && target instanceof HTMLInputElement && target.dataset.task !== undefined) {
@@ -28,7 +29,7 @@ export function mountColumns(app: AppContext, main: HTMLElement, controller: Ope
   });
   columns.addEventListener("dblclick", (event) => {
     const target = event.target as Element;
-    if (target.closest("textarea, a")) return;
+    if (target.closest("textarea, a, .card.editing")) return;
     const card = target.closest<HTMLElement>(".card");
     if (card?.dataset.id && !controller.readOnly) bus.trigger("ui:edit", card.dataset.id);
   });

@@ -1,0 +1,95 @@
+/**
+ * Users' own browser scripts (issue 15; docs/scripting.md, "Your scripts on the server"):
+ * JavaScript a user keeps on the server so that their tree pages load it from the same
+ * origin, without a browser extension and without loosening the page's CSP. A script is its
+ * owner's alone (policy.ts `authorizeScript`): nobody else lists, reads or runs it.
+ *
+ * Limits (configurable, docs/reliability.md): the bytes of one script and how many a user
+ * may keep.
+ */
+import { Buffer } from "node:buffer";
+import { LimitReachedError, PayloadTooLargeError, ValidationError } from "../shared/errors.js";
+import { newRecordId, now, RECORD_ID } from "../shared/ids.js";
+import type { StoredScript } from "../shared/records.js";
+import { createScriptInput, parseInput, updateScriptInput } from "../shared/schemas.js";
+import type { DomainContext } from "./context.js";
+import { authorizeScript, type Actor } from "./policy.js";
+
+/** The actor's scripts, oldest first: the order their tree pages load them. */
+export async function listScripts(ctx: DomainContext, actor: Actor): Promise<StoredScript[]> {
+  return ctx.store.scripts.forUser(actor._id);
+}
+
+/**
+ * Keeps a new script for the actor, enabled unless `enabled: false`.
+ * @throws ValidationError for a bad body; PayloadTooLargeError for a script over the size
+ *   limit; LimitReachedError when the actor already keeps as many as allowed.
+ */
+export async function createScript(ctx: DomainContext, actor: Actor, input: unknown): Promise<StoredScript> {
+  const { name, body, enabled } = parseInput(createScriptInput, input);
+  assertScriptFits(ctx, body);
+  // Counted and inserted in one step, so two uploads at once cannot both take the last place.
+  return ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
+    const most = ctx.config.limits.userScripts;
+    if ((await ctx.store.scripts.forUser(actor._id)).length >= most) {
+      throw new LimitReachedError(`You can keep at most ${most} scripts; remove one first.`);
+    }
+    const at = now();
+    const script: StoredScript = { _id: newRecordId(), userId: actor._id, name, body, enabled: enabled ?? true, createdAt: at, updatedAt: at };
+    await ctx.store.scripts.insert(script);
+    return script;
+  });
+}
+
+/**
+ * Renames, replaces the body of, enables or disables one of the actor's scripts.
+ * @throws NotFoundError unless the script is the actor's; ValidationError (a malformed id or body);
+ *   PayloadTooLargeError for a body over the size limit.
+ */
+export async function updateScript(ctx: DomainContext, actor: Actor, scriptId: string, input: unknown): Promise<StoredScript> {
+  assertScriptIdSyntax(scriptId);
+  const changes = parseInput(updateScriptInput, input);
+  if (changes.body !== undefined) assertScriptFits(ctx, changes.body);
+  return ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
+    const script = authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
+    const updated: StoredScript = {
+      ...script,
+      name: changes.name ?? script.name,
+      body: changes.body ?? script.body,
+      enabled: changes.enabled ?? script.enabled,
+      updatedAt: now(),
+    };
+    await ctx.store.scripts.replace(updated);
+    return updated;
+  });
+}
+
+/** @throws ValidationError for a malformed id; NotFoundError unless the script is the actor's. */
+export async function deleteScript(ctx: DomainContext, actor: Actor, scriptId: string): Promise<void> {
+  assertScriptIdSyntax(scriptId);
+  await ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
+    const script = authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
+    await ctx.store.scripts.remove(script._id);
+  });
+}
+
+/**
+ * One of the actor's scripts, with its body, to serve as a file.
+ * @throws ValidationError for a malformed id; NotFoundError unless the script is the actor's.
+ */
+export async function readScript(ctx: DomainContext, actor: Actor, scriptId: string): Promise<StoredScript> {
+  assertScriptIdSyntax(scriptId);
+  return authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
+}
+
+function assertScriptFits(ctx: DomainContext, body: string): void {
+  const most = ctx.config.limits.userScriptBytes;
+  const bytes = Buffer.byteLength(body, "utf8");
+  if (bytes > most) throw new PayloadTooLargeError(`The script has ${bytes} bytes; a script may have at most ${most}.`);
+}
+
+function assertScriptIdSyntax(scriptId: string): void {
+  if (!RECORD_ID.test(scriptId)) {
+    throw new ValidationError("The script id is not valid.", [{ path: "scriptId", message: "must be 24 characters of a-z and 0-9" }]);
+  }
+}
