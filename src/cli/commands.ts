@@ -19,7 +19,7 @@ import { loadConfig } from "../config.js";
 import { createDomainContext, type DomainContext } from "../domain/context.js";
 import { DomainError } from "../shared/errors.js";
 import { formatsOffThread } from "../formats/off-thread.js";
-import { openNedbStore } from "../store/nedb-store.js";
+import { openStore } from "../store/open-store.js";
 import { parseCliArgs, UsageError, type CliArgs } from "./usage.js";
 import { backupCommand, restoreCommand } from "./backup-command.js";
 import { exportCommand, importCommand } from "./transfer-commands.js";
@@ -87,7 +87,7 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
     return 2;
   }
   const config = loadConfig();
-  const store = await openNedbStore(config.dataDir);
+  const { store } = await openStore(config);
   try {
     await handler(createDomainContext(store, config, formatsOffThread(config.exports)), rest, args);
     return 0;

@@ -1,0 +1,216 @@
+/**
+ * The PostgreSQL store (SPEC §11, issue 17): the `Store` port on a database that any number
+ * of processes share. One pool of connections (`pg`); the schema is brought up to date at
+ * open (postgres/migrate.ts). Each port method is one statement, or one transaction where
+ * it must change several tables, so every write is all or nothing and durable when it
+ * resolves (PostgreSQL commits to its WAL before answering). SQL stays inside src/store/.
+ *
+ * Records are stored as the domain wrote them (`record`, json) beside the columns that
+ * are queried (postgres/migrations.ts); timestamps there are the records' own ISO strings,
+ * which compare in time order as text, as the embedded store compares them. No statement
+ * parses a record on the server side (a card's text may hold what PostgreSQL's text type
+ * cannot): the columns are passed beside it, and several rows travel as parallel arrays.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
+import type { StoredCard, StoredUser, Tree } from "../shared/records.js";
+import { migrate, type MigrationReport } from "./postgres/migrate.js";
+import { transaction } from "./postgres/transaction.js";
+import type { Settings } from "./settings.js";
+
+export interface PostgresStoreOptions {
+  /** Where connection failures of idle clients are reported (the server's logger). */
+  log?: (message: string, fields: Record<string, unknown>) => void;
+  /** Most connections this process holds (default 10). */
+  poolSize?: number;
+  /** How long a request waits for a connection before failing (default 5 s). */
+  connectTimeoutMs?: number;
+}
+
+/** The PostgreSQL store, plus what only this adapter has. */
+export interface PostgresStore extends Store {
+  /** What the migrations did at open. */
+  readonly migrations: MigrationReport;
+  /** Resolves when the database answers a query within `timeoutMs`; rejects otherwise. */
+  ping(timeoutMs?: number): Promise<void>;
+  /** The instance settings every process of this database shares, made on first use. */
+  settings(): Promise<Settings>;
+  /** The pool, for the CLI's migration and the tests' fault injection. */
+  readonly pool: pg.Pool;
+}
+
+type Row<T> = { record: T };
+
+const json = (value: unknown) => JSON.stringify(value);
+
+/**
+ * A card's record as stored: without its trash mark (the `trashed` column holds it) and
+ * without the batch mark the embedded store's files may carry (a migrated card).
+ */
+function cardRecord(card: StoredCard): string {
+  const { trashed: _trashed, batch: _batch, ...rest } = card as StoredCard & { batch?: unknown };
+  return json(rest);
+}
+
+
+export async function openPostgresStore(databaseUrl: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  const log = options.log ?? ((message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: "cardtree",
+  });
+  // An idle connection that the server drops (a restart) is reported here; without a
+  // listener the pool's error would end the process. The pool replaces it on next use.
+  pool.on("error", (err) => log("a database connection failed; it will be replaced", { error: String(err) }));
+  let report: MigrationReport;
+  try {
+    report = await migrate(pool);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  if (report.applied.length > 0) log("database schema migrated", { applied: report.applied, version: report.version });
+
+  let status: StoreStatus = "open";
+  const rows = async <T>(sql: string, params: unknown[] = []): Promise<T[]> =>
+    (await pool.query<Row<T>>(sql, params)).rows.map((r) => r.record);
+  const one = async <T>(sql: string, params: unknown[] = []): Promise<T | null> => (await rows<T>(sql, params))[0] ?? null;
+  const run = async (sql: string, params: unknown[] = []): Promise<void> => {
+    await pool.query(sql, params);
+  };
+
+  return {
+    pool,
+    migrations: report,
+    status: () => status,
+    ping: async (timeoutMs = 2_000) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        await Promise.race([pool.query("SELECT 1"), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    settings: async () => {
+      // Two processes starting together: the first insert wins, both read the same values.
+      await run(
+        `INSERT INTO settings (key, value) VALUES ('secret', $1), ('createdAt', $2) ON CONFLICT (key) DO NOTHING`,
+        [randomBytes(32).toString("hex"), new Date().toISOString()],
+      );
+      const { rows: found } = await pool.query<{ key: string; value: string }>(
+        "SELECT key, value FROM settings WHERE key IN ('secret', 'createdAt')",
+      );
+      const values = Object.fromEntries(found.map((r) => [r.key, r.value]));
+      return { secret: values.secret, createdAt: values.createdAt };
+    },
+    users: {
+      insert: (user) =>
+        run("INSERT INTO users (id, email, created_at, record) VALUES ($1, $2, $3, $4)", [
+          user._id,
+          user.email,
+          user.createdAt,
+          json(user),
+        ]),
+      byId: (id) => one<StoredUser>("SELECT record FROM users WHERE id = $1", [id]),
+      byIds: (ids) =>
+        ids.length === 0 ? Promise.resolve([]) : rows<StoredUser>("SELECT record FROM users WHERE id = ANY($1::text[])", [[...ids]]),
+      byEmail: (email) => one<StoredUser>("SELECT record FROM users WHERE email = $1", [email]),
+      list: () => rows<StoredUser>("SELECT record FROM users ORDER BY created_at, id"),
+      // Read, merge, write under the row's lock: the merge is done here, not in SQL, which
+      // would have to parse the record.
+      update: (id, fields) =>
+        transaction(pool, async (client) => {
+          const { rows: found } = await client.query<Row<StoredUser>>("SELECT record FROM users WHERE id = $1 FOR UPDATE", [id]);
+          if (found.length === 0) return null;
+          const user: StoredUser = { ...found[0].record, ...fields };
+          await client.query("UPDATE users SET email = $2, created_at = $3, record = $4 WHERE id = $1", [
+            id,
+            user.email,
+            user.createdAt,
+            json(user),
+          ]);
+          return user;
+        }),
+    },
+    trees: {
+      insert: (tree) =>
+        run("INSERT INTO trees (id, users, public_url, record) VALUES ($1, $2, $3, $4)", [
+          tree._id,
+          tree.users,
+          tree.publicUrl ?? null,
+          json(tree),
+        ]),
+      byId: (id) => one<Tree>("SELECT record FROM trees WHERE id = $1", [id]),
+      byPublicUrl: (publicUrl) => one<Tree>("SELECT record FROM trees WHERE public_url = $1", [publicUrl]),
+      forUser: (userId) => rows<Tree>("SELECT record FROM trees WHERE users @> ARRAY[$1::text]", [userId]),
+      replace: (tree) =>
+        run("UPDATE trees SET users = $2, public_url = $3, record = $4 WHERE id = $1", [
+          tree._id,
+          tree.users,
+          tree.publicUrl ?? null,
+          json(tree),
+        ]),
+      // One statement: the tree and its cards go together or not at all.
+      removeWithCards: (id) =>
+        run("WITH gone AS (DELETE FROM cards WHERE tree_id = $1) DELETE FROM trees WHERE id = $1", [id]),
+    },
+    cards: {
+      // One statement however many cards: an import is all or nothing.
+      insertMany: (list) =>
+        list.length === 0
+          ? Promise.resolve()
+          : run("INSERT INTO cards (id, tree_id, trashed, record) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])", [
+              list.map((c) => c._id),
+              list.map((c) => c.treeId),
+              list.map((c) => c.trashed ?? null),
+              list.map(cardRecord),
+            ]),
+      liveById: (id) => one<StoredCard>("SELECT record FROM cards WHERE id = $1 AND trashed IS NULL", [id]),
+      liveByTree: (treeId) => rows<StoredCard>("SELECT record FROM cards WHERE tree_id = $1 AND trashed IS NULL", [treeId]),
+      countLiveByTrees: async (treeIds) => {
+        if (treeIds.length === 0) return 0;
+        const { rows: counted } = await pool.query<{ n: number }>(
+          "SELECT count(*)::integer AS n FROM cards WHERE tree_id = ANY($1::text[]) AND trashed IS NULL",
+          [[...treeIds]],
+        );
+        return counted[0].n;
+      },
+      replace: (card) =>
+        run("UPDATE cards SET tree_id = $2, trashed = $3, record = $4 WHERE id = $1", [
+          card._id,
+          card.treeId,
+          card.trashed ?? null,
+          cardRecord(card),
+        ]),
+      trash: (ids, at) =>
+        ids.length === 0 ? Promise.resolve() : run("UPDATE cards SET trashed = $2 WHERE id = ANY($1::text[])", [[...ids], at]),
+    },
+    sessions: {
+      insert: (session) =>
+        run("INSERT INTO sessions (id, user_id, expires_at, record) VALUES ($1, $2, $3, $4)", [
+          session._id,
+          session.userId,
+          session.expiresAt,
+          json(session),
+        ]),
+      byId: (id) => one<Session>("SELECT record FROM sessions WHERE id = $1", [id]),
+      remove: (id) => run("DELETE FROM sessions WHERE id = $1", [id]),
+      removeForUser: (userId, exceptId) =>
+        run("DELETE FROM sessions WHERE user_id = $1 AND ($2::text IS NULL OR id <> $2)", [userId, exceptId ?? null]),
+      removeExpired: (now) => run("DELETE FROM sessions WHERE expires_at < $1", [now]),
+    },
+    close: async () => {
+      if (status === "closed") return;
+      status = "closed";
+      await pool.end();
+    },
+  };
+}

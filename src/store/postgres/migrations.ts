@@ -1,0 +1,70 @@
+/**
+ * The PostgreSQL schema, as numbered migrations kept in the code (not files read at run
+ * time): the server is also bundled by esbuild into dist/ and into the single binary, and
+ * both carry these strings as they carry any other module. A migration once released is
+ * never edited; a change to the schema is a new entry at the end.
+ *
+ * Records are kept as the domain sees them, one `json` value each, beside the columns that
+ * are queried or must be unique: the adapter reads `record` and writes both in one
+ * statement, so they cannot disagree. `json`, not `jsonb`: a card's text may hold U+0000 or
+ * a lone surrogate (the API accepts any string), which jsonb refuses; and no query looks
+ * inside a record, so jsonb's parsed form would cost a conversion on every read and write
+ * and buy nothing. A card's trash mark lives only in its `trashed` column, so trashing
+ * cards writes no record.
+ */
+export interface Migration {
+  /** 1, 2, 3, ...: applied in order, each once. */
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "records",
+    sql: `
+      CREATE TABLE users (
+        id text PRIMARY KEY,
+        email text NOT NULL UNIQUE,
+        created_at text NOT NULL,
+        record json NOT NULL
+      );
+
+      CREATE TABLE trees (
+        id text PRIMARY KEY,
+        users text[] NOT NULL,
+        public_url text UNIQUE,
+        record json NOT NULL
+      );
+      -- "the trees a user can open": trees.users @> ARRAY[user]
+      CREATE INDEX trees_users ON trees USING GIN (users);
+
+      -- No foreign key to trees: a new tree's cards are written before the tree record
+      -- (the domain's order), and removeWithCards deletes both in one transaction.
+      CREATE TABLE cards (
+        id text PRIMARY KEY,
+        tree_id text NOT NULL,
+        trashed text,
+        record json NOT NULL
+      );
+      -- A tree's cards, live or trashed, in one index scan.
+      CREATE INDEX cards_tree ON cards (tree_id);
+
+      CREATE TABLE sessions (
+        id text PRIMARY KEY,
+        user_id text NOT NULL,
+        expires_at text NOT NULL,
+        record json NOT NULL
+      );
+      CREATE INDEX sessions_user ON sessions (user_id);
+      CREATE INDEX sessions_expires ON sessions (expires_at);
+
+      -- Instance settings every process shares (the secret that keys sessions).
+      CREATE TABLE settings (
+        key text PRIMARY KEY,
+        value text NOT NULL
+      );
+    `,
+  },
+];
