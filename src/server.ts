@@ -40,6 +40,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   // STORE=postgres has no data-directory lock: any number of processes share the database.
   const { store, settings, probe } = await openStore(config, {
     log: logger.error,
+    info: logger.info,
     faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
   });
   const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, formatsOffThread(config.exports));

@@ -18,15 +18,24 @@ export interface OpenedStore {
   probe?: () => Promise<void>;
 }
 
+type Log = (message: string, fields: Record<string, unknown>) => void;
+
 export interface OpenStoreOptions {
-  log?: (message: string, fields: Record<string, unknown>) => void;
+  /** Where failures and repairs are reported. */
+  log?: Log;
+  /** Where what opening did is reported (schema migrations). */
+  info?: Log;
   /** Failures to inject into NeDB's appends (the reliability tests). */
   faults?: WriteFaults;
 }
 
 export async function openStore(config: Config, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   if (config.store.engine === "postgres") {
-    const store = await openPostgresStore(config.store.databaseUrl, { log: options.log, poolSize: config.store.poolSize });
+    const store = await openPostgresStore(config.store.databaseUrl, {
+      log: options.log,
+      info: options.info,
+      poolSize: config.store.poolSize,
+    });
     try {
       return { store, settings: await store.settings(), probe: () => store.ping() };
     } catch (err) {

@@ -22,6 +22,8 @@ import type { Settings } from "./settings.js";
 export interface PostgresStoreOptions {
   /** Where connection failures of idle clients are reported (the server's logger). */
   log?: (message: string, fields: Record<string, unknown>) => void;
+  /** Where what the migrations did is reported. */
+  info?: (message: string, fields: Record<string, unknown>) => void;
   /** Most connections this process holds (default 10). */
   poolSize?: number;
   /** How long a request waits for a connection before failing (default 5 s). */
@@ -74,7 +76,9 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     await pool.end().catch(() => undefined);
     throw err;
   }
-  if (report.applied.length > 0) log("database schema migrated", { applied: report.applied, version: report.version });
+  if (report.applied.length > 0) {
+    (options.info ?? log)("database schema migrated", { applied: report.applied, version: report.version });
+  }
 
   let status: StoreStatus = "open";
   const rows = async <T>(sql: string, params: unknown[] = []): Promise<T[]> =>

@@ -78,3 +78,14 @@ export async function storeEnv(dataDir: string): Promise<Record<string, string>>
   }
   return { STORE: "postgres", DATABASE_URL: url };
 }
+
+/**
+ * The instance secret a test server keys sessions with: in `settings.json` of the data
+ * directory, or in the settings table of its database.
+ */
+export async function instanceSecret(dataDir: string): Promise<string> {
+  const url = await readFile(path.join(dataDir, MARKER), "utf8").catch(() => "");
+  if (!url) return (JSON.parse(await readFile(path.join(dataDir, "settings.json"), "utf8")) as { secret: string }).secret;
+  const { rows } = await adminQuery("SELECT value FROM settings WHERE key = 'secret'", url);
+  return (rows[0] as { value: string }).value;
+}

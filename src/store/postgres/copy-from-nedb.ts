@@ -1,0 +1,179 @@
+/**
+ * `migrate --to postgres` (SPEC §11): copies an embedded data directory into a PostgreSQL
+ * database, every record as it is stored (trashed cards and sessions included), in one
+ * transaction, then reads it back and verifies it: a count per collection and a checksum
+ * per tree (the tree record and all its cards). The data directory is opened as the server
+ * opens it (which repairs an unfinished write and holds the directory's lock, so no server
+ * writes to it meanwhile) and is left unchanged.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type pg from "pg";
+import type { StoredCard } from "../../shared/records.js";
+import { COLLECTIONS, openNedbStore } from "../nedb-store.js";
+import { docsFromDatafile } from "../nedb-recovery.js";
+import { transaction } from "./transaction.js";
+
+type Doc = Record<string, unknown>;
+type Collection = (typeof COLLECTIONS)[number];
+
+export interface CopyReport {
+  /** Records per collection, read from the data directory and found in the database. */
+  counts: Record<string, { source: number; target: number }>;
+  /** Trees whose checksum matched. */
+  treesVerified: number;
+  /** Ids of trees whose checksum did not match (none when the copy is good). */
+  treesMismatched: string[];
+  /** Whether the instance secret was copied (cookie sessions stay valid). */
+  secretCopied: boolean;
+}
+
+/** Rows written per statement. */
+const CHUNK = 5_000;
+
+/** Each collection's table and how a record becomes its columns (as postgres-store.ts writes them). */
+const TABLES: Record<Collection, { table: string; columns: string[]; types: string[]; row(doc: Doc): unknown[] }> = {
+  users: {
+    table: "users",
+    columns: ["id", "email", "created_at", "record"],
+    types: ["text", "text", "text", "json"],
+    row: (d) => [d._id, d.email, d.createdAt, JSON.stringify(d)],
+  },
+  trees: {
+    table: "trees",
+    columns: ["id", "users", "public_url", "record"],
+    // An array of arrays cannot travel as one parameter; the users go as json and are unpacked.
+    types: ["text", "json", "text", "json"],
+    row: (d) => [d._id, JSON.stringify(d.users ?? []), d.publicUrl ?? null, JSON.stringify(d)],
+  },
+  cards: {
+    table: "cards",
+    columns: ["id", "tree_id", "trashed", "record"],
+    types: ["text", "text", "text", "json"],
+    row: (d) => {
+      const { trashed, ...record } = d;
+      return [d._id, d.treeId, trashed ?? null, JSON.stringify(record)];
+    },
+  },
+  sessions: {
+    table: "sessions",
+    columns: ["id", "user_id", "expires_at", "record"],
+    types: ["text", "text", "text", "json"],
+    row: (d) => [d._id, d.userId, d.expiresAt, JSON.stringify(d)],
+  },
+};
+
+async function insertAll(client: pg.PoolClient, name: Collection, docs: Doc[]): Promise<void> {
+  const { table, columns, types, row } = TABLES[name];
+  const params = types.map((t, i) => `$${i + 1}::${t}[]`).join(", ");
+  const select =
+    name === "trees"
+      ? "SELECT id, ARRAY(SELECT json_array_elements_text(users)), public_url, record"
+      : `SELECT ${columns.join(", ")}`;
+  for (let start = 0; start < docs.length; start += CHUNK) {
+    const rows = docs.slice(start, start + CHUNK).map(row);
+    await client.query(
+      `INSERT INTO ${table} (${columns.join(", ")}) ${select} FROM unnest(${params}) AS t(${columns.join(", ")})`,
+      columns.map((_, i) => rows.map((r) => r[i])),
+    );
+  }
+}
+
+/** JSON with object keys in sorted order: the same record gives the same text however it was stored. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.keys(value as Doc)
+      .filter((k) => (value as Doc)[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Doc)[k])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function treeChecksum(tree: Doc, cards: Doc[]): string {
+  const hash = createHash("sha256").update(canonical(tree));
+  for (const card of [...cards].sort((a, b) => String(a._id).localeCompare(String(b._id)))) hash.update(canonical(card));
+  return hash.digest("hex");
+}
+
+async function tableCounts(pool: pg.Pool): Promise<Record<Collection, number>> {
+  const counts = {} as Record<Collection, number>;
+  for (const name of COLLECTIONS) {
+    const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${TABLES[name].table}`);
+    counts[name] = rows[0].n;
+  }
+  return counts;
+}
+
+/**
+ * Copies `dataDir` into the database behind `pool` (its schema already migrated).
+ * @throws Error when the database already holds records and `force` is not set, or when
+ * the directory is in use by a running server.
+ */
+export async function copyNedbToPostgres(dataDir: string, pool: pg.Pool, options: { force?: boolean } = {}): Promise<CopyReport> {
+  const before = await tableCounts(pool);
+  const held = Object.values(before).reduce((sum, n) => sum + n, 0);
+  if (held > 0 && !options.force) {
+    throw new Error(
+      `The database already holds ${held} records (${COLLECTIONS.map((c) => `${before[c]} ${c}`).join(", ")}); migrate copies into an empty database only. Add --force to replace what it holds.`,
+    );
+  }
+  // Opening repairs what a crash left and takes the directory's lock until the copy is done.
+  const source = await openNedbStore(dataDir, { log: () => undefined });
+  try {
+    const docs = {} as Record<Collection, Doc[]>;
+    for (const name of COLLECTIONS) docs[name] = await docsFromDatafile(path.join(dataDir, `${name}.db`));
+    const secret = await readFile(path.join(dataDir, "settings.json"), "utf8")
+      .then((text) => (JSON.parse(text) as { secret?: string; createdAt?: string }) ?? {})
+      .catch(() => ({}) as { secret?: string; createdAt?: string });
+
+    await transaction(pool, async (client) => {
+      if (held > 0) await client.query(`TRUNCATE ${COLLECTIONS.map((c) => TABLES[c].table).join(", ")}`);
+      for (const name of COLLECTIONS) await insertAll(client, name, docs[name]);
+      if (secret.secret) {
+        // The same secret keeps the copied cookie sessions valid.
+        await client.query(
+          `INSERT INTO settings (key, value) VALUES ('secret', $1), ('createdAt', $2)
+           ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+          [secret.secret, secret.createdAt ?? new Date().toISOString()],
+        );
+      }
+    });
+
+    const after = await tableCounts(pool);
+    const counts: CopyReport["counts"] = {};
+    for (const name of COLLECTIONS) counts[name] = { source: docs[name].length, target: after[name] };
+
+    const cardsByTree = new Map<string, Doc[]>();
+    for (const card of docs.cards) {
+      const list = cardsByTree.get(card.treeId as string) ?? [];
+      list.push(card);
+      cardsByTree.set(card.treeId as string, list);
+    }
+    const treesMismatched: string[] = [];
+    for (const tree of docs.trees) {
+      const id = tree._id as string;
+      const stored = await pool.query<{ record: Doc }>("SELECT record FROM trees WHERE id = $1", [id]);
+      const cards = await pool.query<{ record: StoredCard; trashed: string | null }>(
+        "SELECT record, trashed FROM cards WHERE tree_id = $1",
+        [id],
+      );
+      const readBack = cards.rows.map((r) => (r.trashed === null ? r.record : { ...r.record, trashed: r.trashed }));
+      const same =
+        stored.rows.length === 1 &&
+        treeChecksum(stored.rows[0].record, readBack as unknown as Doc[]) === treeChecksum(tree, cardsByTree.get(id) ?? []);
+      if (!same) treesMismatched.push(id);
+    }
+    return {
+      counts,
+      treesVerified: docs.trees.length - treesMismatched.length,
+      treesMismatched,
+      secretCopied: Boolean(secret.secret),
+    };
+  } finally {
+    await source.close();
+  }
+}
