@@ -10,7 +10,8 @@ import type { Actor } from "./policy.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import { createCardInput, parseInput, updateCardInput } from "../shared/schemas.js";
 import { assertCardsFit, withinCardAllowance } from "./card-batches.js";
-import { loadTree, orderedCardsOfTree, touchTree, withTree } from "./trees.js";
+import { commitChange } from "./changes.js";
+import { loadTree, orderedCardsOfTree, withTree } from "./trees.js";
 import { childrenByParent, walkTreeOrder } from "../shared/tree-order.js";
 
 function assertCardIdSyntax(cardId: string): void {
@@ -88,9 +89,8 @@ export async function createCard(ctx: DomainContext, actor: Actor, treeId: strin
         updatedAt: at,
         author: actor._id,
       };
-      await ctx.store.cards.insertMany([card]);
-      await touchTree(ctx, tree, at);
-      return card;
+      const { change } = await commitChange(ctx, actor, tree, { kind: "card.create", after: [card], at });
+      return change.after[0];
     });
   });
 }
@@ -129,9 +129,10 @@ export async function updateCard(
       return card;
     }
     next.updatedAt = now();
-    await ctx.store.cards.replace(next);
-    await touchTree(ctx, tree, next.updatedAt);
-    return next;
+    const moved = next.parentId !== card.parentId || next.position !== card.position;
+    const kind = moved && next.content === card.content ? "card.move" : "card.update";
+    const { change } = await commitChange(ctx, actor, tree, { kind, before: [card], after: [next], at: next.updatedAt });
+    return change.after[0];
   });
 }
 
@@ -155,12 +156,12 @@ export async function deleteCard(ctx: DomainContext, actor: Actor, treeId: strin
   return withTree(ctx, actor, treeId, "write", async (tree) => {
     const cards = await ctx.store.cards.liveByTree(tree._id);
     if (!cards.some((c) => c._id === cardId)) throw new NotFoundError("Card");
-    const ids = walkTreeOrder(cards, { rootId: cardId, includeRoot: true, byParent: childrenByParent(cards) }).map(
-      (e) => e.card._id,
+    const subtree = walkTreeOrder(cards, { rootId: cardId, includeRoot: true, byParent: childrenByParent(cards) }).map(
+      (e) => e.card,
     );
     const at = now();
-    await ctx.store.cards.trash(ids, at);
-    await touchTree(ctx, tree, at);
-    return ids;
+    const trashed = subtree.map((card) => ({ ...card, trashed: at }));
+    await commitChange(ctx, actor, tree, { kind: "card.delete", before: subtree, after: trashed, at });
+    return subtree.map((card) => card._id);
   });
 }

@@ -4,11 +4,12 @@
 import type { z } from "zod";
 import type { DomainContext } from "./context.js";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../shared/errors.js";
-import { USER_ID, now } from "../shared/ids.js";
+import { USER_ID } from "../shared/ids.js";
 import type { Actor } from "./policy.js";
 import type { collaboratorRecord } from "../shared/record-schemas.js";
 import type { StoredUser, Tree } from "../shared/records.js";
 import { addCollaboratorInput, parseInput } from "../shared/schemas.js";
+import { commitChange } from "./changes.js";
 import { loadTree, withTree } from "./trees.js";
 
 export type Collaborator = z.infer<typeof collaboratorRecord>;
@@ -38,7 +39,7 @@ export async function addCollaborator(ctx: DomainContext, actor: Actor, treeId: 
     const user = await ctx.store.users.byEmail(email);
     if (!user) throw new NotFoundError("A user with this email");
     if (tree.users.includes(user._id)) throw new ConflictError("This user already has access to the tree.");
-    await ctx.store.trees.replace({ ...tree, users: [...tree.users, user._id], __v: tree.__v + 1, updatedAt: now() });
+    await commitChange(ctx, actor, tree, { kind: "tree.share", tree: { ...tree, users: [...tree.users, user._id], __v: tree.__v + 1 } });
     return { _id: user._id, email: user.email, owner: false };
   });
 }
@@ -56,11 +57,9 @@ export async function removeCollaborator(ctx: DomainContext, actor: Actor, treeI
   await withTree(ctx, actor, treeId, leaving ? "leave" : "administer", async (tree) => {
     if (!tree.users.includes(userId)) throw new NotFoundError("Collaborator");
     if (userId === tree.owner) throw new ForbiddenError("The owner cannot be removed.");
-    await ctx.store.trees.replace({
-      ...tree,
-      users: tree.users.filter((id) => id !== userId),
-      __v: tree.__v + 1,
-      updatedAt: now(),
+    await commitChange(ctx, actor, tree, {
+      kind: "tree.share",
+      tree: { ...tree, users: tree.users.filter((id) => id !== userId), __v: tree.__v + 1 },
     });
   });
 }

@@ -4,6 +4,8 @@
  * transports.
  */
 import type { Config } from "../config.js";
+import { LocalChangeFeed } from "./local-feed.js";
+import type { ChangeFeed } from "./ports/change-feed.js";
 import type { Exporter, SeedParser } from "./ports/formats.js";
 import type { Store } from "./ports/store.js";
 import { KeyedLock } from "./keyed-lock.js";
@@ -16,6 +18,8 @@ export interface DomainContext {
   /** The formats, as ports (src/formats/off-thread.ts in the server and the CLI). */
   seeds: SeedParser;
   exporter: Exporter;
+  /** Hears every committed change (SPEC §10): live streams and caches listen here. */
+  feed: ChangeFeed;
   hasher: PasswordHasher;
   treeLocks: KeyedLock;
   /** Held by writes that add cards to a user's trees while they count against the user's limit. */
@@ -30,6 +34,7 @@ export function createDomainContext(store: Store, config: Config, formats: SeedP
     config,
     seeds: formats,
     exporter: formats,
+    feed: new LocalChangeFeed(),
     hasher: new PasswordHasher(config.limits.concurrentHashes, {
       perKey: config.limits.hashesPerAddress,
       queue: config.limits.hashQueue,

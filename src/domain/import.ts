@@ -10,7 +10,8 @@ import type { StoredCard } from "../shared/records.js";
 import { parseInput, seedInput } from "../shared/schemas.js";
 import { assertCardsFit, cardsFromSeed, positionAfter, withinCardAllowance } from "./card-batches.js";
 import { parseSeedOffThread } from "./seed-limits.js";
-import { touchTree, withTree } from "./trees.js";
+import { commitChange } from "./changes.js";
+import { withTree } from "./trees.js";
 
 /**
  * Imports `seed` under `parentId` (null: the first column) after the existing children.
@@ -33,9 +34,8 @@ export async function importSeed(ctx: DomainContext, actor: Actor, treeId: strin
     const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId, firstPosition, at, author: actor._id });
     assertCardsFit(ctx, cards);
     return withinCardAllowance(ctx, tree.owner, cards.length, async () => {
-      await ctx.store.cards.insertMany(cards);
-      await touchTree(ctx, tree, at);
-      return cards;
+      const { change } = await commitChange(ctx, actor, tree, { kind: "import", after: cards, at });
+      return change.after;
     });
   });
 }

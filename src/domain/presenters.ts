@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import type { userView } from "../shared/record-schemas.js";
-import type { Card, StoredCard, StoredUser, Tree } from "../shared/records.js";
+import type { Card, StoredCard, StoredUser, Tree, TreeView } from "../shared/records.js";
 
 export type UserView = z.infer<typeof userView>;
 
@@ -31,9 +31,10 @@ export function presentUser(
   };
 }
 
-export function presentTree(tree: Tree): Tree {
-  const view: Tree = {
+export function presentTree(tree: Tree): TreeView {
+  const view: TreeView = {
     __v: tree.__v,
+    revision: tree.revision ?? 0,
     _id: tree._id,
     createdAt: tree.createdAt,
     updatedAt: tree.updatedAt,
@@ -55,5 +56,6 @@ export function presentCard(card: StoredCard): Card {
     position: card.position,
     createdAt: card.createdAt,
     updatedAt: card.updatedAt,
+    __v: card.__v ?? 0,
   };
 }

@@ -9,6 +9,7 @@ import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { SeedNode, StoredCard, Tree } from "../shared/records.js";
 import { createTreeInput, parseInput, updateTreeInput } from "../shared/schemas.js";
 import { assertCardsFit, cardsFromSeed, withinCardAllowance } from "./card-batches.js";
+import { commitChange } from "./changes.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { walkTreeOrder, type OrderedCard } from "../shared/tree-order.js";
 
@@ -56,23 +57,14 @@ export function withTree<T>(
   });
 }
 
-/** Moves the tree's `updatedAt` after a change to its cards (the revision `__v` stays). */
-export async function touchTree(ctx: DomainContext, tree: Tree, at: string): Promise<Tree> {
-  const touched = { ...tree, updatedAt: at };
-  await ctx.store.trees.replace(touched);
-  return touched;
-}
-
 /** Trees the actor can open, most recently updated first. */
 export async function listTrees(ctx: DomainContext, actor: Actor): Promise<Tree[]> {
   const trees = await ctx.store.trees.forUser(actor._id);
   return trees.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
 }
 
-async function insertTreeWithCards(ctx: DomainContext, tree: Tree, cards: StoredCard[]): Promise<void> {
-  // Cards first: a crash in between leaves unreachable cards, never a tree missing its cards.
-  await ctx.store.cards.insertMany(cards);
-  await ctx.store.trees.insert(tree);
+async function insertTreeWithCards(ctx: DomainContext, actor: Actor, tree: Tree, cards: StoredCard[]): Promise<Tree> {
+  return (await commitChange(ctx, actor, null, { kind: "tree.create", tree, after: cards, at: tree.createdAt })).tree;
 }
 
 function newTree(owner: string, name: string, at: string): Tree {
@@ -92,8 +84,7 @@ export async function createTree(ctx: DomainContext, actor: Actor, input: unknow
   const tree = newTree(actor._id, name, at);
   const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id });
   assertCardsFit(ctx, cards);
-  await withinCardAllowance(ctx, actor._id, cards.length, () => insertTreeWithCards(ctx, tree, cards));
-  return tree;
+  return withinCardAllowance(ctx, actor._id, cards.length, () => insertTreeWithCards(ctx, actor, tree, cards));
 }
 
 /**
@@ -114,16 +105,14 @@ export async function updateTree(ctx: DomainContext, actor: Actor, treeId: strin
       next.publicUrl = body.publicUrl;
     }
     next.__v = tree.__v + 1;
-    next.updatedAt = now();
     try {
-      await ctx.store.trees.replace(next);
+      return (await commitChange(ctx, actor, tree, { kind: "tree.update", tree: next })).tree;
     } catch (err) {
       if (next.publicUrl && (await ctx.store.trees.byPublicUrl(next.publicUrl))?._id !== tree._id) {
         throw new ConflictError("That public address is taken by another tree.");
       }
       throw err;
     }
-    return next;
   });
 }
 
@@ -164,8 +153,7 @@ async function copyTree(ctx: DomainContext, actor: Actor, source: Tree): Promise
   }
   // A card stored before the limit was lowered is not copied into a card PUT cannot save.
   assertCardsFit(ctx, cards);
-  await withinCardAllowance(ctx, actor._id, cards.length, () => insertTreeWithCards(ctx, tree, cards));
-  return tree;
+  return withinCardAllowance(ctx, actor._id, cards.length, () => insertTreeWithCards(ctx, actor, tree, cards));
 }
 
 /** A full copy owned by the actor: new ids, no collaborators, no publicUrl. */

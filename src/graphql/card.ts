@@ -25,6 +25,10 @@ CardType.implement({
     position: t.exposeFloat("position", { description: "Siblings are ordered by position, then createdAt, then id." }),
     createdAt: t.exposeString("createdAt"),
     updatedAt: t.exposeString("updatedAt"),
+    version: t.int({
+      description: "REST's `__v`: the card's version, 0 when created, +1 on every change of it.",
+      resolve: (card) => card.__v ?? 0,
+    }),
     children: t.field({
       type: [CardType],
       description: "In sibling order.",

@@ -50,11 +50,11 @@ const JSON_MEDIA_TYPES = new Set(["application/json", "application/graphql-respo
 const CACHEABLE_FIELDS: Record<string, ReadonlySet<string>> = {
   Query: new Set(["tree", "publicTree"]),
   Tree: new Set([
-    "id", "revision", "name", "owner", "users", "createdAt", "updatedAt", "latex", "publicUrl",
+    "id", "version", "revision", "name", "owner", "users", "createdAt", "updatedAt", "latex", "publicUrl",
     "cards", "roots", "export",
   ]),
   Card: new Set([
-    "id", "treeId", "parentId", "content", "position", "createdAt", "updatedAt",
+    "id", "treeId", "parentId", "content", "position", "createdAt", "updatedAt", "version",
     "children", "parent", "depth", "tree",
   ]),
   TreeExport: new Set(["body", "contentType", "filename"]),

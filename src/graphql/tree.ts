@@ -26,8 +26,12 @@ export const TreeType = builder.objectRef<Tree>("Tree").implement({
   description: "A document: a tree of cards.",
   fields: (t) => ({
     id: t.exposeID("_id"),
-    revision: t.exposeInt("__v", {
+    version: t.exposeInt("__v", {
       description: "REST's `__v`: starts at 0, +1 on every change of the tree record (GraphQL names cannot start with __).",
+    }),
+    revision: t.int({
+      description: "The tree's change counter (SPEC §10): +1 on every change of the tree or any of its cards.",
+      resolve: (tree) => tree.revision ?? 0,
     }),
     name: t.exposeString("name"),
     owner: t.exposeID("owner", { description: "The owner's user id." }),

@@ -4,7 +4,7 @@
  * and the exporters take the inferred `ExportOptions`.
  */
 import { z } from "zod";
-import type { Card, Tree } from "./records.js";
+import type { CardFields, Tree } from "./records.js";
 
 export const exportFormats = ["txt", "md", "html", "json", "docx", "impress"] as const;
 export type ExportFormat = (typeof exportFormats)[number];
@@ -76,7 +76,7 @@ export type ExportOptions = z.output<typeof exportQuerySchema>;
 export interface ExportJob {
   format: ExportFormat;
   tree: Tree;
-  cards: readonly Card[];
+  cards: readonly CardFields[];
   options: ExportOptions;
 }
 

@@ -28,6 +28,10 @@ export const userView = z.object({
 
 export const treeRecord = z.object({
   __v: z.int().min(0).describe("revision of the tree record: +1 on every change of it"),
+  revision: z
+    .int()
+    .min(0)
+    .describe("the tree's change counter: +1 on every change of the tree or any of its cards (SPEC §10)"),
   _id: recordId,
   createdAt: timestamp,
   updatedAt: timestamp.describe("also moves when any of its cards changes"),
@@ -46,6 +50,7 @@ export const cardRecord = z.object({
   position: z.number().describe("order among siblings; ties by createdAt, then _id"),
   createdAt: timestamp,
   updatedAt: timestamp,
+  __v: z.int().min(0).describe("the card's version: 0 when created, +1 on every change of it"),
 });
 
 export const collaboratorRecord = z.object({

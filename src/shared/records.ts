@@ -18,13 +18,27 @@ export interface StoredUser {
   createdAt: string;
 }
 
-export type Tree = z.infer<typeof treeRecord>;
+/** A tree as read through the API. */
+export type TreeView = z.infer<typeof treeRecord>;
+
+/**
+ * A tree as stored. `revision` is absent on trees written before the change log (issue
+ * 14), which reads as 0.
+ */
+export type Tree = Omit<TreeView, "revision"> & { revision?: number };
 
 /** A card as read through the API. */
 export type Card = z.infer<typeof cardRecord>;
 
-/** A card as stored: trashed cards stay in the store, invisible to every read. */
-export interface StoredCard extends Card {
+/** What every card has, as stored and as shown: the fields formats and tree order read. */
+export type CardFields = Omit<Card, "__v">;
+
+/**
+ * A card as stored: trashed cards stay in the store, invisible to every read. `__v` is
+ * absent on cards written before the change log, which reads as 0.
+ */
+export interface StoredCard extends Omit<Card, "__v"> {
+  __v?: number;
   trashed?: string;
   author?: string;
 }

@@ -14,6 +14,7 @@ function buildCard(fields: Partial<Card> & { _id: string }): Card {
     position: 0,
     createdAt: `2026-01-01T00:00:00.${String(counter).padStart(3, "0")}Z`,
     updatedAt: "2026-01-01T00:00:00.000Z",
+    __v: 0,
     ...fields,
   };
 }

@@ -3,16 +3,19 @@
  * tree order is depth-first pre-order. Iterative throughout, so a 10,000-level chain of
  * cards cannot overflow the stack.
  */
-import type { Card } from "./records.js";
+import type { CardFields } from "./records.js";
 
-export function compareSiblings(a: Card, b: Card): number {
+/** What tree order reads of a card. */
+type Orderable = Pick<CardFields, "_id" | "parentId" | "position" | "createdAt">;
+
+export function compareSiblings(a: Orderable, b: Orderable): number {
   if (a.position !== b.position) return a.position - b.position;
   if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
   return a._id < b._id ? -1 : a._id > b._id ? 1 : 0;
 }
 
 /** Children of each parent id (null key: the first column), each list in sibling order. */
-export function childrenByParent<C extends Card>(cards: readonly C[]): Map<string | null, C[]> {
+export function childrenByParent<C extends Orderable>(cards: readonly C[]): Map<string | null, C[]> {
   const byParent = new Map<string | null, C[]>();
   for (const card of cards) {
     const list = byParent.get(card.parentId);
@@ -23,7 +26,7 @@ export function childrenByParent<C extends Card>(cards: readonly C[]): Map<strin
   return byParent;
 }
 
-export interface OrderedCard<C extends Card = Card> {
+export interface OrderedCard<C extends Orderable = CardFields> {
   card: C;
   /** 1 for a first-column card. */
   depth: number;
@@ -34,7 +37,7 @@ export interface OrderedCard<C extends Card = Card> {
  * card `rootId` itself when `includeRoot` is set. Cards whose parent is missing from the
  * list are not reached.
  */
-export function walkTreeOrder<C extends Card>(
+export function walkTreeOrder<C extends Orderable>(
   cards: readonly C[],
   options: { rootId?: string | null; includeRoot?: boolean; byParent?: Map<string | null, C[]> } = {},
 ): OrderedCard<C>[] {
@@ -58,12 +61,12 @@ export function walkTreeOrder<C extends Card>(
   return out;
 }
 
-function pushChildren<C extends Card>(stack: OrderedCard<C>[], children: C[] | undefined, depth: number) {
+function pushChildren<C extends Orderable>(stack: OrderedCard<C>[], children: C[] | undefined, depth: number) {
   if (!children) return;
   for (let i = children.length - 1; i >= 0; i--) stack.push({ card: children[i], depth });
 }
 
-function depthOf(cards: readonly Card[], card: Card | undefined): number {
+function depthOf(cards: readonly Orderable[], card: Orderable | undefined): number {
   if (!card) return 0;
   const byId = new Map(cards.map((c) => [c._id, c]));
   let depth = 1;

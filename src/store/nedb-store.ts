@@ -19,6 +19,7 @@ import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import Datastore from "nedb-promises";
+import type { Change } from "../shared/changes.js";
 import type { StoredCard, StoredUser, Tree } from "../shared/records.js";
 import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
@@ -46,7 +47,7 @@ import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.j
 
 type Doc = Record<string, unknown>;
 
-export const COLLECTIONS = ["users", "trees", "cards", "sessions"] as const;
+export const COLLECTIONS = ["users", "trees", "cards", "sessions", "changes"] as const;
 type Collection = (typeof COLLECTIONS)[number];
 
 const require = createRequire(import.meta.url);
@@ -187,8 +188,9 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const trees = open("trees");
   const cards = open("cards");
   const sessions = open("sessions");
-  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions };
-  const all = [users, trees, cards, sessions];
+  const changes = open("changes");
+  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, changes };
+  const all = [users, trees, cards, sessions, changes];
   for (const name of COLLECTIONS) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
   // After the load, which creates missing datafiles with the umask's mode.
   await tightenDirectory(dataDir);
@@ -199,6 +201,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   await cards.ensureIndex({ fieldName: "treeId" });
   await cards.ensureIndex({ fieldName: "parentId" });
   await sessions.ensureIndex({ fieldName: "userId" });
+  await changes.ensureIndex({ fieldName: "treeId" });
   // An index created just now (a new data directory) is NeDB's own AVL tree.
   for (const db of all) useHashIndexes(original(db));
 
@@ -249,6 +252,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         // reach and the next open sweeps, never a tree with part of its cards.
         await trees.remove({ _id: id }, {});
         await cards.remove({ treeId: id }, { multi: true });
+        await changes.remove({ treeId: id }, { multi: true });
       },
     },
     cards: {
@@ -262,6 +266,9 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         const batch = newBatch(list.length);
         await cards.insert(list.map((card) => ({ ...unframed(card), batch })));
       },
+      byId: async (id) => withoutNedbFields<StoredCard>(await read(cards.findOne({ _id: id }))),
+      trashedByTree: async (treeId) =>
+        (await read(cards.find({ treeId, trashed: { $exists: true } }))) as unknown as StoredCard[],
       liveById: async (id) =>
         withoutNedbFields<StoredCard>(await read(cards.findOne({ _id: id, trashed: { $exists: false } }))),
       liveByTree: async (treeId) =>
@@ -283,6 +290,61 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
             ? { $set: { trashed: at }, $unset: { batch: true } }
             : { $set: { trashed: at, batch: newBatch(ids.length) } };
         await cards.update({ _id: { $in: [...ids] } }, update, { multi: true });
+      },
+    },
+    changes: {
+      // A first cut: the change, then its cards, then the tree, each its own append. Not
+      // yet atomic across the three files; the durable log replaces this.
+      commit: async (change, tree) => {
+        const key = `${change.treeId}:${change.revision}`;
+        await changes.insert({ ...change, _id: key } as unknown as Doc);
+        try {
+          const known = new Set(change.before.map((card) => card._id));
+          const created = change.after.filter((card) => !known.has(card._id));
+          if (created.length === 1) await cards.insert(unframed(created[0]));
+          else if (created.length > 1) {
+            const batch = newBatch(created.length);
+            await cards.insert(created.map((card) => ({ ...unframed(card), batch })));
+          }
+          for (const card of change.after) if (known.has(card._id)) await cards.update({ _id: card._id }, unframed(card));
+          await trees.update({ _id: tree._id }, tree, { upsert: true });
+        } catch (err) {
+          await changes.remove({ _id: key }, {}).catch(() => {});
+          throw err;
+        }
+      },
+      since: async (treeId, since, limit) =>
+        (await read(changes.find({ treeId, revision: { $gt: since } }).sort({ revision: 1 }).limit(limit))).map(asChange),
+      history: async (treeId, { before, limit }) =>
+        (
+          await read(
+            changes
+              .find(before === undefined ? { treeId } : { treeId, revision: { $lt: before } })
+              .sort({ revision: -1 })
+              .limit(limit),
+          )
+        ).map(asChange),
+      ofCard: async (treeId, cardId, limit) =>
+        (
+          await read(
+            changes
+              .find({ treeId, $or: [{ "after._id": cardId }, { "before._id": cardId }] })
+              .sort({ revision: -1 })
+              .limit(limit),
+          )
+        ).map(asChange),
+      prune: async (olderThan) => {
+        const latest = new Map<string, number>();
+        for (const doc of original(changes).getAllData()) {
+          const treeId = doc.treeId as string;
+          latest.set(treeId, Math.max(latest.get(treeId) ?? 0, doc.revision as number));
+        }
+        const old = original(changes)
+          .getAllData()
+          .filter((doc) => (doc.at as string) < olderThan && latest.get(doc.treeId as string) !== doc.revision)
+          .map((doc) => doc._id as string);
+        if (old.length > 0) await changes.remove({ _id: { $in: old } }, { multi: true });
+        return old.length;
       },
     },
     sessions: {
@@ -313,6 +375,11 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       await unlock();
     },
   };
+}
+
+function asChange(doc: Doc): Change {
+  const { _id: _key, ...change } = doc;
+  return change as unknown as Change;
 }
 
 /** Replaces any NeDB index (built by `ensureIndex`) with a hash index on the same field. */

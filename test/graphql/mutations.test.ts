@@ -94,14 +94,14 @@ describe("cards", () => {
   });
 });
 
-const TREE = "id name revision latex publicUrl owner users cards { content }";
+const TREE = "id name version revision latex publicUrl owner users cards { content }";
 
 describe("trees", () => {
   it("creates a tree, with a seed or with one empty card", async () => {
     const data = await gql.data(
       `mutation { seeded: createTree(input: { name: "Seeded", seed: "# One" }) { ${TREE} } empty: createTree(input: { name: " Empty " }) { ${TREE} } }`,
     );
-    expect(data.seeded).toMatchObject({ name: "Seeded", revision: 0, owner: owner.user._id, cards: [{ content: "# One" }] });
+    expect(data.seeded).toMatchObject({ name: "Seeded", version: 0, revision: 1, owner: owner.user._id, cards: [{ content: "# One" }] });
     expect(data.empty).toMatchObject({ name: "Empty", cards: [{ content: "" }] });
     const rest = (await owner.get("/api/trees")).body.map((t: any) => t._id);
     expect(rest).toEqual(expect.arrayContaining([data.seeded.id, data.empty.id]));
@@ -111,12 +111,12 @@ describe("trees", () => {
 
   it("renames, sets latex and publicUrl, and clears publicUrl with null", async () => {
     const tree = await buildTree(owner);
-    const UPDATE = `mutation ($id: ID!, $input: UpdateTreeInput!) { updateTree(id: $id, input: $input) { name revision latex publicUrl } }`;
+    const UPDATE = `mutation ($id: ID!, $input: UpdateTreeInput!) { updateTree(id: $id, input: $input) { name version revision latex publicUrl } }`;
     const first = await gql.data(UPDATE, { id: tree._id, input: { name: "Renamed", latex: true, publicUrl: "gql-published" } });
-    expect(first.updateTree).toEqual({ name: "Renamed", revision: 1, latex: true, publicUrl: "gql-published" });
+    expect(first.updateTree).toEqual({ name: "Renamed", version: 1, revision: 2, latex: true, publicUrl: "gql-published" });
     expect((await owner.anonymous().get("/api/public/gql-published")).status).toBe(200);
     const cleared = await gql.data(UPDATE, { id: tree._id, input: { publicUrl: null } });
-    expect(cleared.updateTree).toEqual({ name: "Renamed", revision: 2, latex: true, publicUrl: null });
+    expect(cleared.updateTree).toEqual({ name: "Renamed", version: 2, revision: 3, latex: true, publicUrl: null });
     expect((await owner.get(`/api/trees`)).body.find((t: any) => t._id === tree._id)).not.toHaveProperty("publicUrl");
 
     const taken = await buildTree(owner);

@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const CARD = "id treeId parentId content position createdAt updatedAt depth";
+const CARD = "id treeId parentId content position createdAt updatedAt version depth";
 
 describe("a whole tree in one query", () => {
   it("returns cards in tree order and nested children, parents and depths", async () => {
@@ -31,7 +31,7 @@ describe("a whole tree in one query", () => {
     const data = await Gql.as(owner).data(
       `query ($id: ID!) {
         tree(id: $id) {
-          id revision name owner users createdAt updatedAt latex publicUrl
+          id version revision name owner users createdAt updatedAt latex publicUrl
           cards { ${CARD} }
           roots { content depth parent { id } children { content depth parent { content } children { id } } }
         }
@@ -39,14 +39,14 @@ describe("a whole tree in one query", () => {
       { id: tree._id },
     );
     const t = data.tree;
-    expect(t).toMatchObject({ id: tree._id, revision: 0, name: "Outline", owner: owner.user._id, users: [owner.user._id] });
+    expect(t).toMatchObject({ id: tree._id, version: 0, revision: tree.revision, name: "Outline", owner: owner.user._id, users: [owner.user._id] });
     expect(t.latex).toBeNull();
     expect(t.publicUrl).toBeNull();
     expect(t.cards.map((c: any) => c.id)).toEqual(rest.map((c: any) => c._id));
     expect(t.cards.map((c: any) => c.content)).toEqual(["# A", "## A1\n\ntext of A1", "## A2", "# B"]);
     expect(t.cards.map((c: any) => c.depth)).toEqual([1, 2, 2, 1]);
-    const { _id, ...fields } = rest[1];
-    expect(t.cards[1]).toMatchObject({ id: _id, ...fields });
+    const { _id, __v, ...fields } = rest[1];
+    expect(t.cards[1]).toMatchObject({ id: _id, version: __v, ...fields });
     expect(t.roots).toEqual([
       {
         content: "# A",

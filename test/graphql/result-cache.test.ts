@@ -25,7 +25,7 @@ afterAll(() => server.stop());
 
 const WHOLE_TREE = `query WholeTree($id: ID!) {
   tree(id: $id) {
-    id name revision publicUrl users
+    id name version publicUrl users
     roots { ...Fields children { ...Fields children { ...Fields children { ...Fields } } } }
     cards { id content }
   }
@@ -232,9 +232,9 @@ describe("every change shows on the next query", () => {
 
   it("a rename through REST, and deleting the tree", async () => {
     const tree = await buildTree(owner, { name: "Before" });
-    expect((await warm(owner, tree._id)).revision).toBe(0);
+    expect((await warm(owner, tree._id)).version).toBe(0);
     await owner.put(`/api/trees/${tree._id}`, { name: "After" });
-    expect(await warm(owner, tree._id)).toMatchObject({ name: "After", revision: 1 });
+    expect(await warm(owner, tree._id)).toMatchObject({ name: "After", version: 1 });
     expect((await owner.delete(`/api/trees/${tree._id}`)).status).toBe(204);
     expect(await wholeTree(owner, tree._id)).toBeNull();
   });

@@ -14,13 +14,13 @@ describe("POST /api/trees", () => {
     const res = await alice.post("/api/trees", { name: "  Novel  " });
     expect(res.status).toBe(201);
     const tree = res.body;
-    expect(Object.keys(tree).sort()).toEqual(["__v", "_id", "createdAt", "name", "owner", "updatedAt", "users"]);
+    expect(Object.keys(tree).sort()).toEqual(["__v", "_id", "createdAt", "name", "owner", "revision", "updatedAt", "users"]);
     expect(tree).toMatchObject({ __v: 0, name: "Novel", owner: alice.user._id, users: [alice.user._id] });
     expect(tree._id).toMatch(/^[a-z0-9]{24}$/);
     const cards = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
     expect(cards).toHaveLength(1);
     expect(cards[0]).toMatchObject({ treeId: tree._id, parentId: null, content: "" });
-    expect(Object.keys(cards[0]).sort()).toEqual(["_id", "content", "createdAt", "parentId", "position", "treeId", "updatedAt"]);
+    expect(Object.keys(cards[0]).sort()).toEqual(["__v", "_id", "content", "createdAt", "parentId", "position", "treeId", "updatedAt"]);
   });
 
   it("refuses an empty or over-long name with 400, creating nothing", async () => {

@@ -4,6 +4,7 @@
  * it without the domain changing. Every method that writes resolves only once the write is
  * durable; a method that writes several records writes all of them or none.
  */
+import type { Change } from "../../shared/changes.js";
 import type { StoredCard, StoredUser, Tree } from "../../shared/records.js";
 
 export interface Session {
@@ -33,15 +34,19 @@ export interface TreeRepository {
   forUser(userId: string): Promise<Tree[]>;
   /** Replaces the stored record with `tree` (same `_id`). */
   replace(tree: Tree): Promise<void>;
-  /** Removes the tree and every card of it, trashed or not. */
+  /** Removes the tree, every card of it (trashed or not) and its changes. */
   removeWithCards(id: string): Promise<void>;
 }
 
 export interface CardRepository {
-  /** Inserts all the cards or none. */
+  /** Inserts all the cards or none. (Tree writes go through `changes.commit`; this is for the CLI's restore and migrations.) */
   insertMany(cards: readonly StoredCard[]): Promise<void>;
+  /** The card with this id, live or trashed, or null. */
+  byId(id: string): Promise<StoredCard | null>;
   /** The live (not trashed) card with this id, or null. */
   liveById(id: string): Promise<StoredCard | null>;
+  /** Every trashed card of the tree, in no particular order. */
+  trashedByTree(treeId: string): Promise<StoredCard[]>;
   /** Every live card of the tree, in no particular order. */
   liveByTree(treeId: string): Promise<StoredCard[]>;
   /** How many live cards the trees hold, in all. */
@@ -50,6 +55,29 @@ export interface CardRepository {
   replace(card: StoredCard): Promise<void>;
   /** Marks the cards trashed at `at`, all of them or none. */
   trash(ids: readonly string[], at: string): Promise<void>;
+}
+
+/**
+ * The change log (SPEC §10). `commit` is the one way a tree or its cards change (a tree's
+ * removal aside): the write and its record in the log happen together or not at all.
+ */
+export interface ChangeRepository {
+  /**
+   * Applies and records one change, all or nothing, durable when it resolves: `tree`
+   * (whose `revision` equals `change.revision`) creates or replaces the tree record, each
+   * card of `change.after` creates or replaces that card, and the change joins the log.
+   * @throws ConflictError when the tree already has a change with this revision (another
+   *   process committed first); nothing is written then.
+   */
+  commit(change: Change, tree: Tree): Promise<void>;
+  /** Changes with a revision above `since`, oldest first, at most `limit`. */
+  since(treeId: string, since: number, limit: number): Promise<Change[]>;
+  /** Newest first: revisions below `before` (all when absent), at most `limit`. */
+  history(treeId: string, options: { before?: number; limit: number }): Promise<Change[]>;
+  /** The changes that touched the card, newest first, at most `limit`. */
+  ofCard(treeId: string, cardId: string, limit: number): Promise<Change[]>;
+  /** Drops changes older than `olderThan`, never a tree's latest; resolves to how many. */
+  prune(olderThan: string): Promise<number>;
 }
 
 export interface SessionRepository {
@@ -67,6 +95,7 @@ export interface Store {
   users: UserRepository;
   trees: TreeRepository;
   cards: CardRepository;
+  changes: ChangeRepository;
   sessions: SessionRepository;
   status(): StoreStatus;
   /** Flushes pending writes and releases the files. */

@@ -4,7 +4,7 @@
  * `exportTree` with a tree's live cards; the route adds the header (src/http/content-disposition.ts).
  */
 import { ValidationError } from "../../shared/errors.js";
-import type { Card, Tree } from "../../shared/records.js";
+import type { CardFields, Tree } from "../../shared/records.js";
 import { docxExporter } from "./docx.js";
 import { htmlExporter } from "./html.js";
 import { impressExporter } from "./impress.js";
@@ -37,7 +37,7 @@ const EXPORTERS: Record<ExportFormat, (input: ExportInput) => string | Promise<B
 export async function exportTree(
   format: ExportFormat,
   tree: Tree,
-  cards: readonly Card[],
+  cards: readonly CardFields[],
   options: ExportOptions,
 ): Promise<ExportResult> {
   if (!Object.hasOwn(EXPORTERS, format)) {

@@ -5,12 +5,12 @@
  * flat walk back into a tree without recursion.
  */
 import { NotFoundError, ValidationError } from "../../shared/errors.js";
-import type { Card, SeedNode, Tree } from "../../shared/records.js";
+import type { CardFields, SeedNode, Tree } from "../../shared/records.js";
 import { walkTreeOrder, type OrderedCard } from "../../shared/tree-order.js";
 import type { ExportOptions } from "../../shared/export-options.js";
 
 /** A card of the export and its absolute depth (1 = first column). */
-export type SelectedCard = OrderedCard<Card>;
+export type SelectedCard = OrderedCard<CardFields>;
 
 /** What every exporter receives: the tree, its selected cards in tree order, the flags. */
 export interface ExportInput {
@@ -29,7 +29,7 @@ export interface ExportInput {
  *   did not go through `exportQuerySchema`, such as the CLI).
  */
 export function selectCards(
-  cards: readonly Card[],
+  cards: readonly CardFields[],
   options: Pick<ExportOptions, "cardId" | "column"> = {},
 ): SelectedCard[] {
   const { cardId, column } = options;

@@ -43,6 +43,7 @@ export class CardBuilder {
       position,
       createdAt: "2024-01-01T00:00:00.000Z",
       updatedAt: "2024-01-01T00:00:00.000Z",
+      __v: 0,
     };
     this.cards.push(card);
     return card;

@@ -34,6 +34,7 @@ function newCard(tree: TreeController, change: ChangeBuilder, parentId: string |
     position: place(tree, change, parentId, index, null),
     createdAt: now,
     updatedAt: now,
+    __v: 0,
   };
   change.create(card);
   return card;

@@ -10,6 +10,7 @@ const card = (position: number, id = `c${position}`): Card => ({
   position,
   createdAt: "2026-01-01T00:00:00.000Z",
   updatedAt: "2026-01-01T00:00:00.000Z",
+  __v: 0,
 });
 
 describe("placeAt", () => {

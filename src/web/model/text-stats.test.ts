@@ -4,7 +4,7 @@ import { countWords, searchCards } from "./text-stats.js";
 import { TreeState } from "./tree-state.js";
 
 function card(id: string, parentId: string | null, content: string, position = 0): Card {
-  return { _id: id, treeId: "t", parentId, content, position, createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:00.000Z" };
+  return { _id: id, treeId: "t", parentId, content, position, createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:00.000Z", __v: 0 };
 }
 
 describe("countWords", () => {

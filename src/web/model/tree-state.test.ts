@@ -3,7 +3,7 @@ import type { Card, Tree } from "../../shared/records.js";
 import { neighbour } from "./navigation.js";
 import { TreeState } from "./tree-state.js";
 
-const tree: Tree = { _id: "t", __v: 0, name: "T", owner: "u", users: ["u"], createdAt: "", updatedAt: "" };
+const tree: Tree = { _id: "t", __v: 0, revision: 0, name: "T", owner: "u", users: ["u"], createdAt: "", updatedAt: "" };
 const at = "2026-01-01T00:00:00.000Z";
 const card = (id: string, parentId: string | null, position: number): Card => ({
   _id: id,
@@ -13,6 +13,7 @@ const card = (id: string, parentId: string | null, position: number): Card => ({
   position,
   createdAt: at,
   updatedAt: at,
+  __v: 0,
 });
 
 /**

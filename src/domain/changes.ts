@@ -1,0 +1,59 @@
+/**
+ * Committing a change (SPEC §10): the one way a command writes a tree or its cards. It
+ * numbers the change (the tree's revision + 1, under the tree's write lock), versions the
+ * cards it touches (`__v` + 1; 0 for a new card), moves the tree's `updatedAt`, hands the
+ * change to the store (which writes it and its effect all or nothing) and then to the feed.
+ */
+import type { Change, ChangeKind } from "../shared/changes.js";
+import { now } from "../shared/ids.js";
+import type { StoredCard, Tree } from "../shared/records.js";
+import type { DomainContext } from "./context.js";
+import type { Actor } from "./policy.js";
+
+export interface Draft {
+  kind: ChangeKind;
+  /** The touched cards as they are now in the store (none for created cards). */
+  before?: readonly StoredCard[];
+  /** The touched cards as they should be; `__v` and nothing else is set here. */
+  after?: readonly StoredCard[];
+  /** The tree record with its own fields changed (name, users, ...); absent: only cards changed. */
+  tree?: Tree;
+  /** The time to stamp on the tree; now when absent. */
+  at?: string;
+}
+
+/**
+ * Commits `draft` against `tree` (as loaded under its lock; null when the change creates
+ * the tree, which `draft.tree` then holds). Resolves to the tree as it now is, and the change.
+ */
+export async function commitChange(
+  ctx: DomainContext,
+  actor: Actor | null,
+  tree: Tree | null,
+  draft: Draft,
+): Promise<{ tree: Tree; change: Change }> {
+  const base = tree ?? draft.tree;
+  if (!base) throw new Error("commitChange needs the tree or, for a new tree, draft.tree");
+  const at = draft.at ?? now();
+  const revision = (tree?.revision ?? 0) + 1;
+  const before = [...(draft.before ?? [])];
+  const versions = new Map(before.map((card) => [card._id, card.__v ?? 0]));
+  const after = (draft.after ?? []).map((card) => {
+    const old = versions.get(card._id);
+    return { ...card, __v: old === undefined ? 0 : old + 1 };
+  });
+  const next: Tree = { ...(draft.tree ?? base), revision, updatedAt: at };
+  const change: Change = {
+    treeId: base._id,
+    revision,
+    at,
+    userId: actor && !actor.system ? actor._id : null,
+    kind: draft.kind,
+    before,
+    after,
+  };
+  if (draft.tree) change.tree = { before: tree, after: next };
+  await ctx.store.changes.commit(change, next);
+  ctx.feed.publish(change);
+  return { tree: next, change };
+}

@@ -1,0 +1,36 @@
+/**
+ * Changes (SPEC §10): every write to a tree is one change, numbered by the tree's
+ * `revision`. The store keeps them (the change log), the feed publishes them, and history,
+ * restore, conditional writes, live streams and the read caches are all derived from them.
+ */
+import type { StoredCard, Tree } from "./records.js";
+
+export const changeKinds = [
+  "tree.create",
+  "tree.update",
+  "tree.share",
+  "card.create",
+  "card.update",
+  "card.move",
+  "card.delete",
+  "import",
+  "restore.card",
+  "restore.tree",
+] as const;
+export type ChangeKind = (typeof changeKinds)[number];
+
+export interface Change {
+  treeId: string;
+  /** The tree's revision after this change: 1 for the tree's creation, then +1 each. */
+  revision: number;
+  at: string;
+  /** Who made it; null for the system (the command line acting as operator). */
+  userId: string | null;
+  kind: ChangeKind;
+  /** The cards it touched, as they were; a card of `after` missing here was created by it. */
+  before: StoredCard[];
+  /** The cards it touched, as they are now; a deleted card is here with `trashed` set. */
+  after: StoredCard[];
+  /** The tree record before and after, when the change touched the tree's own fields. */
+  tree?: { before: Tree | null; after: Tree };
+}
