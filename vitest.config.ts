@@ -6,7 +6,7 @@ import { defineConfig } from "vitest/config";
  * (CARDTREE_TEST_STORE=postgres: each test server gets its own database, see
  * test/helpers/postgres.ts; test/postgres-setup.ts finds or starts the server).
  */
-const POSTGRES_INCLUDE = ["test/store/**/*.test.ts", "test/rest/**/*.test.ts", "test/graphql/**/*.test.ts", "test/reliability/**/*.test.ts"];
+const POSTGRES_INCLUDE = ["test/store/**/*.test.ts", "test/postgres/**/*.test.ts", "test/rest/**/*.test.ts", "test/graphql/**/*.test.ts", "test/reliability/**/*.test.ts"];
 
 /**
  * Left out of the postgres project, with why. What stays covers every REST and GraphQL
@@ -45,7 +45,8 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "nedb", include: ["src/**/*.test.ts", "test/**/*.test.ts"] },
+        // test/postgres/: what only the PostgreSQL store has (migrations, two processes, migrate).
+        test: { name: "nedb", include: ["src/**/*.test.ts", "test/**/*.test.ts"], exclude: ["test/postgres/**"] },
       },
       {
         extends: true,

@@ -14,6 +14,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
+import type { Change } from "../shared/changes.js";
+import { ConflictError } from "../shared/errors.js";
 import type { StoredCard, StoredUser, Tree } from "../shared/records.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
 import { transaction } from "./postgres/transaction.js";
@@ -53,6 +55,35 @@ const json = (value: unknown) => JSON.stringify(value);
 function cardRecord(card: StoredCard): string {
   const { trashed: _trashed, batch: _batch, ...rest } = card as StoredCard & { batch?: unknown };
   return json(rest);
+}
+
+interface CardRow {
+  record: StoredCard;
+  trashed: string | null;
+}
+
+function cardFromRow(row: CardRow): StoredCard {
+  return row.trashed === null ? row.record : { ...row.record, trashed: row.trashed };
+}
+
+/** The columns of cards rows, as parallel arrays for `unnest` (one statement for any number). */
+function cardColumns(cards: readonly StoredCard[]): unknown[] {
+  return [cards.map((c) => c._id), cards.map((c) => c.treeId), cards.map((c) => c.trashed ?? null), cards.map(cardRecord)];
+}
+
+/** The tree row's columns after its id: users, public_url, revision, record. */
+function treeColumns(tree: Tree): unknown[] {
+  return [tree.users, tree.publicUrl ?? null, tree.revision ?? 0, json(tree)];
+}
+
+/** PostgreSQL's unique_violation. */
+const UNIQUE_VIOLATION = "23505";
+
+/** Thrown by `commit` when another process committed the same revision of the tree first. */
+function revisionTaken(change: Change): ConflictError {
+  return new ConflictError(
+    `The tree was changed by another request at the same time (revision ${change.revision} is taken); reload it and try again.`,
+  );
 }
 
 
@@ -146,37 +177,43 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     },
     trees: {
       insert: (tree) =>
-        run("INSERT INTO trees (id, users, public_url, record) VALUES ($1, $2, $3, $4)", [
+        run("INSERT INTO trees (id, users, public_url, revision, record) VALUES ($1, $2, $3, $4, $5)", [
           tree._id,
-          tree.users,
-          tree.publicUrl ?? null,
-          json(tree),
+          ...treeColumns(tree),
         ]),
       byId: (id) => one<Tree>("SELECT record FROM trees WHERE id = $1", [id]),
       byPublicUrl: (publicUrl) => one<Tree>("SELECT record FROM trees WHERE public_url = $1", [publicUrl]),
       forUser: (userId) => rows<Tree>("SELECT record FROM trees WHERE users @> ARRAY[$1::text]", [userId]),
       replace: (tree) =>
-        run("UPDATE trees SET users = $2, public_url = $3, record = $4 WHERE id = $1", [
+        run("UPDATE trees SET users = $2, public_url = $3, revision = $4, record = $5 WHERE id = $1", [
           tree._id,
-          tree.users,
-          tree.publicUrl ?? null,
-          json(tree),
+          ...treeColumns(tree),
         ]),
-      // One statement: the tree and its cards go together or not at all.
+      // One statement: the tree, its cards and its changes go together or not at all.
       removeWithCards: (id) =>
-        run("WITH gone AS (DELETE FROM cards WHERE tree_id = $1) DELETE FROM trees WHERE id = $1", [id]),
+        run(
+          `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1)
+           DELETE FROM trees WHERE id = $1`,
+          [id],
+        ),
     },
     cards: {
       // One statement however many cards: an import is all or nothing.
       insertMany: (list) =>
         list.length === 0
           ? Promise.resolve()
-          : run("INSERT INTO cards (id, tree_id, trashed, record) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])", [
-              list.map((c) => c._id),
-              list.map((c) => c.treeId),
-              list.map((c) => c.trashed ?? null),
-              list.map(cardRecord),
-            ]),
+          : run(
+              "INSERT INTO cards (id, tree_id, trashed, record) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])",
+              cardColumns(list),
+            ),
+      byId: async (id) => {
+        const { rows: found } = await pool.query<CardRow>("SELECT record, trashed FROM cards WHERE id = $1", [id]);
+        return found.length === 0 ? null : cardFromRow(found[0]);
+      },
+      trashedByTree: async (treeId) =>
+        (await pool.query<CardRow>("SELECT record, trashed FROM cards WHERE tree_id = $1 AND trashed IS NOT NULL", [treeId])).rows.map(
+          cardFromRow,
+        ),
       liveById: (id) => one<StoredCard>("SELECT record FROM cards WHERE id = $1 AND trashed IS NULL", [id]),
       liveByTree: (treeId) => rows<StoredCard>("SELECT record FROM cards WHERE tree_id = $1 AND trashed IS NULL", [treeId]),
       countLiveByTrees: async (treeIds) => {
@@ -196,6 +233,70 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         ]),
       trash: (ids, at) =>
         ids.length === 0 ? Promise.resolve() : run("UPDATE cards SET trashed = $2 WHERE id = ANY($1::text[])", [[...ids], at]),
+    },
+    changes: {
+      commit: (change, tree) =>
+        transaction(pool, async (client) => {
+          const cardIds = [...new Set([...change.before, ...change.after].map((c) => c._id))];
+          try {
+            await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record) VALUES ($1, $2, $3, $4, $5)", [
+              change.treeId,
+              change.revision,
+              change.at,
+              cardIds,
+              json(change),
+            ]);
+          } catch (err) {
+            if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "changes_pkey") {
+              throw revisionTaken(change);
+            }
+            throw err;
+          }
+          // The tree moves only from the revision this change follows: a process working
+          // from an older copy of the tree (whose revision was pruned from the log) fails
+          // here instead of writing over newer changes.
+          const written = await client.query(
+            `INSERT INTO trees (id, users, public_url, revision, record) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (id) DO UPDATE
+               SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
+               WHERE trees.revision = excluded.revision - 1`,
+            [tree._id, ...treeColumns(tree)],
+          );
+          if (written.rowCount === 0) throw revisionTaken(change);
+          if (change.after.length > 0) {
+            await client.query(
+              `INSERT INTO cards (id, tree_id, trashed, record)
+               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])
+               ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record`,
+              cardColumns(change.after),
+            );
+          }
+        }),
+      since: (treeId, since, limit) =>
+        rows<Change>("SELECT record FROM changes WHERE tree_id = $1 AND revision > $2 ORDER BY revision LIMIT $3", [
+          treeId,
+          since,
+          limit,
+        ]),
+      history: (treeId, { before, limit }) =>
+        rows<Change>(
+          `SELECT record FROM changes WHERE tree_id = $1 AND ($2::integer IS NULL OR revision < $2)
+           ORDER BY revision DESC LIMIT $3`,
+          [treeId, before ?? null, limit],
+        ),
+      ofCard: (treeId, cardId, limit) =>
+        rows<Change>(
+          "SELECT record FROM changes WHERE tree_id = $1 AND card_ids @> ARRAY[$2::text] ORDER BY revision DESC LIMIT $3",
+          [treeId, cardId, limit],
+        ),
+      prune: async (olderThan) => {
+        const pruned = await pool.query(
+          `DELETE FROM changes AS c WHERE c.at < $1
+             AND c.revision < (SELECT max(revision) FROM changes AS latest WHERE latest.tree_id = c.tree_id)`,
+          [olderThan],
+        );
+        return pruned.rowCount ?? 0;
+      },
     },
     sessions: {
       insert: (session) =>

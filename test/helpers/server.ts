@@ -43,7 +43,8 @@ export async function startTestServer(
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await freshDataDir());
-  const store = await storeEnv(dataDir);
+  // A test that names its store (STORE=nedb to make a data directory to migrate) gets it.
+  const store = options.env?.STORE ? {} : await storeEnv(dataDir);
   const child = spawn(process.execPath, options.args ?? ["--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "on", ...store, ...options.env },

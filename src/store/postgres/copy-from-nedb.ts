@@ -1,8 +1,8 @@
 /**
  * `migrate --to postgres` (SPEC §11): copies an embedded data directory into a PostgreSQL
- * database, every record as it is stored (trashed cards and sessions included), in one
- * transaction, then reads it back and verifies it: a count per collection and a checksum
- * per tree (the tree record and all its cards). The data directory is opened as the server
+ * database, every record as it is stored (trashed cards, sessions and the change log
+ * included), in one transaction, then reads it back and verifies it: a count per
+ * collection and a checksum per tree (the tree record, all its cards and its changes). The data directory is opened as the server
  * opens it (which repairs an unfinished write and holds the directory's lock, so no server
  * writes to it meanwhile) and is left unchanged.
  */
@@ -42,10 +42,10 @@ const TABLES: Record<Collection, { table: string; columns: string[]; types: stri
   },
   trees: {
     table: "trees",
-    columns: ["id", "users", "public_url", "record"],
+    columns: ["id", "users", "public_url", "revision", "record"],
     // An array of arrays cannot travel as one parameter; the users go as json and are unpacked.
-    types: ["text", "json", "text", "json"],
-    row: (d) => [d._id, JSON.stringify(d.users ?? []), d.publicUrl ?? null, JSON.stringify(d)],
+    types: ["text", "json", "text", "integer", "json"],
+    row: (d) => [d._id, JSON.stringify(d.users ?? []), d.publicUrl ?? null, d.revision ?? 0, JSON.stringify(d)],
   },
   cards: {
     table: "cards",
@@ -62,15 +62,34 @@ const TABLES: Record<Collection, { table: string; columns: string[]; types: stri
     types: ["text", "text", "text", "json"],
     row: (d) => [d._id, d.userId, d.expiresAt, JSON.stringify(d)],
   },
+  changes: {
+    table: "changes",
+    columns: ["tree_id", "revision", "at", "card_ids", "record"],
+    types: ["text", "integer", "text", "json", "json"],
+    row: (d) => {
+      const change = asChange(d);
+      const ids = [...new Set([...(change.before ?? []), ...(change.after ?? [])].map((c) => (c as Doc)._id))];
+      return [change.treeId, change.revision, change.at, JSON.stringify(ids), JSON.stringify(change)];
+    },
+  },
+};
+
+/** A change as the log holds it: NeDB's files key it by `_id` "treeId:revision", which is not part of it. */
+function asChange(doc: Doc): Doc & { treeId: string; revision: number; at: string; before?: Doc[]; after?: Doc[] } {
+  const { _id: _key, ...change } = doc;
+  return change as ReturnType<typeof asChange>;
+}
+
+/** How a json[] column of arrays becomes the text[] column it is stored as. */
+const UNPACK: Partial<Record<Collection, Record<string, string>>> = {
+  trees: { users: "ARRAY(SELECT json_array_elements_text(users))" },
+  changes: { card_ids: "ARRAY(SELECT json_array_elements_text(card_ids))" },
 };
 
 async function insertAll(client: pg.PoolClient, name: Collection, docs: Doc[]): Promise<void> {
   const { table, columns, types, row } = TABLES[name];
   const params = types.map((t, i) => `$${i + 1}::${t}[]`).join(", ");
-  const select =
-    name === "trees"
-      ? "SELECT id, ARRAY(SELECT json_array_elements_text(users)), public_url, record"
-      : `SELECT ${columns.join(", ")}`;
+  const select = `SELECT ${columns.map((c) => UNPACK[name]?.[c] ?? c).join(", ")}`;
   for (let start = 0; start < docs.length; start += CHUNK) {
     const rows = docs.slice(start, start + CHUNK).map(row);
     await client.query(
@@ -93,10 +112,22 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function treeChecksum(tree: Doc, cards: Doc[]): string {
+/** One hash over the tree record, its cards (by id) and its changes (by revision). */
+function treeChecksum(tree: Doc, cards: Doc[], changes: Doc[]): string {
   const hash = createHash("sha256").update(canonical(tree));
   for (const card of [...cards].sort((a, b) => String(a._id).localeCompare(String(b._id)))) hash.update(canonical(card));
+  for (const change of [...changes].sort((a, b) => Number(a.revision) - Number(b.revision))) hash.update(canonical(change));
   return hash.digest("hex");
+}
+
+function groupByTree(docs: Doc[]): Map<string, Doc[]> {
+  const groups = new Map<string, Doc[]>();
+  for (const doc of docs) {
+    const list = groups.get(doc.treeId as string) ?? [];
+    list.push(doc);
+    groups.set(doc.treeId as string, list);
+  }
+  return groups;
 }
 
 async function tableCounts(pool: pg.Pool): Promise<Record<Collection, number>> {
@@ -147,12 +178,8 @@ export async function copyNedbToPostgres(dataDir: string, pool: pg.Pool, options
     const counts: CopyReport["counts"] = {};
     for (const name of COLLECTIONS) counts[name] = { source: docs[name].length, target: after[name] };
 
-    const cardsByTree = new Map<string, Doc[]>();
-    for (const card of docs.cards) {
-      const list = cardsByTree.get(card.treeId as string) ?? [];
-      list.push(card);
-      cardsByTree.set(card.treeId as string, list);
-    }
+    const cardsByTree = groupByTree(docs.cards);
+    const changesByTree = groupByTree(docs.changes.map(asChange));
     const treesMismatched: string[] = [];
     for (const tree of docs.trees) {
       const id = tree._id as string;
@@ -161,10 +188,12 @@ export async function copyNedbToPostgres(dataDir: string, pool: pg.Pool, options
         "SELECT record, trashed FROM cards WHERE tree_id = $1",
         [id],
       );
+      const changes = await pool.query<{ record: Doc }>("SELECT record FROM changes WHERE tree_id = $1", [id]);
       const readBack = cards.rows.map((r) => (r.trashed === null ? r.record : { ...r.record, trashed: r.trashed }));
       const same =
         stored.rows.length === 1 &&
-        treeChecksum(stored.rows[0].record, readBack as unknown as Doc[]) === treeChecksum(tree, cardsByTree.get(id) ?? []);
+        treeChecksum(stored.rows[0].record, readBack as unknown as Doc[], changes.rows.map((r) => r.record)) ===
+          treeChecksum(tree, cardsByTree.get(id) ?? [], changesByTree.get(id) ?? []);
       if (!same) treesMismatched.push(id);
     }
     return {

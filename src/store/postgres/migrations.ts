@@ -67,4 +67,26 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "change log",
+    sql: `
+      -- The tree's revision as a column, so a commit can require the one it follows.
+      ALTER TABLE trees ADD COLUMN revision integer NOT NULL DEFAULT 0;
+
+      -- The change log (SPEC §10). The primary key is what makes two processes unable to
+      -- hand out one revision twice: the second commit of (tree, revision) fails.
+      CREATE TABLE changes (
+        tree_id text NOT NULL,
+        revision integer NOT NULL,
+        at text NOT NULL,
+        -- every card the change touched (before or after), for a card's versions
+        card_ids text[] NOT NULL,
+        record json NOT NULL,
+        PRIMARY KEY (tree_id, revision)
+      );
+      CREATE INDEX changes_cards ON changes USING GIN (card_ids);
+      CREATE INDEX changes_at ON changes (at);
+    `,
+  },
 ];
