@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Store } from "../../src/domain/ports/store.js";
 import { newRecordId, newUserId } from "../../src/shared/ids.js";
 import type { Change } from "../../src/shared/changes.js";
@@ -19,11 +19,19 @@ import { createTestDatabase, dropTestDatabase, TEST_STORE } from "../helpers/pos
 let store: Store;
 let cleanUp: () => Promise<void>;
 
+/**
+ * A fresh, empty store for each test: a new data directory for NeDB; for PostgreSQL one
+ * database for the file, emptied before each test (making a database per test would cost
+ * more than the tests), and opened anew so every test starts from `openPostgresStore`.
+ */
+let database: string | undefined;
+
 async function openTestStore(): Promise<{ store: Store; cleanUp: () => Promise<void> }> {
   if (TEST_STORE === "postgres") {
-    const url = await createTestDatabase();
-    const opened = await openPostgresStore(url, { log: () => undefined });
-    return { store: opened, cleanUp: async () => dropTestDatabase(url) };
+    database ??= await createTestDatabase();
+    const opened = await openPostgresStore(database, { log: () => undefined });
+    await opened.pool.query("TRUNCATE users, trees, cards, sessions, changes");
+    return { store: opened, cleanUp: async () => undefined };
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-contract-"));
   const opened = await openNedbStore(dir, { log: () => undefined });
@@ -37,6 +45,10 @@ beforeEach(async () => {
 afterEach(async () => {
   await store.close();
   await cleanUp();
+});
+
+afterAll(async () => {
+  if (database) await dropTestDatabase(database);
 });
 
 let clock = Date.parse("2026-01-01T00:00:00.000Z");
