@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
 import type { Change } from "../shared/changes.js";
-import { ConflictError } from "../shared/errors.js";
+import { ConflictError, UnavailableError } from "../shared/errors.js";
 import type { StoredCard, StoredUser, Tree } from "../shared/records.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
 import { transaction } from "./postgres/transaction.js";
@@ -76,6 +76,45 @@ function treeColumns(tree: Tree): unknown[] {
   return [tree.users, tree.publicUrl ?? null, tree.revision ?? 0, json(tree)];
 }
 
+/** Node's errors for a server that cannot be reached or dropped the connection. */
+const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "EPIPE"]);
+
+/**
+ * An error of reaching the database rather than of the statement: a refused or dropped
+ * connection, no connection within the wait, or the server shutting down or starting
+ * (SQLSTATE classes 08 and 57P).
+ */
+function isUnreachable(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && (UNREACHABLE.has(code) || code.startsWith("08") || code.startsWith("57P"))) return true;
+  return /timeout exceeded when trying to connect|Connection terminated|not queryable|Connection ended/i.test(String(message ?? ""));
+}
+
+/** A connection that was open and is now gone (ended by the server, or reset). */
+function isConnectionLost(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "57P01" || code === "57P02") return true;
+  return /Connection terminated|not queryable|Connection ended/i.test(String(message ?? ""));
+}
+
+/**
+ * The repository with every method's unreachable-database failure turned into the domain's
+ * UnavailableError (503 with the SPEC §4 body), so no transport needs to know `pg`'s errors.
+ */
+function reportingUnavailable<T extends object>(repository: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(repository)) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await (method as (...a: unknown[]) => Promise<unknown>)(...args);
+      } catch (err) {
+        throw isUnreachable(err) ? new UnavailableError() : err;
+      }
+    };
+  }
+  return wrapped as T;
+}
+
 /** PostgreSQL's unique_violation. */
 const UNIQUE_VIOLATION = "23505";
 
@@ -85,7 +124,6 @@ function revisionTaken(change: Change): ConflictError {
     `The tree was changed by another request at the same time (revision ${change.revision} is taken); reload it and try again.`,
   );
 }
-
 
 export async function openPostgresStore(databaseUrl: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const log = options.log ?? ((message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
@@ -112,14 +150,28 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
   }
 
   let status: StoreStatus = "open";
+  // A read is tried again on a connection that turns out dead: the server ended it (a
+  // restart) and the pool handed it out before the notice arrived. Each try drops one dead
+  // connection, so at most as many tries as the pool holds. A write is not tried again:
+  // whether it committed before its connection died cannot be known here.
+  const poolSize = options.poolSize ?? 10;
+  const read = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await pool.query<R>(sql, params);
+      } catch (err) {
+        if (!isConnectionLost(err) || attempt > poolSize) throw err;
+      }
+    }
+  };
   const rows = async <T>(sql: string, params: unknown[] = []): Promise<T[]> =>
-    (await pool.query<Row<T>>(sql, params)).rows.map((r) => r.record);
+    (await read<Row<T>>(sql, params)).rows.map((r) => r.record);
   const one = async <T>(sql: string, params: unknown[] = []): Promise<T | null> => (await rows<T>(sql, params))[0] ?? null;
   const run = async (sql: string, params: unknown[] = []): Promise<void> => {
     await pool.query(sql, params);
   };
 
-  return {
+  const store: PostgresStore = {
     pool,
     migrations: report,
     status: () => status,
@@ -207,18 +259,18 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
               cardColumns(list),
             ),
       byId: async (id) => {
-        const { rows: found } = await pool.query<CardRow>("SELECT record, trashed FROM cards WHERE id = $1", [id]);
+        const { rows: found } = await read<CardRow>("SELECT record, trashed FROM cards WHERE id = $1", [id]);
         return found.length === 0 ? null : cardFromRow(found[0]);
       },
       trashedByTree: async (treeId) =>
-        (await pool.query<CardRow>("SELECT record, trashed FROM cards WHERE tree_id = $1 AND trashed IS NOT NULL", [treeId])).rows.map(
+        (await read<CardRow>("SELECT record, trashed FROM cards WHERE tree_id = $1 AND trashed IS NOT NULL", [treeId])).rows.map(
           cardFromRow,
         ),
       liveById: (id) => one<StoredCard>("SELECT record FROM cards WHERE id = $1 AND trashed IS NULL", [id]),
       liveByTree: (treeId) => rows<StoredCard>("SELECT record FROM cards WHERE tree_id = $1 AND trashed IS NULL", [treeId]),
       countLiveByTrees: async (treeIds) => {
         if (treeIds.length === 0) return 0;
-        const { rows: counted } = await pool.query<{ n: number }>(
+        const { rows: counted } = await read<{ n: number }>(
           "SELECT count(*)::integer AS n FROM cards WHERE tree_id = ANY($1::text[]) AND trashed IS NULL",
           [[...treeIds]],
         );
@@ -317,5 +369,13 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       status = "closed";
       await pool.end();
     },
+  };
+  return {
+    ...store,
+    users: reportingUnavailable(store.users),
+    trees: reportingUnavailable(store.trees),
+    cards: reportingUnavailable(store.cards),
+    changes: reportingUnavailable(store.changes),
+    sessions: reportingUnavailable(store.sessions),
   };
 }
