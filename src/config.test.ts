@@ -45,3 +45,13 @@ describe("STORE and DATABASE_URL", () => {
     expect(() => loadConfig({ STORE: "postgres", DATABASE_URL: "postgres://db/x", DATABASE_POOL_SIZE: "0" })).toThrow(/DATABASE_POOL_SIZE/);
   });
 });
+
+describe("GraphQL budgets", () => {
+  it("give anonymous callers less time and fewer values than signed-in ones, and refuse a time of 0", () => {
+    const { graphql } = loadConfig({});
+    expect(graphql).toMatchObject({ values: 1_000_000, timeMs: 10_000, anonymous: { values: 100_000, timeMs: 100, perSecondMs: 100 } });
+    expect(loadConfig({ GRAPHQL_ANONYMOUS_TIME_LIMIT_MS: "250" }).graphql.anonymous.timeMs).toBe(250);
+    expect(() => loadConfig({ GRAPHQL_TIME_LIMIT_MS: "0" })).toThrow(/GRAPHQL_TIME_LIMIT_MS must be at least 1/);
+    expect(() => loadConfig({ GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS: "0" })).toThrow(/GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS/);
+  });
+});

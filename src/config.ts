@@ -75,6 +75,14 @@ export interface GraphQLLimits {
   values: number;
   /** Characters of card text in one answer. */
   text: number;
+  /** Milliseconds of the event loop one request's execution may use (src/graphql/result-budget.ts). */
+  timeMs: number;
+  /**
+   * The same two budgets for a caller who is not signed in: smaller, as anyone can send such
+   * a request; and the milliseconds of execution one client address regains per second
+   * (src/graphql/execution-allowance.ts).
+   */
+  anonymous: { values: number; timeMs: number; perSecondMs: number };
 }
 
 function integer(value: string | undefined, fallback: number, name: string): number {
@@ -110,6 +118,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workers: integer(env.EXPORT_WORKERS, 2, "EXPORT_WORKERS"),
       queue: integer(env.EXPORT_QUEUE, 16, "EXPORT_QUEUE"),
       timeoutMs: integer(env.EXPORT_TIMEOUT_MS, 120_000, "EXPORT_TIMEOUT_MS"),
+      // 1024 MiB: the biggest honest job, parsing a 16 MiB Markdown seed (the import limit),
+      // ran out of 512 under tsx (the tests); a 20,000-card docx needs 384, a 5,000-card pptx 256.
       workerMemoryMb: integer(env.EXPORT_WORKER_MEMORY_MB, 1024, "EXPORT_WORKER_MEMORY_MB"),
     },
     compaction: {
@@ -123,7 +133,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       importCards: integer(env.IMPORT_CARD_LIMIT, 100_000, "IMPORT_CARD_LIMIT"),
       loginFailures: integer(env.LOGIN_FAILURE_LIMIT, 10, "LOGIN_FAILURE_LIMIT"),
       loginWindowMs: integer(env.LOGIN_WINDOW_MS, 15 * 60 * 1000, "LOGIN_WINDOW_MS"),
-      concurrentHashes: integer(env.CONCURRENT_HASHES, 4, "CONCURRENT_HASHES"),
+      // Two: half of libuv's pool of four threads, which file reads and writes need too (four
+      // hashes at once made every save wait for one to finish), and as many as this two-core
+      // machine can run in parallel anyway.
+      concurrentHashes: atLeast(1, integer(env.CONCURRENT_HASHES, 2, "CONCURRENT_HASHES"), "CONCURRENT_HASHES"),
       hashesPerAddress: atLeast(1, integer(env.HASHES_PER_ADDRESS, 4, "HASHES_PER_ADDRESS"), "HASHES_PER_ADDRESS"),
       hashQueue: atLeast(0, integer(env.HASH_QUEUE_LIMIT, 32, "HASH_QUEUE_LIMIT"), "HASH_QUEUE_LIMIT"),
       signupsPerAddress: atLeast(-1, integer(env.SIGNUP_LIMIT_PER_ADDRESS, 50, "SIGNUP_LIMIT_PER_ADDRESS"), "SIGNUP_LIMIT_PER_ADDRESS"),
@@ -139,6 +152,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mutations: integer(env.GRAPHQL_MUTATION_LIMIT, 20, "GRAPHQL_MUTATION_LIMIT"),
       values: integer(env.GRAPHQL_VALUE_LIMIT, 1_000_000, "GRAPHQL_VALUE_LIMIT"),
       text: integer(env.GRAPHQL_TEXT_LIMIT, 64 * 1024 * 1024, "GRAPHQL_TEXT_LIMIT"),
+      timeMs: atLeast(1, integer(env.GRAPHQL_TIME_LIMIT_MS, 10_000, "GRAPHQL_TIME_LIMIT_MS"), "GRAPHQL_TIME_LIMIT_MS"),
+      anonymous: {
+        values: integer(env.GRAPHQL_ANONYMOUS_VALUE_LIMIT, 100_000, "GRAPHQL_ANONYMOUS_VALUE_LIMIT"),
+        timeMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_LIMIT_MS, 100, "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"), "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"),
+        perSecondMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS, 100, "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"), "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"),
+      },
     },
   };
 }

@@ -11,9 +11,10 @@ import { WEB_DIR } from "./server.js";
 
 if (!existsSync(path.join(WEB_DIR, "index.html"))) {
   // A computed specifier, so esbuild leaves the builder (and esbuild) out of dist/server.mjs;
-  // from dist/ as from src/, ../scripts is the repository's.
+  // from dist/ as from src/, ../scripts is the repository's. Its type is the builder's own
+  // declaration (scripts/build-web.d.mts), so a change there is a compile error here.
   const builder = new URL("../scripts/build-web.mjs", import.meta.url).href;
-  const { buildWeb } = (await import(builder)) as { buildWeb(): Promise<void> };
+  const { buildWeb }: typeof import("../scripts/build-web.mjs") = await import(builder);
   await buildWeb();
 }
 await serve();

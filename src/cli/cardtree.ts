@@ -7,7 +7,9 @@
  */
 import sea from "node:sea";
 import packageJson from "../../package.json" with { type: "json" };
+import { installWorkerStarter } from "../formats/worker-start.js";
 import { COMMAND_LINES, COMMANDS, runCommand } from "./commands.js";
+import { startEmbeddedWorker } from "./embedded-worker.js";
 
 const HELP = `Cardtree ${packageJson.version}: trees of Markdown cards, served over REST, GraphQL and a browser client.
 
@@ -63,17 +65,10 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
-/**
- * The export worker pool (src/formats/export/worker-pool.ts) starts its workers from its own
- * module file, which the binary does not have; until it starts them through
- * src/cli/embedded-worker.ts, the binary renders exports on the main thread.
- */
-function exportsOnTheMainThread(): void {
-  if (sea.isSea()) process.env.EXPORT_WORKERS = "0";
-}
-
 silenceOptionalRequireWarning();
-exportsOnTheMainThread();
+// Worker threads (exports, big imports) start from the script embedded in the binary: it has
+// no module files to start them from. From a checkout they start as `npm start`'s do.
+if (sea.isSea()) installWorkerStarter(startEmbeddedWorker);
 // No top-level await: the bundle is CommonJS (Node 20's single executables run only that).
 main(process.argv.slice(2)).then(
   (code) => {

@@ -5,10 +5,12 @@
  * binary. Only worker threads run this file.
  */
 import { workerData } from "node:worker_threads";
+import { EXPORT_WORKER_ROLE } from "../formats/export/worker-pool.js";
 import { WORKER_ROLE_KEY } from "./embedded-worker.js";
 
 const WORKER_ENTRIES: Record<string, () => Promise<unknown>> = {
-  // A worker module registers as: role: () => import("../path/to/worker.js"),
+  // Exports and the parsing of big imports (src/formats/export/worker-pool.ts).
+  [EXPORT_WORKER_ROLE]: () => import("../formats/export/worker-pool.js"),
 };
 
 const role = (workerData as Record<string, string> | null)?.[WORKER_ROLE_KEY] ?? "";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from "../shared/errors.js";
-import { authorizeOperator, authorizeTree, can, maySignUp, SYSTEM_ACTOR, type TreeAction } from "./policy.js";
+import { authorizeOperator, authorizeOwnAccount, authorizeTree, can, maySignUp, SYSTEM_ACTOR, type TreeAction } from "./policy.js";
 import type { Tree } from "../shared/records.js";
 
 const owner = { _id: "a".repeat(24) };
@@ -108,6 +108,13 @@ describe("policy", () => {
     expect(() => authorizeOperator(SYSTEM_ACTOR)).not.toThrow();
     expect(() => authorizeOperator(owner)).toThrow(ForbiddenError);
     expect(() => authorizeOperator(null)).toThrow(ForbiddenError);
+  });
+
+  it("a user's own settings are theirs and the operator's, and need a signed-in caller", () => {
+    expect(() => authorizeOwnAccount(owner, owner._id)).not.toThrow();
+    expect(() => authorizeOwnAccount(SYSTEM_ACTOR, owner._id)).not.toThrow();
+    expect(() => authorizeOwnAccount(stranger, owner._id)).toThrow(ForbiddenError);
+    expect(() => authorizeOwnAccount(null, owner._id)).toThrow(UnauthenticatedError);
   });
 
   it("sign-up: anyone while it is open, only the operator while it is closed", () => {

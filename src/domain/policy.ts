@@ -114,3 +114,13 @@ export function authorizeOperator(actor: Actor | null): void {
 export function maySignUp(actor: Actor | null, signupOpen: boolean): boolean {
   return signupOpen || actor?.system === true;
 }
+
+/**
+ * A user's own settings (their appearance preferences) are theirs: only they, or the
+ * operator, may read or change them.
+ * @throws UnauthenticatedError for an anonymous caller; ForbiddenError for anyone else.
+ */
+export function authorizeOwnAccount(actor: Actor | null, userId: string): void {
+  if (actor === null) throw new UnauthenticatedError();
+  if (actor._id !== userId && !actor.system) throw new ForbiddenError("Only the user may see or change their own settings.");
+}

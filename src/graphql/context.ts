@@ -8,7 +8,7 @@ import type { Auth } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
 import { UnauthenticatedError } from "../shared/errors.js";
 import type { StoredUser } from "../shared/records.js";
-import { ResultBudget } from "./result-budget.js";
+import { budgetLimits, ResultBudget } from "./result-budget.js";
 import { ResultDependencies } from "./result-dependencies.js";
 import { TreeCards } from "./tree-cards.js";
 
@@ -22,9 +22,12 @@ export interface GraphQLContext {
   dependencies: ResultDependencies;
   /** Resolvers count here the records and text they return. */
   budget: ResultBudget;
+  /** The client's address when the caller is not signed in (its executions share an allowance), else null. */
+  anonymousAddress: string | null;
 }
 
-export function createGraphQLContext(domain: DomainContext, auth: Auth): GraphQLContext {
+/** `address`: the client's, as the per-address limits count it (`clientAddress`). */
+export function createGraphQLContext(domain: DomainContext, auth: Auth, address: string): GraphQLContext {
   const dependencies = new ResultDependencies(domain.treeRevisions);
   return {
     domain,
@@ -32,7 +35,8 @@ export function createGraphQLContext(domain: DomainContext, auth: Auth): GraphQL
     csrf: auth.session?.csrf ?? "",
     trees: new TreeCards(domain, auth.user, dependencies),
     dependencies,
-    budget: new ResultBudget(domain.config.graphql),
+    budget: new ResultBudget(budgetLimits(domain.config.graphql, auth.user !== null)),
+    anonymousAddress: auth.user ? null : address,
   };
 }
 

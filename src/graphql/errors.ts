@@ -68,10 +68,13 @@ export function maskError(logger: Logger) {
  * A domain error refusing the whole request before anything ran, as the one error of its
  * answer. Its HTTP status (REST's for the same code) is sent as yoga sends it for a
  * malformed document (`spec`): to clients that accept `application/graphql-response+json`;
- * plain `application/json` clients get 200, as the GraphQL-over-HTTP spec asks.
+ * plain `application/json` clients get 200, as the GraphQL-over-HTTP spec asks. `headers`
+ * (`Retry-After`) are sent either way.
  */
-export function refusal(error: DomainError, httpStatus: number): GraphQLError {
-  return new GraphQLError(error.message, { extensions: { code: error.code, http: { status: httpStatus, spec: true } } });
+export function refusal(error: DomainError, httpStatus: number, headers?: Record<string, string>): GraphQLError {
+  return new GraphQLError(error.message, {
+    extensions: { code: error.code, http: { status: httpStatus, spec: true, ...(headers ? { headers } : {}) } },
+  });
 }
 
 /**

@@ -5,6 +5,7 @@
 import { builder } from "./builder.js";
 import { applyFieldCosts } from "./operation-limits.js";
 import "./user.js";
+import "./preferences.js";
 import "./card.js";
 import "./tree.js";
 import "./collaborator.js";

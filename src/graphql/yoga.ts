@@ -13,13 +13,15 @@
  * - What one request may cost is bounded three times over: the document (tokens, aliases,
  *   directives, introspection: document-limits.ts), the operation with its variables
  *   (depth, cost, mutations, import totals: operation-limits.ts), and what execution
- *   resolves (result-budget.ts). The defaults are in src/config.ts, the reasons in
- *   docs/graphql.md.
+ *   resolves and how long it runs (result-budget.ts), and for anonymous callers how much of
+ *   the event loop one address's executions take over time (execution-allowance.ts). The
+ *   defaults are in src/config.ts, the reasons in docs/graphql.md.
  * - Whole-tree query responses are kept, as bytes, per tree revision
  *   (src/graphql/result-cache.ts).
  */
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { createYoga } from "graphql-yoga";
+import { clientAddress } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
 import { NotFoundError } from "../shared/errors.js";
 import { jsonBody } from "../http/json-body.js";
@@ -27,6 +29,7 @@ import type { Logger } from "../http/logger.js";
 import { createGraphQLContext, type GraphQLContext } from "./context.js";
 import { documentLimits } from "./document-limits.js";
 import { documentErrorCodes, maskError } from "./errors.js";
+import { ExecutionAllowance, executionAllowancePlugin } from "./execution-allowance.js";
 import { graphiqlRoutes, renderGraphiQLPage } from "./graphiql.js";
 import { operationLimits } from "./operation-limits.js";
 import { resultBudgetPlugin } from "./result-budget.js";
@@ -64,10 +67,19 @@ function csrfHeader(req: Request): Record<string, string> {
 }
 
 export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = new ResultCache(ctx.treeRevisions)) {
+  const anonymous = ctx.config.graphql.anonymous;
+  // Each execution takes a whole anonymous time budget while it runs, and the allowance holds
+  // one and a half: one execution at a time per address (two back to back would hold the
+  // loop twice as long), and cheap queries one after another are never refused.
+  const allowance = new ExecutionAllowance({
+    perSecondMs: anonymous.perSecondMs,
+    reserveMs: anonymous.timeMs,
+    burstMs: 1.5 * anonymous.timeMs,
+  });
   return createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: "/graphql",
-    context: ({ req }) => createGraphQLContext(ctx, req.auth),
+    context: ({ req }) => createGraphQLContext(ctx, req.auth, clientAddress(req)),
     cors: false,
     landingPage: false,
     logging: false,
@@ -75,6 +87,7 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = 
     plugins: [
       documentLimits(ctx.config.graphql),
       operationLimits(ctx.config, ctx.seeds),
+      executionAllowancePlugin(allowance),
       resultBudgetPlugin,
       documentErrorCodes,
       resultCachePlugin(cache),

@@ -1,11 +1,13 @@
 /**
- * Sign-up, log-in, log-out and the caller's own User record (`/api/index`).
+ * Sign-up, log-in, log-out, the caller's own User record (`/api/index`) and their appearance
+ * preferences (`/api/preferences`).
  */
 import { Router, type Request, type Response } from "express";
 import { clientAddress, requireUser } from "../auth/middleware.js";
 import { SESSION_COOKIE, SESSION_TTL_MS } from "../auth/sessions.js";
 import { SignupBudget } from "../auth/signup-budget.js";
 import { credentialsInput, parseInput } from "../shared/schemas.js";
+import { preferencesOf, setPreferences } from "../domain/preferences.js";
 import { signUp, updateMe, userRecord } from "../domain/users.js";
 import type { RestDeps } from "./deps.js";
 
@@ -63,6 +65,16 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
     // Checking the current password is a log-in attempt: throttled and counted as one.
     const updated = req.body?.currentPassword !== undefined ? await credentials.asLoginAttempt(user.email, requester, change) : await change();
     res.json(await userRecord(ctx, updated, req.auth.session?.csrf ?? ""));
+  });
+
+  router.get("/preferences", async (req, res) => {
+    const user = requireUser(req);
+    res.json(await preferencesOf(ctx, user, user._id));
+  });
+
+  router.put("/preferences", jsonLimit, async (req, res) => {
+    const user = requireUser(req);
+    res.json(await setPreferences(ctx, user, user._id, req.body ?? {}));
   });
 
   return router;

@@ -46,6 +46,7 @@ const INPUTS = {
   Credentials: inputs.credentialsInput,
   SignupInput: inputs.signupInput,
   UpdateMeInput: inputs.updateMeInput,
+  PreferencesInput: inputs.preferencesInput,
   CreateTreeInput: inputs.createTreeInput,
   UpdateTreeInput: inputs.updateTreeInput,
   CreateCardInput: inputs.createCardInput,
@@ -57,6 +58,7 @@ const INPUTS = {
 /** Response records by component name. */
 const OUTPUTS = {
   User: records.userView,
+  Preferences: records.preferencesRecord,
   Tree: records.treeRecord,
   Card: records.cardRecord,
   Collaborator: records.collaboratorRecord,
@@ -109,6 +111,8 @@ const OPERATIONS: Operation[] = [
   { method: "post", path: "/logout", summary: "End the cookie session", credentials: "optional", ok: { status: 204, description: "Logged out" }, errors: [] },
   { method: "get", path: "/index", summary: "The caller's own user record", credentials: "required", ok: { status: 200, schema: "User", description: "The caller" }, errors: [] },
   { method: "put", path: "/index", summary: "Set favoriteTrees, or change the password (currentPassword and newPassword)", credentials: "required", body: { schema: "UpdateMeInput", required: true }, ok: { status: 200, schema: "User", description: "The caller, updated" }, errors: [404] },
+  { method: "get", path: "/preferences", summary: "The caller's appearance preferences (theme, card text size); defaults where never chosen", credentials: "required", ok: { status: 200, schema: "Preferences", description: "Every field" }, errors: [] },
+  { method: "put", path: "/preferences", summary: "Set appearance preferences: the fields given change, the others stay", credentials: "required", body: { schema: "PreferencesInput", required: true }, ok: { status: 200, schema: "Preferences", description: "The preferences as they now are" }, errors: [] },
   { method: "get", path: "/public/{publicUrl}", summary: "A public tree and its cards, without credentials", credentials: "optional", ok: { status: 200, schema: "PublicTree", etag: true, description: "The tree and its cards in tree order" }, errors: [404] },
   { method: "get", path: "/cards", summary: "Every live card of every tree the caller can open", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, description: "Cards, tree order within each tree" }, errors: [] },
   { method: "get", path: "/trees", summary: "The trees the caller can open", credentials: "required", ok: { status: 200, schema: "Tree", list: true, description: "Most recently updated first" }, errors: [] },

@@ -6,6 +6,7 @@
  * REST response against that document, catch a presenter that sends something else.
  */
 import { z } from "zod";
+import { FONT_SIZES, THEMES } from "./preferences.js";
 import { publicUrl, recordId, userId } from "./schemas.js";
 
 /** ISO 8601 UTC with milliseconds, as every record's timestamps are written. */
@@ -24,6 +25,12 @@ export const userView = z.object({
   userHash: z.string().regex(/^[0-9a-f]+$/),
   offers: z.strictObject({}),
   csrf: z.string().describe('the cookie session\'s CSRF token (send it as X-CSRF-Token); "" for basic credentials'),
+});
+
+/** A user's appearance preferences, every field present (defaults where never chosen). */
+export const preferencesRecord = z.object({
+  theme: z.enum(THEMES).describe("the colour theme of the browser client"),
+  fontSize: z.literal(FONT_SIZES).describe("the cards' text size in CSS pixels"),
 });
 
 export const treeRecord = z.object({

@@ -5,7 +5,8 @@
  * The API shapes of Tree, Card and SeedNode are inferred from their schemas in record-schemas.ts.
  */
 import type { z } from "zod";
-import type { cardRecord, seedNode, treeRecord } from "./record-schemas.js";
+import type { Preferences } from "./preferences.js";
+import type { cardRecord, collaboratorRecord, seedNode, treeRecord, userView } from "./record-schemas.js";
 
 export interface StoredUser {
   _id: string;
@@ -16,6 +17,8 @@ export interface StoredUser {
   randomIndex: number;
   userHash: string;
   createdAt: string;
+  /** Absent until the user first chooses; never part of the User record `/api/index` shows. */
+  preferences?: Preferences;
 }
 
 /** A tree as read through the API. */
@@ -45,3 +48,9 @@ export interface StoredCard extends Omit<Card, "__v"> {
 
 /** The tree shape of imports and of the json export: `[{content, children?}]`. */
 export type SeedNode = z.infer<typeof seedNode>;
+
+/** The user as `GET /api/index` shows it (SPEC §2). */
+export type UserView = z.infer<typeof userView>;
+
+/** One person with access to a tree, as the collaborators list shows them. */
+export type Collaborator = z.infer<typeof collaboratorRecord>;

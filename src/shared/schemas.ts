@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { PUBLIC_URL, RECORD_ID, USER_ID } from "./ids.js";
 import { ValidationError } from "./errors.js";
+import { FONT_SIZES, THEMES } from "./preferences.js";
 
 export const recordId = z.string().regex(RECORD_ID, "must be 24 characters of a-z and 0-9");
 export const userId = z.string().regex(USER_ID, "must be 24 lowercase hexadecimal characters");
@@ -43,6 +44,15 @@ export const updateMeInput = z
     message: "currentPassword and newPassword go together",
     path: ["currentPassword"],
   });
+
+/**
+ * `PUT /api/preferences`, GraphQL `setPreferences`: the fields given change, the others stay.
+ * Only known fields with known values: a stored record cannot grow with whatever a client sends.
+ */
+export const preferencesInput = z.strictObject({
+  theme: z.enum(THEMES, "must be one of forest, light or dark").optional(),
+  fontSize: z.literal(FONT_SIZES, "must be one of 14, 16, 18, 20 or 22").optional(),
+});
 
 export const createCardInput = z.object({
   treeId: recordId,
@@ -83,6 +93,7 @@ export type CreateTreeInput = z.infer<typeof createTreeInput>;
 export type UpdateTreeInput = z.infer<typeof updateTreeInput>;
 export type UpdateMeInput = z.infer<typeof updateMeInput>;
 export type SeedInput = z.infer<typeof seedInput>;
+export type PreferencesInput = z.infer<typeof preferencesInput>;
 
 /** Zod's issue path as SPEC §4's `details[].path`: `children[2].content`. */
 export function issuePath(path: readonly PropertyKey[]): string {

@@ -4,26 +4,11 @@
  * answered with an error body) or NetworkError (no answer at all), so callers can tell
  * "retry later" from "the server said no".
  */
-import type { Card, SeedNode, Tree } from "../shared/records.js";
+import type { ExportFormat } from "../shared/export-options.js";
+import type { Preferences } from "../shared/preferences.js";
+import type { Card, Collaborator, SeedNode, Tree, UserView } from "../shared/records.js";
 
-export type { Card, SeedNode, Tree };
-
-export interface User {
-  _id: string;
-  email: string;
-  limit: number;
-  createdAt: string;
-  treesCount: number;
-  cardsCount: number;
-  favoriteTrees: string[];
-  csrf: string;
-}
-
-export interface Collaborator {
-  _id: string;
-  email: string;
-  owner: boolean;
-}
+export type { Card, Collaborator, ExportFormat, SeedNode, Tree, UserView };
 
 export class ApiError extends Error {
   constructor(
@@ -49,20 +34,15 @@ export class NetworkError extends Error {
   }
 }
 
-let csrfToken = "";
-
-export function setCsrfToken(token: string): void {
-  csrfToken = token;
-}
-
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
-export async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+/** Sends one request; `csrf` goes with every request that changes something. */
+async function request<T>(csrf: string, method: Method, path: string, body?: unknown): Promise<T> {
   // X-Requested-With makes the server leave out `WWW-Authenticate` on a 401, which would
   // otherwise pop up the browser's own password dialog over the app.
   const headers: Record<string, string> = { Accept: "application/json", "X-Requested-With": "XMLHttpRequest" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (method !== "GET") headers["X-CSRF-Token"] = csrfToken;
+  if (method !== "GET") headers["X-CSRF-Token"] = csrf;
   let response: Response;
   try {
     response = await fetch(path, {
@@ -98,42 +78,51 @@ async function errorFrom(response: Response): Promise<ApiError> {
 
 const enc = encodeURIComponent;
 
-/** One function per REST call the client makes, named after what it does. */
-export const api = {
-  currentUser: () => request<User>("GET", "/api/index"),
-  logIn: (email: string, password: string) => request<User>("POST", "/api/login", { email, password }),
-  signUp: (email: string, password: string) => request<User>("POST", "/api/signup", { email, password }),
-  logOut: () => request<void>("POST", "/api/logout"),
-  setFavorites: (favoriteTrees: string[]) => request<User>("PUT", "/api/index", { favoriteTrees }),
+export type ApiClient = ReturnType<typeof createApi>;
 
-  trees: () => request<Tree[]>("GET", "/api/trees"),
-  createTree: (name: string, seed?: string) =>
-    request<Tree>("POST", "/api/trees", seed === undefined || seed === "" ? { name } : { name, seed }),
-  updateTree: (treeId: string, changes: { name?: string; publicUrl?: string | null; latex?: boolean }) =>
-    request<Tree>("PUT", `/api/trees/${enc(treeId)}`, changes),
-  deleteTree: (treeId: string) => request<void>("DELETE", `/api/trees/${enc(treeId)}`),
-  cloneTree: (treeId: string) => request<Tree>("POST", `/api/trees/${enc(treeId)}/clone`),
-  clonePublicTree: (publicUrl: string) => request<Tree>("POST", `/api/trees/${enc(publicUrl)}/clonePublic`),
-  publicTree: (publicUrl: string) => request<{ tree: Tree; cards: Card[] }>("GET", `/api/public/${enc(publicUrl)}`),
+/**
+ * The client of one page: one function per REST call, named after what it does. It holds the
+ * cookie session's CSRF token, which the session (session.ts) sets whenever the user changes.
+ */
+export function createApi() {
+  let csrf = "";
+  const call = <T>(method: Method, path: string, body?: unknown) => request<T>(csrf, method, path, body);
+  return {
+    setCsrfToken(token: string): void {
+      csrf = token;
+    },
 
-  cards: (treeId: string) => request<Card[]>("GET", `/api/trees/${enc(treeId)}/cards`),
-  createCard: (treeId: string, card: { parentId: string | null; position: number; content: string }) =>
-    request<Card>("POST", `/api/trees/${enc(treeId)}/cards`, { ...card, treeId }),
-  updateCard: (treeId: string, cardId: string, fields: Pick<Card, "content" | "position" | "parentId">) =>
-    request<Card>("PUT", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`, fields),
-  deleteCard: (treeId: string, cardId: string) =>
-    request<{ deleted: string[] }>("DELETE", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`),
-  importSeed: (treeId: string, parentId: string | null, seed: string) =>
-    request<Card[]>("POST", `/api/trees/${enc(treeId)}/cards/seed`, { parentId, seed }),
+    currentUser: () => call<UserView>("GET", "/api/index"),
+    logIn: (email: string, password: string) => call<UserView>("POST", "/api/login", { email, password }),
+    signUp: (email: string, password: string) => call<UserView>("POST", "/api/signup", { email, password }),
+    logOut: () => call<void>("POST", "/api/logout"),
+    setFavorites: (favoriteTrees: string[]) => call<UserView>("PUT", "/api/index", { favoriteTrees }),
+    preferences: () => call<Preferences>("GET", "/api/preferences"),
+    setPreferences: (change: Partial<Preferences>) => call<Preferences>("PUT", "/api/preferences", change),
 
-  collaborators: (treeId: string) => request<Collaborator[]>("GET", `/api/trees/${enc(treeId)}/collaborators`),
-  addCollaborator: (treeId: string, email: string) =>
-    request<Collaborator>("POST", `/api/trees/${enc(treeId)}/collaborators`, { email }),
-  removeCollaborator: (treeId: string, userId: string) =>
-    request<void>("DELETE", `/api/trees/${enc(treeId)}/collaborators/${enc(userId)}`),
-};
+    trees: () => call<Tree[]>("GET", "/api/trees"),
+    createTree: (name: string, seed?: string) => call<Tree>("POST", "/api/trees", seed === undefined || seed === "" ? { name } : { name, seed }),
+    updateTree: (treeId: string, changes: { name?: string; publicUrl?: string | null; latex?: boolean }) =>
+      call<Tree>("PUT", `/api/trees/${enc(treeId)}`, changes),
+    deleteTree: (treeId: string) => call<void>("DELETE", `/api/trees/${enc(treeId)}`),
+    cloneTree: (treeId: string) => call<Tree>("POST", `/api/trees/${enc(treeId)}/clone`),
+    clonePublicTree: (publicUrl: string) => call<Tree>("POST", `/api/trees/${enc(publicUrl)}/clonePublic`),
+    publicTree: (publicUrl: string) => call<{ tree: Tree; cards: Card[] }>("GET", `/api/public/${enc(publicUrl)}`),
 
-export type ExportFormat = "txt" | "md" | "html" | "json" | "docx" | "impress";
+    cards: (treeId: string) => call<Card[]>("GET", `/api/trees/${enc(treeId)}/cards`),
+    createCard: (treeId: string, card: { parentId: string | null; position: number; content: string }) =>
+      call<Card>("POST", `/api/trees/${enc(treeId)}/cards`, { ...card, treeId }),
+    updateCard: (treeId: string, cardId: string, fields: Pick<Card, "content" | "position" | "parentId">) =>
+      call<Card>("PUT", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`, fields),
+    deleteCard: (treeId: string, cardId: string) => call<{ deleted: string[] }>("DELETE", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`),
+    importSeed: (treeId: string, parentId: string | null, seed: string) =>
+      call<Card[]>("POST", `/api/trees/${enc(treeId)}/cards/seed`, { parentId, seed }),
+
+    collaborators: (treeId: string) => call<Collaborator[]>("GET", `/api/trees/${enc(treeId)}/collaborators`),
+    addCollaborator: (treeId: string, email: string) => call<Collaborator>("POST", `/api/trees/${enc(treeId)}/collaborators`, { email }),
+    removeCollaborator: (treeId: string, userId: string) => call<void>("DELETE", `/api/trees/${enc(treeId)}/collaborators/${enc(userId)}`),
+  };
+}
 
 export function exportUrl(treeId: string, format: ExportFormat, scope: { cardId?: string; column?: number } = {}): string {
   const query = new URLSearchParams();

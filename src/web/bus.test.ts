@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { createBus } from "./bus.js";
+import { appBus, createBus } from "./bus.js";
 
 describe("the event bus (window.Backbone)", () => {
   it("calls listeners with the trigger's arguments, and 'all' listeners with the name first", () => {
@@ -56,5 +56,32 @@ describe("the event bus (window.Backbone)", () => {
     bus.trigger("key:down");
     expect(seen).toEqual(["key:down"]);
     expect(listener).toHaveBeenCalled();
+  });
+
+  it("sends the app's typed triggers through the scripts' bus, even after a script wrapped it", () => {
+    const scripts = createBus();
+    const bus = appBus(scripts);
+    const seen: unknown[][] = [];
+    const original = scripts.trigger;
+    scripts.trigger = (name, ...args) => {
+      seen.push([name, ...args]);
+      return original(name, ...args);
+    };
+    const saved = vi.fn();
+    const owner = {};
+    bus.on(["card:save", "card:cancel"], saved, owner);
+    bus.trigger("card:save", "id1", "text");
+    scripts.trigger("card:cancel", "id2");
+    bus.offAll(owner);
+    bus.trigger("card:cancel", "id3");
+    expect(seen).toEqual([
+      ["card:save", "id1", "text"],
+      ["card:cancel", "id2"],
+      ["card:cancel", "id3"],
+    ]);
+    expect(saved.mock.calls).toEqual([
+      ["id1", "text"],
+      ["id2"],
+    ]);
   });
 });

@@ -6,7 +6,13 @@
  *
  * The subset of Backbone.Events scripts use: `on`, `off`, `once`, `trigger`, space-separated
  * names, and the catch-all `"all"` event whose listeners get the event name first.
+ *
+ * Two faces of one bus: `EventBus` is what scripts get, untyped; `AppBus` is what the app's
+ * own code uses, typed by the event map of events.ts, and forwarding every call to the
+ * untyped bus as a property lookup at call time, so a wrapped `Backbone.trigger` still sees
+ * every event the app sends.
  */
+import type { AppEvents, EventName } from "./events.js";
 
 // User scripts put anything on the bus (window.Backbone): its listeners take any arguments.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -96,5 +102,28 @@ function splitNames(names: string): string[] {
   return names.split(/\s+/).filter(Boolean);
 }
 
-/** The app's one bus; main.ts publishes it as `window.Backbone`. */
-export const bus = createBus();
+/** The app's view of the bus: event names and arguments checked against events.ts. */
+export interface AppBus {
+  /** The bus itself, as user scripts see it (`window.Backbone`). */
+  readonly scripts: EventBus;
+  /** Listens to one event, or to each of several; `owner` lets `offAll(owner)` remove them. */
+  on<K extends EventName>(names: K | readonly K[], callback: (...args: AppEvents[K]) => unknown, owner?: object): void;
+  /** Removes every listener registered with `owner`. */
+  offAll(owner: object): void;
+  trigger<K extends EventName>(name: K, ...args: AppEvents[K]): void;
+}
+
+export function appBus(scripts: EventBus): AppBus {
+  return {
+    scripts,
+    on(names, callback, owner) {
+      scripts.on(typeof names === "string" ? names : names.join(" "), callback as Listener, owner);
+    },
+    offAll(owner) {
+      scripts.off(null, null, owner);
+    },
+    trigger(name, ...args) {
+      scripts.trigger(name, ...args);
+    },
+  };
+}

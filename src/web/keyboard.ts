@@ -5,13 +5,15 @@
  * scope does not use is left to the browser, so typing in the editor is never swallowed.
  */
 import Mousetrap from "mousetrap";
-import { bus } from "./bus.js";
-import { keyscope, modalOpen, type KeyScope } from "./scope.js";
+import type { AppBus } from "./bus.js";
+import type { AppContext } from "./context.js";
+import type { ActionEvent, EventName } from "./events.js";
+import { modalOpen, type KeyScope, type KeyScopeName } from "./scope.js";
 
 interface Binding {
   keys: string[];
-  event: string;
-  scopes: KeyScope[];
+  event: ActionEvent;
+  scopes: KeyScopeName[];
 }
 
 const BINDINGS: Binding[] = [
@@ -52,7 +54,7 @@ const BINDINGS: Binding[] = [
  * Shortcuts the browser turns into clipboard events (listed for the help; see
  * installClipboard): the app acts on the events, so it gets the clipboard's contents.
  */
-export const CLIPBOARD_KEYS: Record<string, string[]> = {
+export const CLIPBOARD_KEYS: Partial<Record<EventName, string[]>> = {
   "key:copy": ["ctrl+c"],
   "key:cut": ["ctrl+x"],
   "key:paste": ["ctrl+v"],
@@ -60,11 +62,11 @@ export const CLIPBOARD_KEYS: Record<string, string[]> = {
 };
 
 /** The shortcuts, grouped by event, as the help overlay lists them. */
-export function bindingsFor(event: string): string[] {
+export function bindingsFor(event: EventName): string[] {
   return [...new Set([...BINDINGS.filter((b) => b.event === event).flatMap((b) => b.keys), ...(CLIPBOARD_KEYS[event] ?? [])])];
 }
 
-export function installKeyboard(): void {
+export function installKeyboard({ bus, keys }: Pick<AppContext, "bus" | "keys">): void {
   // Bindings of one key in several scopes share one Mousetrap callback (a second bind
   // would replace the first).
   const byKey = new Map<string, Binding[]>();
@@ -74,14 +76,14 @@ export function installKeyboard(): void {
   for (const [key, bindings] of byKey) {
     Mousetrap.bind(key, (event) => {
       if (!onTreePage() || modalOpen()) return;
-      const scope = keyscope();
+      const scope = keys.current;
       const binding = bindings.find((b) => b.scopes.includes(scope));
       if (!binding || ownedByControl(event, key, scope)) return;
       bus.trigger(binding.event);
       return false;
     });
   }
-  installClipboard();
+  installClipboard(bus, keys);
 }
 
 /**
@@ -91,14 +93,14 @@ export function installKeyboard(): void {
  * the page keep the browser's own copy and paste. Ctrl+Shift+V (which browsers send as a
  * paste too) pastes as a child.
  */
-function installClipboard(): void {
+function installClipboard(bus: AppBus, keys: KeyScope): void {
   let asChild = false;
   Mousetrap.bind(["ctrl+shift+v", "command+shift+v"], () => {
     asChild = true;
     window.setTimeout(() => (asChild = false), 500);
   });
   const forTree = (event: ClipboardEvent) => {
-    if (!onTreePage() || modalOpen() || keyscope() !== "tree") return false;
+    if (!onTreePage() || modalOpen() || keys.current !== "tree") return false;
     const target = event.target as HTMLElement | null;
     if (target?.matches?.("input, textarea, [contenteditable]")) return false;
     return true;
@@ -131,7 +133,7 @@ function onTreePage(): boolean {
  * Whether the key belongs to the focused control rather than the tree: text fields other
  * than the card editor, and Enter on a button or link.
  */
-function ownedByControl(event: KeyboardEvent, key: string, scope: KeyScope): boolean {
+function ownedByControl(event: KeyboardEvent, key: string, scope: KeyScopeName): boolean {
   const target = event.target as HTMLElement | null;
   if (!target || scope === "editCard") return false;
   if (target.matches("input, select, textarea:not(.mousetrap), [contenteditable]")) return true;

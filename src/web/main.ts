@@ -5,19 +5,18 @@
  * on `route`; each page's bus listeners are registered with a context and removed with it.
  */
 import Mousetrap from "mousetrap";
-import { api, describeError } from "./api.js";
+import { describeError } from "./api.js";
 import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
-import { bus, type EventBus } from "./bus.js";
+import type { EventBus } from "./bus.js";
+import { createAppContext, type AppContext } from "./context.js";
 import { showAppearanceDialog } from "./dialogs/appearance.js";
 import { showHelpDialog } from "./dialogs/help.js";
-import { applyPreferences } from "./preferences.js";
 import { h, mount } from "./dom.js";
 import { installKeyboard } from "./keyboard.js";
 import { notify } from "./notify.js";
 import { interceptLinks, navigate, routeOf, type Route } from "./router.js";
-import { app } from "./scripting.js";
-import { currentUser, loadCurrentUser, setCurrentUser } from "./session.js";
+import { scriptingApi, type ScriptingApi } from "./scripting.js";
 import { renderLogin } from "./views/login.js";
 import { renderPublicPage } from "./views/public-page.js";
 import { renderTreePage } from "./views/tree-page.js";
@@ -26,14 +25,17 @@ import { pageMessage } from "./views/tree-frame.js";
 
 declare global {
   interface Window {
-    app: typeof app;
+    app: ScriptingApi;
     Backbone: EventBus;
     Mousetrap: typeof Mousetrap;
   }
 }
 
-window.app = app;
-window.Backbone = bus;
+const app: AppContext = createAppContext();
+const { bus } = app;
+
+window.app = scriptingApi(app);
+window.Backbone = bus.scripts;
 window.Mousetrap = Mousetrap;
 
 const root = document.getElementById("root")!;
@@ -42,56 +44,59 @@ let disposePage: (() => void) | void = undefined;
 
 function show(route: Route): void {
   disposePage?.();
-  bus.off(null, null, pageContext);
+  bus.offAll(pageContext);
   pageContext = {};
   for (const dialog of document.querySelectorAll("dialog[open]")) (dialog as HTMLDialogElement).close();
   root.className = `page-${route.page}`;
-  applyPreferences();
-  const user = currentUser();
+  app.preferences.apply();
+  const user = app.session.user;
   if (route.page === "public") {
-    disposePage = renderPublicPage(root, route.publicUrl, pageContext);
+    disposePage = renderPublicPage(app, root, route.publicUrl, pageContext);
   } else if (route.page === "missing") {
     disposePage = undefined;
     document.title = "Not found · Cardtree";
     mount(root, pageMessage("There is no page at this address.", h("a", { class: "button", href: "/", "data-nav": true }, "Go to Cardtree")));
   } else if (!user) {
-    disposePage = renderLogin(root, pageContext);
+    disposePage = renderLogin(app, root, pageContext);
   } else if (route.page === "tree") {
-    disposePage = renderTreePage(root, route.treeId, pageContext);
+    disposePage = renderTreePage(app, root, route.treeId, pageContext);
   } else {
-    disposePage = renderTrees(root, pageContext);
+    disposePage = renderTrees(app, root, pageContext);
   }
 }
 
-bus.on("route", (route: Route) => show(route));
-bus.on("ui:navigate", (path: string) => navigate(path));
+bus.on("route", (route) => show(route));
+bus.on("ui:navigate", (path) => navigate(bus, path));
 bus.on("modal:show:help", () => showHelpDialog());
-bus.on("modal:show:appearance", () => showAppearanceDialog());
+bus.on("modal:show:appearance", () => showAppearanceDialog(app));
+bus.on("user:login", () => void app.preferences.load());
 bus.on("ui:logout", async () => {
   try {
-    await api.logOut();
+    await app.api.logOut();
   } catch (error) {
     notify(describeError(error), { kind: "error" });
     return;
   }
-  setCurrentUser(null);
+  app.session.set(null);
   bus.trigger("user:logout");
-  navigate("/");
+  navigate(bus, "/");
 });
 
 async function boot(): Promise<void> {
   try {
-    await loadCurrentUser();
+    await app.session.load();
   } catch (error) {
     mount(root, pageMessage(describeError(error), h("button", { type: "button", class: "button", onclick: () => void boot() }, "Try again")));
     return;
   }
   root.classList.remove("boot");
   show(routeOf(location.pathname));
+  // The page is painted with this browser's copy; the server's may differ (another browser).
+  void app.preferences.load();
 }
 
-interceptLinks();
-installKeyboard();
-registerTreeActions();
-registerCollaboratorActions();
+interceptLinks(bus);
+installKeyboard(app);
+registerTreeActions(app);
+registerCollaboratorActions(app);
 void boot();

@@ -1,61 +1,103 @@
 /**
  * Appearance preferences, per user: the theme (forest, light, dark) and the cards' font size.
- * Kept in localStorage under the user's id (`cardtree:prefs:<userId>`, `anonymous` for a
- * reader of a public tree without a log-in), so two people sharing a browser keep their own.
- * They do not follow the user to another browser yet: that needs a server-side setting on
- * the user record (reported, not built here, since the server's user layer is not ours).
+ * The server keeps them on the user's record (`GET/PUT /api/preferences`), so they follow
+ * the user to another browser; localStorage keeps a copy under the user's id
+ * (`cardtree:prefs:<userId>`), so a page paints in the right theme before the server has
+ * answered, and a reader of a public tree without a log-in (`anonymous`) keeps theirs too.
  */
-import { bus } from "./bus.js";
-import { currentUser } from "./session.js";
+import { DEFAULT_PREFERENCES, FONT_SIZES, THEMES, type Preferences, type Theme } from "../shared/preferences.js";
+import { describeError, type ApiClient } from "./api.js";
+import type { AppBus } from "./bus.js";
+import { notify } from "./notify.js";
+import type { Session } from "./session.js";
 
-export const THEMES = [
+export { FONT_SIZES, type Preferences, type Theme };
+
+export const THEME_CHOICES: readonly { id: Theme; label: string }[] = [
   { id: "forest", label: "Forest (dark canvas, paper cards)" },
   { id: "light", label: "Light" },
   { id: "dark", label: "Dark" },
-] as const;
-export type Theme = (typeof THEMES)[number]["id"];
+];
 
-export const FONT_SIZES = [14, 16, 18, 20, 22] as const;
-
-export interface Preferences {
-  theme: Theme;
-  fontSize: number;
+/** Known values only: anything else in storage (an older client, a hand edit) is a default. */
+function checked(stored: Partial<Record<keyof Preferences, unknown>>): Preferences {
+  return {
+    theme: THEMES.find((theme) => theme === stored.theme) ?? DEFAULT_PREFERENCES.theme,
+    fontSize: FONT_SIZES.find((size) => size === stored.fontSize) ?? DEFAULT_PREFERENCES.fontSize,
+  };
 }
 
-const DEFAULTS: Preferences = { theme: "forest", fontSize: 16 };
+export class AppearancePreferences {
+  /** Bumped by every local change, so a server answer that predates one does not undo it. */
+  private localChanges = 0;
 
-function storageKey(): string {
-  return `cardtree:prefs:${currentUser()?._id ?? "anonymous"}`;
-}
+  constructor(
+    private readonly bus: AppBus,
+    private readonly session: Session,
+    private readonly api: ApiClient,
+  ) {}
 
-export function readPreferences(): Preferences {
-  try {
-    const stored = JSON.parse(localStorage.getItem(storageKey()) ?? "{}") as Partial<Preferences>;
-    return {
-      theme: THEMES.some((t) => t.id === stored.theme) ? (stored.theme as Theme) : DEFAULTS.theme,
-      fontSize: FONT_SIZES.includes(stored.fontSize as never) ? (stored.fontSize as number) : DEFAULTS.fontSize,
-    };
-  } catch {
-    return { ...DEFAULTS };
+  /** The preferences this browser last knew for the current user. */
+  read(): Preferences {
+    try {
+      return checked(JSON.parse(localStorage.getItem(this.storageKey()) ?? "{}"));
+    } catch {
+      return { ...DEFAULT_PREFERENCES };
+    }
   }
-}
 
-/** Puts the current user's preferences on the page. */
-export function applyPreferences(preferences = readPreferences()): void {
-  const root = document.documentElement;
-  root.dataset.theme = preferences.theme;
-  root.style.setProperty("--card-font-size", `${preferences.fontSize}px`);
-  document.querySelector('meta[name="color-scheme"]')?.setAttribute("content", preferences.theme === "dark" ? "dark" : "light");
-}
-
-export function savePreferences(change: Partial<Preferences>): Preferences {
-  const next = { ...readPreferences(), ...change };
-  try {
-    localStorage.setItem(storageKey(), JSON.stringify(next));
-  } catch {
-    // Storage off: the choice holds for this page only.
+  /** Puts the current user's preferences on the page. */
+  apply(preferences = this.read()): void {
+    const root = document.documentElement;
+    root.dataset.theme = preferences.theme;
+    root.style.setProperty("--card-font-size", `${preferences.fontSize}px`);
+    document.querySelector('meta[name="color-scheme"]')?.setAttribute("content", preferences.theme === "dark" ? "dark" : "light");
   }
-  applyPreferences(next);
-  bus.trigger("preferences:change", next);
-  return next;
+
+  /** The writer picked something: shown at once, kept here, and sent to the server. */
+  save(change: Partial<Preferences>): Preferences {
+    const next = { ...this.read(), ...change };
+    this.localChanges++;
+    this.remember(next);
+    this.apply(next);
+    this.bus.trigger("preferences:change", next);
+    if (this.session.user) {
+      this.api.setPreferences(change).catch((error) => notify(`Couldn't keep your appearance settings for your other browsers: ${describeError(error)}`, { kind: "error" }));
+    }
+    return next;
+  }
+
+  /**
+   * Asks the server for the logged-in user's preferences (at start and after a log-in) and
+   * shows them if they differ from what this browser had. A failure keeps the local copy.
+   */
+  async load(): Promise<void> {
+    const user = this.session.user;
+    if (!user) return;
+    const changesBefore = this.localChanges;
+    let stored: Preferences;
+    try {
+      stored = checked(await this.api.preferences());
+    } catch {
+      return;
+    }
+    if (this.session.user?._id !== user._id || this.localChanges !== changesBefore) return;
+    const shown = this.read();
+    this.remember(stored);
+    if (shown.theme === stored.theme && shown.fontSize === stored.fontSize) return;
+    this.apply(stored);
+    this.bus.trigger("preferences:change", stored);
+  }
+
+  private storageKey(): string {
+    return `cardtree:prefs:${this.session.user?._id ?? "anonymous"}`;
+  }
+
+  private remember(preferences: Preferences): void {
+    try {
+      localStorage.setItem(this.storageKey(), JSON.stringify(preferences));
+    } catch {
+      // Storage off: the server still has them.
+    }
+  }
 }

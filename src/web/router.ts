@@ -3,7 +3,7 @@
  * The server answers all three with index.html; links marked `data-nav` are followed here
  * through the bus (`ui:navigate`), so the page never reloads.
  */
-import { bus } from "./bus.js";
+import type { AppBus } from "./bus.js";
 
 export type Route =
   | { page: "home" }
@@ -20,14 +20,14 @@ export function routeOf(pathname: string): Route {
   return { page: "missing", path: pathname };
 }
 
-export function navigate(path: string, options: { replace?: boolean } = {}): void {
+export function navigate(bus: AppBus, path: string, options: { replace?: boolean } = {}): void {
   if (options.replace) history.replaceState(null, "", path);
   else if (path !== location.pathname) history.pushState(null, "", path);
   bus.trigger("route", routeOf(location.pathname));
 }
 
 /** Follows in-app links without a reload; modified clicks (new tab) keep browser behaviour. */
-export function interceptLinks(): void {
+export function interceptLinks(bus: AppBus): void {
   document.addEventListener("click", (event) => {
     if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     const link = (event.target as Element | null)?.closest?.("a[data-nav]");

@@ -4,17 +4,19 @@
  * to decide what a key means.
  */
 
-export type KeyScope = "tree" | "editCard";
+export type KeyScopeName = "tree" | "editCard";
 
-let scope: KeyScope = "tree";
+export class KeyScope {
+  private scope: KeyScopeName = "tree";
 
-export function keyscope(): KeyScope {
-  return scope;
-}
+  get current(): KeyScopeName {
+    return this.scope;
+  }
 
-export function setKeyscope(next: KeyScope): void {
-  scope = next;
-  document.body.dataset.keyscope = next;
+  set(next: KeyScopeName): void {
+    this.scope = next;
+    document.body.dataset.keyscope = next;
+  }
 }
 
 /** A dialog is up: the keys belong to it, not to the tree behind it. */

@@ -5,21 +5,15 @@
  * controller's live card objects, so they always show the current text.
  */
 import type { Card, Tree } from "../shared/records.js";
-import { bus } from "./bus.js";
-import type { TreeController } from "./controller/tree-controller.js";
-import { keyscope } from "./scope.js";
-
-let controller: TreeController | null = null;
-
-/** The tree page sets this when a tree opens and clears it when it closes. */
-export function setScriptedTree(next: TreeController | null): void {
-  controller = next;
-}
+import type { AppBus } from "./bus.js";
+import type { AppContext } from "./context.js";
+import type { OpenTree } from "./controller/tree-controller.js";
 
 export class CardModel {
   constructor(
     private readonly card: Card,
-    private readonly tree: TreeController,
+    private readonly tree: OpenTree,
+    private readonly bus: AppBus,
   ) {}
 
   get id(): string {
@@ -33,7 +27,7 @@ export class CardModel {
   /** A card field (`content`, `parentId`, `position`, `_id`, …), or `depth` (1 = first column). */
   get(field: string): unknown {
     if (field === "id") return this.card._id;
-    if (field === "depth") return this.tree.state.depth(this.card._id);
+    if (field === "depth") return this.tree.cards.depth(this.card._id);
     return (this.card as unknown as Record<string, unknown>)[field];
   }
 
@@ -47,7 +41,7 @@ export class CardModel {
    */
   async saveContent(text: string): Promise<CardModel> {
     const saved = this.tree.applyContent(this.card, String(text));
-    bus.trigger("card:save", this.card._id, String(text));
+    this.bus.trigger("card:save", this.card._id, String(text));
     await saved;
     return this;
   }
@@ -86,53 +80,59 @@ export type CardCollection = CardView[] & {
   get(id: string): CardModel | undefined;
 };
 
-const models = new WeakMap<Card, CardModel>();
+export type ScriptingApi = ReturnType<typeof scriptingApi>;
 
-function modelOf(card: Card, tree: TreeController): CardModel {
-  let model = models.get(card);
-  if (!model) {
-    model = new CardModel(card, tree);
-    models.set(card, model);
-  }
-  return model;
-}
+/** `window.app` over the app context: it always answers about the tree open now. */
+export function scriptingApi(context: AppContext) {
+  const models = new WeakMap<Card, CardModel>();
 
-function cardCollection(tree: TreeController): CardCollection {
-  const views = tree.state.treeOrder().map(({ card }) => ({
-    id: card._id,
-    el: tree.view.cardElement(card._id),
-    model: modelOf(card, tree),
-  }));
-  const models = views.map((view) => view.model);
-  return Object.assign(views, {
-    models,
-    get: (id: string) => models.find((model) => model.id === id),
-  });
-}
-
-export const app = {
-  get(name: string): unknown {
-    switch (name) {
-      case "cardId":
-        return controller?.activeId ?? null;
-      case "currentTree":
-        return controller ? new TreeModel(controller.tree) : null;
-      case "cards":
-        return controller ? cardCollection(controller) : Object.assign([], { models: [], get: () => undefined });
-      case "keyscope":
-        return keyscope();
-      default:
-        return undefined;
+  const modelOf = (card: Card, tree: OpenTree): CardModel => {
+    let model = models.get(card);
+    if (!model) {
+      model = new CardModel(card, tree, context.bus);
+      models.set(card, model);
     }
-  },
-  graph: {
-    /** Child ids of `id` in sibling order; `null` gives the first column. */
-    children(id: string | null): string[] {
-      return controller ? controller.state.children(id ?? null).map((card) => card._id) : [];
+    return model;
+  };
+
+  const cardCollection = (tree: OpenTree): CardCollection => {
+    const views = tree.cards.treeOrder().map(({ card }) => ({
+      id: card._id,
+      el: tree.cardElement(card._id),
+      model: modelOf(card, tree),
+    }));
+    const list = views.map((view) => view.model);
+    return Object.assign(views, {
+      models: list,
+      get: (id: string) => list.find((model) => model.id === id),
+    });
+  };
+
+  return {
+    get(name: string): unknown {
+      const tree = context.openTree;
+      switch (name) {
+        case "cardId":
+          return tree?.activeId ?? null;
+        case "currentTree":
+          return tree ? new TreeModel(tree.tree) : null;
+        case "cards":
+          return tree ? cardCollection(tree) : Object.assign([], { models: [], get: () => undefined });
+        case "keyscope":
+          return context.keys.current;
+        default:
+          return undefined;
+      }
     },
-    /** The parent's id, or null for a first-column card. */
-    parent(id: string): string | null {
-      return controller?.state.parent(id)?._id ?? null;
+    graph: {
+      /** Child ids of `id` in sibling order; `null` gives the first column. */
+      children(id: string | null): string[] {
+        return context.openTree ? context.openTree.cards.children(id ?? null).map((card) => card._id) : [];
+      },
+      /** The parent's id, or null for a first-column card. */
+      parent(id: string): string | null {
+        return context.openTree?.cards.parent(id)?._id ?? null;
+      },
     },
-  },
-};
+  };
+}

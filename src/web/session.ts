@@ -2,26 +2,30 @@
  * Who is logged in, as far as this page knows. The CSRF token of the cookie session travels
  * with the user record, so every change of user also sets it on the API client.
  */
-import { api, ApiError, setCsrfToken, type User } from "./api.js";
+import { ApiError, type ApiClient, type UserView } from "./api.js";
 
-let current: User | null = null;
+export class Session {
+  private current: UserView | null = null;
 
-export function currentUser(): User | null {
-  return current;
-}
+  constructor(private readonly api: ApiClient) {}
 
-export function setCurrentUser(user: User | null): void {
-  current = user;
-  setCsrfToken(user?.csrf ?? "");
-}
-
-/** Asks the server who we are; null when not logged in. Other failures are thrown. */
-export async function loadCurrentUser(): Promise<User | null> {
-  try {
-    setCurrentUser(await api.currentUser());
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401) setCurrentUser(null);
-    else throw error;
+  get user(): UserView | null {
+    return this.current;
   }
-  return current;
+
+  set(user: UserView | null): void {
+    this.current = user;
+    this.api.setCsrfToken(user?.csrf ?? "");
+  }
+
+  /** Asks the server who we are; null when not logged in. Other failures are thrown. */
+  async load(): Promise<UserView | null> {
+    try {
+      this.set(await this.api.currentUser());
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) this.set(null);
+      else throw error;
+    }
+    return this.current;
+  }
 }

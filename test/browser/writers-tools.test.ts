@@ -191,6 +191,33 @@ describeInBrowser("the writer's tools", () => {
     await page().keyboard.press("Escape");
   });
 
+  it("brings the theme and font size to the same user's other browser", async () => {
+    await bus("modal:show:appearance");
+    await page().locator("dialog[open] input[value=dark]").check();
+    await page().locator("dialog[open] select").selectOption("20");
+    await page().keyboard.press("Escape");
+    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20 });
+    // A second browser: its own cookies and an empty localStorage.
+    const other = await writer.world.newContext();
+    try {
+      const login = await other.request.post("/api/login", { data: writer.api.credentials });
+      expect(login.status()).toBe(200);
+      const second = await other.newPage();
+      writer.watch(second);
+      await openTree(second, writer.treeId);
+      const look = () => second.evaluate(() => ({ theme: document.documentElement.dataset.theme, size: getComputedStyle(document.querySelector(".card")!).fontSize }));
+      await expect.poll(look).toEqual({ theme: "dark", size: "20px" });
+      await screenshot(second, "tools-dark-second-browser");
+    } finally {
+      await other.close();
+    }
+    await bus("modal:show:appearance");
+    await page().locator("dialog[open] input[value=forest]").check();
+    await page().locator("dialog[open] select").selectOption("16");
+    await page().keyboard.press("Escape");
+    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16 });
+  });
+
   it("renders LaTeX as MathML in a latex tree, and leaves dollars alone elsewhere", async () => {
     const content = "Euler: $e^{i\\pi} + 1 = 0$ costs $5 and $10.\n\n$$\\frac{a}{b}$$\n\n`$x$` in code";
     const math = await buildTree(writer.api, { name: "Maths", seed: JSON.stringify([{ content }]) });

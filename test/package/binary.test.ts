@@ -2,7 +2,8 @@
  * The single binary (`npm run package`, SPEC §12) as a self-hoster meets it: built once,
  * copied alone into an empty directory, run from there with a PATH that holds no node and
  * an environment holding nothing of ours. It serves the API, GraphQL, the exports and the
- * browser client from inside itself, stops cleanly on SIGTERM, and its CLI commands work on
+ * browser client from inside itself, runs exports and big imports on worker threads started
+ * from its embedded worker script, stops cleanly on SIGTERM, and its CLI commands work on
  * the data directory the server left. docs/self-hosting.md is followed with the same binary.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
@@ -211,6 +212,51 @@ describe("dist/cardtree, alone in an empty directory", { timeout: 120_000 }, () 
       again.child.kill("SIGTERM");
       expect(await again.closed).toBe(0);
     }
+  });
+});
+
+describe("dist/cardtree's worker threads", { timeout: 180_000 }, () => {
+  it("parses a big import and renders big html and docx exports on worker threads, as npm start does", async () => {
+    // 2,000 cards, 230 KB of Markdown: over the 64 KiB a seed may have to be parsed in place.
+    const seed = Array.from({ length: 2000 }, (_, i) => `# Card ${i}\n\n${"Words of the scene, one after another. ".repeat(3)}`).join("\n\n");
+    const dataDir = path.join(dir, "worker-data");
+    const server = await serve({ DATA_DIR: dataDir });
+    let writer: Api & { user: any };
+    let treeId: string;
+    try {
+      writer = await buildUser(server.url, "workers");
+      const tree = await buildTree(writer, { name: "Big", seed });
+      treeId = tree._id;
+      expect((await writer.get(`/api/trees/${treeId}/cards`)).body).toHaveLength(2000);
+      const html = await writer.get(`/api/export/${treeId}.html`);
+      expect(html.status).toBe(200);
+      expect(html.text).toContain("Card 1999");
+      const docx = await fetch(`${server.url}/api/export/${treeId}.docx`, { headers: { authorization: writer.authHeader! } });
+      expect(docx.status).toBe(200);
+      const word = await JSZip.loadAsync(await docx.arrayBuffer());
+      expect(await word.file("word/document.xml")!.async("string")).toContain("Card 1999");
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.closed).toBe(0);
+    }
+    // Proof that they ran on workers: only a worker can be held to a deadline (the main thread
+    // cannot be stopped), and no worker starts within 1 ms.
+    const strict = await serve({ DATA_DIR: dataDir, EXPORT_TIMEOUT_MS: "1" });
+    try {
+      const api = new Api(strict.url, writer.credentials);
+      const html = await api.get(`/api/export/${treeId}.html`);
+      expect(html.status).toBe(422);
+      expect(html.body.error).toBe("limit_reached");
+      const imported = await api.post("/api/trees", { name: "Big again", seed });
+      expect(imported.status).toBe(422);
+      expect(imported.body.error).toBe("limit_reached");
+      // A small seed is parsed in place, deadline or not.
+      expect((await api.post("/api/trees", { name: "Small", seed: "# One" })).status).toBe(201);
+    } finally {
+      strict.child.kill("SIGTERM");
+      expect(await strict.closed).toBe(0);
+    }
+    expect(strict.output.join("\n")).not.toMatch(/Warning|has no worker/);
   });
 });
 

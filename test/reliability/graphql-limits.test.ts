@@ -14,6 +14,7 @@ import { getIntrospectionQuery } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { whileProbingHealth } from "../exports/health-probe.js";
 
 let server: TestServer;
 let owner: Api & { user: any };
@@ -24,8 +25,8 @@ interface GraphQLReply {
 }
 
 /** POST /graphql, as `api`'s user or anonymously; never waits more than 30 s. */
-async function graphql(query: string, variables?: Record<string, unknown>, api?: Api): Promise<GraphQLReply> {
-  const res = await fetch(`${server.url}/graphql`, {
+async function graphql(query: string, variables?: Record<string, unknown>, api?: Api, url = server.url): Promise<GraphQLReply> {
+  const res = await fetch(`${url}/graphql`, {
     method: "POST",
     headers: {
       "content-type": "application/json",
@@ -86,7 +87,9 @@ function serverLog(): string {
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // The probes below come one after another from one address; the allowance of event-loop
+  // time per address would answer some of them 429 (tested on its own, "the time budget").
+  server = await startTestServer({ env: { GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS: "1000" } });
   owner = await buildUser(server.url, "owner");
   // Public trees of 21 and 401 cards: one first-column card with 20 or 400 children.
   await publishedTree("Small", fanSeed(20), "probe-small");
@@ -94,13 +97,25 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => server.stop());
 
+/** 200 bytes that nest parent and children: each level multiplies by the 20 siblings. */
+const NESTING_QUERY =
+  '{publicTree(url:"probe-small"){cards{parent{children{parent{children{parent{children{parent{children{parent{children{id content position depth createdAt updatedAt treeId parentId}}}}}}}}}}}}}';
+
+/** The anonymous budget: 100,000 values or 100 ms, whichever comes first on this machine. */
+const ANONYMOUS_BUDGET = /(resolves more than 100000 values|ran longer than 100 ms of the server's time).* Signed-in callers may ask for more/;
+
 describe("probes", () => {
-  it("a 200-byte query nesting parent and children on a public 21-card tree stops at the per-request budget", async () => {
-    const query =
-      '{publicTree(url:"probe-small"){cards{parent{children{parent{children{parent{children{parent{children{parent{children{id content position depth createdAt updatedAt treeId parentId}}}}}}}}}}}}}';
-    expect(query.length).toBeLessThan(200);
-    const reply = await graphql(query);
-    expectBudgetSpent(reply, /resolves more than 1000000 values/);
+  it("a 200-byte query nesting parent and children on a public 21-card tree stops at the anonymous budget", async () => {
+    expect(NESTING_QUERY.length).toBeLessThan(200);
+    const reply = await graphql(NESTING_QUERY);
+    expectBudgetSpent(reply, ANONYMOUS_BUDGET);
+    await expectServerWell();
+  }, 60_000);
+
+  it("the same query signed in stops at the signed-in budget", async () => {
+    const reply = await graphql(NESTING_QUERY, undefined, owner);
+    expectBudgetSpent(reply, /resolves more than 1000000 values|ran longer than 10000 ms/);
+    expect(reply.body.errors?.[0]?.message).not.toMatch(/Signed-in callers/);
     await expectServerWell();
   }, 60_000);
 
@@ -108,14 +123,14 @@ describe("probes", () => {
     // 401 cards × 400 children × 400 children: 64 million cards unbounded; 91 bytes.
     const query = '{publicTree(url:"probe-wide"){cards{id parent{children{id parent{children{id content}}}}}}}';
     const reply = await graphql(query);
-    expectBudgetSpent(reply, /resolves more than 1000000 values/);
+    expectBudgetSpent(reply, ANONYMOUS_BUDGET);
     await expectServerWell();
   }, 60_000);
 
   it("aliases that widen each card count too", async () => {
     const ids = Array.from({ length: 29 }, (_, i) => `a${i}: id`).join(" ");
     const reply = await graphql(`{publicTree(url:"probe-small"){cards{parent{children{parent{children{parent{children{${ids}}}}}}}}}}`);
-    expectBudgetSpent(reply, /resolves more than 1000000 values/);
+    expectBudgetSpent(reply, ANONYMOUS_BUDGET);
     await expectServerWell();
   }, 60_000);
 
@@ -160,6 +175,58 @@ describe("probes", () => {
     expectRefused(reply, 400, "invalid_request", /Token limit of 1000 exceeded/);
     expect(serverLog()).not.toMatch(/Maximum call stack|graphql error/);
     await expectServerWell();
+  }, 60_000);
+});
+
+describe("the time budget", () => {
+  // A server whose value budgets would let the nesting query run for seconds, so that the
+  // clock is what stops it (with the defaults, the anonymous value budget stops it first).
+  let timed: TestServer;
+  beforeAll(async () => {
+    timed = await startTestServer({ env: { GRAPHQL_ANONYMOUS_VALUE_LIMIT: "1000000000", GRAPHQL_VALUE_LIMIT: "1000000000" } });
+    const writer = await buildUser(timed.url, "timed-owner");
+    const tree = await buildTree(writer, { name: "Small", seed: fanSeed(20) });
+    expect((await writer.put(`/api/trees/${tree._id}`, { publicUrl: "probe-small" })).status).toBe(200);
+    // The first /graphql request of a process loads graphql-yoga and the schema (src/app.ts),
+    // which takes a second or two of its own; the timings below are about executions.
+    expect((await graphql("{ __typename }", undefined, writer, timed.url)).body.errors).toBeUndefined();
+  }, 60_000);
+  afterAll(() => timed.stop());
+
+  it("stops the nesting query after 100 ms of the event loop, and /healthz is answered meanwhile", async () => {
+    const { result: reply, ms, worst, probes } = await whileProbingHealth(timed.url, () => graphql(NESTING_QUERY, undefined, undefined, timed.url));
+    expectBudgetSpent(reply, /ran longer than 100 ms of the server's time.* Signed-in callers may ask for more/);
+    // Generous bounds for a busy two-core machine: without the clock this query ran for
+    // seconds, with every other request waiting for all of it.
+    expect(ms).toBeLessThan(2_000);
+    expect(probes).toBeGreaterThan(0);
+    expect(worst).toBeLessThan(500);
+    expect(timed.process.exitCode).toBeNull();
+  }, 60_000);
+
+  it("an address whose anonymous executions took their share of the event loop is answered 429 until it has it back", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // the allowance of the test above refills
+    const started = performance.now();
+    const replies = await Promise.all(Array.from({ length: 6 }, () => graphql(NESTING_QUERY, undefined, undefined, timed.url)));
+    const elapsed = performance.now() - started;
+    const refused = replies.filter((reply) => reply.status === 429);
+    // One runs (taking a whole 100 ms budget); the others are refused before running.
+    expect(replies.filter((reply) => reply.body.errors?.[0]?.extensions.code === "payload_too_large")).toHaveLength(1);
+    expect(refused).toHaveLength(5);
+    expect(refused[0].body.errors?.[0]).toMatchObject({ extensions: { code: "too_many_requests" } });
+    expect(refused[0].body.errors?.[0]?.message).toMatch(/share of the server's time \(100 ms a second\); try again in \d+ s, or sign in/);
+    expect(elapsed).toBeLessThan(3_000);
+    const res = await fetch(`${timed.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/graphql-response+json" },
+      body: JSON.stringify({ query: NESTING_QUERY }),
+    });
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // A signed-in caller from the same address is not counted against it.
+    const writer = await buildUser(timed.url, "signed-in");
+    const own = await graphql("{ me { id } }", undefined, writer, timed.url);
+    expect(own.body.errors).toBeUndefined();
   }, 60_000);
 });
 
@@ -248,6 +315,18 @@ describe("honest big queries still succeed", () => {
     expect(reply.body.errors).toBeUndefined();
     expect(reply.body.data.tree.cards).toHaveLength(10_000);
     expect(reply.body.data.tree.cards[1]).toMatchObject({ content: "0.0", depth: 2 });
+  }, 60_000);
+
+  it("a public 2,000-card tree, flat, read anonymously within the anonymous budget", async () => {
+    // 100 ms of the event loop: a whole 10,000-card tree takes longer; anonymous readers of
+    // bigger public trees sign in, or read them through REST or an export.
+    const seed = JSON.stringify(
+      Array.from({ length: 20 }, (_, a) => ({ content: `${a}`, children: Array.from({ length: 99 }, (_, b) => ({ content: `${a}.${b}` })) })),
+    );
+    await publishedTree("Public two thousand", seed, "probe-two-thousand");
+    const reply = await graphql(`{ publicTree(url: "probe-two-thousand") { cards { id parentId depth content } } }`);
+    expect(reply.body.errors).toBeUndefined();
+    expect(reply.body.data.publicTree.cards).toHaveLength(2_000);
   }, 60_000);
 
   it("a 10,000-level deep tree, flat, in one query", async () => {

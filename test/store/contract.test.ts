@@ -1,7 +1,7 @@
 /**
- * The Store port's contract (src/domain/ports/store.ts), run against the store of the
- * test project: NeDB in a temporary data directory, or PostgreSQL in a fresh database
- * (`CARDTREE_TEST_STORE=postgres`). Whatever the domain relies on is asserted here once,
+ * The Store port's contract (src/domain/ports/store.ts), run against the stores of the
+ * test project: NeDB in a temporary data directory and the in-memory store, or PostgreSQL
+ * in a fresh database (`CARDTREE_TEST_STORE=postgres`). Whatever the domain relies on is asserted here once,
  * so a second engine cannot drift from the first without a failing test.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -12,6 +12,7 @@ import type { Store } from "../../src/domain/ports/store.js";
 import { newRecordId, newUserId } from "../../src/shared/ids.js";
 import type { Change } from "../../src/shared/changes.js";
 import type { StoredCard, StoredUser, Tree } from "../../src/shared/records.js";
+import { openMemoryStore } from "../../src/store/memory-store.js";
 import { openNedbStore } from "../../src/store/nedb-store.js";
 import { openPostgresStore } from "../../src/store/postgres-store.js";
 import { createTestDatabase, dropTestDatabase, TEST_STORE } from "../helpers/postgres.js";
@@ -26,8 +27,13 @@ let cleanUp: () => Promise<void>;
  */
 let database: string | undefined;
 
-async function openTestStore(): Promise<{ store: Store; cleanUp: () => Promise<void> }> {
-  if (TEST_STORE === "postgres") {
+/** The engines of this project: PostgreSQL in the postgres one; NeDB and the in-memory store otherwise. */
+const ENGINES = TEST_STORE === "postgres" ? (["postgres"] as const) : (["nedb", "memory"] as const);
+type Engine = (typeof ENGINES)[number];
+
+async function openTestStore(engine: Engine): Promise<{ store: Store; cleanUp: () => Promise<void> }> {
+  if (engine === "memory") return { store: openMemoryStore(), cleanUp: async () => undefined };
+  if (engine === "postgres") {
     database ??= await createTestDatabase();
     const opened = await openPostgresStore(database, { log: () => undefined });
     await opened.pool.query("TRUNCATE users, trees, cards, sessions, changes");
@@ -37,15 +43,6 @@ async function openTestStore(): Promise<{ store: Store; cleanUp: () => Promise<v
   const opened = await openNedbStore(dir, { log: () => undefined });
   return { store: opened, cleanUp: () => rm(dir, { recursive: true, force: true }) };
 }
-
-beforeEach(async () => {
-  ({ store, cleanUp } = await openTestStore());
-});
-
-afterEach(async () => {
-  await store.close();
-  await cleanUp();
-});
 
 afterAll(async () => {
   if (database) await dropTestDatabase(database);
@@ -93,7 +90,16 @@ function asWritten<T>(record: T): T {
   return rest as T;
 }
 
-describe(`the Store contract (${TEST_STORE})`, () => {
+describe.each(ENGINES)("the Store contract (%s)", (engine) => {
+  beforeEach(async () => {
+    ({ store, cleanUp } = await openTestStore(engine));
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await cleanUp();
+  });
+
   describe("users", () => {
     it("finds a user by id, by ids and by email, as it was inserted", async () => {
       const ann = buildUser({ favoriteTrees: ["t1"] });

@@ -9,14 +9,11 @@
  *
  * The worker runs this very module (`import.meta.url`): it is reached only through a dynamic
  * import, so in the esbuild bundle (scripts/build.mjs, `splitting`) it sits in a chunk of its
- * own rather than in dist/server.mjs, and the chunk is a file a worker can load. Under tsx
- * (tests, `npm run dev`) the worker gets tsx's loader, as its parent may not have it in
- * `execArgv` (vitest). A build that cannot start workers at all (say, a single executable
- * without files) runs with `EXPORT_WORKERS=0`: exports on the main thread, as before.
+ * own rather than in dist/server.mjs, and the chunk is a file a worker can load. How the
+ * worker starts (from that file, under tsx, or from the single binary's embedded worker
+ * script) is ../worker-start.ts's business.
  */
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { isMainThread, parentPort, type Worker, workerData } from "node:worker_threads";
 import {
   DomainError,
   LimitReachedError,
@@ -28,6 +25,7 @@ import {
 } from "../../shared/errors.js";
 import type { SeedNode } from "../../shared/records.js";
 import type { ExportFormat, ExportJob, ExportResult } from "../../shared/export-options.js";
+import { startWorker } from "../worker-start.js";
 
 export interface ExportPoolConfig {
   /** Workers at most; 0 runs every export on the main thread. */
@@ -45,14 +43,14 @@ export interface ExportPoolConfig {
 type Job = { kind: "export"; job: ExportJob } | { kind: "seed"; seed: string };
 
 /** Text formats below this many characters of cards are cheaper to export in place. */
-const require = createRequire(import.meta.url);
 const INLINE_CHARS = 1024 * 1024;
 const INLINE_FORMATS: ReadonlySet<ExportFormat> = new Set(["txt", "md", "json"]);
 /** Seeds below this many characters are parsed in place (a few milliseconds). */
 const INLINE_SEED_CHARS = 64 * 1024;
 /** A worker left idle this long is stopped: its heap (tens of MB) goes back. */
 const IDLE_MS = 30_000;
-const ROLE = "cardtree-export-worker";
+/** The worker entry's name (`workerData.role`; the single binary's worker script runs it by it). */
+export const EXPORT_WORKER_ROLE = "cardtree-export-worker";
 
 const pools = new WeakMap<ExportPoolConfig, ExportPool>();
 
@@ -163,9 +161,10 @@ class ExportPool {
   }
 
   private startWorker(): Slot {
-    const entry = new URL(import.meta.url);
-    const options = { workerData: { role: ROLE }, resourceLimits: { maxOldGenerationSizeMb: this.config.workerMemoryMb } };
-    const worker = entry.pathname.endsWith(".ts") ? new Worker(tsxBootstrap(entry), { ...options, eval: true }) : new Worker(entry, options);
+    const worker = startWorker(EXPORT_WORKER_ROLE, new URL(import.meta.url), {
+      workerData: { role: EXPORT_WORKER_ROLE },
+      resourceLimits: { maxOldGenerationSizeMb: this.config.workerMemoryMb },
+    });
     // An idle worker must not keep a stopping server alive.
     worker.unref();
     const slot: Slot = { worker };
@@ -229,17 +228,6 @@ class ExportPool {
   }
 }
 
-/**
- * A worker script that registers tsx's loader and then imports `entry` (a .ts file). Node 20
- * workers do not apply loader hooks given as `--import` in `execArgv`, and a worker of vitest
- * has none to inherit; registering from inside the worker works in both.
- */
-function tsxBootstrap(entry: URL): string {
-  // require.resolve finds the CommonJS build of tsx's API; its ES module build sits beside it.
-  const api = pathToFileURL(require.resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
-  return `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
-}
-
 type WorkerReply =
   | { result: WorkerResult | FlatSeed }
   | { error: { code: ErrorCode | null; message: string; details?: ErrorDetail[]; retryAfterSeconds?: number } };
@@ -294,4 +282,4 @@ async function serveExports() {
   });
 }
 
-if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) void serveExports();
+if (!isMainThread && (workerData as { role?: string } | null)?.role === EXPORT_WORKER_ROLE) void serveExports();

@@ -2,17 +2,15 @@
  * Adding and removing a tree's collaborators (`collaborators:add`, `collaborators:remove`).
  * Removing oneself is leaving: the tree disappears from this user's list (`tree:left`).
  */
-import { api, describeError } from "../api.js";
-import { bus } from "../bus.js";
+import { describeError } from "../api.js";
+import type { AppContext } from "../context.js";
 import { showCollaboratorsDialog } from "../dialogs/collaborators.js";
-import { currentUser } from "../session.js";
 
-type Done = ((problem: string | null) => void) | undefined;
+export function registerCollaboratorActions(app: AppContext): void {
+  const { bus, api } = app;
+  bus.on("modal:show:collaborators", (treeId) => showCollaboratorsDialog(app, treeId));
 
-export function registerCollaboratorActions(): void {
-  bus.on("modal:show:collaborators", (treeId: string) => showCollaboratorsDialog(treeId));
-
-  bus.on("collaborators:add", async ({ treeId, email, done }: { treeId: string; email: string; done?: Done }) => {
+  bus.on("collaborators:add", async ({ treeId, email, done }) => {
     try {
       const added = await api.addCollaborator(treeId, email);
       done?.(null);
@@ -22,12 +20,12 @@ export function registerCollaboratorActions(): void {
     }
   });
 
-  bus.on("collaborators:remove", async ({ treeId, userId, done }: { treeId: string; userId: string; done?: Done }) => {
+  bus.on("collaborators:remove", async ({ treeId, userId, done }) => {
     try {
       await api.removeCollaborator(treeId, userId);
       done?.(null);
       bus.trigger("collaborators:changed", treeId);
-      if (userId === currentUser()?._id) {
+      if (userId === app.session.user?._id) {
         bus.trigger("tree:left", treeId);
         if (location.pathname === `/trees/${treeId}`) bus.trigger("ui:navigate", "/");
       }

@@ -5,28 +5,20 @@
  * the pages listen to. Payloads may carry `done(problem)` so a dialog can show a refusal and
  * stay open.
  */
-import { api, describeError, type Tree } from "../api.js";
-import { bus } from "../bus.js";
+import { describeError, type Tree } from "../api.js";
+import type { AppContext } from "../context.js";
+import type { Done } from "../events.js";
 import { confirmDialog, promptDialog } from "../dialogs/confirm.js";
 import { showNewTreeDialog } from "../dialogs/new-tree.js";
 import { showPublishDialog } from "../dialogs/publish.js";
 import { notify } from "../notify.js";
-import { currentUser, setCurrentUser } from "../session.js";
-
-type Done = ((problem: string | null) => void) | undefined;
-
-const knownTrees = new Map<string, Tree>();
 
 /** Trees the page has seen, so dialogs opened by id can show names. */
-export function rememberTrees(trees: Tree[]): void {
-  for (const tree of trees) knownTrees.set(tree._id, tree);
+export function rememberTrees(app: Pick<AppContext, "trees">, trees: Tree[]): void {
+  for (const tree of trees) app.trees.set(tree._id, tree);
 }
 
-export function knownTree(treeId: string): Tree | undefined {
-  return knownTrees.get(treeId);
-}
-
-async function attempt<T>(work: () => Promise<T>, done: Done): Promise<T | undefined> {
+async function attempt<T>(work: () => Promise<T>, done: Done | undefined): Promise<T | undefined> {
   try {
     const result = await work();
     done?.(null);
@@ -39,23 +31,25 @@ async function attempt<T>(work: () => Promise<T>, done: Done): Promise<T | undef
   }
 }
 
-function changed(tree: Tree): void {
-  rememberTrees([tree]);
-  bus.trigger("tree:changed", tree);
-}
+export function registerTreeActions(app: AppContext): void {
+  const { bus, api } = app;
+  const knownTree = (treeId: string) => app.trees.get(treeId);
+  const changed = (tree: Tree) => {
+    rememberTrees(app, [tree]);
+    bus.trigger("tree:changed", tree);
+  };
 
-export function registerTreeActions(): void {
-  bus.on("modal:show:new-tree", () => showNewTreeDialog());
+  bus.on("modal:show:new-tree", () => showNewTreeDialog(bus));
 
-  bus.on("trees:create", async ({ name, seed, done }: { name: string; seed?: string; done?: Done }) => {
+  bus.on("trees:create", async ({ name, seed, done }) => {
     const tree = await attempt(() => api.createTree(name, seed), done);
     if (!tree) return;
-    rememberTrees([tree]);
+    rememberTrees(app, [tree]);
     bus.trigger("tree:created", tree);
     bus.trigger("ui:navigate", `/trees/${tree._id}`);
   });
 
-  bus.on("modal:show:rename-tree", (treeId: string) => {
+  bus.on("modal:show:rename-tree", (treeId) => {
     promptDialog({
       title: "Rename tree",
       label: "Name",
@@ -69,27 +63,27 @@ export function registerTreeActions(): void {
     });
   });
 
-  bus.on("trees:rename", async ({ treeId, name, done }: { treeId: string; name: string; done?: Done }) => {
+  bus.on("trees:rename", async ({ treeId, name, done }) => {
     const tree = await attempt(() => api.updateTree(treeId, { name }), done);
     if (tree) changed(tree);
   });
 
-  bus.on("trees:copy", async ({ treeId }: { treeId: string }) => {
+  bus.on("trees:copy", async ({ treeId }) => {
     const copy = await attempt(() => api.cloneTree(treeId), undefined);
     if (!copy) return;
-    rememberTrees([copy]);
+    rememberTrees(app, [copy]);
     notify(`Copied as “${copy.name}”.`, { kind: "success" });
     bus.trigger("tree:created", copy);
   });
 
-  bus.on("trees:clone-public", async ({ publicUrl }: { publicUrl: string }) => {
+  bus.on("trees:clone-public", async ({ publicUrl }) => {
     const copy = await attempt(() => api.clonePublicTree(publicUrl), undefined);
     if (!copy) return;
     notify(`Copied to your trees as “${copy.name}”.`, { kind: "success" });
     bus.trigger("ui:navigate", `/trees/${copy._id}`);
   });
 
-  bus.on("modal:show:delete-tree", async (treeId: string) => {
+  bus.on("modal:show:delete-tree", async (treeId) => {
     const name = knownTree(treeId)?.name ?? "this tree";
     const sure = await confirmDialog({
       title: "Delete tree",
@@ -100,31 +94,31 @@ export function registerTreeActions(): void {
     if (sure) bus.trigger("trees:delete", { treeId });
   });
 
-  bus.on("trees:delete", async ({ treeId }: { treeId: string }) => {
+  bus.on("trees:delete", async ({ treeId }) => {
     const ok = await attempt(() => api.deleteTree(treeId).then(() => true), undefined);
     if (!ok) return;
-    knownTrees.delete(treeId);
+    app.trees.delete(treeId);
     bus.trigger("tree:deleted", treeId);
   });
 
-  bus.on("trees:favorite", async ({ treeId, favorite }: { treeId: string; favorite: boolean }) => {
-    const user = currentUser();
+  bus.on("trees:favorite", async ({ treeId, favorite }) => {
+    const user = app.session.user;
     if (!user) return;
     const others = user.favoriteTrees.filter((id) => id !== treeId);
     const next = favorite ? [...others, treeId] : others;
     const updated = await attempt(() => api.setFavorites(next), undefined);
     if (!updated) return;
     // PUT /api/index answers with the user; keep this session's CSRF token whatever it says.
-    setCurrentUser({ ...updated, csrf: updated.csrf || user.csrf });
-    bus.trigger("user:changed", currentUser());
+    app.session.set({ ...updated, csrf: updated.csrf || user.csrf });
+    bus.trigger("user:changed", app.session.user);
   });
 
-  bus.on("modal:show:publish", (treeId: string) => {
+  bus.on("modal:show:publish", (treeId) => {
     const tree = knownTree(treeId);
-    if (tree) showPublishDialog(tree);
+    if (tree) showPublishDialog(bus, tree);
   });
 
-  bus.on("trees:publish", async ({ treeId, publicUrl, done }: { treeId: string; publicUrl: string | null; done?: Done }) => {
+  bus.on("trees:publish", async ({ treeId, publicUrl, done }) => {
     const tree = await attempt(() => api.updateTree(treeId, { publicUrl }), done);
     if (tree) changed(tree);
   });

@@ -6,8 +6,10 @@
  * issue, with the server's change feed) will record; nothing else writes cards.
  */
 import type { Card } from "../../shared/records.js";
-import { bus } from "../bus.js";
-import type { TreeController } from "./tree-controller.js";
+import type { AppBus } from "../bus.js";
+import type { SyncQueue } from "../model/sync.js";
+import type { TreeState } from "../model/tree-state.js";
+import type { ColumnsView } from "../views/columns.js";
 
 export type ChangeKind = "add" | "edit" | "delete" | "move" | "split" | "merge" | "paste" | "import" | "task";
 
@@ -57,26 +59,38 @@ export class ChangeBuilder {
   }
 }
 
+/** What a commit changes: the controller's own parts, which only it hands out. */
+export interface ChangeTarget {
+  bus: AppBus;
+  state: TreeState;
+  view: ColumnsView;
+  /** Null on a read-only tree. */
+  sync: SyncQueue | null;
+  activeId: string | null;
+  /** Drafts of removed cards are dropped with them. */
+  forgetDrafts(removed: Card[]): void;
+}
+
 /**
  * Applies `change` to the tree: state, server queue, columns, `tree:change`. Returns the
  * promise of the server having every write (failures also reach the sync hooks).
  */
-export function commit(tree: TreeController, change: ChangeBuilder): Promise<void> {
-  const { state, view } = tree;
+export function commit(tree: ChangeTarget, change: ChangeBuilder): Promise<void> {
+  const { state, view, sync } = tree;
   const writes: Promise<void>[] = [];
   for (const card of change.arrived) state.add(card);
   const structural = change.created.length > 0 || change.arrived.length > 0 || change.deleted.length > 0 || [...change.updated].some(([card, before]) => card.parentId !== before.parentId || card.position !== before.position);
   for (const card of change.created) {
     state.add(card);
-    if (tree.sync) writes.push(tree.sync.create(card));
+    if (sync) writes.push(sync.create(card));
   }
-  for (const [card] of change.updated) if (tree.sync && state.get(card._id) === card) writes.push(tree.sync.update(card));
+  for (const [card] of change.updated) if (sync && state.get(card._id) === card) writes.push(sync.update(card));
   // Moved cards must be under their new parents before a subtree is taken out.
   if (change.updated.size > 0) state.changed();
   for (const { root, removed } of change.deleted) {
     state.removeSubtree(root._id);
     tree.forgetDrafts(removed);
-    if (tree.sync) writes.push(tree.sync.delete(root, removed));
+    if (sync) writes.push(sync.delete(root, removed));
   }
   if (structural) {
     state.changed();
@@ -91,8 +105,9 @@ export function commit(tree: TreeController, change: ChangeBuilder): Promise<voi
     updated: [...change.updated].map(([card, before]) => ({ id: card._id, before, after: fieldsOf(card) })),
     deleted: change.deleted.flatMap(({ removed }) => removed.map((card) => ({ ...card }))),
   };
-  bus.trigger("tree:change", record);
-  const all = tree.sync ? Promise.all(writes).then(() => undefined) : Promise.reject(new Error("This tree is read-only."));
-  tree.persist(all);
+  tree.bus.trigger("tree:change", record);
+  const all = sync ? Promise.all(writes).then(() => undefined) : Promise.reject(new Error("This tree is read-only."));
+  // Queue promises report their failures through the sync hooks; nothing else must throw.
+  all.catch(() => undefined);
   return all;
 }

@@ -9,10 +9,9 @@
  * thousands of cards is one write, not thousands.
  */
 import type { SeedNode } from "../../shared/records.js";
-import { bus } from "../bus.js";
 import { notify } from "../notify.js";
 import { slotFor, deleteActiveCard } from "./structure.js";
-import type { TreeController } from "./tree-controller.js";
+import type { TreeHost } from "./host.js";
 
 const STORAGE_KEY = "cardtree:clipboard";
 
@@ -23,8 +22,8 @@ interface Clip {
 }
 
 /** Ctrl+C: the active card and its subtree to both clipboards. Returns how many cards. */
-export function copyCards(tree: TreeController, data?: DataTransfer | null): number {
-  const { state } = tree;
+export function copyCards(tree: TreeHost, data?: DataTransfer | null): number {
+  const { cards: state } = tree;
   const card = state.get(tree.activeId);
   if (!card) return 0;
   const toNode = (id: string): SeedNode => {
@@ -44,13 +43,13 @@ export function copyCards(tree: TreeController, data?: DataTransfer | null): num
   return clip.count;
 }
 
-export function copyActive(tree: TreeController, data?: DataTransfer | null): void {
+export function copyActive(tree: TreeHost, data?: DataTransfer | null): void {
   const count = copyCards(tree, data);
   if (count > 0) notify(`Copied ${plural(count)}. Ctrl+V pastes below the active card.`, { timeout: 3000 });
 }
 
 /** Ctrl+X: copy, then delete without asking (the cards are on the clipboard). */
-export async function cutActive(tree: TreeController, data?: DataTransfer | null): Promise<void> {
+export async function cutActive(tree: TreeHost, data?: DataTransfer | null): Promise<void> {
   if (!tree.writable() || tree.editing) return;
   const count = copyCards(tree, data);
   if (count === 0) return;
@@ -63,15 +62,15 @@ export async function cutActive(tree: TreeController, data?: DataTransfer | null
  * when the paste came from the browser's paste event; the stored subtree is used when it is
  * the same text (or when there is no text, as when a script triggers `key:paste`).
  */
-export function pasteCards(tree: TreeController, where: "below" | "child", text?: string | null): void {
+export function pasteCards(tree: TreeHost, where: "below" | "child", text?: string | null): void {
   if (!tree.writable() || tree.editing) return;
   const clip = readClip();
   let seed: string;
   if (text && text.trim() !== "" && (!clip || clip.markdown !== text)) seed = text;
   else if (clip) seed = JSON.stringify(clip.nodes);
   else return void notify("Nothing to paste: copy a card first (Ctrl+C).", { timeout: 3000 });
-  const { parentId, index } = slotFor(tree, tree.state.get(tree.activeId), where);
-  bus.trigger("cards:import", {
+  const { parentId, index } = slotFor(tree, tree.cards.get(tree.activeId), where);
+  tree.bus.trigger("cards:import", {
     parentId,
     seed,
     at: index,

@@ -4,11 +4,9 @@
  * localStorage, so a crash or a closed tab does not take the text with it.
  */
 import type { Card } from "../../shared/records.js";
-import { bus } from "../bus.js";
 import { confirmDialog } from "../dialogs/confirm.js";
-import { setKeyscope } from "../scope.js";
 import { CardEditor } from "../views/editor.js";
-import type { TreeController } from "./tree-controller.js";
+import type { TreeHost } from "./host.js";
 
 export interface Draft {
   cardId: string;
@@ -20,18 +18,29 @@ export class Editing {
   private closed = false;
 
   constructor(
-    private readonly tree: TreeController,
+    private readonly tree: TreeHost,
     readonly card: Card,
     element: HTMLElement,
     text: string,
   ) {
     this.editor = new CardEditor(element, text, (value) => this.keepDraft(value));
     if (text !== card.content) this.keepDraft(text);
-    setKeyscope("editCard");
+    tree.keys.set("editCard");
+  }
+
+  /** The text in the editor now. */
+  get text(): string {
+    return this.editor.value;
   }
 
   get changed(): boolean {
     return this.editor.value !== this.card.content;
+  }
+
+  /** The text before and after the caret, white space at the cut trimmed (a split). */
+  textAroundCaret(): { before: string; after: string } {
+    const { value, selectionStart } = this.editor.textarea;
+    return { before: value.slice(0, selectionStart).replace(/\s+$/, ""), after: value.slice(selectionStart).replace(/^\s+/, "") };
   }
 
   /** Ctrl+Enter: keeps the text, closes the editor, queues the save. */
@@ -41,7 +50,7 @@ export class Editing {
     // Render the new text before the editor closes, so the card is centred at its new size.
     if (text !== this.card.content) void this.tree.applyContent(this.card, text);
     this.close();
-    bus.trigger("card:save", this.card._id, text);
+    this.tree.bus.trigger("card:save", this.card._id, text);
   }
 
   /** Escape: closes without saving; asks first if there are changes. */
@@ -62,14 +71,14 @@ export class Editing {
       if (this.closed) return;
     }
     this.close();
-    bus.trigger("card:cancel", this.card._id);
+    this.tree.bus.trigger("card:cancel", this.card._id);
   }
 
   /** The text was saved by a change that did more (a split): close and announce the save. */
   closeSaved(text: string): void {
     if (this.closed) return;
     this.close();
-    bus.trigger("card:save", this.card._id, text);
+    this.tree.bus.trigger("card:save", this.card._id, text);
   }
 
   /** A script saved this card while it is open: show the new text in the editor. */
@@ -88,7 +97,7 @@ export class Editing {
     this.editor.destroy();
     this.tree.editingClosed(this);
     writeDraft(this.card.treeId, null);
-    setKeyscope("tree");
+    this.tree.keys.set("tree");
   }
 
   private keepDraft(text: string): void {

@@ -4,31 +4,31 @@
  * writes are queued for the server.
  */
 import type { Card } from "../../shared/records.js";
-import { bus } from "../bus.js";
 import { confirmDialog } from "../dialogs/confirm.js";
 import { cardTitle } from "../markdown.js";
 import { placeAt } from "../model/positions.js";
 import { temporaryId } from "../model/sync.js";
-import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
-import type { TreeController } from "./tree-controller.js";
+import type { MoveWhere } from "../events.js";
+import type { TreeReader } from "../model/tree-state.js";
+import { ChangeBuilder, type ChangeKind } from "./changes.js";
+import type { TreeHost } from "./host.js";
 
 export type AddWhere = "below" | "above" | "child";
-export type MoveWhere = "before" | "after" | "child";
 
 /** Where a new card next to (or under) `active` goes: its parent and its index there. */
-export function slotFor(tree: TreeController, active: Card | undefined, where: AddWhere): { parentId: string | null; index: number } {
-  const { state } = tree;
-  if (!active) return { parentId: null, index: where === "above" ? 0 : state.children(null).length };
-  if (where === "child") return { parentId: active._id, index: state.children(active._id).length };
-  const parentId = active.parentId !== null && state.get(active.parentId) ? active.parentId : null;
-  return { parentId, index: state.children(parentId).indexOf(active) + (where === "below" ? 1 : 0) };
+export function slotFor(tree: TreeHost, active: Card | undefined, where: AddWhere): { parentId: string | null; index: number } {
+  const { cards } = tree;
+  if (!active) return { parentId: null, index: where === "above" ? 0 : cards.children(null).length };
+  if (where === "child") return { parentId: active._id, index: cards.children(active._id).length };
+  const parentId = active.parentId !== null && cards.get(active.parentId) ? active.parentId : null;
+  return { parentId, index: cards.children(parentId).indexOf(active) + (where === "below" ? 1 : 0) };
 }
 
-function newCard(tree: TreeController, change: ChangeBuilder, parentId: string | null, index: number, content: string): Card {
+function newCard(tree: TreeHost, change: ChangeBuilder, parentId: string | null, index: number, content: string): Card {
   const now = new Date().toISOString();
   const card: Card = {
     _id: temporaryId(),
-    treeId: tree.state.tree._id,
+    treeId: tree.cards.tree._id,
     parentId,
     content,
     position: place(tree, change, parentId, index, null),
@@ -41,15 +41,15 @@ function newCard(tree: TreeController, change: ChangeBuilder, parentId: string |
 }
 
 /** Adds an empty card next to (or under) the active one and opens it for writing. */
-export function addCard(tree: TreeController, where: AddWhere): void {
+export function addCard(tree: TreeHost, where: AddWhere): void {
   if (!tree.writable()) return;
   if (tree.editing) tree.editing.save();
-  const { parentId, index } = slotFor(tree, tree.state.get(tree.activeId), where);
+  const { parentId, index } = slotFor(tree, tree.cards.get(tree.activeId), where);
   const change = new ChangeBuilder("add");
   const card = newCard(tree, change, parentId, index, "");
-  commit(tree, change);
+  void tree.commit(change);
   tree.activate(card._id);
-  bus.trigger("card:add", card._id);
+  tree.bus.trigger("card:add", card._id);
   tree.startEdit(card._id);
 }
 
@@ -59,12 +59,10 @@ export function addCard(tree: TreeController, where: AddWhere): void {
  * splitting upwards puts the text before the caret in a new card above instead. Writing goes
  * on at the start of the text after the caret.
  */
-export function splitCard(tree: TreeController, where: AddWhere): void {
+export function splitCard(tree: TreeHost, where: AddWhere): void {
   const editing = tree.editing;
   if (!editing || !tree.writable()) return;
-  const { value, selectionStart } = editing.editor.textarea;
-  const before = value.slice(0, selectionStart).replace(/\s+$/, "");
-  const after = value.slice(selectionStart).replace(/^\s+/, "");
+  const { before, after } = editing.textAroundCaret();
   const card = editing.card;
   const change = new ChangeBuilder("split");
   let continueIn: Card;
@@ -79,9 +77,9 @@ export function splitCard(tree: TreeController, where: AddWhere): void {
     continueIn = newCard(tree, change, parentId, index, after);
   }
   editing.closeSaved(card.content);
-  commit(tree, change);
+  void tree.commit(change);
   tree.activate(continueIn._id);
-  bus.trigger("card:split", card._id, continueIn._id);
+  tree.bus.trigger("card:split", card._id, continueIn._id);
   tree.startEdit(continueIn._id, undefined, "start");
 }
 
@@ -89,36 +87,36 @@ export function splitCard(tree: TreeController, where: AddWhere): void {
  * Ctrl+Shift+Down / Ctrl+Shift+Up: merges the active card with its next (or previous)
  * sibling: one card holds both texts, a blank line between, and both cards' children.
  */
-export function mergeCard(tree: TreeController, direction: "down" | "up"): void {
+export function mergeCard(tree: TreeHost, direction: "down" | "up"): void {
   if (!tree.writable()) return;
   if (tree.editing) tree.editing.save();
-  const { state } = tree;
-  const active = state.get(tree.activeId);
+  const { cards } = tree;
+  const active = cards.get(tree.activeId);
   if (!active) return;
-  const siblings = state.siblings(active._id);
+  const siblings = cards.siblings(active._id);
   const other = siblings[siblings.indexOf(active) + (direction === "down" ? 1 : -1)];
   if (!other) return;
   const [first, second] = direction === "down" ? [active, other] : [other, active];
   const change = new ChangeBuilder("merge");
   const joined = [first.content.trimEnd(), second.content.trim()].filter((text) => text !== "").join("\n\n");
   change.update(first, { content: joined });
-  const kept = state.children(first._id);
+  const kept = cards.children(first._id);
   const last = kept[kept.length - 1]?.position ?? 0;
-  state.children(second._id).forEach((child, i) => change.update(child, { parentId: first._id, position: last + 1 + i }));
+  cards.children(second._id).forEach((child, i) => change.update(child, { parentId: first._id, position: last + 1 + i }));
   // The moved children are no longer under `second`, so deleting it removes it alone.
   change.delete(second, [second]);
-  commit(tree, change);
+  void tree.commit(change);
   tree.activate(first._id);
-  bus.trigger("card:merge", first._id, second._id);
+  tree.bus.trigger("card:merge", first._id, second._id);
 }
 
 /** Deletes the active card and its subtree; asks first when the subtree is not empty. */
-export async function deleteActiveCard(tree: TreeController, options: { ask?: boolean; kind?: ChangeKind } = {}): Promise<void> {
+export async function deleteActiveCard(tree: TreeHost, options: { ask?: boolean; kind?: ChangeKind } = {}): Promise<void> {
   if (!tree.writable() || tree.editing) return;
-  const { state } = tree;
-  const card = state.get(tree.activeId);
+  const { cards } = tree;
+  const card = cards.get(tree.activeId);
   if (!card) return;
-  const below = state.descendants(card._id).length;
+  const below = cards.descendants(card._id).length;
   if (below > 0 && options.ask !== false) {
     const sure = await confirmDialog({
       title: "Delete card",
@@ -126,17 +124,17 @@ export async function deleteActiveCard(tree: TreeController, options: { ask?: bo
       confirmLabel: below === 1 ? "Delete both" : `Delete ${below + 1} cards`,
       danger: true,
     });
-    if (!sure || state.get(card._id) !== card) return;
+    if (!sure || cards.get(card._id) !== card) return;
   }
-  const siblings = state.siblings(card._id);
+  const siblings = cards.siblings(card._id);
   const index = siblings.indexOf(card);
-  const next = siblings[index + 1] ?? siblings[index - 1] ?? state.parent(card._id) ?? null;
-  const removed = [card, ...state.descendants(card._id)];
+  const next = siblings[index + 1] ?? siblings[index - 1] ?? cards.parent(card._id) ?? null;
+  const removed = [card, ...cards.descendants(card._id)];
   const change = new ChangeBuilder(options.kind ?? "delete");
   change.delete(card, removed);
-  commit(tree, change);
+  void tree.commit(change);
   tree.activate(next?._id ?? null);
-  bus.trigger(
+  tree.bus.trigger(
     "card:delete",
     card._id,
     removed.map((c) => c._id),
@@ -144,54 +142,54 @@ export async function deleteActiveCard(tree: TreeController, options: { ask?: bo
 }
 
 /** Alt+arrows: moves the active card one step, Gingko style. */
-export function moveActiveCard(tree: TreeController, direction: "up" | "down" | "left" | "right"): void {
+export function moveActiveCard(tree: TreeHost, direction: "up" | "down" | "left" | "right"): void {
   if (!tree.writable() || tree.editing) return;
-  const { state } = tree;
-  const card = state.get(tree.activeId);
+  const { cards } = tree;
+  const card = cards.get(tree.activeId);
   if (!card) return;
-  const siblings = state.siblings(card._id);
+  const siblings = cards.siblings(card._id);
   const index = siblings.indexOf(card);
-  const parent = state.parent(card._id);
+  const parent = cards.parent(card._id);
   switch (direction) {
     case "up": {
       if (index > 0) return moveCard(tree, card, parent?._id ?? null, index - 1);
       // First of its group: join the end of the group above, under the previous parent.
-      const column = parent ? state.column(parent._id) : [];
+      const column = parent ? cards.column(parent._id) : [];
       const previousParent = parent ? column[column.indexOf(parent) - 1] : undefined;
-      if (previousParent) moveCard(tree, card, previousParent._id, state.children(previousParent._id).length);
+      if (previousParent) moveCard(tree, card, previousParent._id, cards.children(previousParent._id).length);
       return;
     }
     case "down": {
       if (index < siblings.length - 1) return moveCard(tree, card, parent?._id ?? null, index + 1);
-      const column = parent ? state.column(parent._id) : [];
+      const column = parent ? cards.column(parent._id) : [];
       const nextParent = parent ? column[column.indexOf(parent) + 1] : undefined;
       if (nextParent) moveCard(tree, card, nextParent._id, 0);
       return;
     }
     case "left": {
       if (!parent) return;
-      const parentSiblings = state.siblings(parent._id);
+      const parentSiblings = cards.siblings(parent._id);
       return moveCard(tree, card, parent.parentId, parentSiblings.indexOf(parent) + 1);
     }
     case "right": {
       const previous = siblings[index - 1];
-      if (previous) moveCard(tree, card, previous._id, state.children(previous._id).length);
+      if (previous) moveCard(tree, card, previous._id, cards.children(previous._id).length);
     }
   }
 }
 
 /** Drag and drop: put `id` before, after or under `targetId`. */
-export function dropCard(tree: TreeController, id: string, targetId: string, where: MoveWhere): void {
+export function dropCard(tree: TreeHost, id: string, targetId: string, where: MoveWhere): void {
   if (!tree.writable()) return;
-  const { state } = tree;
-  const card = state.get(id);
-  const target = state.get(targetId);
-  if (!card || !target || state.isDescendantOrSelf(targetId, id)) return;
+  const { cards } = tree;
+  const card = cards.get(id);
+  const target = cards.get(targetId);
+  if (!card || !target || cards.isDescendantOrSelf(targetId, id)) return;
   if (tree.editing) tree.editing.save();
   if (where === "child") {
-    moveCard(tree, card, target._id, state.children(target._id).filter((c) => c !== card).length);
+    moveCard(tree, card, target._id, cards.children(target._id).filter((c) => c !== card).length);
   } else {
-    const siblings = state.siblings(target._id).filter((c) => c !== card);
+    const siblings = cards.siblings(target._id).filter((c) => c !== card);
     const index = siblings.indexOf(target) + (where === "after" ? 1 : 0);
     moveCard(tree, card, target.parentId, index);
   }
@@ -202,8 +200,8 @@ export function dropCard(tree: TreeController, id: string, targetId: string, whe
  * Adds to `change` the moves that put `cards` (the top cards of a paste or an import, now at
  * the end of their parent's children) at `index` under `parentId`, in order.
  */
-export function placeCards(tree: TreeController, change: ChangeBuilder, cards: Card[], parentId: string | null, index: number): void {
-  const siblings = tree.state.children(parentId).filter((c) => !cards.includes(c));
+export function placeCards(tree: TreeReader, change: ChangeBuilder, cards: Card[], parentId: string | null, index: number): void {
+  const siblings = tree.children(parentId).filter((c) => !cards.includes(c));
   const before = siblings[index - 1]?.position;
   const after = siblings[index]?.position;
   const k = cards.length;
@@ -224,19 +222,19 @@ export function placeCards(tree: TreeController, change: ChangeBuilder, cards: C
 }
 
 /** Puts `card` at `index` among the children of `parentId` (the index counts without it). */
-function moveCard(tree: TreeController, card: Card, parentId: string | null, index: number): void {
+function moveCard(tree: TreeHost, card: Card, parentId: string | null, index: number): void {
   const change = new ChangeBuilder("move");
   change.update(card, { position: place(tree, change, parentId, index, card), parentId });
-  commit(tree, change);
-  tree.view.highlight(tree.activeId);
-  bus.trigger("card:move", card._id);
+  void tree.commit(change);
+  tree.revealActive();
+  tree.bus.trigger("card:move", card._id);
 }
 
 /** A position for slot `index` under `parentId`, renumbering the siblings if they need room. */
-function place(tree: TreeController, change: ChangeBuilder, parentId: string | null, index: number, moving: Card | null): number {
-  const siblings = tree.state.children(parentId).filter((c) => c !== moving);
+function place(tree: TreeHost, change: ChangeBuilder, parentId: string | null, index: number, moving: Card | null): number {
+  const siblings = tree.cards.children(parentId).filter((c) => c !== moving);
   const placement = placeAt(siblings, index);
   for (const { card, position } of placement.renumber) change.update(card, { position });
-  if (placement.renumber.length > 0) tree.state.changed();
+  if (placement.renumber.length > 0) tree.reordered();
   return placement.position;
 }

@@ -3,48 +3,140 @@
  * bus event that concerns cards (`key:*`, `ui:select`, `ui:edit`, `ui:move`). It owns the
  * state, the columns view and the save queue, and emits the `card:*` events scripts listen
  * to. A public tree gets a read-only controller: it navigates but never writes.
+ *
+ * Its parts (state, columns view, save queue, open editor) are private. The pages and the
+ * scripting interface use the methods below; the editing and structure code gets a
+ * TreeHost (host.ts), the narrow set of things it may ask.
  */
 import type { Card, Tree } from "../../shared/records.js";
-import { bus } from "../bus.js";
-import { notify, notifyWithText } from "../notify.js";
+import type { ApiClient } from "../api.js";
+import type { AppBus } from "../bus.js";
+import type { ImportRequest } from "../events.js";
+import { notify } from "../notify.js";
 import { neighbour, type Direction } from "../model/navigation.js";
-import { SyncQueue, unsavedStore, type SyncHooks } from "../model/sync.js";
-import { TreeState } from "../model/tree-state.js";
-import { keyscope, setKeyscope } from "../scope.js";
+import { SyncQueue, type SyncHooks } from "../model/sync.js";
+import { TreeState, type TreeReader } from "../model/tree-state.js";
+import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
+import { recoverUnsaved } from "./recovery.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
 import { copyActive, cutActive, pasteCards } from "./clipboard.js";
-import { addCard, deleteActiveCard, dropCard, mergeCard, moveActiveCard, splitCard, type MoveWhere } from "./structure.js";
+import type { TreeHost } from "./host.js";
+import { addCard, deleteActiveCard, dropCard, mergeCard, moveActiveCard, placeCards, splitCard } from "./structure.js";
 import { setTask } from "../model/tasks.js";
 
+/** What a controller needs from the app context. */
+export interface ControllerContext {
+  bus: AppBus;
+  keys: KeyScope;
+  api: ApiClient;
+}
+
+/** The open tree as the pages and user scripts see it. */
+export type OpenTree = TreeController;
+
 export class TreeController {
-  readonly state: TreeState;
-  readonly view: ColumnsView;
-  readonly sync: SyncQueue | null;
-  activeId: string | null = null;
-  editing: Editing | null = null;
+  private readonly state: TreeState;
+  private readonly view: ColumnsView;
+  private readonly sync: SyncQueue | null;
+  private readonly bus: AppBus;
+  private readonly keys: KeyScope;
+  private readonly host: TreeHost;
+  private active: string | null = null;
+  private editing: Editing | null = null;
   private fullscreen = false;
   private readonly stopped = new AbortController();
   /** Temporary ids of cards created here, mapped to the ids the server gave them. */
   private readonly savedIds = new Map<string, string>();
 
   constructor(
+    context: ControllerContext,
     tree: Tree,
     cards: Card[],
     readonly readOnly: boolean,
     syncHooks: Omit<SyncHooks, "idChanged">,
   ) {
+    this.bus = context.bus;
+    this.keys = context.keys;
     this.state = new TreeState(tree, cards);
     this.view = new ColumnsView(this.state, readOnly);
     this.sync = readOnly
       ? null
-      : new SyncQueue(tree._id, { ...syncHooks, idChanged: (oldId, newId) => this.idChanged(oldId, newId) });
-    setKeyscope("tree");
+      : new SyncQueue(context.api, tree._id, { ...syncHooks, idChanged: (oldId, newId) => this.idChanged(oldId, newId) });
+    this.host = this.makeHost();
+    this.keys.set("tree");
   }
 
   get tree(): Tree {
     return this.state.tree;
+  }
+
+  /** The tree's cards, to read. */
+  get cards(): TreeReader {
+    return this.state;
+  }
+
+  get activeId(): string | null {
+    return this.active;
+  }
+
+  activeCard(): Card | undefined {
+    return this.state.get(this.active);
+  }
+
+  /** The columns, for the page to mount. */
+  get element(): HTMLElement {
+    return this.view.element;
+  }
+
+  /** The card's element (`#card<id>`), made now if it was never drawn. */
+  cardElement(id: string): HTMLElement | undefined {
+    return this.view.cardElement(id);
+  }
+
+  /** The card open in the editor and the text in it now, if a card is being edited. */
+  editorText(): { card: Card; text: string } | null {
+    return this.editing ? { card: this.editing.card, text: this.editing.text } : null;
+  }
+
+  /** Changes not yet on the server, or text typed and not saved: closing the tab loses them. */
+  hasUnsavedWork(): boolean {
+    return (this.sync?.pending ?? 0) > 0 || (this.editing?.changed ?? false);
+  }
+
+  /** Shows only these cards (a search), matches marked; null shows all. */
+  showOnly(shown: ReadonlySet<string> | null, matches: ReadonlySet<string> | null): void {
+    this.view.setFilter(shown, matches);
+  }
+
+  /** Cards changed size (another font or theme): measure and place them again. */
+  relayout(): void {
+    this.view.render();
+    this.view.scrollIntoPlace(false);
+  }
+
+  focusActive(): void {
+    this.view.focusActive();
+  }
+
+  /** The tree record changed elsewhere on the page (renamed). */
+  renamed(tree: Tree): void {
+    this.state.tree = tree;
+  }
+
+  /** Resolves once every queued change reached the server. */
+  async flush(): Promise<void> {
+    await this.sync?.flush();
+  }
+
+  retrySaving(): void {
+    this.sync?.retryNow();
+  }
+
+  /** After logging in again: the paused save queue carries on. */
+  resumeSaving(): void {
+    this.sync?.resume();
   }
 
   /** Draws the columns and picks the card to start on: the last one visited here, or the first. */
@@ -54,8 +146,8 @@ export class TreeController {
     const remembered = this.readOnly ? null : localStorage.getItem(this.activeKey());
     const first = this.state.get(remembered) ?? this.state.children(null)[0];
     this.activate(first?._id ?? null, { smooth: false });
-    if (!this.readOnly) this.recoverUnsaved();
-    bus.trigger("tree:load", this.tree._id);
+    if (!this.readOnly) recoverUnsaved(this.host);
+    this.bus.trigger("tree:load", this.tree._id);
   }
 
   /** Aborted when the tree closes: DOM listeners tied to this tree pass it. */
@@ -65,7 +157,7 @@ export class TreeController {
 
   stop(): void {
     this.stopped.abort();
-    bus.off(null, null, this);
+    this.bus.offAll(this);
     this.view.stop();
     if (this.editing) this.editing.save();
     document.body.classList.remove("fullscreen-edit");
@@ -82,8 +174,8 @@ export class TreeController {
   activate(id: string | null, options: { smooth?: boolean; focus?: boolean } = {}): void {
     if (id !== null && !this.state.get(id)) return;
     if (this.editing && this.editing.card._id !== id) this.editing.save();
-    const previous = this.activeId;
-    this.activeId = id;
+    const previous = this.active;
+    this.active = id;
     this.view.highlight(id, { smooth: options.smooth });
     if (options.focus !== false && !this.editing) this.view.focusActive();
     if (id && !this.readOnly) {
@@ -94,14 +186,14 @@ export class TreeController {
       }
     }
     if (previous === id) return;
-    if (previous) bus.trigger("card:deactivate", previous);
-    if (id) bus.trigger("card:activate", id);
+    if (previous) this.bus.trigger("card:deactivate", previous);
+    if (id) this.bus.trigger("card:activate", id);
   }
 
   startEdit(id: string | null, text?: string, caret: "start" | "end" = "end"): void {
     const card = this.state.get(id);
     if (!card) {
-      if (this.state.size === 0 && !this.readOnly) addCard(this, "below");
+      if (this.state.size === 0 && !this.readOnly) addCard(this.host, "below");
       return;
     }
     if (!this.writable()) return;
@@ -110,15 +202,14 @@ export class TreeController {
     if (this.editing) this.editing.save();
     const element = this.view.cardElement(card._id);
     if (!element) return;
-    this.editing = new Editing(this, card, element, text ?? card.content);
+    this.editing = new Editing(this.host, card, element, text ?? card.content);
     this.editing.editor.focus(caret);
     this.view.scrollIntoPlace(false);
     this.editing.editor.revealCaret();
-    bus.trigger("card:edit", card._id);
+    this.bus.trigger("card:edit", card._id);
   }
 
-  /** Called by Editing when its editor closes. */
-  editingClosed(editing: Editing): void {
+  private editingClosed(editing: Editing): void {
     if (this.editing !== editing) return;
     this.editing = null;
     this.setFullscreen(false);
@@ -132,7 +223,64 @@ export class TreeController {
     const change = new ChangeBuilder(kind);
     change.update(card, { content: text });
     if (this.editing?.card === card) this.editing.replaceText(text);
-    return commit(this, change);
+    return this.commit(change);
+  }
+
+  /**
+   * Shows cards the server created (an import or a paste) and, with `at`, moves their top
+   * cards to that index among the parent's children; activates the first.
+   */
+  insertSaved(created: Card[], parentId: string | null, at: number | undefined, kind: NonNullable<ImportRequest["kind"]>): void {
+    const change = new ChangeBuilder(kind);
+    for (const card of created) change.createSaved(card);
+    void this.commit(change);
+    if (at !== undefined) {
+      const placement = new ChangeBuilder(kind);
+      placeCards(this.state, placement, created.filter((card) => card.parentId === parentId), parentId, at);
+      void this.commit(placement);
+    }
+    this.activate(created[0]?._id ?? this.active);
+  }
+
+  /** The server refused to create `card` for good: take it (and what was added under it) away. */
+  dropRefused(card: Card): void {
+    // A card still open in the editor stays: its text is on screen and saving it reports again.
+    if (!this.state.get(card._id) || this.editing?.card === card) return;
+    const parent = this.state.parent(card._id);
+    this.state.removeSubtree(card._id);
+    this.view.render();
+    if (this.active === card._id) this.activate(parent?._id ?? this.state.children(null)[0]?._id ?? null);
+  }
+
+  private commit(change: ChangeBuilder): Promise<void> {
+    return commit(
+      { bus: this.bus, state: this.state, view: this.view, sync: this.sync, activeId: this.active, forgetDrafts: (removed) => this.forgetDrafts(removed) },
+      change,
+    );
+  }
+
+  private makeHost(): TreeHost {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the host's getters read the controller's current fields
+    const controller = this;
+    return {
+      bus: this.bus,
+      keys: this.keys,
+      cards: this.state,
+      get activeId() {
+        return controller.active;
+      },
+      get editing() {
+        return controller.editing;
+      },
+      writable: () => this.writable(),
+      activate: (id, options) => this.activate(id, options),
+      startEdit: (id, text, caret) => this.startEdit(id, text, caret),
+      commit: (change) => this.commit(change),
+      applyContent: (card, text, kind) => this.applyContent(card, text, kind),
+      reordered: () => this.state.changed(),
+      revealActive: () => this.view.highlight(this.active),
+      editingClosed: (editing) => this.editingClosed(editing),
+    };
   }
 
   /** A click on a task-list checkbox: tick or clear that task in the card's Markdown. */
@@ -142,16 +290,11 @@ export class TreeController {
     const text = setTask(card.content, index, checked);
     if (text !== null && text !== card.content) {
       void this.applyContent(card, text, "task");
-      bus.trigger("card:save", card._id, text);
+      this.bus.trigger("card:save", card._id, text);
     }
   }
 
-  /** Queue promises report their failures through the sync hooks; nothing else must throw. */
-  persist(promise: Promise<void> | undefined): void {
-    promise?.catch(() => undefined);
-  }
-
-  forgetDrafts(removed: Card[]): void {
+  private forgetDrafts(removed: Card[]): void {
     const draft = readDraft(this.tree._id);
     if (draft && removed.some((c) => c._id === draft.cardId)) writeDraft(this.tree._id, null);
   }
@@ -165,12 +308,12 @@ export class TreeController {
     this.savedIds.set(oldId, newId);
     this.state.renameId(oldId, newId);
     this.view.renameCard(oldId, newId);
-    if (this.activeId === oldId) {
-      this.activeId = newId;
+    if (this.active === oldId) {
+      this.active = newId;
       localStorage.setItem(this.activeKey(), newId);
     }
     if (this.editing?.card._id === newId) this.editing.refreshDraft();
-    bus.trigger("card:id", oldId, newId);
+    this.bus.trigger("card:id", oldId, newId);
   }
 
   private setFullscreen(on: boolean): void {
@@ -183,7 +326,7 @@ export class TreeController {
   }
 
   private move(direction: Direction): void {
-    if (keyscope() !== "tree" || !this.activeId) {
+    if (this.keys.current !== "tree" || !this.activeId) {
       if (!this.activeId) this.activate(this.state.children(null)[0]?._id ?? null);
       return;
     }
@@ -193,7 +336,7 @@ export class TreeController {
 
   /** Home / End: the first or last card of the column; PageUp / PageDown: a screen's worth. */
   private jump(where: "first" | "last" | "pageUp" | "pageDown"): void {
-    if (keyscope() !== "tree" || !this.activeId) return;
+    if (this.keys.current !== "tree" || !this.activeId) return;
     let next: string | null;
     if (where === "pageUp" || where === "pageDown") {
       next = this.view.pageFrom(this.activeId, where === "pageUp" ? -1 : 1);
@@ -205,8 +348,9 @@ export class TreeController {
   }
 
   private listen(): void {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the bus is untyped (see bus.ts)
-    const on = (name: string, handler: (...args: any[]) => void) => bus.on(name, handler, this);
+    const on: AppBus["on"] = (name, handler) => this.bus.on(name, handler, this);
+    const host = this.host;
+    const inTree = () => this.keys.current === "tree";
     on("key:up", () => this.move("up"));
     on("key:down", () => this.move("down"));
     on("key:left", () => this.move("left"));
@@ -215,71 +359,40 @@ export class TreeController {
     on("key:last", () => this.jump("last"));
     on("key:pageUp", () => this.jump("pageUp"));
     on("key:pageDown", () => this.jump("pageDown"));
-    on("key:edit", () => keyscope() === "tree" && this.startEdit(this.activeId));
+    on("key:edit", () => inTree() && this.startEdit(this.active));
     on("key:save", () => this.editing?.save());
     on("key:cancel", () => void this.editing?.cancel());
     on("key:bold", () => this.editing?.editor.wrap("**"));
     on("key:italic", () => this.editing?.editor.wrap("*"));
-    on("key:addDown", () => addCard(this, "below"));
-    on("key:addUp", () => addCard(this, "above"));
-    on("key:addRight", () => addCard(this, "child"));
-    on("key:delete", () => void deleteActiveCard(this));
-    on("key:moveUp", () => moveActiveCard(this, "up"));
-    on("key:moveDown", () => moveActiveCard(this, "down"));
-    on("key:moveLeft", () => moveActiveCard(this, "left"));
-    on("key:moveRight", () => moveActiveCard(this, "right"));
+    on("key:addDown", () => addCard(host, "below"));
+    on("key:addUp", () => addCard(host, "above"));
+    on("key:addRight", () => addCard(host, "child"));
+    on("key:delete", () => void deleteActiveCard(host));
+    on("key:moveUp", () => moveActiveCard(host, "up"));
+    on("key:moveDown", () => moveActiveCard(host, "down"));
+    on("key:moveLeft", () => moveActiveCard(host, "left"));
+    on("key:moveRight", () => moveActiveCard(host, "right"));
     on("key:fullscreen", () => {
       if (!this.editing) {
-        this.startEdit(this.activeId);
+        this.startEdit(this.active);
         if (this.editing) this.setFullscreen(true);
       } else {
         this.setFullscreen(!this.fullscreen);
       }
     });
-    on("key:split:down", () => splitCard(this, "below"));
-    on("key:split:up", () => splitCard(this, "above"));
-    on("key:split:right", () => splitCard(this, "child"));
-    on("key:merge:down", () => mergeCard(this, "down"));
-    on("key:merge:up", () => mergeCard(this, "up"));
-    on("key:copy", (data?: DataTransfer | null) => keyscope() === "tree" && copyActive(this, data));
-    on("key:cut", (data?: DataTransfer | null) => keyscope() === "tree" && void cutActive(this, data));
-    on("key:paste", (text?: string | null) => keyscope() === "tree" && pasteCards(this, "below", text));
-    on("key:paste:child", (text?: string | null) => keyscope() === "tree" && pasteCards(this, "child", text));
-    on("ui:task", (id: string, index: number, checked: boolean) => this.toggleTask(id, index, checked));
-    on("ui:select", (id: string) => this.activate(id));
-    on("ui:edit", (id: string) => this.startEdit(id));
-    on("ui:move", ({ id, targetId, where }: { id: string; targetId: string; where: MoveWhere }) =>
-      dropCard(this, id, targetId, where),
-    );
-  }
-
-  /** Puts back what a previous visit saved or typed but never got to the server. */
-  private recoverUnsaved(): void {
-    const store = unsavedStore(this.tree._id);
-    let restored = 0;
-    for (const [cardId, text] of Object.entries(store.all())) {
-      const card = this.state.get(cardId);
-      if (!card) {
-        store.remove(cardId);
-        notifyWithText("A card you changed earlier was deleted before your change reached the server.", text);
-      } else if (card.content !== text) {
-        void this.applyContent(card, text);
-        restored++;
-      } else {
-        store.remove(cardId);
-      }
-    }
-    if (restored > 0) notify(`Saving ${restored} change${restored === 1 ? "" : "s"} that did not reach the server last time.`);
-    const draft = readDraft(this.tree._id);
-    const card = this.state.get(draft?.cardId);
-    if (draft && card && draft.text !== card.content) {
-      this.activate(card._id, { smooth: false });
-      this.startEdit(card._id, draft.text);
-      notify("Recovered the text you were writing. Ctrl+Enter saves it; Escape discards it.", { timeout: 8000 });
-    } else if (draft) {
-      if (!card && draft.text.trim() !== "") notifyWithText("Text you were writing belonged to a card that no longer exists.", draft.text);
-      writeDraft(this.tree._id, null);
-    }
+    on("key:split:down", () => splitCard(host, "below"));
+    on("key:split:up", () => splitCard(host, "above"));
+    on("key:split:right", () => splitCard(host, "child"));
+    on("key:merge:down", () => mergeCard(host, "down"));
+    on("key:merge:up", () => mergeCard(host, "up"));
+    on("key:copy", (data) => inTree() && copyActive(host, data));
+    on("key:cut", (data) => inTree() && void cutActive(host, data));
+    on("key:paste", (text) => inTree() && pasteCards(host, "below", text));
+    on("key:paste:child", (text) => inTree() && pasteCards(host, "child", text));
+    on("ui:task", (id, index, checked) => this.toggleTask(id, index, checked));
+    on("ui:select", (id) => this.activate(id));
+    on("ui:edit", (id) => this.startEdit(id));
+    on("ui:move", ({ id, targetId, where }) => dropCard(host, id, targetId, where));
   }
 
   private activeKey(): string {

@@ -2,14 +2,15 @@
  * Appearance (`modal:show:appearance`): theme and card font size, applied as they are picked
  * and remembered for this user (preferences.ts).
  */
+import type { AppContext } from "../context.js";
 import { h } from "../dom.js";
-import { FONT_SIZES, readPreferences, savePreferences, THEMES, type Theme } from "../preferences.js";
+import { FONT_SIZES, THEME_CHOICES, type Preferences, type Theme } from "../preferences.js";
 import { openModal } from "./modal.js";
 
-export function showAppearanceDialog(): void {
+export function showAppearanceDialog(app: AppContext): void {
   const modal = openModal({ title: "Appearance", className: "dialog-small" });
-  const current = readPreferences();
-  const themes = THEMES.map(({ id, label }) =>
+  const current = app.preferences.read();
+  const themes = THEME_CHOICES.map(({ id, label }) =>
     h("label", { class: "choice" }, h("input", { type: "radio", name: "theme", value: id, checked: current.theme === id }), label),
   );
   const size = h(
@@ -23,7 +24,7 @@ export function showAppearanceDialog(): void {
   );
   modal.body.addEventListener("change", () => {
     const theme = modal.body.querySelector<HTMLInputElement>("input[name=theme]:checked")?.value as Theme;
-    savePreferences({ theme, fontSize: Number(size.value) });
+    app.preferences.save({ theme, fontSize: Number(size.value) as Preferences["fontSize"] });
   });
   const done = h("button", { type: "button", class: "button button-primary", onclick: () => modal.close() }, "Done");
   modal.footer.append(done);

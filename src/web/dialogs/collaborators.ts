@@ -3,21 +3,20 @@
  * removes them; a collaborator sees the list and can leave. The list is read fresh each time
  * the dialog opens.
  */
-import { api, describeError, type Collaborator } from "../api.js";
-import { bus } from "../bus.js";
+import { describeError, type Collaborator } from "../api.js";
+import type { AppContext } from "../context.js";
 import { h } from "../dom.js";
-import { knownTree } from "../actions/tree-actions.js";
-import { currentUser } from "../session.js";
 import { confirmDialog } from "./confirm.js";
 import { errorLine, field, openModal } from "./modal.js";
 
-export function showCollaboratorsDialog(treeId: string): void {
-  const name = knownTree(treeId)?.name;
+export function showCollaboratorsDialog(app: AppContext, treeId: string): void {
+  const { bus, api } = app;
+  const name = app.trees.get(treeId)?.name;
   const context = {};
   const modal = openModal({
     title: name ? `People with access to “${name}”` : "People with access",
     className: "dialog-medium",
-    onClose: () => bus.off(null, null, context),
+    onClose: () => bus.offAll(context),
   });
   const list = h("ul", { class: "people-list", "aria-label": "Collaborators" });
   const error = errorLine();
@@ -25,7 +24,7 @@ export function showCollaboratorsDialog(treeId: string): void {
   modal.body.append(list, error, addArea);
   modal.footer.append(h("button", { type: "button", class: "button", onclick: () => modal.close() }, "Done"));
 
-  const me = currentUser();
+  const me = app.session.user;
   const done = (problem: string | null) => (problem ? error.show(problem) : error.clear());
 
   const draw = (people: Collaborator[]) => {
@@ -110,6 +109,6 @@ export function showCollaboratorsDialog(treeId: string): void {
       error.show(describeError(problem));
     }
   };
-  bus.on("collaborators:changed", (changedId: string) => changedId === treeId && void load(), context);
+  bus.on("collaborators:changed", (changedId) => changedId === treeId && void load(), context);
   void load();
 }

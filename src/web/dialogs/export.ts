@@ -5,7 +5,7 @@
  * thousands of cards takes seconds to make), then saves it under the server's file name.
  */
 import { exportUrl, type ExportFormat } from "../api.js";
-import { bus } from "../bus.js";
+import type { AppBus } from "../bus.js";
 import { h } from "../dom.js";
 import { cardTitle } from "../markdown.js";
 import { notify } from "../notify.js";
@@ -22,6 +22,7 @@ const FORMATS: { format: ExportFormat; label: string; hint: string }[] = [
 ];
 
 export function showExportDialog(
+  bus: AppBus,
   treeId: string,
   active: { id: string; content: string; depth: number } | null,
 ): void {

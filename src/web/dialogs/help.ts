@@ -3,10 +3,11 @@
  * keyboard's own binding table so the list cannot drift from what the keys do.
  */
 import { h } from "../dom.js";
+import type { ActionEvent } from "../events.js";
 import { bindingsFor } from "../keyboard.js";
 import { openModal } from "./modal.js";
 
-export const HELP_SECTIONS: { title: string; rows: [string, string][] }[] = [
+export const HELP_SECTIONS: { title: string; rows: [ActionEvent, string][] }[] = [
   {
     title: "Moving around",
     rows: [

@@ -3,13 +3,13 @@
  * and put the new cards under the active card or at the end of the first column. The dialog
  * triggers `cards:import`; the tree page does the request and stays open on failure.
  */
-import { bus } from "../bus.js";
+import type { AppBus } from "../bus.js";
 import { h } from "../dom.js";
 import { cardTitle } from "../markdown.js";
 import { errorLine, openModal } from "./modal.js";
 import { seedInput } from "./seed-input.js";
 
-export function showImportDialog(active: { id: string; content: string } | null): void {
+export function showImportDialog(bus: AppBus, active: { id: string; content: string } | null): void {
   const modal = openModal({ title: "Import cards", className: "dialog-medium" });
   const seed = seedInput("Markdown or JSON");
   const error = errorLine();

@@ -3,17 +3,17 @@
  * again right here, and the waiting changes go out. Leaving the page instead would lose them.
  */
 import { h } from "../dom.js";
-import { currentUser } from "../session.js";
+import type { AppContext } from "../context.js";
 import { authenticate } from "../views/login.js";
 import { errorLine, field, openModal } from "./modal.js";
 
 let open = false;
 
-export function showLoginAgainDialog(resume: () => void): void {
+export function showLoginAgainDialog(app: AppContext, resume: () => void): void {
   if (open) return;
   open = true;
   const modal = openModal({ title: "Log in again to save", className: "dialog-small", onClose: () => (open = false) });
-  const email = h("input", { type: "email", class: "input", autocomplete: "username", value: currentUser()?.email ?? "" });
+  const email = h("input", { type: "email", class: "input", autocomplete: "username", value: app.session.user?.email ?? "" });
   const password = h("input", { type: "password", class: "input", autocomplete: "current-password" });
   const error = errorLine();
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Log in and save");
@@ -28,7 +28,7 @@ export function showLoginAgainDialog(resume: () => void): void {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     submit.disabled = true;
-    const result = await authenticate("login", { email: email.value.trim(), password: password.value });
+    const result = await authenticate(app, "login", { email: email.value.trim(), password: password.value });
     submit.disabled = false;
     if (typeof result === "string") {
       error.show(result);

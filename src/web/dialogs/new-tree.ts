@@ -3,12 +3,12 @@
  * start from. Submitting triggers `trees:create`; the dialog stays open with the error when
  * the server refuses, so the pasted text is not lost.
  */
-import { bus } from "../bus.js";
+import type { AppBus } from "../bus.js";
 import { h } from "../dom.js";
 import { errorLine, field, openModal } from "./modal.js";
 import { seedInput } from "./seed-input.js";
 
-export function showNewTreeDialog(): void {
+export function showNewTreeDialog(bus: AppBus): void {
   const modal = openModal({ title: "New tree", className: "dialog-medium" });
   const name = h("input", { type: "text", class: "input", value: "Untitled tree", maxlength: 200, autocomplete: "off" });
   const seed = seedInput("Start from (optional)");

@@ -3,7 +3,7 @@
  * make the tree private again. Only the owner may do this; the server says so otherwise.
  */
 import type { Tree } from "../api.js";
-import { bus } from "../bus.js";
+import type { AppBus } from "../bus.js";
 import { append, h } from "../dom.js";
 import { errorLine, field, openModal } from "./modal.js";
 
@@ -24,7 +24,7 @@ function suggestSlug(name: string): string {
   return base.length >= 3 ? `${base}-${suffix}` : `tree-${suffix}`;
 }
 
-export function showPublishDialog(tree: Tree): void {
+export function showPublishDialog(bus: AppBus, tree: Tree): void {
   const modal = openModal({ title: `Share “${tree.name}” publicly`, className: "dialog-medium" });
   const slug = h("input", {
     type: "text",

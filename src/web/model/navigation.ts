@@ -4,11 +4,11 @@
  * into the neighbouring group of the same column, so a column reads top to bottom like a
  * chapter. While a search filters the columns, cards it hides are skipped.
  */
-import type { TreeState } from "./tree-state.js";
+import type { TreeReader } from "./tree-state.js";
 
 export type Direction = "up" | "down" | "left" | "right";
 
-export function neighbour(state: TreeState, id: string, direction: Direction, shown: (id: string) => boolean = () => true): string | null {
+export function neighbour(state: TreeReader, id: string, direction: Direction, shown: (id: string) => boolean = () => true): string | null {
   const card = state.get(id);
   if (!card) return null;
   switch (direction) {

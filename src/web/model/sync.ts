@@ -12,7 +12,7 @@
  * swapped for the server's when its create succeeds, and later ops then use the new id.
  */
 import type { Card } from "../../shared/records.js";
-import { api, ApiError } from "../api.js";
+import { ApiError, type ApiClient } from "../api.js";
 
 export type SyncStatus =
   | { kind: "saved" }
@@ -61,6 +61,7 @@ export class SyncQueue {
   private readonly onOnline = () => this.retryNow();
 
   constructor(
+    private readonly api: ApiClient,
     private readonly treeId: string,
     private readonly hooks: SyncHooks,
   ) {
@@ -163,7 +164,7 @@ export class SyncQueue {
   private async send(op: Op): Promise<void> {
     const { card } = op;
     if (op.kind === "create") {
-      const saved = await api.createCard(this.treeId, {
+      const saved = await this.api.createCard(this.treeId, {
         parentId: card.parentId,
         position: card.position,
         content: card.content,
@@ -174,7 +175,7 @@ export class SyncQueue {
       this.hooks.idChanged(oldId, saved._id);
     } else if (op.kind === "update") {
       const content = card.content;
-      const saved = await api.updateCard(this.treeId, card._id, {
+      const saved = await this.api.updateCard(this.treeId, card._id, {
         content,
         position: card.position,
         parentId: card.parentId,
@@ -183,7 +184,7 @@ export class SyncQueue {
       // Typed again while this was in flight: the newer text is still owed to the server.
       if (card.content === content) unsavedStore(this.treeId).remove(card._id);
     } else {
-      await api.deleteCard(this.treeId, card._id);
+      await this.api.deleteCard(this.treeId, card._id);
     }
   }
 

@@ -4,7 +4,7 @@
  * words), and a search that ignores case and accents.
  */
 import type { Card } from "../../shared/records.js";
-import type { TreeState } from "./tree-state.js";
+import type { TreeReader } from "./tree-state.js";
 
 const WORD = /[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu;
 
@@ -40,7 +40,7 @@ export function normalise(text: string): string {
  * The cards whose text holds every word of `query`, in tree order, and the set to show: the
  * matches and their ancestors (a match must be reachable from the first column).
  */
-export function searchCards(state: TreeState, query: string): { matches: Card[]; shown: Set<string> } {
+export function searchCards(state: TreeReader, query: string): { matches: Card[]; shown: Set<string> } {
   const terms = normalise(query).split(/\s+/).filter(Boolean);
   const matches: Card[] = [];
   const shown = new Set<string>();

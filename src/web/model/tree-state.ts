@@ -17,6 +17,11 @@ export interface Column {
   groups: ColumnGroup[];
 }
 
+/** The questions about a tree's cards, without the means to change them. */
+export type TreeReader = Readonly<
+  Pick<TreeState, "tree" | "size" | "get" | "children" | "parent" | "siblings" | "depth" | "ancestors" | "descendants" | "isDescendantOrSelf" | "treeOrder" | "columns" | "column">
+>;
+
 export class TreeState {
   private readonly byId = new Map<string, Card>();
   private byParent: Map<string | null, Card[]> | null = null;

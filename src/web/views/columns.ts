@@ -12,7 +12,7 @@
  */
 import type { Card } from "../../shared/records.js";
 import { h, setAttribute, syncChildren } from "../dom.js";
-import type { TreeState } from "../model/tree-state.js";
+import type { TreeReader } from "../model/tree-state.js";
 import { createCardElement, renameCardElement, renderCardContent, renderDeferred, type CardRendering } from "./card.js";
 import { ColumnWindow, type ColumnEntry } from "./column-window.js";
 import { DeferredRenderer } from "./deferred-render.js";
@@ -37,7 +37,7 @@ export class ColumnsView {
   private readonly resize = new ResizeObserver(() => this.scrollIntoPlace(false));
 
   constructor(
-    private readonly state: TreeState,
+    private readonly state: TreeReader,
     private readonly readOnly: boolean,
   ) {
     this.element = h("div", {

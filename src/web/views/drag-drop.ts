@@ -3,12 +3,12 @@
  * bottom half to go after it, its right edge to become its last child. The drop only
  * triggers `ui:move`; the controller decides (and refuses a drop into the card's own subtree).
  */
-import { bus } from "../bus.js";
+import type { AppBus } from "../bus.js";
 
 const MIME = "application/x-cardtree-card";
 const ZONES = ["drop-before", "drop-after", "drop-child"] as const;
 
-export function installDragAndDrop(columns: HTMLElement): void {
+export function installDragAndDrop(bus: AppBus, columns: HTMLElement): void {
   let draggedId: string | null = null;
   let marked: HTMLElement | null = null;
 

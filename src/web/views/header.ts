@@ -2,9 +2,8 @@
  * The bar across the top of every page: the brand (a link home), a title slot, the save
  * status, page actions, and who is logged in.
  */
-import { bus } from "../bus.js";
+import type { AppContext } from "../context.js";
 import { h } from "../dom.js";
-import { currentUser } from "../session.js";
 
 export interface TopBar {
   element: HTMLElement;
@@ -13,11 +12,12 @@ export interface TopBar {
   actions: HTMLElement;
 }
 
-export function topBar(): TopBar {
+export function topBar(app: AppContext): TopBar {
+  const { bus } = app;
   const title = h("div", { class: "topbar-title" });
   const status = h("div", { class: "topbar-status", role: "status", "aria-live": "polite" });
   const actions = h("nav", { class: "topbar-actions", "aria-label": "Page actions" });
-  const user = currentUser();
+  const user = app.session.user;
   const element = h(
     "header",
     { class: "topbar" },
@@ -38,15 +38,15 @@ export function topBar(): TopBar {
   return { element, title, status, actions };
 }
 
-/** A toolbar button that triggers a bus event; `shortcut` is shown in its tooltip. */
-export function barButton(label: string, event: string, options: { shortcut?: string; icon?: string; arg?: unknown } = {}): HTMLButtonElement {
+/** A toolbar button; `shortcut` is shown in its tooltip. */
+export function barButton(label: string, run: () => void, options: { shortcut?: string; icon?: string } = {}): HTMLButtonElement {
   return h(
     "button",
     {
       type: "button",
       class: "button button-quiet button-small",
       title: options.shortcut ? `${label} (${options.shortcut})` : label,
-      onclick: () => (options.arg === undefined ? bus.trigger(event) : bus.trigger(event, options.arg)),
+      onclick: run,
     },
     options.icon ? h("span", { class: "button-icon", "aria-hidden": "true" }, options.icon) : null,
     label,

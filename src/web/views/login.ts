@@ -3,27 +3,22 @@
  * `ui:login` or `ui:signup` on the bus; this page also answers them, so a script can log in
  * the same way. A 401 reads "wrong email or password", not the server's jargon.
  */
-import { api, ApiError, describeError, type User } from "../api.js";
-import { bus } from "../bus.js";
+import { ApiError, describeError, type UserView } from "../api.js";
+import type { AppContext } from "../context.js";
 import { errorLine, field } from "../dialogs/modal.js";
 import { h, mount } from "../dom.js";
-import { setCurrentUser } from "../session.js";
+import type { Credentials } from "../events.js";
 import { brandMark } from "./header.js";
 
-export interface Credentials {
-  email: string;
-  password: string;
-}
-
 /** Logs in or signs up and sets the session; returns a sentence to show on failure. */
-export async function authenticate(mode: "login" | "signup", credentials: Credentials): Promise<User | string> {
+export async function authenticate(app: AppContext, mode: "login" | "signup", credentials: Credentials): Promise<UserView | string> {
   try {
     const user =
       mode === "login"
-        ? await api.logIn(credentials.email, credentials.password)
-        : await api.signUp(credentials.email, credentials.password);
-    setCurrentUser(user);
-    bus.trigger("user:login", user);
+        ? await app.api.logIn(credentials.email, credentials.password)
+        : await app.api.signUp(credentials.email, credentials.password);
+    app.session.set(user);
+    app.bus.trigger("user:login", user);
     return user;
   } catch (error) {
     return failureMessage(mode, error);
@@ -39,7 +34,8 @@ function failureMessage(mode: "login" | "signup", error: unknown): string {
   return describeError(error);
 }
 
-export function renderLogin(root: HTMLElement, context: object): void {
+export function renderLogin(app: AppContext, root: HTMLElement, context: object): void {
+  const { bus } = app;
   let mode: "login" | "signup" = "login";
   const email = h("input", { type: "email", class: "input", name: "email", autocomplete: "username", required: true });
   const password = h("input", {
@@ -90,7 +86,7 @@ export function renderLogin(root: HTMLElement, context: object): void {
   const run = async (which: "login" | "signup", credentials: Credentials) => {
     submit.disabled = true;
     error.clear();
-    const result = await authenticate(which, credentials);
+    const result = await authenticate(app, which, credentials);
     submit.disabled = false;
     if (typeof result === "string") {
       error.show(result);
@@ -99,8 +95,8 @@ export function renderLogin(root: HTMLElement, context: object): void {
       bus.trigger("ui:navigate", location.pathname);
     }
   };
-  bus.on("ui:login", (credentials: Credentials) => void run("login", credentials), context);
-  bus.on("ui:signup", (credentials: Credentials) => void run("signup", credentials), context);
+  bus.on("ui:login", (credentials) => void run("login", credentials), context);
+  bus.on("ui:signup", (credentials) => void run("signup", credentials), context);
 
   mount(
     root,

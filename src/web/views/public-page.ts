@@ -2,19 +2,18 @@
  * `/p/:publicUrl`: a public tree, read-only, with or without a log-in. Navigation, export
  * and help work; a logged-in reader can copy the tree into their own trees.
  */
-import { api, ApiError, describeError } from "../api.js";
-import { bus } from "../bus.js";
+import { ApiError, describeError } from "../api.js";
+import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
 import { showExportDialog } from "../dialogs/export.js";
 import { h, mount } from "../dom.js";
-import { setScriptedTree } from "../scripting.js";
-import { currentUser } from "../session.js";
 import { topBar } from "./header.js";
 import { fillBar } from "./tree-page.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
 
-export function renderPublicPage(root: HTMLElement, publicUrl: string, context: object): () => void {
-  const bar = topBar();
+export function renderPublicPage(app: AppContext, root: HTMLElement, publicUrl: string, context: object): () => void {
+  const { bus } = app;
+  const bar = topBar(app);
   const main = h("main", { class: "tree-page tree-page-public" }, pageMessage("Opening the tree…"));
   mount(root, bar.element, main);
   let controller: TreeController | null = null;
@@ -22,16 +21,16 @@ export function renderPublicPage(root: HTMLElement, publicUrl: string, context: 
 
   const load = async () => {
     try {
-      const { tree, cards } = await api.publicTree(publicUrl);
+      const { tree, cards } = await app.api.publicTree(publicUrl);
       if (disposed) return;
-      controller = new TreeController(tree, cards, true, {
+      controller = new TreeController(app, tree, cards, true, {
         status: () => undefined,
         refused: () => undefined,
         signedOut: () => undefined,
       });
-      fillBar(bar, tree, false);
+      fillBar(app, bar, tree, false);
       bar.status.replaceChildren(h("span", { class: "badge badge-public" }, "Public · read-only"));
-      if (currentUser()) {
+      if (app.session.user) {
         bar.actions.prepend(
           h(
             "button",
@@ -40,14 +39,15 @@ export function renderPublicPage(root: HTMLElement, publicUrl: string, context: 
           ),
         );
       }
-      mountColumns(main, controller);
+      mountColumns(app, main, controller);
       controller.start();
-      setScriptedTree(controller);
+      app.openTree = controller;
+      const open = controller;
       const active = () => {
-        const card = controller?.state.get(controller.activeId);
-        return card && controller ? { id: card._id, content: card.content, depth: controller.state.depth(card._id) } : null;
+        const card = open.activeCard();
+        return card ? { id: card._id, content: card.content, depth: open.cards.depth(card._id) } : null;
       };
-      bus.on("modal:show:export", () => showExportDialog(tree._id, active()), context);
+      bus.on("modal:show:export", () => showExportDialog(bus, tree._id, active()), context);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && error.status === 404;
@@ -66,6 +66,6 @@ export function renderPublicPage(root: HTMLElement, publicUrl: string, context: 
   return () => {
     disposed = true;
     controller?.stop();
-    setScriptedTree(null);
+    if (app.openTree === controller) app.openTree = null;
   };
 }

@@ -4,14 +4,13 @@
  * read from the same table as the keyboard help so none is left out. Each button only
  * triggers its bus event, exactly as its key does.
  */
-import { bus } from "../bus.js";
+import type { AppContext } from "../context.js";
 import { HELP_SECTIONS } from "../dialogs/help.js";
 import { openModal } from "../dialogs/modal.js";
 import { h } from "../dom.js";
-import { keyscope } from "../scope.js";
-import { currentUser } from "../session.js";
+import type { ActionEvent } from "../events.js";
 
-const NAVIGATING: [string, string, string][] = [
+const NAVIGATING: [ActionEvent, string, string][] = [
   ["key:left", "←", "Parent"],
   ["key:up", "↑", "Card above"],
   ["key:down", "↓", "Card below"],
@@ -21,7 +20,7 @@ const NAVIGATING: [string, string, string][] = [
   ["key:addRight", "+→", "New child card"],
 ];
 
-const EDITING: [string, string, string][] = [
+const EDITING: [ActionEvent, string, string][] = [
   ["key:save", "Save", "Save and stop editing"],
   ["key:cancel", "Cancel", "Stop editing without saving"],
   ["key:split:down", "Split ↓", "Split at the caret: the rest to a new card below"],
@@ -29,7 +28,7 @@ const EDITING: [string, string, string][] = [
 ];
 
 /** Page-level actions the top bar holds on a wide screen, for the More sheet. */
-const PAGE_ACTIONS: [string, string][] = [
+const PAGE_ACTIONS: [ActionEvent, string][] = [
   ["modal:show:import", "Import"],
   ["modal:show:export", "Export"],
   ["modal:show:appearance", "Appearance"],
@@ -37,34 +36,28 @@ const PAGE_ACTIONS: [string, string][] = [
   ["ui:logout", "Log out"],
 ];
 
-export function touchBar(readOnly: boolean): HTMLElement {
-  const button = ([event, text, label]: [string, string, string], scope: string) =>
-    h("button", { type: "button", class: `touch-button touch-${scope}`, "aria-label": label, title: label, "data-event": event }, text);
+export function touchBar(app: AppContext, readOnly: boolean): HTMLElement {
+  const button = ([event, text, label]: [ActionEvent, string, string], scope: string) =>
+    h("button", { type: "button", class: `touch-button touch-${scope}`, "aria-label": label, title: label, onclick: () => app.bus.trigger(event) }, text);
   const bar = h(
     "nav",
     { class: "touch-bar", "aria-label": "Card actions" },
     NAVIGATING.filter(([event]) => !readOnly || !/edit|add/.test(event)).map((entry) => button(entry, "tree")),
     readOnly ? [] : EDITING.map((entry) => button(entry, "edit")),
-    h("button", { type: "button", class: "touch-button touch-more", "aria-haspopup": "dialog", "data-more": true }, "More"),
+    h("button", { type: "button", class: "touch-button touch-more", "aria-haspopup": "dialog", onclick: () => showMoreActions(app, readOnly) }, "More"),
   );
   // Buttons must not take the focus from the editor (its caret is what Split and Bold use).
   bar.addEventListener("pointerdown", (event) => event.preventDefault());
-  bar.addEventListener("click", (event) => {
-    const target = (event.target as Element).closest<HTMLButtonElement>("button");
-    if (!target) return;
-    if (target.dataset.more !== undefined) return showMoreActions(readOnly);
-    if (target.dataset.event) bus.trigger(target.dataset.event);
-  });
   return bar;
 }
 
-function showMoreActions(readOnly: boolean): void {
+function showMoreActions(app: AppContext, readOnly: boolean): void {
   const modal = openModal({ title: "Actions", className: "dialog-medium more-actions" });
-  const run = (event: string) => {
+  const run = (event: ActionEvent) => {
     modal.close();
-    bus.trigger(event);
+    app.bus.trigger(event);
   };
-  const editing = keyscope() === "editCard";
+  const editing = app.keys.current === "editCard";
   for (const section of HELP_SECTIONS) {
     const rows = section.rows.filter(([event]) => event !== "modal:show:help" && (!readOnly || /up|down|left|right|first|last|page|search|wordcount|copy|fullscreen/.test(event)));
     modal.body.append(
@@ -81,7 +74,7 @@ function showMoreActions(readOnly: boolean): void {
     h(
       "div",
       { class: "more-grid" },
-      PAGE_ACTIONS.filter(([event]) => (!readOnly || event !== "modal:show:import") && (currentUser() !== null || event !== "ui:logout")).map(([event, label]) =>
+      PAGE_ACTIONS.filter(([event]) => (!readOnly || event !== "modal:show:import") && (app.session.user !== null || event !== "ui:logout")).map(([event, label]) =>
         h("button", { type: "button", class: "button", onclick: () => run(event) }, label),
       ),
     ),
@@ -90,6 +83,6 @@ function showMoreActions(readOnly: boolean): void {
   modal.body.querySelector<HTMLButtonElement>("button:not(:disabled)")?.focus();
 }
 
-function isEditOnly(event: string): boolean {
+function isEditOnly(event: ActionEvent): boolean {
   return ["key:save", "key:cancel", "key:bold", "key:italic", "key:split:down", "key:split:up", "key:split:right"].includes(event);
 }

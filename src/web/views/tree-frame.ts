@@ -3,18 +3,19 @@
  * mouse handling (click selects, double-click edits, drag moves), and the centred message
  * shown while loading or on failure.
  */
-import { bus } from "../bus.js";
-import type { TreeController } from "../controller/tree-controller.js";
+import type { AppContext } from "../context.js";
+import type { OpenTree } from "../controller/tree-controller.js";
 import { h } from "../dom.js";
 import { installDragAndDrop } from "./drag-drop.js";
 import { mountTools } from "./tree-tools.js";
 import { touchBar } from "./touch-bar.js";
 
-export function mountColumns(main: HTMLElement, controller: TreeController): void {
-  const columns = controller.view.element;
+export function mountColumns(app: AppContext, main: HTMLElement, controller: OpenTree): void {
+  const { bus } = app;
+  const columns = controller.element;
   main.replaceChildren(columns);
-  mountTools(main, controller);
-  main.append(touchBar(controller.readOnly));
+  mountTools(bus, main, controller);
+  main.append(touchBar(app, controller.readOnly));
   columns.addEventListener("click", (event) => {
     const target = event.target as Element;
     // Clicks inside the open editor place the caret; links open in a new tab by themselves.
@@ -31,7 +32,7 @@ export function mountColumns(main: HTMLElement, controller: TreeController): voi
     const card = target.closest<HTMLElement>(".card");
     if (card?.dataset.id && !controller.readOnly) bus.trigger("ui:edit", card.dataset.id);
   });
-  if (!controller.readOnly) installDragAndDrop(columns);
+  if (!controller.readOnly) installDragAndDrop(bus, columns);
 }
 
 export function pageMessage(text: string, ...extra: (Node | null)[]): HTMLElement {

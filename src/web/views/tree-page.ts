@@ -4,59 +4,56 @@
  * this page (`modal:show:import`, `cards:import`, `modal:show:export`). Also warns before the
  * tab closes while changes are still on their way.
  */
-import { api, ApiError, describeError, type Card, type Tree } from "../api.js";
-import { knownTree, rememberTrees } from "../actions/tree-actions.js";
-import { bus } from "../bus.js";
+import { ApiError, describeError, type Card, type Tree } from "../api.js";
+import { rememberTrees } from "../actions/tree-actions.js";
+import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
 import { showExportDialog } from "../dialogs/export.js";
 import { showImportDialog } from "../dialogs/import.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { notify, notifyWithText } from "../notify.js";
-import { setScriptedTree } from "../scripting.js";
-import { ChangeBuilder, commit } from "../controller/changes.js";
-import { placeCards } from "../controller/structure.js";
 import { formatBytes, nextTask, showProgress } from "./progress.js";
 import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
 import { renderSyncStatus } from "./sync-status.js";
 
-export function renderTreePage(root: HTMLElement, treeId: string, context: object): () => void {
-  const bar = topBar();
+export function renderTreePage(app: AppContext, root: HTMLElement, treeId: string, context: object): () => void {
+  const bar = topBar(app);
   const main = h("main", { class: "tree-page" }, pageMessage("Opening the tree…"));
   mount(root, bar.element, main);
   let controller: TreeController | null = null;
   let disposed = false;
 
   const warnBeforeClose = (event: BeforeUnloadEvent) => {
-    if (controller && ((controller.sync?.pending ?? 0) > 0 || controller.editing?.changed)) {
+    if (controller?.hasUnsavedWork()) {
       event.preventDefault();
     }
   };
   window.addEventListener("beforeunload", warnBeforeClose);
 
   const open = async (tree: Tree, cards: Card[]) => {
-    controller = new TreeController(tree, cards, false, {
-      status: (status) => renderSyncStatus(bar.status, status, () => controller?.sync?.retryNow()),
+    controller = new TreeController(app, tree, cards, false, {
+      status: (status) => renderSyncStatus(bar.status, status, () => controller?.retrySaving()),
       refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
-      signedOut: () => showLoginAgainDialog(() => controller?.sync?.resume()),
+      signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
     });
-    fillBar(bar, tree, true);
+    fillBar(app, bar, tree, true);
     renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
-    mountColumns(main, controller);
+    mountColumns(app, main, controller);
     // The page's frame is laid out in one task, the cards drawn in the next.
     await nextTask();
     if (disposed) return;
     controller.start();
-    setScriptedTree(controller);
-    listen(controller, context);
+    app.openTree = controller;
+    listen(app, controller, context);
   };
 
   const load = async () => {
     const progress = showProgress("Opening the tree", "Loading the cards");
     try {
-      const [trees, cards] = await Promise.all([api.trees(), api.cards(treeId)]);
-      rememberTrees(trees);
+      const [trees, cards] = await Promise.all([app.api.trees(), app.api.cards(treeId)]);
+      rememberTrees(app, trees);
       const tree = trees.find((t) => t._id === treeId);
       if (disposed) return;
       if (!tree) throw new ApiError(404, "not_found", "");
@@ -86,12 +83,13 @@ export function renderTreePage(root: HTMLElement, treeId: string, context: objec
     disposed = true;
     window.removeEventListener("beforeunload", warnBeforeClose);
     controller?.stop();
-    setScriptedTree(null);
+    if (app.openTree === controller) app.openTree = null;
   };
 }
 
 /** Title and toolbar; `editable` adds the buttons that change the tree. */
-export function fillBar(bar: TopBar, tree: Tree, editable: boolean): void {
+export function fillBar(app: AppContext, bar: TopBar, tree: Tree, editable: boolean): void {
+  const { bus } = app;
   const title = h(
     editable ? "button" : "span",
     editable
@@ -104,54 +102,37 @@ export function fillBar(bar: TopBar, tree: Tree, editable: boolean): void {
   bar.actions.replaceChildren();
   append(
     bar.actions,
-    editable ? barButton("Import", "modal:show:import") : null,
-    barButton("Export", "modal:show:export"),
-    editable ? barButton("Share", "modal:show:collaborators", { arg: tree._id }) : null,
-    barButton("Help", "modal:show:help", { shortcut: "?" }),
+    editable ? barButton("Import", () => bus.trigger("modal:show:import")) : null,
+    barButton("Export", () => bus.trigger("modal:show:export")),
+    editable ? barButton("Share", () => bus.trigger("modal:show:collaborators", tree._id)) : null,
+    barButton("Help", () => bus.trigger("modal:show:help"), { shortcut: "?" }),
   );
 }
 
-interface ImportRequest {
-  parentId: string | null;
-  seed: string;
-  /** Index among the parent's children for the new top cards; the end when absent. */
-  at?: number;
-  kind?: "import" | "paste";
-  done?: (problem: string | null) => void;
-}
-
-function listen(controller: TreeController, context: object): void {
+function listen(app: AppContext, controller: TreeController, context: object): void {
+  const { bus } = app;
   const treeId = controller.tree._id;
   const active = () => {
-    const card = controller.state.get(controller.activeId);
-    return card ? { id: card._id, content: card.content, depth: controller.state.depth(card._id) } : null;
+    const card = controller.activeCard();
+    return card ? { id: card._id, content: card.content, depth: controller.cards.depth(card._id) } : null;
   };
-  bus.on("modal:show:import", () => showImportDialog(active()), context);
-  bus.on("modal:show:export", () => showExportDialog(treeId, active()), context);
+  bus.on("modal:show:import", () => showImportDialog(bus, active()), context);
+  bus.on("modal:show:export", () => showExportDialog(bus, treeId, active()), context);
   bus.on(
     "cards:import",
-    async ({ parentId, seed, at, kind, done }: ImportRequest) => {
+    async ({ parentId, seed, at, kind, done }) => {
       const progress = showProgress(kind === "paste" ? "Pasting" : "Importing", `${formatBytes(seed.length)} to send`);
       try {
         // The parent may have been created moments ago: wait until the server has it.
         progress.step("Saving earlier changes first");
-        await controller.sync?.flush();
+        await controller.flush();
         const parent = parentId === null ? null : controller.currentId(parentId);
         progress.step(`Sending ${formatBytes(seed.length)}; the server makes the cards`);
-        const created = await api.importSeed(treeId, parent, seed);
+        const created = await app.api.importSeed(treeId, parent, seed);
         done?.(null);
         progress.step(`Adding ${created.length.toLocaleString()} cards`);
         await nextTask();
-        const change = new ChangeBuilder(kind ?? "import");
-        for (const card of created) change.createSaved(card);
-        commit(controller, change);
-        if (at !== undefined) {
-          const placement = new ChangeBuilder(kind ?? "import");
-          const top = created.filter((card) => card.parentId === parent);
-          placeCards(controller, placement, top, parent, at);
-          commit(controller, placement);
-        }
-        controller.activate(created[0]?._id ?? controller.activeId);
+        controller.insertSaved(created, parent, at, kind ?? "import");
         notify(`${kind === "paste" ? "Pasted" : "Imported"} ${created.length} card${created.length === 1 ? "" : "s"}.`, { kind: "success" });
         bus.trigger("cards:imported", created.map((card) => card._id));
       } catch (error) {
@@ -164,18 +145,18 @@ function listen(controller: TreeController, context: object): void {
   );
   bus.on(
     "tree:changed",
-    (tree: Tree) => {
+    (tree) => {
       if (tree._id !== treeId) return;
-      controller.state.tree = tree;
+      controller.renamed(tree);
       const bar = document.querySelector(".topbar-title .tree-title");
       if (bar) bar.textContent = tree.name;
       document.title = `${tree.name} · Cardtree`;
     },
     context,
   );
-  bus.on("tree:deleted", (id: string) => id === treeId && bus.trigger("ui:navigate", "/"), context);
+  bus.on("tree:deleted", (id) => id === treeId && bus.trigger("ui:navigate", "/"), context);
   // Dialogs opened by tree id (rename, share) show the tree's name.
-  if (!knownTree(treeId)) rememberTrees([controller.tree]);
+  if (!app.trees.has(treeId)) rememberTrees(app, [controller.tree]);
 }
 
 /** The server said no for good: say so, keep the text, and undo what cannot stand locally. */
@@ -184,11 +165,5 @@ function refused(controller: TreeController, kind: "create" | "update" | "delete
   const message = error.status === 404 ? `Couldn't ${what}: it was deleted meanwhile, perhaps by a collaborator.` : `Couldn't ${what}: ${error.message}`;
   if (text) notifyWithText(message, text);
   else notify(message, { kind: "error" });
-  // A card still open in the editor stays: its text is on screen and saving it reports again.
-  if (kind === "create" && controller.state.get(card._id) && controller.editing?.card !== card) {
-    const parent = controller.state.parent(card._id);
-    controller.state.removeSubtree(card._id);
-    controller.view.render();
-    if (controller.activeId === card._id) controller.activate(parent?._id ?? controller.state.children(null)[0]?._id ?? null);
-  }
+  if (kind === "create") controller.dropRefused(card);
 }

@@ -5,24 +5,21 @@
  * subtree, its column, the tree, and the words added since the tree was opened here).
  */
 import type { Card } from "../../shared/records.js";
-import { bus } from "../bus.js";
-import type { TreeController } from "../controller/tree-controller.js";
+import type { AppBus } from "../bus.js";
+import type { OpenTree } from "../controller/tree-controller.js";
 import { h } from "../dom.js";
 import { cardWords, countWords, searchCards, sumWords } from "../model/text-stats.js";
 
-export function mountTools(main: HTMLElement, controller: TreeController): void {
-  const search = searchBar(controller);
-  const words = wordCounts(controller);
+export function mountTools(bus: AppBus, main: HTMLElement, controller: OpenTree): void {
+  const search = searchBar(bus, controller);
+  const words = wordCounts(bus, controller);
   main.prepend(search);
   main.append(words);
   // A new font size or theme changes every card's height: measure and place them again.
-  bus.on("preferences:change", () => {
-    controller.view.render();
-    controller.view.scrollIntoPlace(false);
-  }, controller);
+  bus.on("preferences:change", () => controller.relayout(), controller);
 }
 
-function searchBar(controller: TreeController): HTMLElement {
+function searchBar(bus: AppBus, controller: OpenTree): HTMLElement {
   const input = h("input", { type: "search", class: "input search-input", placeholder: "Search cards", "aria-label": "Search cards", autocomplete: "off" });
   const count = h("span", { class: "search-count", "aria-live": "polite" });
   const close = h("button", { type: "button", class: "button button-quiet button-small", onclick: () => end() }, "Clear");
@@ -33,13 +30,13 @@ function searchBar(controller: TreeController): HTMLElement {
   const run = () => {
     const query = input.value;
     if (query.trim() === "") {
-      controller.view.setFilter(null, null);
+      controller.showOnly(null, null);
       count.textContent = "";
       first = null;
       return;
     }
-    const { matches, shown } = searchCards(controller.state, query);
-    controller.view.setFilter(shown, new Set(matches.map((card) => card._id)));
+    const { matches, shown } = searchCards(controller.cards, query);
+    controller.showOnly(shown, new Set(matches.map((card) => card._id)));
     count.textContent = matches.length === 0 ? "No match" : `${matches.length} card${matches.length === 1 ? "" : "s"}`;
     first = matches[0]?._id ?? null;
     if (first && !shown.has(controller.activeId ?? "")) controller.activate(first, { focus: false });
@@ -61,7 +58,7 @@ function searchBar(controller: TreeController): HTMLElement {
       end();
     } else if (event.key === "ArrowDown") {
       event.preventDefault();
-      controller.view.focusActive();
+      controller.focusActive();
     }
   });
   bar.addEventListener("submit", (event) => {
@@ -81,8 +78,8 @@ function searchBar(controller: TreeController): HTMLElement {
   return bar;
 }
 
-function wordCounts(controller: TreeController): HTMLElement {
-  const { state } = controller;
+function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
+  const state = controller.cards;
   const cells = {
     card: h("span", {}),
     subtree: h("span", {}),
@@ -106,9 +103,9 @@ function wordCounts(controller: TreeController): HTMLElement {
   const format = (n: number) => n.toLocaleString("en");
   const update = () => {
     scheduled = false;
-    const active = state.get(controller.activeId);
-    const editing = controller.editing;
-    const own = active ? (editing?.card === active ? countWords(editing.editor.value) : cardWords(active)) : 0;
+    const active = controller.activeCard();
+    const editing = controller.editorText();
+    const own = active ? (editing?.card === active ? countWords(editing.text) : cardWords(active)) : 0;
     cells.card.textContent = format(own);
     cells.subtree.textContent = format(active ? own + sumWords(state.descendants(active._id)) : 0);
     cells.column.textContent = format(active ? sumWords(state.column(active._id)) : 0);
@@ -134,7 +131,7 @@ function wordCounts(controller: TreeController): HTMLElement {
     scheduled = true;
     window.setTimeout(update, 120);
   };
-  bus.on("card:activate tree:change card:edit card:save card:cancel", schedule, controller);
+  bus.on(["card:activate", "tree:change", "card:edit", "card:save", "card:cancel"], schedule, controller);
   document.addEventListener("input", (event) => (event.target as Element | null)?.closest?.(".card-editor") && schedule(), { signal: controller.signal });
   bus.on("key:wordcount", () => footer.classList.toggle("wordcount-hidden"), controller);
   schedule();

@@ -3,16 +3,17 @@
  * (open, rename, copy, share, make public, delete or leave). Buttons only trigger bus events
  * (actions/tree-actions.ts does the work); the page redraws on the results.
  */
-import { api, describeError, type Tree } from "../api.js";
-import { bus } from "../bus.js";
+import { describeError, type Tree } from "../api.js";
+import type { AppBus } from "../bus.js";
+import type { AppContext } from "../context.js";
 import { publicLink } from "../dialogs/publish.js";
 import { h, mount } from "../dom.js";
 import { rememberTrees } from "../actions/tree-actions.js";
-import { currentUser } from "../session.js";
 import { topBar } from "./header.js";
 
-export function renderTrees(root: HTMLElement, context: object): void {
-  const bar = topBar();
+export function renderTrees(app: AppContext, root: HTMLElement, context: object): void {
+  const { bus } = app;
+  const bar = topBar(app);
   const list = h("ul", { class: "tree-list", "aria-label": "Your trees" });
   const message = h("p", { class: "page-message", role: "status" }, "Loading your trees…");
   const newTree = h(
@@ -35,18 +36,18 @@ export function renderTrees(root: HTMLElement, context: object): void {
 
   let trees: Tree[] = [];
   const draw = () => {
-    const user = currentUser();
+    const user = app.session.user;
     const favorites = new Set(user?.favoriteTrees ?? []);
     const sorted = [...trees].sort((a, b) => Number(favorites.has(b._id)) - Number(favorites.has(a._id)));
-    list.replaceChildren(...sorted.map((tree) => treeItem(tree, favorites.has(tree._id), tree.owner === user?._id)));
+    list.replaceChildren(...sorted.map((tree) => treeItem(bus, tree, favorites.has(tree._id), tree.owner === user?._id)));
     message.hidden = trees.length > 0;
     message.textContent = "No trees yet. Create one to start writing.";
   };
 
   const load = async () => {
     try {
-      trees = await api.trees();
-      rememberTrees(trees);
+      trees = await app.api.trees();
+      rememberTrees(app, trees);
       draw();
     } catch (error) {
       message.textContent = describeError(error);
@@ -54,15 +55,15 @@ export function renderTrees(root: HTMLElement, context: object): void {
     }
   };
 
-  bus.on("tree:changed", (tree: Tree) => {
+  bus.on("tree:changed", (tree) => {
     trees = trees.map((t) => (t._id === tree._id ? tree : t));
     draw();
   }, context);
-  bus.on("tree:created", (tree: Tree) => {
+  bus.on("tree:created", (tree) => {
     trees = [tree, ...trees.filter((t) => t._id !== tree._id)];
     draw();
   }, context);
-  bus.on("tree:deleted tree:left", (treeId: string) => {
+  bus.on(["tree:deleted", "tree:left"], (treeId) => {
     trees = trees.filter((t) => t._id !== treeId);
     draw();
   }, context);
@@ -70,7 +71,7 @@ export function renderTrees(root: HTMLElement, context: object): void {
   void load();
 }
 
-function treeItem(tree: Tree, favorite: boolean, owned: boolean): HTMLElement {
+function treeItem(bus: AppBus, tree: Tree, favorite: boolean, owned: boolean): HTMLElement {
   const id = tree._id;
   const shared = tree.users.length > 1;
   const meta = [

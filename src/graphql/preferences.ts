@@ -1,0 +1,48 @@
+/**
+ * A user's appearance preferences: `me { preferences }` and `setPreferences`, the GraphQL
+ * side of `GET/PUT /api/preferences`. Values are plain strings and numbers checked by the
+ * same zod schema as the REST body, so both surfaces refuse the same input alike.
+ */
+import { preferencesOf, setPreferences } from "../domain/preferences.js";
+import type { Preferences } from "../shared/preferences.js";
+import { preferencesInput } from "../shared/schemas.js";
+import { builder } from "./builder.js";
+import { requireUser } from "./context.js";
+import { UserType } from "./user.js";
+
+const PreferencesType = builder.objectRef<Preferences>("Preferences").implement({
+  description: "How the browser client looks for this user, on every browser they use.",
+  fields: (t) => ({
+    theme: t.exposeString("theme", { description: "forest, light or dark." }),
+    fontSize: t.exposeInt("fontSize", { description: "The cards' text size in CSS pixels: 14, 16, 18, 20 or 22." }),
+  }),
+});
+
+const PreferencesInput = builder.inputType("PreferencesInput", {
+  description: "Only the fields given change.",
+  fields: (t) => ({
+    theme: t.string({ description: "forest, light or dark." }),
+    fontSize: t.int({ description: "14, 16, 18, 20 or 22." }),
+  }),
+  validate: preferencesInput,
+});
+
+builder.objectField(UserType, "preferences", (t) =>
+  t.field({
+    type: PreferencesType,
+    description: "Defaults where the user never chose.",
+    resolve: (user, _args, context) => preferencesOf(context.domain, requireUser(context), user._id),
+  }),
+);
+
+builder.mutationField("setPreferences", (t) =>
+  t.field({
+    type: PreferencesType,
+    description: "Sets the caller's appearance preferences; returns them as they now are.",
+    args: { input: t.arg({ type: PreferencesInput, required: true }) },
+    resolve: (_root, { input }, context) => {
+      const user = requireUser(context);
+      return setPreferences(context.domain, user, user._id, input);
+    },
+  }),
+);

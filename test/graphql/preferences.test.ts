@@ -1,0 +1,53 @@
+/**
+ * Appearance preferences over GraphQL: `me { preferences }` and `setPreferences`, the same
+ * records and the same refusals as `GET/PUT /api/preferences`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildUser } from "../helpers/api.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
+import { Gql } from "./client.js";
+
+let server: InProcessServer;
+beforeAll(async () => {
+  server = await startInProcessServer();
+});
+afterAll(() => server.stop());
+
+const READ = `{ me { email preferences { theme fontSize } } }`;
+const SET = `mutation ($input: PreferencesInput!) { setPreferences(input: $input) { theme fontSize } }`;
+
+describe("preferences over GraphQL", () => {
+  it("reads the defaults, sets the fields given, and REST sees the same", async () => {
+    const writer = await buildUser(server.url, "gql-prefs");
+    const gql = Gql.as(writer);
+    expect((await gql.data(READ)).me.preferences).toEqual({ theme: "forest", fontSize: 16 });
+    expect((await gql.data(SET, { input: { theme: "dark" } })).setPreferences).toEqual({ theme: "dark", fontSize: 16 });
+    expect((await gql.data(SET, { input: { fontSize: 22 } })).setPreferences).toEqual({ theme: "dark", fontSize: 22 });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 22 });
+    await writer.put("/api/preferences", { theme: "light" });
+    expect((await gql.data(READ)).me.preferences).toEqual({ theme: "light", fontSize: 22 });
+  });
+
+  it("refuses bad values with invalid_request and the field's path, changing nothing", async () => {
+    const writer = await buildUser(server.url, "gql-bad");
+    const gql = Gql.as(writer);
+    await gql.data(SET, { input: { theme: "light", fontSize: 18 } });
+    for (const [input, path] of [
+      [{ theme: "neon" }, "theme"],
+      [{ fontSize: 17 }, "fontSize"],
+      [{ theme: null }, "theme"],
+    ] as const) {
+      const reply = await gql.reply(SET, { input });
+      expect(reply.errors.map((e) => e.extensions.code), JSON.stringify(input)).toEqual(["invalid_request"]);
+      expect(JSON.stringify(reply.errors[0].extensions.details ?? reply.errors[0].message)).toContain(path);
+    }
+    expect(await gql.codes(SET, { input: { theme: "dark", colour: "red" } })).toEqual(["invalid_request"]);
+    expect((await gql.data(READ)).me.preferences).toEqual({ theme: "light", fontSize: 18 });
+  });
+
+  it("answers anonymous callers unauthenticated", async () => {
+    const anon = new Gql(server.url);
+    expect(await anon.codes(READ)).toEqual(["unauthenticated"]);
+    expect(await anon.codes(SET, { input: { theme: "dark" } })).toEqual(["unauthenticated"]);
+  });
+});

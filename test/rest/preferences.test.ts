@@ -1,0 +1,87 @@
+/**
+ * `GET/PUT /api/preferences`: a user's appearance preferences, kept on the server so they
+ * follow the user to another browser; `/api/index` keeps exactly SPEC §2's fields.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Api, buildUser } from "../helpers/api.js";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
+
+let server: InProcessServer;
+beforeAll(async () => {
+  server = await startInProcessServer();
+});
+afterAll(() => server.stop());
+
+describe("appearance preferences", () => {
+  it("start at the defaults, change only the fields sent, and stay out of /api/index", async () => {
+    const writer = await buildUser(server.url, "prefs");
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16 });
+    const set = await writer.put("/api/preferences", { theme: "dark" });
+    expect(set.status).toBe(200);
+    expect(set.body).toEqual({ theme: "dark", fontSize: 16 });
+    expect((await writer.put("/api/preferences", { fontSize: 20 })).body).toEqual({ theme: "dark", fontSize: 20 });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20 });
+    const me = await writer.get("/api/index");
+    expect(Object.keys(me.body)).not.toContain("preferences");
+  });
+
+  it("are each user's own", async () => {
+    const ada = await buildUser(server.url, "ada");
+    const bob = await buildUser(server.url, "bob");
+    await ada.put("/api/preferences", { theme: "light", fontSize: 22 });
+    expect((await bob.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16 });
+  });
+
+  it("keep both of two changes sent at once", async () => {
+    const writer = await buildUser(server.url, "race");
+    const [a, b] = await Promise.all([writer.put("/api/preferences", { theme: "light" }), writer.put("/api/preferences", { fontSize: 14 })]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 14 });
+  });
+
+  it("refuse an unknown value or field with 400 and details, changing nothing", async () => {
+    const writer = await buildUser(server.url, "bad");
+    await writer.put("/api/preferences", { theme: "light", fontSize: 18 });
+    for (const [body, path] of [
+      [{ theme: "neon" }, "theme"],
+      [{ fontSize: 17 }, "fontSize"],
+      [{ fontSize: "16" }, "fontSize"],
+      [{ theme: "dark", colour: "red" }, ""],
+      [{ theme: "dark", fontSize: 1e9 }, "fontSize"],
+    ] as const) {
+      const res = await writer.put("/api/preferences", body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body).toMatchObject({ error: "invalid_request" });
+      expect(res.body.message).toEqual(expect.any(String));
+      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(path);
+    }
+    const notJson = await writer.put("/api/preferences", "theme=dark", { "content-type": "application/json" });
+    expect(notJson.status).toBe(400);
+    const array = await writer.put("/api/preferences", ["dark"]);
+    expect(array.status).toBe(400);
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 18 });
+  });
+
+  it("answer anonymous callers 401 on both methods", async () => {
+    const anon = new Api(server.url);
+    const read = await anon.get("/api/preferences");
+    expect(read.status).toBe(401);
+    expect(read.body.error).toBe("unauthenticated");
+    expect(read.headers.get("www-authenticate")).toMatch(/^Basic realm="cardtree"/);
+    const write = await anon.put("/api/preferences", { theme: "dark" });
+    expect(write.status).toBe(401);
+    expect(write.body.error).toBe("unauthenticated");
+  });
+
+  it("need the CSRF token on a cookie session's change", async () => {
+    const writer = await buildUser(server.url, "csrf");
+    const login = await new Api(server.url).post("/api/login", writer.credentials);
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
+    const anon = new Api(server.url);
+    const refused = await anon.put("/api/preferences", { theme: "dark" }, { cookie });
+    expect(refused.status).toBe(403);
+    const accepted = await anon.put("/api/preferences", { theme: "dark" }, { cookie, "x-csrf-token": login.body.csrf });
+    expect(accepted.status).toBe(200);
+    expect((await writer.get("/api/preferences")).body.theme).toBe("dark");
+  });
+});
