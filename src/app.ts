@@ -9,7 +9,7 @@ import { CredentialChecker } from "./auth/credentials.js";
 import { SessionManager } from "./auth/sessions.js";
 import type { DomainContext } from "./domain/context.js";
 import { errorHandler } from "./http/error-response.js";
-import { closeConnectionsWhenStopping, healthRoutes, type Lifecycle } from "./http/health.js";
+import { closeConnectionsWhenStopping, healthRoutes, type Lifecycle, type StoreProbe } from "./http/health.js";
 import { jsonBody } from "./http/json-body.js";
 import { requestLog, type Logger } from "./http/logger.js";
 import { securityHeaders } from "./http/security-headers.js";
@@ -23,9 +23,11 @@ export interface AppDeps {
   webDir: string;
   /** Where the process is in its life, for `/readyz`; always ready when not given. */
   lifecycle?: () => Lifecycle;
+  /** Asks the store's database whether it answers, for `/healthz` (PostgreSQL). */
+  probeStore?: StoreProbe;
 }
 
-export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready" }: AppDeps): express.Express {
+export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready", probeStore }: AppDeps): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy);
@@ -38,7 +40,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   app.use(securityHeaders);
   app.use(closeConnectionsWhenStopping(lifecycle));
   if (ctx.config.logRequests) app.use(requestLog(logger));
-  app.use(healthRoutes(ctx.store, lifecycle));
+  app.use(healthRoutes(ctx.store, lifecycle, probeStore));
   app.use(
     "/api",
     who,

@@ -23,6 +23,29 @@ describe("hashing and sign-up limits", () => {
   });
 });
 
+describe("STORE and DATABASE_URL", () => {
+  it("default to the embedded store", () => {
+    expect(loadConfig({}).store).toEqual({ engine: "nedb" });
+    expect(loadConfig({ STORE: "nedb", DATABASE_URL: "postgres://ignored" }).store).toEqual({ engine: "nedb" });
+  });
+
+  it("select PostgreSQL with its URL and pool size", () => {
+    expect(loadConfig({ STORE: "postgres", DATABASE_URL: "postgres://u:p@db:5432/cardtree" }).store).toEqual({
+      engine: "postgres",
+      databaseUrl: "postgres://u:p@db:5432/cardtree",
+      poolSize: 10,
+    });
+    expect(loadConfig({ STORE: "postgres", DATABASE_URL: "postgresql://db/x", DATABASE_POOL_SIZE: "3" }).store).toMatchObject({ poolSize: 3 });
+  });
+
+  it("refuse an unknown engine, PostgreSQL without a URL, and an empty pool", () => {
+    expect(() => loadConfig({ STORE: "mysql" })).toThrow(/STORE must be "nedb" or "postgres"/);
+    expect(() => loadConfig({ STORE: "postgres" })).toThrow(/STORE=postgres needs DATABASE_URL/);
+    expect(() => loadConfig({ STORE: "postgres", DATABASE_URL: "mysql://db/x" })).toThrow(/DATABASE_URL/);
+    expect(() => loadConfig({ STORE: "postgres", DATABASE_URL: "postgres://db/x", DATABASE_POOL_SIZE: "0" })).toThrow(/DATABASE_POOL_SIZE/);
+  });
+});
+
 describe("GraphQL budgets", () => {
   it("give anonymous callers less time and fewer values than signed-in ones, and refuse a time of 0", () => {
     const { graphql } = loadConfig({});

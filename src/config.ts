@@ -8,6 +8,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Which engine keeps the records (SPEC §11): NeDB files in `dataDir`, or PostgreSQL. */
+  store: StoreConfig;
   signup: boolean;
   /**
    * Which reverse proxies' X-Forwarded-* to believe: false (none), a hop count, or their
@@ -73,6 +75,15 @@ export interface LiveLimits {
   queueEvents: number;
 }
 
+export type StoreConfig =
+  | { engine: "nedb" }
+  | {
+      engine: "postgres";
+      databaseUrl: string;
+      /** Connections one process holds at most. */
+      poolSize: number;
+    };
+
 export interface GraphQLLimits {
   /** Tokens of a document; the parser stops there, long before its recursion is deep. */
   tokens: number;
@@ -116,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer(env.PORT, 3000, "PORT"),
     host: env.HOST ?? "0.0.0.0",
     dataDir: path.resolve(env.DATA_DIR ?? "data"),
+    store: storeConfig(env),
     signup: env.SIGNUP !== "off",
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     defaultCardLimit: integer(env.CARD_LIMIT, -1, "CARD_LIMIT"),
@@ -184,6 +196,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queueEvents: atLeast(1, integer(env.LIVE_QUEUE_EVENTS, 256, "LIVE_QUEUE_EVENTS"), "LIVE_QUEUE_EVENTS"),
     },
   };
+}
+
+/** `STORE=nedb` (the default) or `STORE=postgres` with `DATABASE_URL`. */
+function storeConfig(env: NodeJS.ProcessEnv): StoreConfig {
+  const engine = env.STORE === undefined || env.STORE === "" ? "nedb" : env.STORE;
+  if (engine === "nedb") return { engine };
+  if (engine !== "postgres") throw new Error(`STORE must be "nedb" or "postgres", got "${engine}".`);
+  const databaseUrl = env.DATABASE_URL ?? "";
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new Error("STORE=postgres needs DATABASE_URL, a postgres:// URL (postgres://user:password@host:5432/database).");
+  }
+  const poolSize = atLeast(1, integer(env.DATABASE_POOL_SIZE, 10, "DATABASE_POOL_SIZE"), "DATABASE_POOL_SIZE");
+  return { engine, databaseUrl, poolSize };
 }
 
 /**

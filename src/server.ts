@@ -14,8 +14,7 @@ import { scheduleHistoryPruning } from "./domain/history.js";
 import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
 import { formatsOffThread } from "./formats/off-thread.js";
-import { openNedbStore } from "./store/nedb-store.js";
-import { loadSettings } from "./store/settings.js";
+import { openStore } from "./store/open-store.js";
 import type { Store } from "./domain/ports/store.js";
 import { controlFileFaults } from "./store/write-faults.js";
 
@@ -39,14 +38,21 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   let lifecycle: Lifecycle = "starting";
   // The reliability tests make appends fail through a control file (src/store/write-faults.ts).
   const faultsFile = process.env.CARDTREE_FAULTS_FILE;
-  const store = await openNedbStore(config.dataDir, {
+  // STORE=postgres has no data-directory lock: any number of processes share the database.
+  const { store, settings, probe } = await openStore(config, {
     log: logger.error,
-    compaction: config.compaction,
+    info: logger.info,
     faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
   });
-  const settings = await loadSettings(config.dataDir);
   const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, formatsOffThread(config.exports));
-  const app = createApp({ ctx, secret: settings.secret, logger, webDir: WEB_DIR, lifecycle: () => lifecycle });
+  const app = createApp({
+    ctx,
+    secret: settings.secret,
+    logger,
+    webDir: WEB_DIR,
+    lifecycle: () => lifecycle,
+    probeStore: probe,
+  });
   // Timeouts are enforced on this check's beat, so it must be a fraction of the shortest.
   const checkEvery = Math.max(250, Math.min(30_000, Math.floor(config.timeouts.headersMs / 4)));
   const server = http.createServer({ connectionsCheckingInterval: checkEvery }, app);

@@ -8,7 +8,17 @@ import { backupDataDir, restoreDataDir } from "../store/backup.js";
 import { openNedbStore } from "../store/nedb-store.js";
 import { UsageError } from "./usage.js";
 
+/** Backup and restore copy NeDB's files; a PostgreSQL database is backed up with its own tools. */
+function refusePostgres(config: Config, command: string): void {
+  if (config.store.engine === "postgres") {
+    throw new Error(
+      `${command} works on the embedded store's data directory; with STORE=postgres use PostgreSQL's own tools (pg_dump, pg_restore, or continuous archiving), see docs/scaling.md.`,
+    );
+  }
+}
+
 export async function backupCommand(config: Config, rest: string[]): Promise<void> {
+  refusePostgres(config, "backup");
   const [target] = rest;
   if (!target || rest.length > 1) throw new UsageError("Name one directory to write the backup into.");
   const report = await backupDataDir(config.dataDir, target);
@@ -20,6 +30,7 @@ export async function backupCommand(config: Config, rest: string[]): Promise<voi
 }
 
 export async function restoreCommand(config: Config, rest: string[]): Promise<void> {
+  refusePostgres(config, "restore");
   const [source] = rest;
   if (!source || rest.length > 1) throw new UsageError("Name the backup directory to restore from.");
   await restoreDataDir(source, config.dataDir);

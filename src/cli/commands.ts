@@ -11,6 +11,7 @@
  *   export TREE --format F [-o FILE] [--card ID] [--column N]
  *   backup DIR                                  copy the data, also while the server runs
  *   restore DIR                                 replace the data with a backup (server stopped)
+ *   migrate --to postgres [--force]             copy the data into DATABASE_URL, verified
  *
  * Without --password the password is asked for (hidden on a terminal, else one line of
  * standard input).
@@ -19,9 +20,10 @@ import { loadConfig } from "../config.js";
 import { createDomainContext, type DomainContext } from "../domain/context.js";
 import { DomainError } from "../shared/errors.js";
 import { formatsOffThread } from "../formats/off-thread.js";
-import { openNedbStore } from "../store/nedb-store.js";
+import { openStore } from "../store/open-store.js";
 import { parseCliArgs, UsageError, type CliArgs } from "./usage.js";
 import { backupCommand, restoreCommand } from "./backup-command.js";
+import { migrateCommand } from "./migrate-command.js";
 import { exportCommand, importCommand } from "./transfer-commands.js";
 import { userCommand } from "./user-commands.js";
 
@@ -35,20 +37,23 @@ export const COMMAND_LINES = [
   "export TREE --format txt|md|html|json|docx|impress [-o FILE] [--card ID] [--column N] [--newlines N] [--start S] [--end S]",
   "backup DIR",
   "restore DIR",
+  "migrate --to postgres [--force]",
 ];
 
-export const COMMANDS = new Set(["user", "import", "export", "backup", "restore"]);
+export const COMMANDS = new Set(["user", "import", "export", "backup", "restore", "migrate"]);
 
 const storeCommands: Record<string, (ctx: DomainContext, rest: string[], args: CliArgs) => Promise<void>> = {
   user: userCommand,
   import: importCommand,
   export: exportCommand,
 };
-// These two handle the data directory themselves: a backup must not take the lock a
-// running server holds, and a restore takes it before replacing the files.
-const fileCommands: Record<string, (config: ReturnType<typeof loadConfig>, rest: string[]) => Promise<void>> = {
+// These handle the data directory themselves: a backup must not take the lock a running
+// server holds, a restore takes it before replacing the files, and a migration reads it
+// (under its lock) whatever STORE says.
+const fileCommands: Record<string, (config: ReturnType<typeof loadConfig>, rest: string[], args: CliArgs) => Promise<void>> = {
   backup: backupCommand,
   restore: restoreCommand,
+  migrate: migrateCommand,
 };
 
 /**
@@ -75,7 +80,7 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
   };
   if (fileCommands[command]) {
     try {
-      await fileCommands[command](loadConfig(), rest);
+      await fileCommands[command](loadConfig(), rest, args);
       return 0;
     } catch (err) {
       return fail(err);
@@ -87,7 +92,7 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
     return 2;
   }
   const config = loadConfig();
-  const store = await openNedbStore(config.dataDir);
+  const { store } = await openStore(config);
   try {
     await handler(createDomainContext(store, config, formatsOffThread(config.exports)), rest, args);
     return 0;

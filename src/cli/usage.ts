@@ -16,6 +16,8 @@ const OPTIONS = {
   newlines: { type: "string" },
   start: { type: "string" },
   end: { type: "string" },
+  to: { type: "string" },
+  force: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 

@@ -18,6 +18,7 @@ export const STATUS: Record<ErrorCode, number> = {
   limit_reached: 422,
   too_many_requests: 429,
   internal: 500,
+  unavailable: 503,
 };
 
 interface BodyParserError {

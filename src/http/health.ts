@@ -4,17 +4,36 @@
  * the moment a shutdown begins, so a balancer drains the instance while its in-flight
  * requests finish. (The port opens only once the store is open, so a starting server
  * refuses connections rather than answering; "starting" covers an app built before that.)
+ * A store with a server of its own (PostgreSQL) is asked on each `/healthz`, so the check
+ * reports the database; `/readyz` does not ask it: every process shares that database, and
+ * a balancer draining them all would not help.
  */
 import { Router, type NextFunction, type Request, type Response } from "express";
 import type { Store } from "../domain/ports/store.js";
 
 export type Lifecycle = "starting" | "ready" | "stopping";
 
-export function healthRoutes(store: Store, lifecycle: () => Lifecycle): Router {
+/** Resolves when the store's database answers; rejects (soon) when it does not. */
+export type StoreProbe = () => Promise<void>;
+
+export function healthRoutes(store: Store, lifecycle: () => Lifecycle, probe?: StoreProbe): Router {
   const router = Router();
-  router.get("/healthz", (_req, res) => {
+  router.get("/healthz", async (_req, res) => {
     const status = store.status();
-    res.status(status === "open" ? 200 : 503).json({ status: status === "open" ? "ok" : status });
+    if (status !== "open") {
+      res.status(503).json({ status });
+      return;
+    }
+    if (!probe) {
+      res.json({ status: "ok" });
+      return;
+    }
+    try {
+      await probe();
+      res.json({ status: "ok", database: "ok" });
+    } catch {
+      res.status(503).json({ status: "unavailable", database: "unreachable" });
+    }
   });
   router.get("/readyz", (_req, res) => {
     const state = lifecycle();

@@ -41,6 +41,7 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   limit_reached: "The owner's card limit would be passed, or the user keeps as many scripts as allowed.",
   too_many_requests: "Too many failed log-ins for this email or address; try again after Retry-After seconds.",
   internal: "Something went wrong on the server (logged; no details are given).",
+  unavailable: "The database does not answer (STORE=postgres); nothing was changed, try again in a moment.",
 };
 
 /** Request bodies by component name. */
@@ -116,8 +117,8 @@ interface Operation {
 /**
  * Every /api operation. Order is the README's. Errors every path may answer are added by
  * `errorStatuses`: 400 (a path that is not valid percent-encoding), 401 (a malformed or
- * wrong Authorization header), 429 (the log-in throttle, also for basic credentials) and
- * 500; writes add 403 (CSRF, other sites), and bodies 413 and 415.
+ * wrong Authorization header), 429 (the log-in throttle, also for basic credentials), 500
+ * and 503 (the database does not answer, STORE=postgres); writes add 403 (CSRF, other sites), and bodies 413 and 415.
  */
 const OPERATIONS: Operation[] = [
   { method: "post", path: "/signup", summary: "Create an account and start a cookie session", credentials: "optional", body: { schema: "SignupInput", required: true }, ok: { status: 201, schema: "User", description: "The new user" }, errors: [409], startsSession: true },
@@ -160,7 +161,7 @@ const OPERATIONS: Operation[] = [
 ];
 
 function errorStatuses(op: Operation): number[] {
-  const statuses = new Set([400, 401, 429, 500, ...op.errors]);
+  const statuses = new Set([400, 401, 429, 500, 503, ...op.errors]);
   if (op.method !== "get") statuses.add(403);
   if (op.body) [413, 415].forEach((status) => statuses.add(status));
   return [...statuses].sort((a, b) => a - b);

@@ -14,6 +14,7 @@ export type ErrorCode =
   | "unsupported_media_type"
   | "limit_reached"
   | "too_many_requests"
+  | "unavailable"
   | "internal";
 
 export interface ErrorDetail {
@@ -77,6 +78,13 @@ export class PayloadTooLargeError extends DomainError {
 export class LimitReachedError extends DomainError {
   constructor(message: string) {
     super("limit_reached", message);
+  }
+}
+
+/** The store's database does not answer (STORE=postgres): nothing was done; try again soon. */
+export class UnavailableError extends DomainError {
+  constructor(message = "The database is not answering; nothing was changed. Try again in a moment.") {
+    super("unavailable", message);
   }
 }
 

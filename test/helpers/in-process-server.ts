@@ -1,11 +1,13 @@
 /**
  * Starts the real server inside the test process, for tests that need to look inside
- * (count store reads, set a user's limit), with a fresh data directory.
+ * (count store reads, set a user's limit), with a fresh data directory, or a fresh
+ * database under `CARDTREE_TEST_STORE=postgres` (dropped when the server stops).
  */
 import { rm } from "node:fs/promises";
 import { loadConfig } from "../../src/config.js";
 import { startServer, type RunningServer } from "../../src/server.js";
 import { countingReads } from "./counting-store.js";
+import { dropTestDatabase, storeEnv } from "./postgres.js";
 import { freshDataDir } from "./server.js";
 
 export interface InProcessServer extends RunningServer {
@@ -17,7 +19,8 @@ export interface InProcessServer extends RunningServer {
 
 export async function startInProcessServer(env: Record<string, string> = {}): Promise<InProcessServer> {
   const dataDir = await freshDataDir();
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "off", ...env });
+  const store = await storeEnv(dataDir);
+  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "off", ...store, ...env });
   let reads = { count: 0 };
   const running = await startServer(config, {
     decorateStore: (store) => {
@@ -32,6 +35,7 @@ export async function startInProcessServer(env: Record<string, string> = {}): Pr
     reads,
     stop: async () => {
       await running.close();
+      if (store.DATABASE_URL) await dropTestDatabase(store.DATABASE_URL);
       await rm(dataDir, { recursive: true, force: true });
     },
   };

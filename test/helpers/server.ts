@@ -1,6 +1,8 @@
 /**
  * Starts the real server for integration tests as a child process (for restarts, kills
- * and environment settings), with a fresh data directory under the system temp folder.
+ * and environment settings), with a fresh data directory under the system temp folder,
+ * and under `CARDTREE_TEST_STORE=postgres` a fresh database of its own (helpers/postgres.ts;
+ * a restart on the same data directory finds the same database).
  * `in-process-server.ts` starts it inside the test process instead. They are two modules
  * so that suites using only child processes do not load the whole server.
  */
@@ -9,6 +11,7 @@ import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { storeEnv } from "./postgres.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -40,9 +43,11 @@ export async function startTestServer(
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await freshDataDir());
+  // A test that names its store (STORE=nedb to make a data directory to migrate) gets it.
+  const store = options.env?.STORE ? {} : await storeEnv(dataDir);
   const child = spawn(process.execPath, options.args ?? ["--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "on", ...options.env },
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "on", ...store, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output: string[] = [];

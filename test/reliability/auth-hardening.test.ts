@@ -5,10 +5,9 @@
  * credential cache; cookies, CSRF (REST and GraphQL) and security headers; no secret in
  * the logs.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildTree, buildUser, uniqueEmail } from "../helpers/api.js";
+import { instanceSecret } from "../helpers/postgres.js";
 import { startTestServer } from "../helpers/server.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
@@ -219,8 +218,7 @@ describe("logs", () => {
       for (const secret of [password, "another secret 123", api.authHeader!.slice(6), token]) {
         expect(out).not.toContain(secret);
       }
-      const settings = JSON.parse(readFileSync(path.join(logged.dataDir, "settings.json"), "utf8"));
-      expect(out).not.toContain(settings.secret);
+      expect(out).not.toContain(await instanceSecret(logged.dataDir));
     } finally {
       await logged.stop();
     }

@@ -1,0 +1,402 @@
+/**
+ * The PostgreSQL store (SPEC §11, issue 17): the `Store` port on a database that any number
+ * of processes share. One pool of connections (`pg`); the schema is brought up to date at
+ * open (postgres/migrate.ts). Each port method is one statement, or one transaction where
+ * it must change several tables, so every write is all or nothing and durable when it
+ * resolves (PostgreSQL commits to its WAL before answering). SQL stays inside src/store/.
+ *
+ * Records are stored as the domain wrote them (`record`, json) beside the columns that
+ * are queried (postgres/migrations.ts); timestamps there are the records' own ISO strings,
+ * which compare in time order as text, as the embedded store compares them. No statement
+ * parses a record on the server side (a card's text may hold what PostgreSQL's text type
+ * cannot): the columns are passed beside it, and several rows travel as parallel arrays.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
+import type { Change } from "../shared/changes.js";
+import { ConflictError, UnavailableError } from "../shared/errors.js";
+import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
+import { migrate, type MigrationReport } from "./postgres/migrate.js";
+import { transaction } from "./postgres/transaction.js";
+import type { Settings } from "./settings.js";
+
+export interface PostgresStoreOptions {
+  /** Where connection failures of idle clients are reported (the server's logger). */
+  log?: (message: string, fields: Record<string, unknown>) => void;
+  /** Where what the migrations did is reported. */
+  info?: (message: string, fields: Record<string, unknown>) => void;
+  /** Most connections this process holds (default 10). */
+  poolSize?: number;
+  /** How long a request waits for a connection before failing (default 5 s). */
+  connectTimeoutMs?: number;
+}
+
+/** The PostgreSQL store, plus what only this adapter has. */
+export interface PostgresStore extends Store {
+  /** What the migrations did at open. */
+  readonly migrations: MigrationReport;
+  /** Resolves when the database answers a query within `timeoutMs`; rejects otherwise. */
+  ping(timeoutMs?: number): Promise<void>;
+  /** The instance settings every process of this database shares, made on first use. */
+  settings(): Promise<Settings>;
+  /** The pool, for the CLI's migration and the tests' fault injection. */
+  readonly pool: pg.Pool;
+}
+
+type Row<T> = { record: T };
+
+const json = (value: unknown) => JSON.stringify(value);
+
+/**
+ * A card's record as stored: without its trash mark (the `trashed` column holds it) and
+ * without the batch mark the embedded store's files may carry (a migrated card).
+ */
+function cardRecord(card: StoredCard): string {
+  const { trashed: _trashed, batch: _batch, ...rest } = card as StoredCard & { batch?: unknown };
+  return json(rest);
+}
+
+interface CardRow {
+  record: StoredCard;
+  trashed: string | null;
+}
+
+function cardFromRow(row: CardRow): StoredCard {
+  return row.trashed === null ? row.record : { ...row.record, trashed: row.trashed };
+}
+
+/** The columns of cards rows, as parallel arrays for `unnest` (one statement for any number). */
+function cardColumns(cards: readonly StoredCard[]): unknown[] {
+  return [cards.map((c) => c._id), cards.map((c) => c.treeId), cards.map((c) => c.trashed ?? null), cards.map(cardRecord)];
+}
+
+/** The tree row's columns after its id: users, public_url, revision, record. */
+function treeColumns(tree: Tree): unknown[] {
+  return [tree.users, tree.publicUrl ?? null, tree.revision ?? 0, json(tree)];
+}
+
+/** Node's errors for a server that cannot be reached or dropped the connection. */
+const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "EPIPE"]);
+
+/**
+ * An error of reaching the database rather than of the statement: a refused or dropped
+ * connection, no connection within the wait, or the server shutting down or starting
+ * (SQLSTATE classes 08 and 57P).
+ */
+function isUnreachable(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && (UNREACHABLE.has(code) || code.startsWith("08") || code.startsWith("57P"))) return true;
+  return /timeout exceeded when trying to connect|Connection terminated|not queryable|Connection ended/i.test(String(message ?? ""));
+}
+
+/** A connection that was open and is now gone (ended by the server, or reset). */
+function isConnectionLost(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "57P01" || code === "57P02") return true;
+  return /Connection terminated|not queryable|Connection ended/i.test(String(message ?? ""));
+}
+
+/**
+ * The repository with every method's unreachable-database failure turned into the domain's
+ * UnavailableError (503 with the SPEC §4 body), so no transport needs to know `pg`'s errors.
+ */
+function reportingUnavailable<T extends object>(repository: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(repository)) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await (method as (...a: unknown[]) => Promise<unknown>)(...args);
+      } catch (err) {
+        throw isUnreachable(err) ? new UnavailableError() : err;
+      }
+    };
+  }
+  return wrapped as T;
+}
+
+/** PostgreSQL's unique_violation. */
+const UNIQUE_VIOLATION = "23505";
+
+/** Thrown by `commit` when another process committed the same revision of the tree first. */
+function revisionTaken(change: Change): ConflictError {
+  return new ConflictError(
+    `The tree was changed by another request at the same time (revision ${change.revision} is taken); reload it and try again.`,
+  );
+}
+
+export async function openPostgresStore(databaseUrl: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  const log = options.log ?? ((message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: "cardtree",
+  });
+  // An idle connection that the server drops (a restart) is reported here; without a
+  // listener the pool's error would end the process. The pool replaces it on next use.
+  pool.on("error", (err) => log("a database connection failed; it will be replaced", { error: String(err) }));
+  let report: MigrationReport;
+  try {
+    report = await migrate(pool);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  if (report.applied.length > 0) {
+    (options.info ?? log)("database schema migrated", { applied: report.applied, version: report.version });
+  }
+
+  let status: StoreStatus = "open";
+  // A read is tried again on a connection that turns out dead: the server ended it (a
+  // restart) and the pool handed it out before the notice arrived. Each try drops one dead
+  // connection, so at most as many tries as the pool holds. A write is not tried again:
+  // whether it committed before its connection died cannot be known here.
+  const poolSize = options.poolSize ?? 10;
+  const read = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await pool.query<R>(sql, params);
+      } catch (err) {
+        if (!isConnectionLost(err) || attempt > poolSize) throw err;
+      }
+    }
+  };
+  const rows = async <T>(sql: string, params: unknown[] = []): Promise<T[]> =>
+    (await read<Row<T>>(sql, params)).rows.map((r) => r.record);
+  const one = async <T>(sql: string, params: unknown[] = []): Promise<T | null> => (await rows<T>(sql, params))[0] ?? null;
+  const run = async (sql: string, params: unknown[] = []): Promise<void> => {
+    await pool.query(sql, params);
+  };
+
+  const store: PostgresStore = {
+    pool,
+    migrations: report,
+    status: () => status,
+    ping: async (timeoutMs = 2_000) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        await Promise.race([pool.query("SELECT 1"), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    settings: async () => {
+      // Two processes starting together: the first insert wins, both read the same values.
+      await run(
+        `INSERT INTO settings (key, value) VALUES ('secret', $1), ('createdAt', $2) ON CONFLICT (key) DO NOTHING`,
+        [randomBytes(32).toString("hex"), new Date().toISOString()],
+      );
+      const { rows: found } = await pool.query<{ key: string; value: string }>(
+        "SELECT key, value FROM settings WHERE key IN ('secret', 'createdAt')",
+      );
+      const values = Object.fromEntries(found.map((r) => [r.key, r.value]));
+      return { secret: values.secret, createdAt: values.createdAt };
+    },
+    users: {
+      insert: (user) =>
+        run("INSERT INTO users (id, email, created_at, record) VALUES ($1, $2, $3, $4)", [
+          user._id,
+          user.email,
+          user.createdAt,
+          json(user),
+        ]),
+      byId: (id) => one<StoredUser>("SELECT record FROM users WHERE id = $1", [id]),
+      byIds: (ids) =>
+        ids.length === 0 ? Promise.resolve([]) : rows<StoredUser>("SELECT record FROM users WHERE id = ANY($1::text[])", [[...ids]]),
+      byEmail: (email) => one<StoredUser>("SELECT record FROM users WHERE email = $1", [email]),
+      list: () => rows<StoredUser>("SELECT record FROM users ORDER BY created_at, id"),
+      // Read, merge, write under the row's lock: the merge is done here, not in SQL, which
+      // would have to parse the record.
+      update: (id, fields) =>
+        transaction(pool, async (client) => {
+          const { rows: found } = await client.query<Row<StoredUser>>("SELECT record FROM users WHERE id = $1 FOR UPDATE", [id]);
+          if (found.length === 0) return null;
+          const user: StoredUser = { ...found[0].record, ...fields };
+          await client.query("UPDATE users SET email = $2, created_at = $3, record = $4 WHERE id = $1", [
+            id,
+            user.email,
+            user.createdAt,
+            json(user),
+          ]);
+          return user;
+        }),
+    },
+    trees: {
+      insert: (tree) =>
+        run("INSERT INTO trees (id, users, public_url, revision, record) VALUES ($1, $2, $3, $4, $5)", [
+          tree._id,
+          ...treeColumns(tree),
+        ]),
+      byId: (id) => one<Tree>("SELECT record FROM trees WHERE id = $1", [id]),
+      byPublicUrl: (publicUrl) => one<Tree>("SELECT record FROM trees WHERE public_url = $1", [publicUrl]),
+      forUser: (userId) => rows<Tree>("SELECT record FROM trees WHERE users @> ARRAY[$1::text]", [userId]),
+      replace: (tree) =>
+        run("UPDATE trees SET users = $2, public_url = $3, revision = $4, record = $5 WHERE id = $1", [
+          tree._id,
+          ...treeColumns(tree),
+        ]),
+      // One statement: the tree, its cards and its changes go together or not at all.
+      removeWithCards: (id) =>
+        run(
+          `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1)
+           DELETE FROM trees WHERE id = $1`,
+          [id],
+        ),
+    },
+    cards: {
+      // One statement however many cards: an import is all or nothing.
+      insertMany: (list) =>
+        list.length === 0
+          ? Promise.resolve()
+          : run(
+              "INSERT INTO cards (id, tree_id, trashed, record) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])",
+              cardColumns(list),
+            ),
+      byId: async (id) => {
+        const { rows: found } = await read<CardRow>("SELECT record, trashed FROM cards WHERE id = $1", [id]);
+        return found.length === 0 ? null : cardFromRow(found[0]);
+      },
+      trashedByTree: async (treeId) =>
+        (await read<CardRow>("SELECT record, trashed FROM cards WHERE tree_id = $1 AND trashed IS NOT NULL", [treeId])).rows.map(
+          cardFromRow,
+        ),
+      liveById: (id) => one<StoredCard>("SELECT record FROM cards WHERE id = $1 AND trashed IS NULL", [id]),
+      liveByTree: (treeId) => rows<StoredCard>("SELECT record FROM cards WHERE tree_id = $1 AND trashed IS NULL", [treeId]),
+      countLiveByTrees: async (treeIds) => {
+        if (treeIds.length === 0) return 0;
+        const { rows: counted } = await read<{ n: number }>(
+          "SELECT count(*)::integer AS n FROM cards WHERE tree_id = ANY($1::text[]) AND trashed IS NULL",
+          [[...treeIds]],
+        );
+        return counted[0].n;
+      },
+      replace: (card) =>
+        run("UPDATE cards SET tree_id = $2, trashed = $3, record = $4 WHERE id = $1", [
+          card._id,
+          card.treeId,
+          card.trashed ?? null,
+          cardRecord(card),
+        ]),
+      trash: (ids, at) =>
+        ids.length === 0 ? Promise.resolve() : run("UPDATE cards SET trashed = $2 WHERE id = ANY($1::text[])", [[...ids], at]),
+    },
+    changes: {
+      commit: (change, tree) =>
+        transaction(pool, async (client) => {
+          const cardIds = [...new Set([...change.before, ...change.after].map((c) => c._id))];
+          try {
+            await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record) VALUES ($1, $2, $3, $4, $5)", [
+              change.treeId,
+              change.revision,
+              change.at,
+              cardIds,
+              json(change),
+            ]);
+          } catch (err) {
+            if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "changes_pkey") {
+              throw revisionTaken(change);
+            }
+            throw err;
+          }
+          // The tree moves only from the revision this change follows: a process working
+          // from an older copy of the tree (whose revision was pruned from the log) fails
+          // here instead of writing over newer changes.
+          const written = await client.query(
+            `INSERT INTO trees (id, users, public_url, revision, record) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (id) DO UPDATE
+               SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
+               WHERE trees.revision = excluded.revision - 1`,
+            [tree._id, ...treeColumns(tree)],
+          );
+          if (written.rowCount === 0) throw revisionTaken(change);
+          if (change.after.length > 0) {
+            await client.query(
+              `INSERT INTO cards (id, tree_id, trashed, record)
+               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])
+               ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record`,
+              cardColumns(change.after),
+            );
+          }
+        }),
+      since: (treeId, since, limit) =>
+        rows<Change>("SELECT record FROM changes WHERE tree_id = $1 AND revision > $2 ORDER BY revision LIMIT $3", [
+          treeId,
+          since,
+          limit,
+        ]),
+      history: (treeId, { before, limit }) =>
+        rows<Change>(
+          `SELECT record FROM changes WHERE tree_id = $1 AND ($2::integer IS NULL OR revision < $2)
+           ORDER BY revision DESC LIMIT $3`,
+          [treeId, before ?? null, limit],
+        ),
+      ofCard: (treeId, cardId, limit) =>
+        rows<Change>(
+          "SELECT record FROM changes WHERE tree_id = $1 AND card_ids @> ARRAY[$2::text] ORDER BY revision DESC LIMIT $3",
+          [treeId, cardId, limit],
+        ),
+      prune: async (olderThan) => {
+        const pruned = await pool.query(
+          `DELETE FROM changes AS c WHERE c.at < $1
+             AND c.revision < (SELECT max(revision) FROM changes AS latest WHERE latest.tree_id = c.tree_id)`,
+          [olderThan],
+        );
+        return pruned.rowCount ?? 0;
+      },
+    },
+    sessions: {
+      insert: (session) =>
+        run("INSERT INTO sessions (id, user_id, expires_at, record) VALUES ($1, $2, $3, $4)", [
+          session._id,
+          session.userId,
+          session.expiresAt,
+          json(session),
+        ]),
+      byId: (id) => one<Session>("SELECT record FROM sessions WHERE id = $1", [id]),
+      remove: (id) => run("DELETE FROM sessions WHERE id = $1", [id]),
+      removeForUser: (userId, exceptId) =>
+        run("DELETE FROM sessions WHERE user_id = $1 AND ($2::text IS NULL OR id <> $2)", [userId, exceptId ?? null]),
+      removeExpired: (now) => run("DELETE FROM sessions WHERE expires_at < $1", [now]),
+    },
+    scripts: {
+      insert: (script) =>
+        run("INSERT INTO scripts (id, user_id, created_at, record) VALUES ($1, $2, $3, $4)", [
+          script._id,
+          script.userId,
+          script.createdAt,
+          json(script),
+        ]),
+      byId: (id) => one<StoredScript>("SELECT record FROM scripts WHERE id = $1", [id]),
+      forUser: (userId) =>
+        rows<StoredScript>("SELECT record FROM scripts WHERE user_id = $1 ORDER BY created_at, id", [userId]),
+      replace: (script) =>
+        run("UPDATE scripts SET user_id = $2, created_at = $3, record = $4 WHERE id = $1", [
+          script._id,
+          script.userId,
+          script.createdAt,
+          json(script),
+        ]),
+      remove: (id) => run("DELETE FROM scripts WHERE id = $1", [id]),
+    },
+    close: async () => {
+      if (status === "closed") return;
+      status = "closed";
+      await pool.end();
+    },
+  };
+  return {
+    ...store,
+    users: reportingUnavailable(store.users),
+    trees: reportingUnavailable(store.trees),
+    cards: reportingUnavailable(store.cards),
+    changes: reportingUnavailable(store.changes),
+    sessions: reportingUnavailable(store.sessions),
+    scripts: reportingUnavailable(store.scripts),
+  };
+}

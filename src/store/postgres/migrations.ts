@@ -1,0 +1,106 @@
+/**
+ * The PostgreSQL schema, as numbered migrations kept in the code (not files read at run
+ * time): the server is also bundled by esbuild into dist/ and into the single binary, and
+ * both carry these strings as they carry any other module. A migration once released is
+ * never edited; a change to the schema is a new entry at the end.
+ *
+ * Records are kept as the domain sees them, one `json` value each, beside the columns that
+ * are queried or must be unique: the adapter reads `record` and writes both in one
+ * statement, so they cannot disagree. `json`, not `jsonb`: a card's text may hold U+0000 or
+ * a lone surrogate (the API accepts any string), which jsonb refuses; and no query looks
+ * inside a record, so jsonb's parsed form would cost a conversion on every read and write
+ * and buy nothing. A card's trash mark lives only in its `trashed` column, so trashing
+ * cards writes no record.
+ */
+export interface Migration {
+  /** 1, 2, 3, ...: applied in order, each once. */
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "records",
+    sql: `
+      CREATE TABLE users (
+        id text PRIMARY KEY,
+        email text NOT NULL UNIQUE,
+        created_at text NOT NULL,
+        record json NOT NULL
+      );
+
+      CREATE TABLE trees (
+        id text PRIMARY KEY,
+        users text[] NOT NULL,
+        public_url text UNIQUE,
+        record json NOT NULL
+      );
+      -- "the trees a user can open": trees.users @> ARRAY[user]
+      CREATE INDEX trees_users ON trees USING GIN (users);
+
+      -- No foreign key to trees: a new tree's cards are written before the tree record
+      -- (the domain's order), and removeWithCards deletes both in one transaction.
+      CREATE TABLE cards (
+        id text PRIMARY KEY,
+        tree_id text NOT NULL,
+        trashed text,
+        record json NOT NULL
+      );
+      -- A tree's cards, live or trashed, in one index scan.
+      CREATE INDEX cards_tree ON cards (tree_id);
+
+      CREATE TABLE sessions (
+        id text PRIMARY KEY,
+        user_id text NOT NULL,
+        expires_at text NOT NULL,
+        record json NOT NULL
+      );
+      CREATE INDEX sessions_user ON sessions (user_id);
+      CREATE INDEX sessions_expires ON sessions (expires_at);
+
+      -- Instance settings every process shares (the secret that keys sessions).
+      CREATE TABLE settings (
+        key text PRIMARY KEY,
+        value text NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: "change log",
+    sql: `
+      -- The tree's revision as a column, so a commit can require the one it follows.
+      ALTER TABLE trees ADD COLUMN revision integer NOT NULL DEFAULT 0;
+
+      -- The change log (SPEC §10). The primary key is what makes two processes unable to
+      -- hand out one revision twice: the second commit of (tree, revision) fails.
+      CREATE TABLE changes (
+        tree_id text NOT NULL,
+        revision integer NOT NULL,
+        at text NOT NULL,
+        -- every card the change touched (before or after), for a card's versions
+        card_ids text[] NOT NULL,
+        record json NOT NULL,
+        PRIMARY KEY (tree_id, revision)
+      );
+      CREATE INDEX changes_cards ON changes USING GIN (card_ids);
+      CREATE INDEX changes_at ON changes (at);
+    `,
+  },
+  {
+    version: 3,
+    name: "users' scripts",
+    sql: `
+      -- A user's own browser scripts (issue 15), listed per user oldest first.
+      CREATE TABLE scripts (
+        id text PRIMARY KEY,
+        user_id text NOT NULL,
+        created_at text NOT NULL,
+        record json NOT NULL
+      );
+      CREATE INDEX scripts_user ON scripts (user_id, created_at, id);
+    `,
+  },
+];

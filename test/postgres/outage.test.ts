@@ -1,0 +1,96 @@
+/**
+ * The database going away under a running server (issue 17, "Faults"): between the server
+ * and PostgreSQL sits a TCP relay the test can cut, as a restart or a network failure
+ * would. While it is cut, requests answer 503 with the SPEC §4 body at once (never a hang)
+ * and /healthz says so; once it is back the server serves again by itself, and every write
+ * it acknowledged before is there.
+ */
+import { createServer, Socket, type Server } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { adminUrl, createTestDatabase } from "../helpers/postgres.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+/** A TCP relay to PostgreSQL on a fixed local port, which can be cut and restored. */
+class Relay {
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async up(): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = new Socket();
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on("close", () => this.sockets.delete(s));
+        s.on("error", () => undefined);
+      }
+      upstream.connect(this.target.port, this.target.host);
+      client.pipe(upstream).pipe(client);
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
+    this.port = (server.address() as { port: number }).port;
+    this.server = server;
+  }
+
+  /** Refuses new connections and ends every open one. */
+  async down(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const socket of this.sockets) socket.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+let relay: Relay;
+let server: TestServer;
+let owner: Awaited<ReturnType<typeof buildUser>>;
+
+beforeAll(async () => {
+  const database = new URL(await createTestDatabase());
+  const admin = new URL(adminUrl());
+  relay = new Relay({ host: admin.hostname, port: Number(admin.port || 5432) });
+  await relay.up();
+  database.hostname = "127.0.0.1";
+  database.port = String(relay.port);
+  server = await startTestServer({ env: { STORE: "postgres", DATABASE_URL: database.toString() } });
+  owner = await buildUser(server.url, "outage");
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await relay?.down();
+});
+
+describe("PostgreSQL going away under a running server", { timeout: 60_000 }, () => {
+  it("answers 503 with the SPEC §4 body meanwhile, then serves again by itself with every acknowledged write", async () => {
+    const tree = await buildTree(owner, { name: "Kept" });
+    const card = await buildCard(owner, tree._id, { content: "acknowledged before the outage" });
+
+    await relay.down();
+    const started = Date.now();
+    const read = await owner.get(`/api/trees/${tree._id}/cards`);
+    expect(read.status).toBe(503);
+    expect(read.body).toEqual({ error: "unavailable", message: expect.stringMatching(/database/) });
+    const write = await owner.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 5, content: "during" });
+    expect(write.status).toBe(503);
+    expect(write.body.error).toBe("unavailable");
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toEqual({ status: "unavailable", database: "unreachable" });
+    // Refused connections fail at once; nothing waits for a request timeout.
+    expect(Date.now() - started).toBeLessThan(15_000);
+
+    await relay.up();
+    const back = await owner.get(`/api/trees/${tree._id}/cards`);
+    expect(back.status).toBe(200);
+    expect(back.body.map((c: { _id: string }) => c._id)).toContain(card._id);
+    expect(back.body.map((c: { content: string }) => c.content)).not.toContain("during");
+    expect((await buildCard(owner, tree._id, { content: "after" })).content).toBe("after");
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+});

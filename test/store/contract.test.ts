@@ -1,0 +1,424 @@
+/**
+ * The Store port's contract (src/domain/ports/store.ts), run against the stores of the
+ * test project: NeDB in a temporary data directory and the in-memory store, or PostgreSQL
+ * in a fresh database (`CARDTREE_TEST_STORE=postgres`). Whatever the domain relies on is asserted here once,
+ * so a second engine cannot drift from the first without a failing test.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Store } from "../../src/domain/ports/store.js";
+import { newRecordId, newUserId } from "../../src/shared/ids.js";
+import type { Change } from "../../src/shared/changes.js";
+import type { StoredCard, StoredUser, Tree } from "../../src/shared/records.js";
+import { openMemoryStore } from "../../src/store/memory-store.js";
+import { openNedbStore } from "../../src/store/nedb-store.js";
+import { openPostgresStore } from "../../src/store/postgres-store.js";
+import { createTestDatabase, dropTestDatabase, TEST_STORE } from "../helpers/postgres.js";
+
+let store: Store;
+let cleanUp: () => Promise<void>;
+
+/**
+ * A fresh, empty store for each test: a new data directory for NeDB; for PostgreSQL one
+ * database for the file, emptied before each test (making a database per test would cost
+ * more than the tests), and opened anew so every test starts from `openPostgresStore`.
+ */
+let database: string | undefined;
+
+/** The engines of this project: PostgreSQL in the postgres one; NeDB and the in-memory store otherwise. */
+const ENGINES = TEST_STORE === "postgres" ? (["postgres"] as const) : (["nedb", "memory"] as const);
+type Engine = (typeof ENGINES)[number];
+
+async function openTestStore(engine: Engine): Promise<{ store: Store; cleanUp: () => Promise<void> }> {
+  if (engine === "memory") return { store: openMemoryStore(), cleanUp: async () => undefined };
+  if (engine === "postgres") {
+    database ??= await createTestDatabase();
+    const opened = await openPostgresStore(database, { log: () => undefined });
+    await opened.pool.query("TRUNCATE users, trees, cards, sessions, changes");
+    return { store: opened, cleanUp: async () => undefined };
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-contract-"));
+  const opened = await openNedbStore(dir, { log: () => undefined });
+  return { store: opened, cleanUp: () => rm(dir, { recursive: true, force: true }) };
+}
+
+afterAll(async () => {
+  if (database) await dropTestDatabase(database);
+});
+
+let clock = Date.parse("2026-01-01T00:00:00.000Z");
+const time = () => new Date((clock += 1000)).toISOString();
+
+function buildUser(fields: Partial<StoredUser> = {}): StoredUser {
+  const _id = newUserId();
+  return {
+    _id,
+    email: `${_id}@example.com`,
+    passwordHash: "scrypt$x",
+    limit: -1,
+    favoriteTrees: [],
+    randomIndex: 7,
+    userHash: "abcd",
+    createdAt: time(),
+    ...fields,
+  };
+}
+
+function buildTree(owner: string, fields: Partial<Tree> = {}): Tree {
+  const at = time();
+  return { __v: 0, _id: newRecordId(), createdAt: at, updatedAt: at, name: "A tree", owner, users: [owner], ...fields };
+}
+
+function buildCard(treeId: string, fields: Partial<StoredCard> = {}): StoredCard {
+  const at = time();
+  return { _id: newRecordId(), treeId, parentId: null, content: "", position: 0, createdAt: at, updatedAt: at, ...fields };
+}
+
+/**
+ * Cards sorted by id, as they were written. The embedded store hands back the batch mark it
+ * frames a multi-card write with (`batch`, a private field no presenter shows); it is not
+ * part of the record the domain wrote, so it is left out of the comparison.
+ */
+const byId = <T extends { _id: string }>(list: T[]) =>
+  [...list].map(asWritten).sort((a, b) => a._id.localeCompare(b._id));
+
+function asWritten<T>(record: T): T {
+  if (record === null || typeof record !== "object" || !("batch" in record)) return record;
+  const { batch: _mark, ...rest } = record as T & { batch: unknown };
+  return rest as T;
+}
+
+describe.each(ENGINES)("the Store contract (%s)", (engine) => {
+  beforeEach(async () => {
+    ({ store, cleanUp } = await openTestStore(engine));
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await cleanUp();
+  });
+
+  describe("users", () => {
+    it("finds a user by id, by ids and by email, as it was inserted", async () => {
+      const ann = buildUser({ favoriteTrees: ["t1"] });
+      const bob = buildUser();
+      await store.users.insert(ann);
+      await store.users.insert(bob);
+      expect(await store.users.byId(ann._id)).toEqual(ann);
+      expect(await store.users.byEmail(bob.email)).toEqual(bob);
+      expect(byId(await store.users.byIds([ann._id, bob._id, newUserId()]))).toEqual(byId([ann, bob]));
+      expect(await store.users.byIds([])).toEqual([]);
+      expect(await store.users.byId(newUserId())).toBeNull();
+      expect(await store.users.byEmail("nobody@example.com")).toBeNull();
+    });
+
+    it("lists users oldest first", async () => {
+      const first = buildUser();
+      const second = buildUser();
+      await store.users.insert(second);
+      await store.users.insert(first);
+      expect((await store.users.list()).map((u) => u._id)).toEqual([first._id, second._id]);
+    });
+
+    it("refuses a second user with a taken email and keeps the first", async () => {
+      const ann = buildUser({ email: "ann@example.com" });
+      await store.users.insert(ann);
+      await expect(store.users.insert(buildUser({ email: "ann@example.com" }))).rejects.toThrow();
+      expect(await store.users.list()).toEqual([ann]);
+    });
+
+    it("updates the given fields and resolves to the whole user, or null when there is none", async () => {
+      const ann = buildUser();
+      await store.users.insert(ann);
+      const updated = await store.users.update(ann._id, { limit: 5, favoriteTrees: ["a", "b"] });
+      expect(updated).toEqual({ ...ann, limit: 5, favoriteTrees: ["a", "b"] });
+      expect(await store.users.byId(ann._id)).toEqual(updated);
+      expect(await store.users.update(newUserId(), { limit: 1 })).toBeNull();
+    });
+
+    it("finds a user by a changed email, and not by the old one", async () => {
+      const ann = buildUser();
+      await store.users.insert(ann);
+      await store.users.update(ann._id, { email: "new@example.com" });
+      expect((await store.users.byEmail("new@example.com"))?._id).toBe(ann._id);
+      expect(await store.users.byEmail(ann.email)).toBeNull();
+    });
+  });
+
+  describe("trees", () => {
+    it("finds a tree by id, by publicUrl and by any of its users", async () => {
+      const owner = newUserId();
+      const guest = newUserId();
+      const tree = buildTree(owner, { users: [owner, guest], publicUrl: "my-tree", latex: true });
+      const other = buildTree(guest);
+      await store.trees.insert(tree);
+      await store.trees.insert(other);
+      expect(await store.trees.byId(tree._id)).toEqual(tree);
+      expect(await store.trees.byPublicUrl("my-tree")).toEqual(tree);
+      expect(await store.trees.byPublicUrl("nothing-here")).toBeNull();
+      expect(await store.trees.forUser(owner)).toEqual([tree]);
+      expect(byId(await store.trees.forUser(guest))).toEqual(byId([tree, other]));
+      expect(await store.trees.forUser(newUserId())).toEqual([]);
+    });
+
+    it("keeps optional fields absent, not null", async () => {
+      const tree = buildTree(newUserId());
+      await store.trees.insert(tree);
+      const found = await store.trees.byId(tree._id);
+      expect(found).not.toHaveProperty("publicUrl");
+      expect(found).not.toHaveProperty("latex");
+    });
+
+    it("replaces a tree: its new users and publicUrl are what it is found by", async () => {
+      const owner = newUserId();
+      const guest = newUserId();
+      const tree = buildTree(owner, { publicUrl: "old-name" });
+      await store.trees.insert(tree);
+      const { publicUrl: _gone, ...rest } = tree;
+      const next: Tree = { ...rest, __v: 1, name: "Renamed", users: [owner, guest] };
+      await store.trees.replace(next);
+      expect(await store.trees.byId(tree._id)).toEqual(next);
+      expect(await store.trees.byPublicUrl("old-name")).toBeNull();
+      expect(await store.trees.forUser(guest)).toEqual([next]);
+    });
+
+    it("refuses a publicUrl another tree holds", async () => {
+      const owner = newUserId();
+      await store.trees.insert(buildTree(owner, { publicUrl: "taken" }));
+      await expect(store.trees.insert(buildTree(owner, { publicUrl: "taken" }))).rejects.toThrow();
+      const second = buildTree(owner);
+      await store.trees.insert(second);
+      await expect(store.trees.replace({ ...second, publicUrl: "taken" })).rejects.toThrow();
+      expect(await store.trees.byId(second._id)).toEqual(second);
+    });
+
+    it("removes a tree with every card of it, trashed or not, and nothing of other trees", async () => {
+      const owner = newUserId();
+      const tree = buildTree(owner);
+      const kept = buildTree(owner);
+      await store.trees.insert(tree);
+      await store.trees.insert(kept);
+      const cards = [buildCard(tree._id), buildCard(tree._id)];
+      const other = buildCard(kept._id);
+      await store.cards.insertMany([...cards, other]);
+      await store.cards.trash([cards[0]._id], time());
+      await store.trees.removeWithCards(tree._id);
+      expect(await store.trees.byId(tree._id)).toBeNull();
+      expect(await store.cards.liveByTree(tree._id)).toEqual([]);
+      expect(await store.cards.liveById(cards[1]._id)).toBeNull();
+      expect((await store.cards.liveByTree(kept._id)).map(asWritten)).toEqual([other]);
+    });
+  });
+
+  describe("cards", () => {
+    it("reads a tree's live cards as they were written: any text, any finite position", async () => {
+      const treeId = newRecordId();
+      const texts = ["", "plain", "nul \u0000 inside", "lone \ud800 surrogate", "😀 emoji", '"quotes" and \\ backslash'];
+      const positions = [0, -1, 1.5, 0.1 + 0.2, 1e-7, Number.MAX_SAFE_INTEGER];
+      const cards = texts.map((content, i) => buildCard(treeId, { content, position: positions[i] }));
+      await store.cards.insertMany(cards);
+      expect(byId(await store.cards.liveByTree(treeId))).toEqual(byId(cards));
+      for (const card of cards) expect(asWritten(await store.cards.liveById(card._id))).toEqual(card);
+    });
+
+    it("inserts all the cards or none", async () => {
+      const treeId = newRecordId();
+      const existing = buildCard(treeId);
+      await store.cards.insertMany([existing]);
+      const batch = [buildCard(treeId), buildCard(treeId), { ...buildCard(treeId), _id: existing._id }];
+      await expect(store.cards.insertMany(batch)).rejects.toThrow();
+      expect(await store.cards.liveByTree(treeId)).toEqual([existing]);
+      await store.cards.insertMany([]);
+    });
+
+    it("keeps trashed cards out of every read and count", async () => {
+      const treeId = newRecordId();
+      const cards = [buildCard(treeId), buildCard(treeId), buildCard(treeId)];
+      await store.cards.insertMany(cards);
+      await store.cards.trash([cards[0]._id, cards[1]._id], time());
+      await store.cards.trash([], time());
+      expect((await store.cards.liveByTree(treeId)).map(asWritten)).toEqual([cards[2]]);
+      expect(await store.cards.liveById(cards[0]._id)).toBeNull();
+      expect(await store.cards.countLiveByTrees([treeId])).toBe(1);
+    });
+
+    it("counts the live cards of several trees", async () => {
+      const [a, b, c] = [newRecordId(), newRecordId(), newRecordId()];
+      await store.cards.insertMany([buildCard(a), buildCard(a), buildCard(b), buildCard(c)]);
+      expect(await store.cards.countLiveByTrees([a, b])).toBe(3);
+      expect(await store.cards.countLiveByTrees([])).toBe(0);
+      expect(await store.cards.countLiveByTrees([newRecordId()])).toBe(0);
+    });
+
+    it("replaces a card with a new version of it", async () => {
+      const treeId = newRecordId();
+      const parent = buildCard(treeId);
+      const card = buildCard(treeId);
+      await store.cards.insertMany([parent, card]);
+      const next = { ...card, content: "edited", parentId: parent._id, position: 2.5, updatedAt: time() };
+      await store.cards.replace(next);
+      expect(asWritten(await store.cards.liveById(card._id))).toEqual(next);
+      expect(byId(await store.cards.liveByTree(treeId))).toEqual(byId([parent, next]));
+    });
+  });
+
+  describe("changes", () => {
+    /** A tree made through the log (revision 1), as the domain makes one. */
+    async function createTree(cards: StoredCard[] = []): Promise<{ tree: Tree; change: Change }> {
+      const tree = { ...buildTree(newUserId()), revision: 1 };
+      const change: Change = { treeId: tree._id, revision: 1, at: tree.createdAt, userId: tree.owner, kind: "tree.create", before: [], after: cards, tree: { before: null, after: tree } };
+      await store.changes.commit(change, tree);
+      return { tree, change };
+    }
+
+    /** The next change of `tree`: its revision + 1, the cards as they were and as they are. */
+    function nextChange(tree: Tree, kind: Change["kind"], before: StoredCard[], after: StoredCard[]) {
+      const revision = (tree.revision ?? 0) + 1;
+      const at = time();
+      const change: Change = { treeId: tree._id, revision, at, userId: tree.owner, kind, before, after };
+      return { change, tree: { ...tree, revision, updatedAt: at } };
+    }
+
+    it("commits a tree's creation: the tree, its cards and the change", async () => {
+      const card = { ...buildCard("placeholder"), __v: 0 };
+      const { tree, change } = await createTree([]);
+      const first = { ...card, treeId: tree._id };
+      const next = nextChange(tree, "card.create", [], [first]);
+      await store.changes.commit(next.change, next.tree);
+      expect(await store.trees.byId(tree._id)).toEqual(next.tree);
+      expect(asWritten(await store.cards.liveById(first._id))).toEqual(first);
+      expect(await store.changes.since(tree._id, 0, 10)).toEqual([change, next.change]);
+    });
+
+    it("replaces the touched cards and keeps a trashed one readable by id and among the trash", async () => {
+      const { tree } = await createTree();
+      const [a, b] = [buildCard(tree._id, { __v: 0 }), buildCard(tree._id, { __v: 0 })];
+      const created = nextChange(tree, "import", [], [a, b]);
+      await store.changes.commit(created.change, created.tree);
+      const edited = { ...a, content: "edited", __v: 1 };
+      const trashed = { ...b, trashed: time(), __v: 1 };
+      const next = nextChange(created.tree, "card.delete", [a, b], [edited, trashed]);
+      await store.changes.commit(next.change, next.tree);
+      expect((await store.cards.liveByTree(tree._id)).map(asWritten)).toEqual([edited]);
+      expect(asWritten(await store.cards.byId(b._id))).toEqual(trashed);
+      expect(asWritten(await store.cards.byId(a._id))).toEqual(edited);
+      expect(await store.cards.byId(newRecordId())).toBeNull();
+      expect((await store.cards.trashedByTree(tree._id)).map(asWritten)).toEqual([trashed]);
+    });
+
+    it("refuses a revision the tree already has, and writes nothing of it", async () => {
+      const { tree } = await createTree();
+      const card = buildCard(tree._id, { __v: 0 });
+      const first = nextChange(tree, "card.create", [], [card]);
+      await store.changes.commit(first.change, first.tree);
+      const rival = buildCard(tree._id, { __v: 0 });
+      const second = nextChange(tree, "card.create", [], [rival]);
+      // The port names ConflictError; the embedded store still throws NeDB's own unique-key
+      // error here (its per-tree lock keeps the domain from ever reaching it), so the type
+      // is asserted for PostgreSQL only, where two processes can race (test/postgres/).
+      await expect(store.changes.commit(second.change, { ...second.tree, name: "rival" })).rejects.toThrow();
+      expect(await store.cards.liveById(rival._id)).toBeNull();
+      expect((await store.trees.byId(tree._id))?.name).toBe(tree.name);
+      expect((await store.changes.since(tree._id, 0, 10)).map((c) => c.revision)).toEqual([1, 2]);
+    });
+
+    it("lists changes since a revision, oldest first, and history newest first, in pages", async () => {
+      let { tree } = await createTree();
+      const all: Change[] = [];
+      for (let i = 0; i < 4; i++) {
+        const next = nextChange(tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+        await store.changes.commit(next.change, next.tree);
+        all.push(next.change);
+        tree = next.tree;
+      }
+      expect((await store.changes.since(tree._id, 2, 10)).map((c) => c.revision)).toEqual([3, 4, 5]);
+      expect((await store.changes.since(tree._id, 1, 2)).map((c) => c.revision)).toEqual([2, 3]);
+      expect((await store.changes.history(tree._id, { limit: 2 })).map((c) => c.revision)).toEqual([5, 4]);
+      expect((await store.changes.history(tree._id, { before: 4, limit: 10 })).map((c) => c.revision)).toEqual([3, 2, 1]);
+      expect(await store.changes.since(newRecordId(), 0, 10)).toEqual([]);
+      expect(await store.changes.history(tree._id, { limit: 1 })).toEqual([all[3]]);
+    });
+
+    it("finds the changes that touched a card, newest first", async () => {
+      const { tree } = await createTree();
+      const card = buildCard(tree._id, { __v: 0 });
+      const other = buildCard(tree._id, { __v: 0 });
+      const made = nextChange(tree, "import", [], [card, other]);
+      await store.changes.commit(made.change, made.tree);
+      const edit = nextChange(made.tree, "card.update", [other], [{ ...other, content: "x", __v: 1 }]);
+      await store.changes.commit(edit.change, edit.tree);
+      const del = nextChange(edit.tree, "card.delete", [card], [{ ...card, trashed: time(), __v: 1 }]);
+      await store.changes.commit(del.change, del.tree);
+      expect((await store.changes.ofCard(tree._id, card._id, 10)).map((c) => c.revision)).toEqual([4, 2]);
+      expect((await store.changes.ofCard(tree._id, card._id, 1)).map((c) => c.revision)).toEqual([4]);
+      expect((await store.changes.ofCard(tree._id, other._id, 10)).map((c) => c.revision)).toEqual([3, 2]);
+    });
+
+    it("prunes changes older than a time, never a tree's latest", async () => {
+      const { tree } = await createTree();
+      const next = nextChange(tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      await store.changes.commit(next.change, next.tree);
+      const lone = await createTree();
+      expect(await store.changes.prune(time())).toBe(1);
+      expect((await store.changes.since(tree._id, 0, 10)).map((c) => c.revision)).toEqual([2]);
+      expect(await store.changes.since(lone.tree._id, 0, 10)).toEqual([lone.change]);
+    });
+
+    it("removes a tree's changes with the tree", async () => {
+      const { tree } = await createTree([]);
+      await store.trees.removeWithCards(tree._id);
+      expect(await store.changes.since(tree._id, 0, 10)).toEqual([]);
+      expect(await store.trees.byId(tree._id)).toBeNull();
+    });
+  });
+
+  describe("sessions", () => {
+    const buildSession = (userId: string, expiresAt: string) => ({
+      _id: newRecordId(),
+      userId,
+      csrf: "token",
+      createdAt: time(),
+      expiresAt,
+    });
+
+    it("finds and removes one session", async () => {
+      const session = buildSession(newUserId(), "2030-01-01T00:00:00.000Z");
+      await store.sessions.insert(session);
+      expect(await store.sessions.byId(session._id)).toEqual(session);
+      await store.sessions.remove(session._id);
+      expect(await store.sessions.byId(session._id)).toBeNull();
+    });
+
+    it("removes a user's sessions, but the one it is told to keep", async () => {
+      const user = newUserId();
+      const [kept, gone] = [buildSession(user, "2030-01-01T00:00:00.000Z"), buildSession(user, "2030-01-01T00:00:00.000Z")];
+      const other = buildSession(newUserId(), "2030-01-01T00:00:00.000Z");
+      for (const s of [kept, gone, other]) await store.sessions.insert(s);
+      await store.sessions.removeForUser(user, kept._id);
+      expect(await store.sessions.byId(kept._id)).toEqual(kept);
+      expect(await store.sessions.byId(gone._id)).toBeNull();
+      await store.sessions.removeForUser(user);
+      expect(await store.sessions.byId(kept._id)).toBeNull();
+      expect(await store.sessions.byId(other._id)).toEqual(other);
+    });
+
+    it("removes the sessions that expired before now", async () => {
+      const user = newUserId();
+      const old = buildSession(user, "2026-01-01T00:00:00.000Z");
+      const fresh = buildSession(user, "2026-01-03T00:00:00.000Z");
+      await store.sessions.insert(old);
+      await store.sessions.insert(fresh);
+      await store.sessions.removeExpired("2026-01-02T00:00:00.000Z");
+      expect(await store.sessions.byId(old._id)).toBeNull();
+      expect(await store.sessions.byId(fresh._id)).toEqual(fresh);
+    });
+  });
+
+  it("says it is open, then closed", async () => {
+    expect(store.status()).toBe("open");
+    await store.close();
+    expect(store.status()).toBe("closed");
+  });
+});
