@@ -38,14 +38,8 @@ const CARD_IDS_IN_MEMORY = 8;
 const READ_CHUNK = 1 << 20;
 const NEWLINE = 0x0a;
 
-export interface LogEntry {
-  treeId: string;
-  revision: number;
-  at: string;
-  kind: ChangeKind;
-  userId: string | null;
-  /** Ids of the cards it touched, or null when there are more than CARD_IDS_IN_MEMORY. */
-  cardIds: string[] | null;
+/** What the log keeps in memory of a change: its header, and where its line is. */
+export interface LogEntry extends Omit<ChangeHeader, "t"> {
   offset: number;
   length: number;
 }
@@ -62,6 +56,7 @@ interface ChangeHeader {
   at: string;
   kind: ChangeKind;
   userId: string | null;
+  /** Ids of the cards it touched, or null when there are more than CARD_IDS_IN_MEMORY. */
   cardIds: string[] | null;
 }
 
