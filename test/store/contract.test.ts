@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Store } from "../../src/domain/ports/store.js";
 import { newRecordId, newUserId } from "../../src/shared/ids.js";
 import type { Change } from "../../src/shared/changes.js";
-import type { StoredCard, StoredUser, Tree } from "../../src/shared/records.js";
+import type { StoredCard, StoredScript, StoredUser, Tree } from "../../src/shared/records.js";
 import { openMemoryStore } from "../../src/store/memory-store.js";
 import { openNedbStore } from "../../src/store/nedb-store.js";
 import { openPostgresStore } from "../../src/store/postgres-store.js";
@@ -36,7 +36,7 @@ async function openTestStore(engine: Engine): Promise<{ store: Store; cleanUp: (
   if (engine === "postgres") {
     database ??= await createTestDatabase();
     const opened = await openPostgresStore(database, { log: () => undefined });
-    await opened.pool.query("TRUNCATE users, trees, cards, sessions, changes");
+    await opened.pool.query("TRUNCATE users, trees, cards, sessions, changes, scripts");
     return { store: opened, cleanUp: async () => undefined };
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-contract-"));
@@ -413,6 +413,45 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       await store.sessions.removeExpired("2026-01-02T00:00:00.000Z");
       expect(await store.sessions.byId(old._id)).toBeNull();
       expect(await store.sessions.byId(fresh._id)).toEqual(fresh);
+    });
+  });
+
+  describe("scripts", () => {
+    const buildScript = (userId: string, createdAt: string, fields: Partial<StoredScript> = {}): StoredScript => ({
+      _id: newRecordId(),
+      userId,
+      name: "a script",
+      body: "window.loaded = true;",
+      enabled: true,
+      createdAt,
+      updatedAt: createdAt,
+      ...fields,
+    });
+
+    it("lists a user's scripts oldest first, ties by id, and no one else's", async () => {
+      const user = newUserId();
+      const at = "2026-01-02T00:00:00.000Z";
+      const [second, tieB, tieA] = [
+        buildScript(user, "2026-01-03T00:00:00.000Z"),
+        buildScript(user, at, { _id: "b".repeat(24) }),
+        buildScript(user, at, { _id: "a".repeat(24) }),
+      ];
+      const other = buildScript(newUserId(), "2026-01-01T00:00:00.000Z");
+      for (const script of [second, tieB, tieA, other]) await store.scripts.insert(script);
+      expect((await store.scripts.forUser(user)).map((s) => s._id)).toEqual([tieA._id, tieB._id, second._id]);
+      expect(await store.scripts.byId(other._id)).toEqual(other);
+    });
+
+    it("replaces and removes a script; a second insert of one id is refused", async () => {
+      const script = buildScript(newUserId(), "2026-01-02T00:00:00.000Z");
+      await store.scripts.insert(script);
+      await expect(store.scripts.insert({ ...script, name: "again" })).rejects.toThrow();
+      const changed = { ...script, body: "window.changed = true;", enabled: false, updatedAt: "2026-01-04T00:00:00.000Z" };
+      await store.scripts.replace(changed);
+      expect(await store.scripts.byId(script._id)).toEqual(changed);
+      await store.scripts.remove(script._id);
+      expect(await store.scripts.byId(script._id)).toBeNull();
+      expect(await store.scripts.forUser(script.userId)).toEqual([]);
     });
   });
 
