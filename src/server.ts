@@ -14,6 +14,7 @@ import { scheduleHistoryPruning } from "./domain/history.js";
 import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
 import { formatsOffThread } from "./formats/off-thread.js";
+import { scryptHasherFor } from "./auth/scrypt-hasher.js";
 import { openStore } from "./store/open-store.js";
 import type { Store } from "./domain/ports/store.js";
 import { controlFileFaults } from "./store/write-faults.js";
@@ -44,7 +45,10 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     info: logger.info,
     faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
   });
-  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, formatsOffThread(config.exports));
+  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, {
+    formats: formatsOffThread(config.exports),
+    hasher: scryptHasherFor(config.limits),
+  });
   const app = createApp({
     ctx,
     secret: settings.secret,

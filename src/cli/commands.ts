@@ -16,6 +16,7 @@
  * Without --password the password is asked for (hidden on a terminal, else one line of
  * standard input).
  */
+import { scryptHasherFor } from "../auth/scrypt-hasher.js";
 import { loadConfig } from "../config.js";
 import { createDomainContext, type DomainContext } from "../domain/context.js";
 import { DomainError } from "../shared/errors.js";
@@ -94,7 +95,8 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
   const config = loadConfig();
   const { store } = await openStore(config);
   try {
-    await handler(createDomainContext(store, config, formatsOffThread(config.exports)), rest, args);
+    const adapters = { formats: formatsOffThread(config.exports), hasher: scryptHasherFor(config.limits) };
+    await handler(createDomainContext(store, config, adapters), rest, args);
     return 0;
   } catch (err) {
     if (err instanceof DomainError || err instanceof UsageError) return fail(err);

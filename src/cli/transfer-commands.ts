@@ -3,6 +3,7 @@
  * operator at the machine, whom the policy lets do what a tree's owner may. The imported
  * cards still count towards the tree owner's card limit.
  */
+import { execute } from "../domain/command.js";
 import { createReadStream } from "node:fs";
 import { stat, writeFile } from "node:fs/promises";
 import type { DomainContext } from "../domain/context.js";
@@ -58,7 +59,7 @@ export async function importCommand(ctx: DomainContext, rest: string[], args: Cl
   const treeId = treeIdFrom(args.values.tree);
   const seed = await readWithProgress(file);
   process.stderr.write("Parsing and writing (all or nothing)...\n");
-  const cards = await importSeed(ctx, SYSTEM_ACTOR, treeId, { parentId: args.values.parent ?? null, seed });
+  const cards = await execute(ctx, SYSTEM_ACTOR, importSeed, { treeId }, { parentId: args.values.parent ?? null, seed });
   process.stdout.write(`Imported ${cards.length} cards into ${args.values.tree}.\n`);
 }
 

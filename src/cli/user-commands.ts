@@ -1,6 +1,7 @@
 /**
  * `user add | passwd | limit | list`, as the system actor (the operator at the machine).
  */
+import { execute } from "../domain/command.js";
 import type { DomainContext } from "../domain/context.js";
 import { SYSTEM_ACTOR } from "../domain/policy.js";
 import { listUsers, resetPassword, setCardLimit, signUp } from "../domain/users.js";
@@ -23,21 +24,21 @@ export async function userCommand(ctx: DomainContext, rest: string[], args: CliA
     case "add": {
       if (!email) throw new UsageError("user add needs an EMAIL.");
       const limit = args.values.limit === undefined ? undefined : parseLimit(args.values.limit);
-      const user = await signUp(ctx, { email, password: await passwordFrom(args) }, { actor: SYSTEM_ACTOR });
-      if (limit !== undefined) await setCardLimit(ctx, SYSTEM_ACTOR, user.email, limit);
+      const user = await execute(ctx, SYSTEM_ACTOR, signUp, {}, { email, password: await passwordFrom(args) });
+      if (limit !== undefined) await execute(ctx, SYSTEM_ACTOR, setCardLimit, { email: user.email }, { limit });
       process.stdout.write(`Added ${user.email} (${user._id}).\n`);
       return;
     }
     case "passwd": {
       if (!email) throw new UsageError("user passwd needs an EMAIL.");
-      const user = await resetPassword(ctx, SYSTEM_ACTOR, email, await passwordFrom(args));
+      const user = await execute(ctx, SYSTEM_ACTOR, resetPassword, {}, { email, password: await passwordFrom(args) });
       process.stdout.write(`Password changed for ${user.email}; their sessions are ended.\n`);
       return;
     }
     case "limit": {
       if (!email) throw new UsageError("user limit needs an EMAIL.");
       const limit = parseLimit(value);
-      const user = await setCardLimit(ctx, SYSTEM_ACTOR, email, limit);
+      const user = await execute(ctx, SYSTEM_ACTOR, setCardLimit, { email }, { limit });
       process.stdout.write(`${user.email} may now own ${limit < 0 ? "any number of" : limit} cards.\n`);
       return;
     }

@@ -6,13 +6,14 @@
 import type { DomainContext } from "./context.js";
 import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.js";
 import { presentCard } from "./presenters.js";
-import { newRecordId, now, RECORD_ID } from "../shared/ids.js";
+import { newRecordId, RECORD_ID } from "../shared/ids.js";
 import type { Actor } from "./policy.js";
 import type { StoredCard, Tree } from "../shared/records.js";
-import { createCardInput, parseInput, updateCardInput } from "../shared/schemas.js";
+import { createCardInput, noInput, updateCardInput } from "../shared/schemas.js";
 import { assertCardsFit, withinCardAllowance } from "./card-batches.js";
 import { commitChange } from "./changes.js";
-import { loadTree, withTree } from "./trees.js";
+import { treeCommand } from "./command.js";
+import { loadTree } from "./tree-access.js";
 import { childrenByParent, walkTreeOrder } from "../shared/tree-order.js";
 
 export function assertCardIdSyntax(cardId: string): void {
@@ -58,28 +59,31 @@ async function assertParentInTree(ctx: DomainContext, tree: Tree, parentId: stri
 }
 
 /**
- * Creates a card. `treeId` in the body must equal the path's.
+ * Creates a card. `treeId` in the body must equal the target's (the path's).
  * @throws ValidationError, PayloadTooLargeError, LimitReachedError and the policy's errors.
  */
-export async function createCard(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<StoredCard> {
-  const body = parseInput(createCardInput, input);
-  if (body.treeId !== treeId) {
-    throw new ValidationError("treeId in the body must equal the tree in the path.", [
-      { path: "treeId", message: "must equal the tree in the path" },
-    ]);
-  }
-  const content = body.content ?? "";
-  assertCardsFit(ctx, [{ content }]);
-  return withTree(ctx, actor, treeId, "write", async (tree) => {
+export const createCard = treeCommand({
+  name: "createCard",
+  input: createCardInput,
+  action: "write",
+  precheck(ctx, { treeId }: { treeId: string }, body) {
+    if (body.treeId !== treeId) {
+      throw new ValidationError("treeId in the body must equal the tree in the path.", [
+        { path: "treeId", message: "must equal the tree in the path" },
+      ]);
+    }
+    assertCardsFit(ctx, [{ content: body.content ?? "" }]);
+  },
+  async run(ctx, actor, tree, _target, body): Promise<StoredCard> {
     const parentId = body.parentId ?? null;
     await assertParentInTree(ctx, tree, parentId);
     return withinCardAllowance(ctx, tree.owner, 1, async () => {
-      const at = now();
+      const at = ctx.clock.now();
       const card: StoredCard = {
         _id: newRecordId(),
         treeId: tree._id,
         parentId,
-        content,
+        content: body.content ?? "",
         position: body.position,
         createdAt: at,
         updatedAt: at,
@@ -88,8 +92,8 @@ export async function createCard(ctx: DomainContext, actor: Actor, treeId: strin
       const { change } = await commitChange(ctx, actor, tree, { kind: "card.create", after: [card], at });
       return change.after[0];
     });
-  });
-}
+  },
+});
 
 /** What a conditional write expects (SPEC §10); absent: the write applies whatever the version. */
 export interface WriteCondition {
@@ -108,27 +112,28 @@ function assertVersion(card: StoredCard, expected: number | undefined): void {
   );
 }
 
+/** The card a command acts on, and the version a conditional write expects (SPEC §10). */
+export interface CardTarget extends WriteCondition {
+  treeId: string;
+  cardId: string;
+}
+
 /**
  * Changes a card's content, position and/or parent; other fields in the body are ignored,
- * except `__v`: the version the write expects (`condition.version`, from If-Match or
+ * except `__v`: the version the write expects (the target's `version`, from If-Match or
  * GraphQL's `version`, comes first).
  * @throws ValidationError (bad field, unknown parent, cycle), PayloadTooLargeError,
  *   NotFoundError, ConflictError (stale version), policy errors.
  */
-export async function updateCard(
-  ctx: DomainContext,
-  actor: Actor,
-  treeId: string,
-  cardId: string,
-  input: unknown,
-  condition: WriteCondition = {},
-): Promise<StoredCard> {
-  assertCardIdSyntax(cardId);
-  const body = parseInput(updateCardInput, input);
-  return withTree(ctx, actor, treeId, "write", async (tree) => {
+export const updateCard = treeCommand({
+  name: "updateCard",
+  input: updateCardInput,
+  action: "write",
+  precheck: (_ctx, { cardId }: CardTarget) => assertCardIdSyntax(cardId),
+  async run(ctx, actor, tree, { cardId, version }, body): Promise<StoredCard> {
     const card = await ctx.store.cards.liveById(cardId);
     if (!card || card.treeId !== tree._id) throw new NotFoundError("Card");
-    assertVersion(card, condition.version ?? body.__v);
+    assertVersion(card, version ?? body.__v);
     // A card stored before the limit was lowered may still be moved with its content sent back.
     if (body.content !== undefined && body.content !== card.content) assertCardsFit(ctx, [{ content: body.content }]);
     const next: StoredCard = { ...card };
@@ -145,13 +150,13 @@ export async function updateCard(
     if (next.content === card.content && next.position === card.position && next.parentId === card.parentId) {
       return card;
     }
-    next.updatedAt = now();
+    next.updatedAt = ctx.clock.now();
     const moved = next.parentId !== card.parentId || next.position !== card.position;
     const kind = moved && next.content === card.content ? "card.move" : "card.update";
     const { change } = await commitChange(ctx, actor, tree, { kind, before: [card], after: [next], at: next.updatedAt });
     return change.after[0];
-  });
-}
+  },
+});
 
 /** A card may not become its own parent, nor the child of one of its descendants. */
 function assertNoCycle(live: Map<string, StoredCard>, cardId: string, parentId: string | null): void {
@@ -168,25 +173,22 @@ function assertNoCycle(live: Map<string, StoredCard>, cardId: string, parentId: 
  * Moves a card and its whole subtree to the tree's trash; returns the ids, tree order.
  * @throws ValidationError, NotFoundError, ConflictError (stale version) and the policy's errors.
  */
-export async function deleteCard(
-  ctx: DomainContext,
-  actor: Actor,
-  treeId: string,
-  cardId: string,
-  condition: WriteCondition = {},
-): Promise<string[]> {
-  assertCardIdSyntax(cardId);
-  return withTree(ctx, actor, treeId, "write", async (tree) => {
+export const deleteCard = treeCommand({
+  name: "deleteCard",
+  input: noInput,
+  action: "write",
+  precheck: (_ctx, { cardId }: CardTarget) => assertCardIdSyntax(cardId),
+  async run(ctx, actor, tree, { cardId, version }): Promise<string[]> {
     const cards = await ctx.store.cards.liveByTree(tree._id);
     const card = cards.find((c) => c._id === cardId);
     if (!card) throw new NotFoundError("Card");
-    assertVersion(card, condition.version);
+    assertVersion(card, version);
     const subtree = walkTreeOrder(cards, { rootId: cardId, includeRoot: true, byParent: childrenByParent(cards) }).map(
       (e) => e.card,
     );
-    const at = now();
+    const at = ctx.clock.now();
     const trashed = subtree.map((card) => ({ ...card, trashed: at }));
     await commitChange(ctx, actor, tree, { kind: "card.delete", before: subtree, after: trashed, at });
     return subtree.map((card) => card._id);
-  });
-}
+  },
+});

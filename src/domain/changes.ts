@@ -5,7 +5,6 @@
  * change to the store (which writes it and its effect all or nothing) and then to the feed.
  */
 import type { Change, ChangeKind } from "../shared/changes.js";
-import { now } from "../shared/ids.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import type { DomainContext } from "./context.js";
 import type { Actor } from "./policy.js";
@@ -34,7 +33,7 @@ export async function commitChange(
 ): Promise<{ tree: Tree; change: Change }> {
   const base = tree ?? draft.tree;
   if (!base) throw new Error("commitChange needs the tree or, for a new tree, draft.tree");
-  const at = draft.at ?? now();
+  const at = draft.at ?? ctx.clock.now();
   const revision = (tree?.revision ?? 0) + 1;
   const before = [...(draft.before ?? [])];
   const versions = new Map(before.map((card) => [card._id, card.__v ?? 0]));

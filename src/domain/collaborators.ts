@@ -8,9 +8,10 @@ import { USER_ID } from "../shared/ids.js";
 import type { Actor } from "./policy.js";
 import type { collaboratorRecord } from "../shared/record-schemas.js";
 import type { StoredUser, Tree } from "../shared/records.js";
-import { addCollaboratorInput, parseInput } from "../shared/schemas.js";
+import { addCollaboratorInput, noInput } from "../shared/schemas.js";
 import { commitChange } from "./changes.js";
-import { loadTree, withTree } from "./trees.js";
+import { treeCommand } from "./command.js";
+import { loadTree } from "./tree-access.js";
 
 export type Collaborator = z.infer<typeof collaboratorRecord>;
 
@@ -33,33 +34,39 @@ export async function listCollaborators(ctx: DomainContext, actor: Actor, treeId
  * Gives an existing user access to the tree. Owner only.
  * @throws ValidationError, NotFoundError (no such user), ConflictError (already has access).
  */
-export async function addCollaborator(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<Collaborator> {
-  const { email } = parseInput(addCollaboratorInput, input);
-  return withTree(ctx, actor, treeId, "administer", async (tree) => {
+export const addCollaborator = treeCommand({
+  name: "addCollaborator",
+  input: addCollaboratorInput,
+  action: "administer",
+  async run(ctx, actor, tree, _target: { treeId: string }, { email }): Promise<Collaborator> {
     const user = await ctx.store.users.byEmail(email);
     if (!user) throw new NotFoundError("A user with this email");
     if (tree.users.includes(user._id)) throw new ConflictError("This user already has access to the tree.");
     await commitChange(ctx, actor, tree, { kind: "tree.share", tree: { ...tree, users: [...tree.users, user._id], __v: tree.__v + 1 } });
     return { _id: user._id, email: user.email, owner: false };
-  });
-}
+  },
+});
 
 /**
  * Removes a collaborator: the owner may remove anyone but themself; a collaborator may
  * remove only themself (leave).
  * @throws ValidationError, NotFoundError, ForbiddenError.
  */
-export async function removeCollaborator(ctx: DomainContext, actor: Actor, treeId: string, userId: string): Promise<void> {
-  if (!USER_ID.test(userId)) {
-    throw new ValidationError("The user id is not valid.", [{ path: "userId", message: "must be 24 lowercase hexadecimal characters" }]);
-  }
-  const leaving = userId === actor._id;
-  await withTree(ctx, actor, treeId, leaving ? "leave" : "administer", async (tree) => {
+export const removeCollaborator = treeCommand({
+  name: "removeCollaborator",
+  input: noInput,
+  action: (_input, { userId }: { treeId: string; userId: string }, actor) => (userId === actor._id ? "leave" : "administer"),
+  precheck(_ctx, { userId }: { treeId: string; userId: string }) {
+    if (!USER_ID.test(userId)) {
+      throw new ValidationError("The user id is not valid.", [{ path: "userId", message: "must be 24 lowercase hexadecimal characters" }]);
+    }
+  },
+  async run(ctx, actor, tree, { userId }: { treeId: string; userId: string }): Promise<void> {
     if (!tree.users.includes(userId)) throw new NotFoundError("Collaborator");
     if (userId === tree.owner) throw new ForbiddenError("The owner cannot be removed.");
     await commitChange(ctx, actor, tree, {
       kind: "tree.share",
       tree: { ...tree, users: tree.users.filter((id) => id !== userId), __v: tree.__v + 1 },
     });
-  });
-}
+  },
+});

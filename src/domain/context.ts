@@ -10,7 +10,9 @@ import type { ChangeFeed } from "./ports/change-feed.js";
 import type { Exporter, SeedParser } from "./ports/formats.js";
 import type { Store } from "./ports/store.js";
 import { KeyedLock } from "./keyed-lock.js";
-import { PasswordHasher } from "./passwords.js";
+import type { Clock } from "./ports/clock.js";
+import { systemClock } from "./ports/clock.js";
+import type { PasswordHasher } from "./ports/password-hasher.js";
 import { LiveStreams } from "./live.js";
 import { ReadModel } from "./read-model.js";
 import { TreeRevisions } from "./tree-revisions.js";
@@ -24,6 +26,8 @@ export interface DomainContext {
   /** Hears every committed change (SPEC §10): live streams and caches listen here. */
   feed: ChangeFeed;
   hasher: PasswordHasher;
+  /** The time stamped on what the commands write. */
+  clock: Clock;
   treeLocks: KeyedLock;
   /** Held by writes that add cards to a user's trees while they count against the user's limit. */
   ownerLocks: KeyedLock;
@@ -35,7 +39,15 @@ export interface DomainContext {
   live: LiveStreams;
 }
 
-export function createDomainContext(store: Store, config: Config, formats: SeedParser & Exporter): DomainContext {
+/** What the composition root (the server, the CLI, a test) plugs into the domain's ports. */
+export interface DomainAdapters {
+  formats: SeedParser & Exporter;
+  hasher: PasswordHasher;
+  /** The system clock when absent. */
+  clock?: Clock;
+}
+
+export function createDomainContext(store: Store, config: Config, { formats, hasher, clock = systemClock }: DomainAdapters): DomainContext {
   const feed = new LocalChangeFeed();
   const treeLocks = new KeyedLock();
   return {
@@ -44,10 +56,8 @@ export function createDomainContext(store: Store, config: Config, formats: SeedP
     seeds: formats,
     exporter: formats,
     feed,
-    hasher: new PasswordHasher(config.limits.concurrentHashes, {
-      perKey: config.limits.hashesPerAddress,
-      queue: config.limits.hashQueue,
-    }),
+    hasher,
+    clock,
     treeLocks,
     ownerLocks: new KeyedLock(),
     treeRevisions: new TreeRevisions(feed),

@@ -14,10 +14,9 @@
 import type { z } from "zod";
 import type { Change } from "../shared/changes.js";
 import { NotFoundError } from "../shared/errors.js";
-import { now } from "../shared/ids.js";
 import type { cardVersionRecord, historyEntry, trashEntry } from "../shared/record-schemas.js";
 import type { StoredCard, Tree } from "../shared/records.js";
-import { historyQuery, parseInput, restoreTreeInput } from "../shared/schemas.js";
+import { historyQuery, noInput, parseInput, restoreTreeInput } from "../shared/schemas.js";
 import { walkTreeOrder, childrenByParent } from "../shared/tree-order.js";
 import { positionAfter, withinCardAllowance } from "./card-batches.js";
 import { assertCardIdSyntax } from "./cards.js";
@@ -25,7 +24,8 @@ import { commitChange } from "./changes.js";
 import type { DomainContext } from "./context.js";
 import type { Actor } from "./policy.js";
 import { presentCard } from "./presenters.js";
-import { loadTree, withTree } from "./trees.js";
+import { treeCommand } from "./command.js";
+import { loadTree } from "./tree-access.js";
 
 /** Changes (or versions) in one answer unless `limit` says otherwise. */
 export const HISTORY_PAGE = 50;
@@ -120,9 +120,12 @@ export async function treeTrash(ctx: DomainContext, actor: Actor | null, treeId:
  * @throws ValidationError, NotFoundError (no such card in the tree's trash),
  *   LimitReachedError and the policy's errors.
  */
-export async function restoreCard(ctx: DomainContext, actor: Actor, treeId: string, cardId: string): Promise<StoredCard[]> {
-  assertCardIdSyntax(cardId);
-  return withTree(ctx, actor, treeId, "write", async (tree) => {
+export const restoreCard = treeCommand({
+  name: "restoreCard",
+  input: noInput,
+  action: "write",
+  precheck: (_ctx, { cardId }: { treeId: string; cardId: string }) => assertCardIdSyntax(cardId),
+  async run(ctx, actor, tree, { cardId }): Promise<StoredCard[]> {
     const trashed = await ctx.store.cards.trashedByTree(tree._id);
     const subtree = deletedSubtrees(trashed).find(({ members }) => members.some((c) => c._id === cardId));
     if (!subtree) throw new NotFoundError("Card in the trash");
@@ -133,7 +136,7 @@ export async function restoreCard(ctx: DomainContext, actor: Actor, treeId: stri
     const all = new Map([...trashed, ...live].map((c) => [c._id, c]));
     let parentId = root.parentId;
     while (parentId !== null && !liveIds.has(parentId)) parentId = all.get(parentId)?.parentId ?? null;
-    const at = now();
+    const at = ctx.clock.now();
     const after = members.map((card) => {
       const { trashed: _trashed, ...revived } = card;
       return { ...revived, updatedAt: at } as StoredCard;
@@ -146,8 +149,8 @@ export async function restoreCard(ctx: DomainContext, actor: Actor, treeId: stri
       const { change } = await commitChange(ctx, actor, tree, { kind: "restore.card", before: members, after, at });
       return change.after;
     });
-  });
-}
+  },
+});
 
 /** Whether two states of a card differ in what a restore brings back. */
 function differs(a: StoredCard, b: StoredCard): boolean {
@@ -166,9 +169,11 @@ function differs(a: StoredCard, b: StoredCard): boolean {
  * @throws ValidationError, NotFoundError (no such revision, or no longer kept),
  *   LimitReachedError and the policy's errors.
  */
-export async function restoreTree(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<Tree> {
-  const { revision } = parseInput(restoreTreeInput, input);
-  return withTree(ctx, actor, treeId, "write", async (tree) => {
+export const restoreTree = treeCommand({
+  name: "restoreTree",
+  input: restoreTreeInput,
+  action: "write",
+  async run(ctx, actor, tree, _target: { treeId: string }, { revision }): Promise<Tree> {
     const current = tree.revision ?? 0;
     if (revision > current) throw new NotFoundError(`Revision ${revision} of this tree`);
     const later = await ctx.store.changes.since(tree._id, revision, current - revision);
@@ -184,7 +189,7 @@ export async function restoreTree(ctx: DomainContext, actor: Actor, treeId: stri
       for (const card of change.after) then.set(card._id, before.get(card._id) ?? null);
       if (change.tree?.before) thenTree = change.tree.before;
     }
-    const at = now();
+    const at = ctx.clock.now();
     const before: StoredCard[] = [];
     const after: StoredCard[] = [];
     let revived = 0;
@@ -215,8 +220,8 @@ export async function restoreTree(ctx: DomainContext, actor: Actor, treeId: stri
     const commit = async () =>
       (await commitChange(ctx, actor, tree, { kind: "restore.tree", before, after, at, tree: nextTree })).tree;
     return withinCardAllowance(ctx, tree.owner, Math.max(0, revived - removed), commit);
-  });
-}
+  },
+});
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -2,16 +2,13 @@
  * Import (SPEC §7): a Markdown or JSON seed becomes a subtree under `parentId`, after the
  * existing children, all or nothing. Parsing lives in src/formats/; this is the command.
  */
-import type { DomainContext } from "./context.js";
 import { ValidationError } from "../shared/errors.js";
-import { now } from "../shared/ids.js";
-import type { Actor } from "./policy.js";
 import type { StoredCard } from "../shared/records.js";
-import { parseInput, seedInput } from "../shared/schemas.js";
+import { seedInput } from "../shared/schemas.js";
 import { assertCardsFit, cardsFromSeed, positionAfter, withinCardAllowance } from "./card-batches.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { commitChange } from "./changes.js";
-import { withTree } from "./trees.js";
+import { treeCommand } from "./command.js";
 
 /**
  * Imports `seed` under `parentId` (null: the first column) after the existing children.
@@ -19,9 +16,11 @@ import { withTree } from "./trees.js";
  * @throws ValidationError (also for an unknown parent), PayloadTooLargeError,
  *   LimitReachedError, and the policy's errors.
  */
-export async function importSeed(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<StoredCard[]> {
-  const { parentId = null, seed } = parseInput(seedInput, input);
-  return withTree(ctx, actor, treeId, "write", async (tree) => {
+export const importSeed = treeCommand({
+  name: "importSeed",
+  input: seedInput,
+  action: "write",
+  async run(ctx, actor, tree, _target: { treeId: string }, { parentId = null, seed }): Promise<StoredCard[]> {
     const nodes = await parseSeedOffThread(ctx, seed);
     const live = await ctx.store.cards.liveByTree(tree._id);
     if (parentId !== null && !live.some((c) => c._id === parentId)) {
@@ -30,12 +29,12 @@ export async function importSeed(ctx: DomainContext, actor: Actor, treeId: strin
       ]);
     }
     const firstPosition = positionAfter(live.filter((c) => c.parentId === parentId));
-    const at = now();
+    const at = ctx.clock.now();
     const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId, firstPosition, at, author: actor._id });
     assertCardsFit(ctx, cards);
     return withinCardAllowance(ctx, tree.owner, cards.length, async () => {
       const { change } = await commitChange(ctx, actor, tree, { kind: "import", after: cards, at });
       return change.after;
     });
-  });
-}
+  },
+});

@@ -7,7 +7,8 @@
 import type { DomainContext } from "./context.js";
 import { NotFoundError } from "../shared/errors.js";
 import { DEFAULT_PREFERENCES, type Preferences } from "../shared/preferences.js";
-import { parseInput, preferencesInput } from "../shared/schemas.js";
+import { preferencesInput } from "../shared/schemas.js";
+import { command } from "./command.js";
 import { authorizeOwnAccount, type Actor } from "./policy.js";
 
 /**
@@ -28,18 +29,22 @@ export async function preferencesOf(ctx: DomainContext, actor: Actor | null, use
  * @throws ValidationError for an unknown field or value (nothing is changed);
  *   UnauthenticatedError, ForbiddenError (policy); NotFoundError for an unknown user.
  */
-export async function setPreferences(ctx: DomainContext, actor: Actor | null, userId: string, input: unknown): Promise<Preferences> {
-  authorizeOwnAccount(actor, userId);
-  const change = parseInput(preferencesInput, input);
-  // The per-owner queue, under a key of its own: a card import does not wait for this.
-  return ctx.ownerLocks.run(`preferences:${userId}`, async () => {
-    const user = await ctx.store.users.byId(userId);
-    if (!user) throw new NotFoundError("User");
-    const next: Preferences = { ...DEFAULT_PREFERENCES, ...user.preferences, ...definedFields(change) };
-    if (!(await ctx.store.users.update(userId, { preferences: next }))) throw new NotFoundError("User");
-    return next;
-  });
-}
+export const setPreferences = command({
+  name: "setPreferences",
+  input: preferencesInput,
+  action: "ownAccount",
+  async run(ctx, actor: Actor | null, { userId }: { userId: string }, change): Promise<Preferences> {
+    authorizeOwnAccount(actor, userId);
+    // The per-owner queue, under a key of its own: a card import does not wait for this.
+    return ctx.ownerLocks.run(`preferences:${userId}`, async () => {
+      const user = await ctx.store.users.byId(userId);
+      if (!user) throw new NotFoundError("User");
+      const next: Preferences = { ...DEFAULT_PREFERENCES, ...user.preferences, ...definedFields(change) };
+      if (!(await ctx.store.users.update(userId, { preferences: next }))) throw new NotFoundError("User");
+      return next;
+    });
+  },
+});
 
 /** zod leaves optional fields out when absent, but a field sent as undefined must not clear one. */
 function definedFields<T extends object>(value: T): Partial<T> {

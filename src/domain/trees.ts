@@ -3,51 +3,20 @@
  * asks the policy, then changes it; writes to one tree are serialised by its lock.
  */
 import type { DomainContext } from "./context.js";
-import { ConflictError, ValidationError } from "../shared/errors.js";
-import { newRecordId, now, PUBLIC_URL, RECORD_ID } from "../shared/ids.js";
-import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
+import { ConflictError } from "../shared/errors.js";
+import { newRecordId, PUBLIC_URL, RECORD_ID } from "../shared/ids.js";
+import { authorizeTree, type Actor } from "./policy.js";
 import type { SeedNode, StoredCard, Tree } from "../shared/records.js";
-import { createTreeInput, parseInput, updateTreeInput } from "../shared/schemas.js";
+import { createTreeInput, noInput, updateTreeInput } from "../shared/schemas.js";
+import { command, treeCommand } from "./command.js";
 import { assertCardsFit, cardsFromSeed, withinCardAllowance } from "./card-batches.js";
 import { commitChange } from "./changes.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { walkTreeOrder } from "../shared/tree-order.js";
 
+export { loadTree, withTree } from "./tree-access.js";
+
 const MAX_NAME = 200;
-
-function assertTreeIdSyntax(treeId: string): void {
-  if (!RECORD_ID.test(treeId)) {
-    throw new ValidationError("The tree id is not valid.", [
-      { path: "treeId", message: "must be 24 characters of a-z and 0-9" },
-    ]);
-  }
-}
-
-/**
- * Loads a tree the actor may `action`.
- * @throws ValidationError for a malformed id; UnauthenticatedError, NotFoundError or
- *   ForbiddenError as the policy decides.
- */
-export async function loadTree(ctx: DomainContext, actor: Actor | null, treeId: string, action: TreeAction): Promise<Tree> {
-  assertTreeIdSyntax(treeId);
-  return authorizeTree(actor, action, await ctx.store.trees.byId(treeId));
-}
-
-/**
- * Runs `change` under the tree's write lock with the tree freshly loaded and authorised.
- * Every write to a tree or its cards passes here; it moves the tree's revision through
- * `commitChange` (changes.ts).
- */
-export function withTree<T>(
-  ctx: DomainContext,
-  actor: Actor | null,
-  treeId: string,
-  action: TreeAction,
-  change: (tree: Tree) => Promise<T>,
-): Promise<T> {
-  assertTreeIdSyntax(treeId);
-  return ctx.treeLocks.run(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
-}
 
 /** Trees the actor can open, most recently updated first. */
 export async function listTrees(ctx: DomainContext, actor: Actor): Promise<Tree[]> {
@@ -67,26 +36,31 @@ function newTree(owner: string, name: string, at: string): Tree {
  * Creates a tree owned by the actor, with the seed's cards or one empty card.
  * @throws ValidationError, PayloadTooLargeError (seed or a card too big), LimitReachedError.
  */
-export async function createTree(ctx: DomainContext, actor: Actor, input: unknown): Promise<Tree> {
-  const { name, seed } = parseInput(createTreeInput, input);
-  const parsed: SeedNode[] = seed === undefined ? [] : await parseSeedOffThread(ctx, seed);
-  // A tree always opens on a card: an absent seed, or a JSON seed of `[]`, gives one empty card.
-  const nodes = parsed.length > 0 ? parsed : [{ content: "" }];
-  const at = now();
-  const tree = newTree(actor._id, name, at);
-  const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id });
-  assertCardsFit(ctx, cards);
-  return withinCardAllowance(ctx, actor._id, cards.length, () => insertTreeWithCards(ctx, actor, tree, cards));
-}
+export const createTree = command({
+  name: "createTree",
+  input: createTreeInput,
+  action: "signedIn",
+  async run(ctx, actor, _target: Record<string, never>, { name, seed }): Promise<Tree> {
+    const parsed: SeedNode[] = seed === undefined ? [] : await parseSeedOffThread(ctx, seed);
+    // A tree always opens on a card: an absent seed, or a JSON seed of `[]`, gives one empty card.
+    const nodes = parsed.length > 0 ? parsed : [{ content: "" }];
+    const at = ctx.clock.now();
+    const tree = newTree(actor._id, name, at);
+    const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id });
+    assertCardsFit(ctx, cards);
+    return withinCardAllowance(ctx, actor._id, cards.length, () => insertTreeWithCards(ctx, actor, tree, cards));
+  },
+});
 
 /**
  * Renames, sets latex or publicUrl (null clears it). Setting publicUrl is the owner's alone.
  * @throws ValidationError, ConflictError (publicUrl taken), and the policy's errors.
  */
-export async function updateTree(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<Tree> {
-  const body = parseInput(updateTreeInput, input);
-  const action: TreeAction = body.publicUrl !== undefined ? "administer" : "write";
-  return withTree(ctx, actor, treeId, action, async (tree) => {
+export const updateTree = treeCommand({
+  name: "updateTree",
+  input: updateTreeInput,
+  action: (body) => (body.publicUrl !== undefined ? "administer" : "write"),
+  async run(ctx, actor, tree, _target: { treeId: string }, body): Promise<Tree> {
     const next: Tree = { ...tree };
     if (body.name !== undefined) next.name = body.name;
     if (body.latex !== undefined) next.latex = body.latex;
@@ -105,16 +79,19 @@ export async function updateTree(ctx: DomainContext, actor: Actor, treeId: strin
       }
       throw err;
     }
-  });
-}
+  },
+});
 
 /** Deletes the tree and all its cards. Owner only. */
-export async function deleteTree(ctx: DomainContext, actor: Actor, treeId: string): Promise<void> {
-  await withTree(ctx, actor, treeId, "administer", async (tree) => {
+export const deleteTree = treeCommand({
+  name: "deleteTree",
+  input: noInput,
+  action: "administer",
+  async run(ctx, _actor, tree, _target: { treeId: string }): Promise<void> {
     await ctx.store.trees.removeWithCards(tree._id);
     ctx.feed.publishRemoval(tree._id, tree.revision ?? 0);
-  });
-}
+  },
+});
 
 function copyName(name: string): string {
   const suffix = " (copy)";
@@ -123,7 +100,7 @@ function copyName(name: string): string {
 
 async function copyTree(ctx: DomainContext, actor: Actor, source: Tree): Promise<Tree> {
   const sourceCards = await ctx.store.cards.liveByTree(source._id);
-  const at = now();
+  const at = ctx.clock.now();
   const tree = newTree(actor._id, copyName(source.name), at);
   if (source.latex !== undefined) tree.latex = source.latex;
   const newIds = new Map<string, string>();
@@ -150,16 +127,25 @@ async function copyTree(ctx: DomainContext, actor: Actor, source: Tree): Promise
 }
 
 /** A full copy owned by the actor: new ids, no collaborators, no publicUrl. */
-export async function cloneTree(ctx: DomainContext, actor: Actor, treeId: string): Promise<Tree> {
-  return copyTree(ctx, actor, await loadTree(ctx, actor, treeId, "clone"));
-}
+export const cloneTree = treeCommand({
+  name: "cloneTree",
+  input: noInput,
+  action: "clone",
+  reads: true,
+  run: (ctx, actor, source, _target: { treeId: string }) => copyTree(ctx, actor, source),
+});
 
 /** Copies a public tree, named by its `_id` or its `publicUrl`. */
-export async function clonePublicTree(ctx: DomainContext, actor: Actor, idOrUrl: string): Promise<Tree> {
-  const tree = RECORD_ID.test(idOrUrl) ? await ctx.store.trees.byId(idOrUrl) : null;
-  const found = tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
-  return copyTree(ctx, actor, authorizeTree(actor, "clonePublic", found));
-}
+export const clonePublicTree = command({
+  name: "clonePublicTree",
+  input: noInput,
+  action: "clonePublic",
+  async run(ctx, actor, { idOrUrl }: { idOrUrl: string }): Promise<Tree> {
+    const tree = RECORD_ID.test(idOrUrl) ? await ctx.store.trees.byId(idOrUrl) : null;
+    const found = tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
+    return copyTree(ctx, actor, authorizeTree(actor, "clonePublic", found));
+  },
+});
 
 /**
  * The public tree at `publicUrl`, for anyone (signed in or not).

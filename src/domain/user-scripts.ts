@@ -9,9 +9,10 @@
  */
 import { Buffer } from "node:buffer";
 import { LimitReachedError, PayloadTooLargeError, ValidationError } from "../shared/errors.js";
-import { newRecordId, now, RECORD_ID } from "../shared/ids.js";
+import { newRecordId, RECORD_ID } from "../shared/ids.js";
 import type { StoredScript } from "../shared/records.js";
-import { createScriptInput, parseInput, updateScriptInput } from "../shared/schemas.js";
+import { createScriptInput, noInput, updateScriptInput } from "../shared/schemas.js";
+import { command } from "./command.js";
 import type { DomainContext } from "./context.js";
 import { authorizeScript, type Actor } from "./policy.js";
 
@@ -25,8 +26,14 @@ export async function listScripts(ctx: DomainContext, actor: Actor): Promise<Sto
  * @throws ValidationError for a bad body; PayloadTooLargeError for a script over the size
  *   limit; LimitReachedError when the actor already keeps as many as allowed.
  */
-export async function createScript(ctx: DomainContext, actor: Actor, input: unknown): Promise<StoredScript> {
-  const { name, body, enabled } = parseInput(createScriptInput, input);
+export const createScript = command({
+  name: "createScript",
+  input: createScriptInput,
+  action: "signedIn",
+  run: (ctx, actor, _target: Record<string, never>, { name, body, enabled }) => keepScript(ctx, actor, name, body, enabled),
+});
+
+async function keepScript(ctx: DomainContext, actor: Actor, name: string, body: string, enabled: boolean | undefined): Promise<StoredScript> {
   assertScriptFits(ctx, body);
   // Counted and inserted in one step, so two uploads at once cannot both take the last place.
   return ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
@@ -34,7 +41,7 @@ export async function createScript(ctx: DomainContext, actor: Actor, input: unkn
     if ((await ctx.store.scripts.forUser(actor._id)).length >= most) {
       throw new LimitReachedError(`You can keep at most ${most} scripts; remove one first.`);
     }
-    const at = now();
+    const at = ctx.clock.now();
     const script: StoredScript = { _id: newRecordId(), userId: actor._id, name, body, enabled: enabled ?? true, createdAt: at, updatedAt: at };
     await ctx.store.scripts.insert(script);
     return script;
@@ -46,32 +53,41 @@ export async function createScript(ctx: DomainContext, actor: Actor, input: unkn
  * @throws NotFoundError unless the script is the actor's; ValidationError (a malformed id or body);
  *   PayloadTooLargeError for a body over the size limit.
  */
-export async function updateScript(ctx: DomainContext, actor: Actor, scriptId: string, input: unknown): Promise<StoredScript> {
-  assertScriptIdSyntax(scriptId);
-  const changes = parseInput(updateScriptInput, input);
-  if (changes.body !== undefined) assertScriptFits(ctx, changes.body);
-  return ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
-    const script = authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
-    const updated: StoredScript = {
-      ...script,
-      name: changes.name ?? script.name,
-      body: changes.body ?? script.body,
-      enabled: changes.enabled ?? script.enabled,
-      updatedAt: now(),
-    };
-    await ctx.store.scripts.replace(updated);
-    return updated;
-  });
-}
+export const updateScript = command({
+  name: "updateScript",
+  input: updateScriptInput,
+  action: "ownScript",
+  async run(ctx, actor, { scriptId }: { scriptId: string }, changes): Promise<StoredScript> {
+    assertScriptIdSyntax(scriptId);
+    if (changes.body !== undefined) assertScriptFits(ctx, changes.body);
+    return ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
+      const script = authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
+      const updated: StoredScript = {
+        ...script,
+        name: changes.name ?? script.name,
+        body: changes.body ?? script.body,
+        enabled: changes.enabled ?? script.enabled,
+        updatedAt: ctx.clock.now(),
+      };
+      await ctx.store.scripts.replace(updated);
+      return updated;
+    });
+  },
+});
 
 /** @throws ValidationError for a malformed id; NotFoundError unless the script is the actor's. */
-export async function deleteScript(ctx: DomainContext, actor: Actor, scriptId: string): Promise<void> {
-  assertScriptIdSyntax(scriptId);
-  await ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
-    const script = authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
-    await ctx.store.scripts.remove(script._id);
-  });
-}
+export const deleteScript = command({
+  name: "deleteScript",
+  input: noInput,
+  action: "ownScript",
+  async run(ctx, actor, { scriptId }: { scriptId: string }): Promise<void> {
+    assertScriptIdSyntax(scriptId);
+    await ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
+      const script = authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
+      await ctx.store.scripts.remove(script._id);
+    });
+  },
+});
 
 /**
  * One of the actor's scripts, with its body, to serve as a file.

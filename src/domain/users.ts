@@ -5,15 +5,16 @@
  */
 import { randomBytes, randomInt } from "node:crypto";
 import type { DomainContext } from "./context.js";
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../shared/errors.js";
-import { newUserId, now } from "../shared/ids.js";
-import { authorizeOperator, maySignUp, type Actor } from "./policy.js";
+import { ConflictError, ForbiddenError, NotFoundError } from "../shared/errors.js";
+import { newUserId } from "../shared/ids.js";
+import { authorizeOperator, authorizeOwnAccount, maySignUp, type Actor } from "./policy.js";
 import { presentUser, type UserView } from "./presenters.js";
 import type { StoredUser } from "../shared/records.js";
-import { parseInput, signupInput, updateMeInput } from "../shared/schemas.js";
+import { cardLimitInput, signupInput, updateMeInput } from "../shared/schemas.js";
+import { command } from "./command.js";
 
 /**
- * Creates an account: the visitor signing up (no `actor`), or the operator adding a user,
+ * Creates an account: the visitor signing up (a null actor), or the operator adding a user,
  * who may do so while web sign-up is off. `requester` (the client's address) is who waits
  * in the hasher's line.
  * @throws ValidationError for a bad email or password.
@@ -21,33 +22,33 @@ import { parseInput, signupInput, updateMeInput } from "../shared/schemas.js";
  * @throws ConflictError when the email is taken.
  * @throws TooManyRequestsError when the requester already has its share of hashing.
  */
-export async function signUp(
-  ctx: DomainContext,
-  input: unknown,
-  options: { actor?: Actor | null; requester?: string } = {},
-): Promise<StoredUser> {
-  if (!maySignUp(options.actor ?? null, ctx.config.signup)) throw new ForbiddenError("Sign-up is closed on this server.");
-  const { email, password } = parseInput(signupInput, input);
-  if (await ctx.store.users.byEmail(email)) throw new ConflictError("An account with this email already exists.");
-  const user: StoredUser = {
-    _id: newUserId(),
-    email,
-    passwordHash: await ctx.hasher.hash(password, options.requester),
-    limit: ctx.config.defaultCardLimit,
-    favoriteTrees: [],
-    randomIndex: randomInt(100),
-    userHash: randomBytes(4).toString("hex"),
-    createdAt: now(),
-  };
-  try {
-    await ctx.store.users.insert(user);
-  } catch (err) {
-    // Two sign-ups for one email at once: the store's unique index decides.
+export const signUp = command({
+  name: "signUp",
+  input: signupInput,
+  action: "signUp",
+  async run(ctx, actor: Actor | null, { requester }: { requester?: string }, { email, password }): Promise<StoredUser> {
+    if (!maySignUp(actor, ctx.config.signup)) throw new ForbiddenError("Sign-up is closed on this server.");
     if (await ctx.store.users.byEmail(email)) throw new ConflictError("An account with this email already exists.");
-    throw err;
-  }
-  return user;
-}
+    const user: StoredUser = {
+      _id: newUserId(),
+      email,
+      passwordHash: await ctx.hasher.hash(password, requester),
+      limit: ctx.config.defaultCardLimit,
+      favoriteTrees: [],
+      randomIndex: randomInt(100),
+      userHash: randomBytes(4).toString("hex"),
+      createdAt: ctx.clock.now(),
+    };
+    try {
+      await ctx.store.users.insert(user);
+    } catch (err) {
+      // Two sign-ups for one email at once: the store's unique index decides.
+      if (await ctx.store.users.byEmail(email)) throw new ConflictError("An account with this email already exists.");
+      throw err;
+    }
+    return user;
+  },
+});
 
 export function findUserByEmail(ctx: DomainContext, email: string): Promise<StoredUser | null> {
   return ctx.store.users.byEmail(email.trim().toLowerCase());
@@ -67,66 +68,81 @@ export async function ownedCardsCount(ctx: DomainContext, userId: string): Promi
   return ctx.store.cards.countLiveByTrees(owned.map((t) => t._id));
 }
 
-/**
- * Sets favourites and/or changes the password. A password change ends every session of
- * the user but `keepSessionId` (the cookie session that made the change, if any), as
- * `resetPassword` ends all of them: whoever held the old password is out. `requester` (the
- * client's address) is who waits in the hasher's line.
- * @throws ValidationError for a malformed body.
- * @throws ForbiddenError when `currentPassword` is wrong.
- * @throws TooManyRequestsError when the requester already has its share of hashing.
- */
-export async function updateMe(
-  ctx: DomainContext,
-  user: StoredUser,
-  input: unknown,
-  options: { keepSessionId?: string; requester?: string } = {},
-): Promise<StoredUser> {
-  const { keepSessionId, requester } = options;
-  const body = parseInput(updateMeInput, input);
-  const fields: Partial<StoredUser> = {};
-  if (body.favoriteTrees) fields.favoriteTrees = [...new Set(body.favoriteTrees)];
-  if (body.newPassword !== undefined) {
-    if (!(await ctx.hasher.verify(body.currentPassword ?? "", user.passwordHash, requester))) {
-      throw new ForbiddenError("The current password is wrong.");
-    }
-    fields.passwordHash = await ctx.hasher.hash(body.newPassword, requester);
-  }
-  if (Object.keys(fields).length === 0) return user;
-  const updated = await ctx.store.users.update(user._id, fields);
-  if (!updated) throw new NotFoundError("User");
-  if (fields.passwordHash !== undefined) await ctx.store.sessions.removeForUser(user._id, keepSessionId);
-  return updated;
+/** Whose account a command changes, and on whose behalf. */
+export interface AccountTarget {
+  /** The account as loaded for this request (the signed-in user's own). */
+  user: StoredUser;
+  /** The cookie session making the change: it stays signed in after a password change. */
+  keepSessionId?: string;
+  /** The client's address: who waits in the hasher's line. */
+  requester?: string;
 }
 
 /**
- * Sets a password without knowing the old one (the CLI's `user passwd`); operator only.
- * @throws ForbiddenError for anyone but the operator; NotFoundError for an unknown email.
+ * Sets favourites and/or changes the password. A password change ends every session of
+ * the user but `keepSessionId` (the cookie session that made the change, if any), as
+ * `resetPassword` ends all of them: whoever held the old password is out.
+ * @throws ValidationError for a malformed body.
+ * @throws ForbiddenError when `currentPassword` is wrong, or for anyone but the user.
+ * @throws TooManyRequestsError when the requester already has its share of hashing.
  */
-export async function resetPassword(ctx: DomainContext, actor: Actor, email: string, password: unknown): Promise<StoredUser> {
-  authorizeOperator(actor);
-  const { password: checked } = parseInput(signupInput, { email, password });
-  const user = await findUserByEmail(ctx, email);
-  if (!user) throw new NotFoundError("User");
-  const updated = await ctx.store.users.update(user._id, { passwordHash: await ctx.hasher.hash(checked) });
-  await ctx.store.sessions.removeForUser(user._id);
-  return updated!;
-}
+export const updateMe = command({
+  name: "updateMe",
+  input: updateMeInput,
+  action: "ownAccount",
+  async run(ctx, actor, { user, keepSessionId, requester }: AccountTarget, body): Promise<StoredUser> {
+    authorizeOwnAccount(actor, user._id);
+    const fields: Partial<StoredUser> = {};
+    if (body.favoriteTrees) fields.favoriteTrees = [...new Set(body.favoriteTrees)];
+    if (body.newPassword !== undefined) {
+      if (!(await ctx.hasher.verify(body.currentPassword ?? "", user.passwordHash, requester))) {
+        throw new ForbiddenError("The current password is wrong.");
+      }
+      fields.passwordHash = await ctx.hasher.hash(body.newPassword, requester);
+    }
+    if (Object.keys(fields).length === 0) return user;
+    const updated = await ctx.store.users.update(user._id, fields);
+    if (!updated) throw new NotFoundError("User");
+    if (fields.passwordHash !== undefined) await ctx.store.sessions.removeForUser(user._id, keepSessionId);
+    return updated;
+  },
+});
+
+/**
+ * Sets a password without knowing the old one (the CLI's `user passwd`); operator only.
+ * @throws ForbiddenError for anyone but the operator; ValidationError for a bad email or
+ *   password; NotFoundError for an unknown email.
+ */
+export const resetPassword = command({
+  name: "resetPassword",
+  input: signupInput,
+  action: "operator",
+  async run(ctx, actor, _target: Record<string, never>, { email, password }): Promise<StoredUser> {
+    authorizeOperator(actor);
+    const user = await findUserByEmail(ctx, email);
+    if (!user) throw new NotFoundError("User");
+    const updated = await ctx.store.users.update(user._id, { passwordHash: await ctx.hasher.hash(password) });
+    await ctx.store.sessions.removeForUser(user._id);
+    return updated!;
+  },
+});
 
 /**
  * Sets how many cards a user may own (-1: unlimited); operator only.
  * @throws ForbiddenError for anyone but the operator; ValidationError for a bad limit;
  *   NotFoundError for an unknown email.
  */
-export async function setCardLimit(ctx: DomainContext, actor: Actor, email: string, limit: number): Promise<StoredUser> {
-  authorizeOperator(actor);
-  if (!Number.isInteger(limit) || limit < -1) {
-    throw new ValidationError("The limit must be a whole number, -1 for unlimited.", [{ path: "limit", message: "must be a whole number of at least -1" }]);
-  }
-  const user = await findUserByEmail(ctx, email);
-  if (!user) throw new NotFoundError("User");
-  return (await ctx.store.users.update(user._id, { limit }))!;
-}
+export const setCardLimit = command({
+  name: "setCardLimit",
+  input: cardLimitInput,
+  action: "operator",
+  async run(ctx, actor, { email }: { email: string }, { limit }): Promise<StoredUser> {
+    authorizeOperator(actor);
+    const user = await findUserByEmail(ctx, email);
+    if (!user) throw new NotFoundError("User");
+    return (await ctx.store.users.update(user._id, { limit }))!;
+  },
+});
 
 /** Every account, oldest first, as User records with their live counts; operator only. */
 export async function listUsers(ctx: DomainContext, actor: Actor): Promise<UserView[]> {

@@ -2,6 +2,7 @@
  * The Card type with its place in the tree (children, parent, depth: all computed from the
  * tree's cards as loaded once for the request), the `card` query and the card mutations.
  */
+import { execute, runValidated } from "./commands.js";
 import { createCard, deleteCard, getCard, updateCard } from "../domain/cards.js";
 import { NotFoundError } from "../shared/errors.js";
 import { importSeed } from "../domain/import.js";
@@ -76,7 +77,7 @@ builder.mutationFields((t) => ({
     type: CardType,
     args: { input: t.arg({ type: CreateCardInput, required: true }) },
     resolve: async (_root, { input }, context) => {
-      return presentCard(await createCard(context.domain, requireUser(context), input.treeId, input));
+      return presentCard(await runValidated(context, requireUser(context), createCard, { treeId: input.treeId }, input));
     },
   }),
   updateCard: t.field({
@@ -90,7 +91,7 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, context) => {
       return presentCard(
-        await updateCard(context.domain, requireUser(context), args.treeId, args.id, args.input, { version: args.version ?? undefined }),
+        await runValidated(context, requireUser(context), updateCard, { treeId: args.treeId, cardId: args.id, version: args.version ?? undefined }, args.input),
       );
     },
   }),
@@ -102,7 +103,7 @@ builder.mutationFields((t) => ({
       version: t.arg.int({ validate: cardVersion, description: "The card's version you read; a stale one is `conflict`." }),
     },
     resolve: (_root, args, context) =>
-      deleteCard(context.domain, requireUser(context), args.treeId, args.id, { version: args.version ?? undefined }),
+      execute(context.domain, requireUser(context), deleteCard, { treeId: args.treeId, cardId: args.id, version: args.version ?? undefined }, undefined),
   }),
   importSeed: t.field({
     type: [CardType],
@@ -111,7 +112,7 @@ builder.mutationFields((t) => ({
       treeId: t.arg.id({ required: true, validate: recordId }),
       input: t.arg({ type: SeedInput, required: true }) },
     resolve: async (_root, args, context, info) => {
-      const cards = await importSeed(context.domain, requireUser(context), args.treeId, args.input);
+      const cards = await runValidated(context, requireUser(context), importSeed, { treeId: args.treeId }, args.input);
       return context.budget.list(cards.map(presentCard), info);
     },
   }),

@@ -2,6 +2,7 @@
  * Collaborators: who shares a tree (`Tree.collaborators`) and the owner's mutations to add
  * and remove them; a collaborator may remove only themself (leave the tree).
  */
+import { execute, runValidated } from "./commands.js";
 import { addCollaborator, listCollaborators, removeCollaborator, type Collaborator } from "../domain/collaborators.js";
 import { recordId, userId } from "../shared/schemas.js";
 import { builder } from "./builder.js";
@@ -38,7 +39,7 @@ builder.mutationFields((t) => ({
       treeId: t.arg.id({ required: true, validate: recordId }),
       input: t.arg({ type: AddCollaboratorInput, required: true }),
     },
-    resolve: (_root, args, context) => addCollaborator(context.domain, requireUser(context), args.treeId, args.input),
+    resolve: (_root, args, context) => runValidated(context, requireUser(context), addCollaborator, { treeId: args.treeId }, args.input),
   }),
   removeCollaborator: t.id({
     description: "Removes a collaborator (owner), or leaves the tree (a collaborator removing themself). Returns the user id.",
@@ -47,7 +48,7 @@ builder.mutationFields((t) => ({
       userId: t.arg.id({ required: true, validate: userId }),
     },
     resolve: async (_root, args, context) => {
-      await removeCollaborator(context.domain, requireUser(context), args.treeId, args.userId);
+      await execute(context.domain, requireUser(context), removeCollaborator, { treeId: args.treeId, userId: args.userId }, undefined);
       return args.userId;
     },
   }),

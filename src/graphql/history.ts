@@ -2,6 +2,7 @@
  * History (SPEC §10) in GraphQL: `Tree.history`, `Tree.trash`, `Card.versions`, and the
  * `restoreTree` and `restoreCard` mutations, over the same domain commands as REST.
  */
+import { execute } from "./commands.js";
 import { cardVersions, restoreCard, restoreTree, treeHistory, treeTrash, type CardVersion, type HistoryEntry, type TrashEntry } from "../domain/history.js";
 import { presentCard, presentTree } from "../domain/presenters.js";
 import { changeKinds } from "../shared/changes.js";
@@ -78,7 +79,7 @@ builder.mutationFields((t) => ({
     description: "Brings the tree back to how it was after `revision`, as a new change (nothing is erased).",
     args: { id: t.arg.id({ required: true, validate: recordId }), revision: t.arg.int({ required: true }) },
     resolve: async (_root, args, context) => {
-      return presentTree(await restoreTree(context.domain, requireUser(context), args.id, { revision: args.revision }));
+      return presentTree(await execute(context.domain, requireUser(context), restoreTree, { treeId: args.id }, { revision: args.revision }));
     },
   }),
   restoreCard: t.field({
@@ -86,7 +87,7 @@ builder.mutationFields((t) => ({
     description: "Brings a deleted card back with the subtree deleted with it; returns those cards in tree order.",
     args: { treeId: t.arg.id({ required: true, validate: recordId }), id: t.arg.id({ required: true, validate: recordId }) },
     resolve: async (_root, args, context, info) => {
-      const cards = await restoreCard(context.domain, requireUser(context), args.treeId, args.id);
+      const cards = await execute(context.domain, requireUser(context), restoreCard, { treeId: args.treeId, cardId: args.id }, undefined);
       return context.budget.list(cards.map(presentCard), info);
     },
   }),

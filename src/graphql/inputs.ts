@@ -1,16 +1,10 @@
 /**
- * Input types of the mutations. Each is checked by the validation plugin with the very zod
- * schema the REST side parses its body with (src/shared/schemas.ts), so both surfaces
- * accept and refuse the same things and report the same messages.
+ * Input types of the mutations. Each is checked by the validation plugin with the input
+ * schema of the domain command the mutation runs (src/domain/command.ts), the one REST
+ * parses its body with, so both surfaces accept and refuse the same things and report the
+ * same messages, and a resolver hands the parsed input to the command as it is.
  */
-import {
-  addCollaboratorInput,
-  createCardInput,
-  createTreeInput,
-  seedInput,
-  updateCardInput,
-  updateTreeInput,
-} from "../shared/schemas.js";
+import { commands } from "../domain/commands.js";
 import { builder } from "./builder.js";
 
 export const CreateCardInput = builder.inputType("CreateCardInput", {
@@ -20,7 +14,7 @@ export const CreateCardInput = builder.inputType("CreateCardInput", {
     content: t.string({ description: 'Markdown; "" when left out.' }),
     parentId: t.id({ description: "null or left out: the first column." }),
   }),
-  validate: createCardInput,
+  validate: commands.createCard.input,
 });
 
 export const UpdateCardInput = builder.inputType("UpdateCardInput", {
@@ -30,7 +24,7 @@ export const UpdateCardInput = builder.inputType("UpdateCardInput", {
     position: t.float(),
     parentId: t.id({ description: "null moves the card to the first column." }),
   }),
-  validate: updateCardInput,
+  validate: commands.updateCard.input,
 });
 
 export const SeedInput = builder.inputType("SeedInput", {
@@ -38,7 +32,7 @@ export const SeedInput = builder.inputType("SeedInput", {
     parentId: t.id({ description: "Where the new cards go, after the existing children; null: the first column." }),
     seed: t.string({ required: true, description: "Markdown (each heading starts a card), or JSON in the json export's shape." }),
   }),
-  validate: seedInput,
+  validate: commands.importSeed.input,
 });
 
 export const CreateTreeInput = builder.inputType("CreateTreeInput", {
@@ -46,7 +40,7 @@ export const CreateTreeInput = builder.inputType("CreateTreeInput", {
     name: t.string({ required: true }),
     seed: t.string({ description: "Cards to start with; without it, one empty card." }),
   }),
-  validate: createTreeInput,
+  validate: commands.createTree.input,
 });
 
 export const UpdateTreeInput = builder.inputType("UpdateTreeInput", {
@@ -56,12 +50,12 @@ export const UpdateTreeInput = builder.inputType("UpdateTreeInput", {
     latex: t.boolean(),
     publicUrl: t.string({ description: "3–64 characters of a-z, 0-9 and -; null makes the tree private again." }),
   }),
-  validate: updateTreeInput,
+  validate: commands.updateTree.input,
 });
 
 export const AddCollaboratorInput = builder.inputType("AddCollaboratorInput", {
   fields: (t) => ({
     email: t.string({ required: true, description: "Of an existing user." }),
   }),
-  validate: addCollaboratorInput,
+  validate: commands.addCollaborator.input,
 });

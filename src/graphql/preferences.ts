@@ -3,9 +3,9 @@
  * side of `GET/PUT /api/preferences`. Values are plain strings and numbers checked by the
  * same zod schema as the REST body, so both surfaces refuse the same input alike.
  */
+import { runValidated } from "./commands.js";
 import { preferencesOf, setPreferences } from "../domain/preferences.js";
 import type { Preferences } from "../shared/preferences.js";
-import { preferencesInput } from "../shared/schemas.js";
 import { builder } from "./builder.js";
 import { requireUser } from "./context.js";
 import { UserType } from "./user.js";
@@ -24,7 +24,7 @@ const PreferencesInput = builder.inputType("PreferencesInput", {
     theme: t.string({ description: "forest, light or dark." }),
     fontSize: t.int({ description: "14, 16, 18, 20 or 22." }),
   }),
-  validate: preferencesInput,
+  validate: setPreferences.input,
 });
 
 builder.objectField(UserType, "preferences", (t) =>
@@ -42,7 +42,7 @@ builder.mutationField("setPreferences", (t) =>
     args: { input: t.arg({ type: PreferencesInput, required: true }) },
     resolve: (_root, { input }, context) => {
       const user = requireUser(context);
-      return setPreferences(context.domain, user, user._id, input);
+      return runValidated(context, user, setPreferences, { userId: user._id }, input);
     },
   }),
 );

@@ -2,6 +2,7 @@
  * The Tree type (its cards flat in tree order and its first column, both from the one
  * per-request load), `Card.tree`, the tree queries and the tree mutations.
  */
+import { execute, runValidated } from "./commands.js";
 import { presentTree } from "../domain/presenters.js";
 import type { Tree } from "../shared/records.js";
 import { publicUrl, recordId } from "../shared/schemas.js";
@@ -95,21 +96,21 @@ builder.mutationFields((t) => ({
   createTree: t.field({
     type: TreeType,
     args: { input: t.arg({ type: CreateTreeInput, required: true }) },
-    resolve: async (_root, { input }, context) => presentTree(await createTree(context.domain, requireUser(context), input)),
+    resolve: async (_root, { input }, context) => presentTree(await runValidated(context, requireUser(context), createTree, {}, input)),
   }),
   updateTree: t.field({
     type: TreeType,
     description: "Renames, sets latex, or publishes (publicUrl, owner only).",
     args: { id: t.arg.id({ required: true, validate: recordId }), input: t.arg({ type: UpdateTreeInput, required: true }) },
     resolve: async (_root, args, context) => {
-      return presentTree(await updateTree(context.domain, requireUser(context), args.id, args.input));
+      return presentTree(await runValidated(context, requireUser(context), updateTree, { treeId: args.id }, args.input));
     },
   }),
   deleteTree: t.id({
     description: "Deletes the tree and all its cards (owner only); returns its id.",
     args: { id: t.arg.id({ required: true, validate: recordId }) },
     resolve: async (_root, args, context) => {
-      await deleteTree(context.domain, requireUser(context), args.id);
+      await execute(context.domain, requireUser(context), deleteTree, { treeId: args.id }, undefined);
       return args.id;
     },
   }),
@@ -117,13 +118,13 @@ builder.mutationFields((t) => ({
     type: TreeType,
     description: 'A full copy owned by the caller, named "<name> (copy)", with no collaborators and no publicUrl.',
     args: { id: t.arg.id({ required: true, validate: recordId }) },
-    resolve: async (_root, args, context) => presentTree(await cloneTree(context.domain, requireUser(context), args.id)),
+    resolve: async (_root, args, context) => presentTree(await execute(context.domain, requireUser(context), cloneTree, { treeId: args.id }, undefined)),
   }),
   clonePublicTree: t.field({
     type: TreeType,
     description: "Copies a public tree, named by its id or its publicUrl.",
     args: { idOrUrl: t.arg.string({ required: true }) },
     resolve: async (_root, args, context) =>
-      presentTree(await clonePublicTree(context.domain, requireUser(context), args.idOrUrl)),
+      presentTree(await execute(context.domain, requireUser(context), clonePublicTree, { idOrUrl: args.idOrUrl }, undefined)),
   }),
 }));

@@ -2,6 +2,7 @@
  * Sign-up, log-in, log-out, the caller's own User record (`/api/index`) and their appearance
  * preferences (`/api/preferences`).
  */
+import { execute } from "../domain/command.js";
 import { Router, type Request, type Response } from "express";
 import { clientAddress, requireUser } from "../auth/middleware.js";
 import { SESSION_COOKIE, SESSION_TTL_MS } from "../auth/sessions.js";
@@ -31,7 +32,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
   router.post("/signup", jsonLimit, async (req, res) => {
     const requester = clientAddress(req);
     const giveBack = signups.take(requester);
-    const user = await signUp(ctx, req.body ?? {}, { requester }).catch((err) => {
+    const user = await execute(ctx, null, signUp, { requester }, req.body ?? {}).catch((err: unknown) => {
       giveBack();
       throw err;
     });
@@ -61,7 +62,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
   router.put("/index", jsonLimit, async (req, res) => {
     const user = requireUser(req);
     const requester = clientAddress(req);
-    const change = () => updateMe(ctx, user, req.body ?? {}, { keepSessionId: req.auth.session?._id, requester });
+    const change = () => execute(ctx, user, updateMe, { user, keepSessionId: req.auth.session?._id, requester }, req.body ?? {});
     // Checking the current password is a log-in attempt: throttled and counted as one.
     const updated = req.body?.currentPassword !== undefined ? await credentials.asLoginAttempt(user.email, requester, change) : await change();
     res.json(await userRecord(ctx, updated, req.auth.session?.csrf ?? ""));
@@ -74,7 +75,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
 
   router.put("/preferences", jsonLimit, async (req, res) => {
     const user = requireUser(req);
-    res.json(await setPreferences(ctx, user, user._id, req.body ?? {}));
+    res.json(await execute(ctx, user, setPreferences, { userId: user._id }, req.body ?? {}));
   });
 
   return router;

@@ -1,6 +1,7 @@
 /**
  * Cards: read in tree order, create, modify, delete, and import a seed.
  */
+import { execute } from "../domain/command.js";
 import { Router } from "express";
 import { requireUser } from "../auth/middleware.js";
 import { createHash } from "node:crypto";
@@ -61,23 +62,23 @@ export function cardRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
   });
 
   router.post("/trees/:treeId/cards/seed", importLimit, async (req, res) => {
-    const cards = await importSeed(ctx, requireUser(req), req.params.treeId, req.body ?? {});
+    const cards = await execute(ctx, requireUser(req), importSeed, { treeId: req.params.treeId }, req.body ?? {});
     res.status(201).json(cards.map(presentCard));
   });
 
   router.post("/trees/:treeId/cards", jsonLimit, async (req, res) => {
-    res.status(201).json(presentCard(await createCard(ctx, requireUser(req), req.params.treeId, req.body ?? {})));
+    res.status(201).json(presentCard(await execute(ctx, requireUser(req), createCard, { treeId: req.params.treeId }, req.body ?? {})));
   });
 
   router.put("/trees/:treeId/cards/:cardId", jsonLimit, async (req, res) => {
-    const condition = { version: versionFromIfMatch(req.get("if-match")) };
-    const card = await updateCard(ctx, requireUser(req), req.params.treeId, req.params.cardId, req.body ?? {}, condition);
+    const target = { treeId: req.params.treeId, cardId: req.params.cardId, version: versionFromIfMatch(req.get("if-match")) };
+    const card = await execute(ctx, requireUser(req), updateCard, target, req.body ?? {});
     res.json(presentCard(card));
   });
 
   router.delete("/trees/:treeId/cards/:cardId", async (req, res) => {
-    const condition = { version: versionFromIfMatch(req.get("if-match")) };
-    res.json({ deleted: await deleteCard(ctx, requireUser(req), req.params.treeId, req.params.cardId, condition) });
+    const target = { treeId: req.params.treeId, cardId: req.params.cardId, version: versionFromIfMatch(req.get("if-match")) };
+    res.json({ deleted: await execute(ctx, requireUser(req), deleteCard, target, undefined) });
   });
 
   return router;

@@ -1,6 +1,7 @@
 /**
  * History (SPEC §10): a tree's changes, a card's versions, the trash, and the restores.
  */
+import { execute } from "../domain/command.js";
 import { Router } from "express";
 import { requireUser } from "../auth/middleware.js";
 import { cardVersions, restoreCard, restoreTree, treeHistory, treeTrash } from "../domain/history.js";
@@ -23,11 +24,11 @@ export function historyRoutes({ ctx, jsonLimit }: RouteDeps): Router {
   });
 
   router.post("/trees/:treeId/restore", jsonLimit, async (req, res) => {
-    res.json(presentTree(await restoreTree(ctx, requireUser(req), req.params.treeId, req.body ?? {})));
+    res.json(presentTree(await execute(ctx, requireUser(req), restoreTree, { treeId: req.params.treeId }, req.body ?? {})));
   });
 
   router.post("/trees/:treeId/cards/:cardId/restore", async (req, res) => {
-    const cards = await restoreCard(ctx, requireUser(req), req.params.treeId, req.params.cardId);
+    const cards = await execute(ctx, requireUser(req), restoreCard, { treeId: req.params.treeId, cardId: req.params.cardId }, undefined);
     res.json(cards.map(presentCard));
   });
 

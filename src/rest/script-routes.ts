@@ -3,6 +3,7 @@
  * change, remove, and `GET /scripts/:scriptId.js`, the script itself as a JavaScript file
  * from this origin, which is what lets a tree page load it under `script-src 'self'`.
  */
+import { execute } from "../domain/command.js";
 import { createHash } from "node:crypto";
 import { Router, type RequestHandler } from "express";
 import { requireUser } from "../auth/middleware.js";
@@ -29,7 +30,7 @@ export function scriptRoutes({ ctx }: RouteDeps): Router {
   });
 
   router.post("/scripts", scriptBody, async (req, res) => {
-    res.status(201).json(presentScript(await createScript(ctx, requireUser(req), req.body ?? {})));
+    res.status(201).json(presentScript(await execute(ctx, requireUser(req), createScript, {}, req.body ?? {})));
   });
 
   router.get("/scripts/:scriptId.js", async (req, res) => {
@@ -47,11 +48,11 @@ export function scriptRoutes({ ctx }: RouteDeps): Router {
   });
 
   router.put("/scripts/:scriptId", scriptBody, async (req, res) => {
-    res.json(presentScript(await updateScript(ctx, requireUser(req), req.params.scriptId, req.body ?? {})));
+    res.json(presentScript(await execute(ctx, requireUser(req), updateScript, { scriptId: req.params.scriptId }, req.body ?? {})));
   });
 
   router.delete("/scripts/:scriptId", async (req, res) => {
-    await deleteScript(ctx, requireUser(req), req.params.scriptId);
+    await execute(ctx, requireUser(req), deleteScript, { scriptId: req.params.scriptId }, undefined);
     res.status(204).end();
   });
 

@@ -1,6 +1,7 @@
 /**
  * Trees, their collaborators, clones and the public read.
  */
+import { execute } from "../domain/command.js";
 import { Router } from "express";
 import { requireUser } from "../auth/middleware.js";
 import { addCollaborator, listCollaborators, removeCollaborator } from "../domain/collaborators.js";
@@ -35,24 +36,24 @@ export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
   });
 
   router.post("/trees", importLimit, async (req, res) => {
-    res.status(201).json(presentTree(await createTree(ctx, requireUser(req), req.body ?? {})));
+    res.status(201).json(presentTree(await execute(ctx, requireUser(req), createTree, {}, req.body ?? {})));
   });
 
   router.put("/trees/:treeId", jsonLimit, async (req, res) => {
-    res.json(presentTree(await updateTree(ctx, requireUser(req), req.params.treeId, req.body ?? {})));
+    res.json(presentTree(await execute(ctx, requireUser(req), updateTree, { treeId: req.params.treeId }, req.body ?? {})));
   });
 
   router.delete("/trees/:treeId", async (req, res) => {
-    await deleteTree(ctx, requireUser(req), req.params.treeId);
+    await execute(ctx, requireUser(req), deleteTree, { treeId: req.params.treeId }, undefined);
     res.status(204).end();
   });
 
   router.post("/trees/:treeId/clone", jsonLimit, async (req, res) => {
-    res.status(201).json(presentTree(await cloneTree(ctx, requireUser(req), req.params.treeId)));
+    res.status(201).json(presentTree(await execute(ctx, requireUser(req), cloneTree, { treeId: req.params.treeId }, undefined)));
   });
 
   router.post("/trees/:publicTreeId/clonePublic", jsonLimit, async (req, res) => {
-    res.status(201).json(presentTree(await clonePublicTree(ctx, requireUser(req), req.params.publicTreeId)));
+    res.status(201).json(presentTree(await execute(ctx, requireUser(req), clonePublicTree, { idOrUrl: req.params.publicTreeId }, undefined)));
   });
 
   router.get("/trees/:treeId/collaborators", async (req, res) => {
@@ -60,11 +61,11 @@ export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
   });
 
   router.post("/trees/:treeId/collaborators", jsonLimit, async (req, res) => {
-    res.status(201).json(await addCollaborator(ctx, requireUser(req), req.params.treeId, req.body ?? {}));
+    res.status(201).json(await execute(ctx, requireUser(req), addCollaborator, { treeId: req.params.treeId }, req.body ?? {}));
   });
 
   router.delete("/trees/:treeId/collaborators/:userId", async (req, res) => {
-    await removeCollaborator(ctx, requireUser(req), req.params.treeId, req.params.userId);
+    await execute(ctx, requireUser(req), removeCollaborator, { treeId: req.params.treeId, userId: req.params.userId }, undefined);
     res.status(204).end();
   });
 

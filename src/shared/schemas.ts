@@ -31,6 +31,17 @@ export const publicUrl = z
 
 export const credentialsInput = z.object({ email, password });
 
+/** The input of a command that takes no body (a DELETE): whatever is sent is ignored. */
+export const noInput = z.unknown().transform((): Record<string, never> => ({}));
+
+/** A new password set by the operator (the CLI's `user passwd`). */
+export const passwordInput = z.object({ password });
+
+/** How many cards a user may own: -1 for unlimited (the CLI's `user limit`). */
+export const cardLimitInput = z.object({
+  limit: z.number().int("must be a whole number of at least -1").min(-1, "must be a whole number of at least -1"),
+});
+
 export const signupInput = z.object({ email, password });
 
 /** Clients may send the whole user back: fields other than these are ignored. */

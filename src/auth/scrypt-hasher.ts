@@ -1,5 +1,5 @@
 /**
- * Password hashing with node:crypto scrypt (SPEC §4). A hash costs tens of milliseconds of
+ * Password hashing with node:crypto scrypt (SPEC §4), the server's PasswordHasher port. A hash costs tens of milliseconds of
  * CPU on the libuv pool, so at most a few run at once, and the line to get one is fair:
  * each piece of work names who asked (the client's address, `requester`), requesters are
  * served in turn, and one requester's share of the line is capped (src/domain/fair-gate.ts).
@@ -7,7 +7,8 @@
  * everyone else's log-in.
  */
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from "node:crypto";
-import { FairGate, type GateLimits } from "./fair-gate.js";
+import { FairGate, type GateLimits } from "../domain/fair-gate.js";
+import type { PasswordHasher } from "../domain/ports/password-hasher.js";
 
 const KEY_LENGTH = 64;
 const COST = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
@@ -21,7 +22,7 @@ function scrypt(password: string, salt: Buffer): Promise<Buffer> {
 /** Work asked for by no client (the CLI, the dummy hash made once). */
 const LOCAL = "local";
 
-export class PasswordHasher {
+export class ScryptPasswordHasher implements PasswordHasher {
   private readonly gate: FairGate;
   private dummyHash: Promise<string> | undefined;
 
@@ -65,4 +66,9 @@ export class PasswordHasher {
     await this.verify(password, await this.dummyHash, requester);
     return false;
   }
+}
+
+/** The server's hasher, with the concurrency and per-client shares of the configuration. */
+export function scryptHasherFor(limits: { concurrentHashes: number; hashesPerAddress: number; hashQueue: number }): ScryptPasswordHasher {
+  return new ScryptPasswordHasher(limits.concurrentHashes, { perKey: limits.hashesPerAddress, queue: limits.hashQueue });
 }

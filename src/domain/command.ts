@@ -1,0 +1,101 @@
+/**
+ * Use cases as commands (issue 13): each write the service offers is one object with its
+ * name, the input schema its body must satisfy, the policy action (SPEC §3) it is checked
+ * against, and a typed `run`. The transports and the CLI do not re-implement any of it:
+ *
+ * - REST and the CLI hand the raw body to `execute`, which parses it once with the
+ *   command's schema (a ValidationError listing each problem otherwise) and runs it;
+ * - GraphQL's validation plugin has already parsed the mutation's input argument with the
+ *   very same schema (src/graphql/inputs.ts), so a resolver calls `run` with it directly.
+ *
+ * The command's `target` is what names the thing acted on (a tree's and a card's id, an
+ * expected version): it comes from the path or the arguments, not from the body, and `run`
+ * checks its syntax. For tree commands the target's tree is loaded, locked when the command
+ * writes, and authorised with the declared action by `treeCommand`, so the action a command
+ * declares is the one the policy checks; test/domain/commands.test.ts holds every command
+ * to the SPEC §3 matrix through that declaration.
+ */
+import type { z } from "zod";
+import { parseInput } from "../shared/schemas.js";
+import type { Tree } from "../shared/records.js";
+import type { DomainContext } from "./context.js";
+import type { Actor, TreeAction } from "./policy.js";
+import { loadTree, withTree } from "./tree-access.js";
+
+/**
+ * What the policy checks before a command runs: a tree action of SPEC §3, or one of the
+ * account rules (`signUp`: anyone while sign-up is open, else the operator; `ownAccount`:
+ * the user or the operator; `ownScript`: the script's owner alone; `operator`: the CLI's
+ * system actor alone; `signedIn`: any signed-in user, for what creates their own things).
+ */
+export type PolicyAction = TreeAction | "signUp" | "ownAccount" | "ownScript" | "operator" | "signedIn";
+
+export interface Command<Target, Schema extends z.ZodType, Output, A extends Actor | null = Actor> {
+  readonly name: string;
+  /** The body's schema; `execute` parses with it, GraphQL's validation plugin too. */
+  readonly input: Schema;
+  /** The action the policy checks, or how it follows from the input (renaming vs publishing). */
+  readonly action: PolicyAction | ((input: z.output<Schema>, target: Target, actor: A) => PolicyAction);
+  run(ctx: DomainContext, actor: A, target: Target, input: z.output<Schema>): Promise<Output>;
+}
+
+/** Declares a command whose `run` asks the policy itself (account and script commands). */
+export function command<Target, Schema extends z.ZodType, Output, A extends Actor | null = Actor>(
+  definition: Command<Target, Schema, Output, A>,
+): Command<Target, Schema, Output, A> {
+  return Object.freeze(definition);
+}
+
+/** The action a command is checked against for this input. */
+export function actionOf<Target, Schema extends z.ZodType, A extends Actor | null>(
+  cmd: Command<Target, Schema, unknown, A>,
+  input: z.output<Schema>,
+  target: Target,
+  actor: A,
+): PolicyAction {
+  return typeof cmd.action === "function" ? cmd.action(input, target, actor) : cmd.action;
+}
+
+/**
+ * A command on one tree: `run` receives the tree loaded and authorised with the declared
+ * action, under the tree's write lock unless `reads` (a command that only reads the tree,
+ * like a clone, does not hold up its writers).
+ */
+export function treeCommand<Target extends { treeId: string }, Schema extends z.ZodType, Output>(definition: {
+  name: string;
+  input: Schema;
+  action: TreeAction | ((input: z.output<Schema>, target: Target, actor: Actor) => TreeAction);
+  reads?: true;
+  /** Checks that need no tree (ids' syntax, sizes), made before the tree is loaded or locked. */
+  precheck?(ctx: DomainContext, target: Target, input: z.output<Schema>): void;
+  run(ctx: DomainContext, actor: Actor, tree: Tree, target: Target, input: z.output<Schema>): Promise<Output>;
+}): Command<Target, Schema, Output> {
+  const { run, reads, precheck, ...rest } = definition;
+  const self: Command<Target, Schema, Output> = {
+    ...rest,
+    async run(ctx, actor, target, input) {
+      precheck?.(ctx, target, input);
+      const action = actionOf(self, input, target, actor) as TreeAction;
+      if (reads) return loadTree(ctx, actor, target.treeId, action).then((tree) => run(ctx, actor, tree, target, input));
+      return withTree(ctx, actor, target.treeId, action, (tree) => run(ctx, actor, tree, target, input));
+    },
+  };
+  return Object.freeze(self);
+}
+
+/**
+ * The edge's one call: parses `body` with the command's schema, then runs it.
+ * @throws ValidationError when the body does not fit the schema (nothing runs), and
+ *   whatever the command throws.
+ */
+export async function execute<Target, Schema extends z.ZodType, Output, A extends Actor | null>(
+  ctx: DomainContext,
+  actor: A,
+  cmd: Command<Target, Schema, Output, A>,
+  target: Target,
+  body: unknown,
+): Promise<Output> {
+  // Async, so that a body refused here is a rejected promise like any other failure (a
+  // caller's `.catch` giving back a sign-up budget sees it).
+  return cmd.run(ctx, actor, target, parseInput(cmd.input, body));
+}

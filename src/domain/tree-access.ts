@@ -1,0 +1,45 @@
+/**
+ * Reaching one tree: its id checked, the tree loaded and authorised for an action of the
+ * policy, and for writes the tree's lock held. Every command on a tree comes through here
+ * (src/domain/command.ts `treeCommand`, and the reads of history, exports, live streams).
+ */
+import type { DomainContext } from "./context.js";
+import { ValidationError } from "../shared/errors.js";
+import { RECORD_ID } from "../shared/ids.js";
+import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
+import type { Tree } from "../shared/records.js";
+
+export function assertTreeIdSyntax(treeId: string): void {
+  if (!RECORD_ID.test(treeId)) {
+    throw new ValidationError("The tree id is not valid.", [
+      { path: "treeId", message: "must be 24 characters of a-z and 0-9" },
+    ]);
+  }
+}
+
+/**
+ * Loads a tree the actor may `action`.
+ * @throws ValidationError for a malformed id; UnauthenticatedError, NotFoundError or
+ *   ForbiddenError as the policy decides.
+ */
+export async function loadTree(ctx: DomainContext, actor: Actor | null, treeId: string, action: TreeAction): Promise<Tree> {
+  assertTreeIdSyntax(treeId);
+  return authorizeTree(actor, action, await ctx.store.trees.byId(treeId));
+}
+
+/**
+ * Runs `change` under the tree's write lock with the tree freshly loaded and authorised.
+ * Every write to a tree or its cards passes here; it moves the tree's revision through
+ * `commitChange` (changes.ts).
+ */
+export function withTree<T>(
+  ctx: DomainContext,
+  actor: Actor | null,
+  treeId: string,
+  action: TreeAction,
+  change: (tree: Tree) => Promise<T>,
+): Promise<T> {
+  assertTreeIdSyntax(treeId);
+  return ctx.treeLocks.run(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
+}
+
