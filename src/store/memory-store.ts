@@ -131,12 +131,6 @@ export function openMemoryStore(): Store {
       },
     },
     trees: {
-      insert: async (tree) => {
-        open();
-        if (trees.has(tree._id)) throw new UniqueViolation("_id", tree._id);
-        assertUniquePublicUrl(tree);
-        trees.set(tree._id, copy(tree));
-      },
       byId: async (id) => {
         open();
         const tree = trees.get(id);
@@ -151,11 +145,6 @@ export function openMemoryStore(): Store {
         open();
         return [...trees.values()].filter((t) => t.users.includes(userId)).map(copy);
       },
-      replace: async (tree) => {
-        open();
-        assertUniquePublicUrl(tree);
-        trees.set(tree._id, copy(tree));
-      },
       removeWithCards: async (id) => {
         open();
         trees.delete(id);
@@ -164,11 +153,6 @@ export function openMemoryStore(): Store {
       },
     },
     cards: {
-      insertMany: async (list) => {
-        open();
-        for (const card of list) if (cards.has(card._id)) throw new UniqueViolation("_id", card._id);
-        for (const card of list) cards.set(card._id, copy(card));
-      },
       byId: async (id) => {
         open();
         const card = cards.get(id);
@@ -193,17 +177,6 @@ export function openMemoryStore(): Store {
         let count = 0;
         for (const card of cards.values()) if (wanted.has(card.treeId) && card.trashed === undefined) count++;
         return count;
-      },
-      replace: async (card) => {
-        open();
-        cards.set(card._id, copy(card));
-      },
-      trash: async (ids, at) => {
-        open();
-        for (const id of ids) {
-          const card = cards.get(id);
-          if (card) cards.set(id, { ...card, trashed: at });
-        }
       },
     },
     changes: changeRepository,

@@ -260,15 +260,9 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         ),
     },
     trees: {
-      insert: async (tree) => {
-        await trees.insert(tree);
-      },
       byId: async (id) => withoutNedbFields<Tree>(await read(trees.findOne({ _id: id }))),
       byPublicUrl: async (publicUrl) => withoutNedbFields<Tree>(await read(trees.findOne({ publicUrl }))),
       forUser: async (userId) => (await read(trees.find({ users: userId }))) as unknown as Tree[],
-      replace: async (tree) => {
-        await trees.update({ _id: tree._id }, tree);
-      },
       removeWithCards: async (id) => {
         // The tree first: a crash in between leaves cards of no tree, which nobody can
         // reach and the next open sweeps, never a tree with part of its cards.
@@ -281,16 +275,6 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       },
     },
     cards: {
-      insertMany: async (list) => {
-        if (list.length === 0) return;
-        if (list.length === 1) {
-          await cards.insert(unframed(list[0]));
-          return;
-        }
-        // One append; the batch mark lets the next open drop it whole if it was cut short.
-        const batch = newBatch(list.length);
-        await cards.insert(list.map((card) => ({ ...unframed(card), batch })));
-      },
       byId: async (id) => withoutNedbFields<StoredCard>(await read(cards.findOne({ _id: id }))),
       trashedByTree: async (treeId) =>
         (await read(cards.find({ treeId, trashed: { $exists: true } }))) as unknown as StoredCard[],
@@ -302,20 +286,6 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         treeIds.length === 0
           ? 0
           : await read(cards.count({ treeId: { $in: [...treeIds] }, trashed: { $exists: false } })),
-      replace: async (card) => {
-        await cards.update({ _id: card._id }, unframed(card));
-      },
-      trash: async (ids, at) => {
-        if (ids.length === 0) return;
-        // A subtree goes to the trash whole or not at all, like an import.
-        // One card: drop the mark of the import that made it, or its line would read as an
-        // unfinished batch of that import's size.
-        const update =
-          ids.length === 1
-            ? { $set: { trashed: at }, $unset: { batch: true } }
-            : { $set: { trashed: at, batch: newBatch(ids.length) } };
-        await cards.update({ _id: { $in: [...ids] } }, update, { multi: true });
-      },
     },
     changes: {
       commit: async (change, tree) => {

@@ -228,19 +228,9 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         }),
     },
     trees: {
-      insert: (tree) =>
-        run("INSERT INTO trees (id, users, public_url, revision, record) VALUES ($1, $2, $3, $4, $5)", [
-          tree._id,
-          ...treeColumns(tree),
-        ]),
       byId: (id) => one<Tree>("SELECT record FROM trees WHERE id = $1", [id]),
       byPublicUrl: (publicUrl) => one<Tree>("SELECT record FROM trees WHERE public_url = $1", [publicUrl]),
       forUser: (userId) => rows<Tree>("SELECT record FROM trees WHERE users @> ARRAY[$1::text]", [userId]),
-      replace: (tree) =>
-        run("UPDATE trees SET users = $2, public_url = $3, revision = $4, record = $5 WHERE id = $1", [
-          tree._id,
-          ...treeColumns(tree),
-        ]),
       // One statement: the tree, its cards and its changes go together or not at all.
       removeWithCards: (id) =>
         run(
@@ -250,14 +240,6 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         ),
     },
     cards: {
-      // One statement however many cards: an import is all or nothing.
-      insertMany: (list) =>
-        list.length === 0
-          ? Promise.resolve()
-          : run(
-              "INSERT INTO cards (id, tree_id, trashed, record) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])",
-              cardColumns(list),
-            ),
       byId: async (id) => {
         const { rows: found } = await read<CardRow>("SELECT record, trashed FROM cards WHERE id = $1", [id]);
         return found.length === 0 ? null : cardFromRow(found[0]);
@@ -276,15 +258,6 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         );
         return counted[0].n;
       },
-      replace: (card) =>
-        run("UPDATE cards SET tree_id = $2, trashed = $3, record = $4 WHERE id = $1", [
-          card._id,
-          card.treeId,
-          card.trashed ?? null,
-          cardRecord(card),
-        ]),
-      trash: (ids, at) =>
-        ids.length === 0 ? Promise.resolve() : run("UPDATE cards SET trashed = $2 WHERE id = ANY($1::text[])", [[...ids], at]),
     },
     changes: {
       commit: (change, tree) =>

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import Datastore from "nedb-promises";
 import { openNedbStore } from "../../src/store/nedb-store.js";
-import type { StoredCard } from "../../src/shared/records.js";
+import type { StoredCard, Tree } from "../../src/shared/records.js";
 
 const CARDS = Number(process.argv[2] ?? 100_000);
 const treeId = "t".repeat(24);
@@ -59,8 +59,16 @@ async function underReads(read: () => Promise<unknown>, compaction: () => Promis
 const dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-measure-"));
 try {
   const store = await openNedbStore(dir, { log: () => undefined });
+  // Written as the domain writes them: a tree's creation, then imports of 5,000 cards.
+  const at = new Date().toISOString();
+  let tree: Tree = { _id: treeId, __v: 0, revision: 0, name: "Measured", owner: "o".repeat(24), users: ["o".repeat(24)], createdAt: at, updatedAt: at };
   for (let i = 0; i < CARDS; i += 5000) {
-    await store.cards.insertMany(Array.from({ length: Math.min(5000, CARDS - i) }, (_, j) => card(i + j)));
+    const after = Array.from({ length: Math.min(5000, CARDS - i) }, (_, j) => ({ ...card(i + j), __v: 0 }));
+    const revision = (tree.revision ?? 0) + 1;
+    const next = { ...tree, revision };
+    const kind = revision === 1 ? "tree.create" : "import";
+    await store.changes.commit({ treeId, revision, at, userId: tree.owner, kind, before: [], after, ...(revision === 1 ? { tree: { before: null, after: next } } : {}) }, next);
+    tree = next;
   }
   const probe = `c${String(Math.floor(CARDS / 2)).padStart(23, "0")}`;
   const ours = await underReads(() => store.cards.liveById(probe), async () => {

@@ -90,6 +90,29 @@ function asWritten<T>(record: T): T {
   return rest as T;
 }
 
+/**
+ * Trees and cards are written only through the change log (`changes.commit`), as the
+ * domain writes them: these make the changes a test needs.
+ */
+async function commitTree(tree: Tree, cards: StoredCard[] = []): Promise<Tree> {
+  const created = { ...tree, revision: 1 };
+  await store.changes.commit(
+    { treeId: tree._id, revision: 1, at: tree.createdAt, userId: tree.owner, kind: "tree.create", before: [], after: cards, tree: { before: null, after: created } },
+    created,
+  );
+  return created;
+}
+
+/** Commits the tree's next change: `next` as the tree record (its revision moved) and the cards. */
+async function commitNext(current: Tree, next: Tree, before: StoredCard[] = [], after: StoredCard[] = []): Promise<Tree> {
+  const revision = (current.revision ?? 0) + 1;
+  const at = time();
+  const stored = { ...next, revision, updatedAt: at };
+  const kind = after.length > 0 ? "card.update" : "tree.update";
+  await store.changes.commit({ treeId: current._id, revision, at, userId: current.owner, kind, before, after, tree: { before: current, after: stored } }, stored);
+  return stored;
+}
+
 describe.each(ENGINES)("the Store contract (%s)", (engine) => {
   beforeEach(async () => {
     ({ store, cleanUp } = await openTestStore(engine));
@@ -151,10 +174,8 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
     it("finds a tree by id, by publicUrl and by any of its users", async () => {
       const owner = newUserId();
       const guest = newUserId();
-      const tree = buildTree(owner, { users: [owner, guest], publicUrl: "my-tree", latex: true });
-      const other = buildTree(guest);
-      await store.trees.insert(tree);
-      await store.trees.insert(other);
+      const tree = await commitTree(buildTree(owner, { users: [owner, guest], publicUrl: "my-tree", latex: true }));
+      const other = await commitTree(buildTree(guest));
       expect(await store.trees.byId(tree._id)).toEqual(tree);
       expect(await store.trees.byPublicUrl("my-tree")).toEqual(tree);
       expect(await store.trees.byPublicUrl("nothing-here")).toBeNull();
@@ -164,8 +185,7 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
     });
 
     it("keeps optional fields absent, not null", async () => {
-      const tree = buildTree(newUserId());
-      await store.trees.insert(tree);
+      const tree = await commitTree(buildTree(newUserId()));
       const found = await store.trees.byId(tree._id);
       expect(found).not.toHaveProperty("publicUrl");
       expect(found).not.toHaveProperty("latex");
@@ -174,93 +194,98 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
     it("replaces a tree: its new users and publicUrl are what it is found by", async () => {
       const owner = newUserId();
       const guest = newUserId();
-      const tree = buildTree(owner, { publicUrl: "old-name" });
-      await store.trees.insert(tree);
+      const tree = await commitTree(buildTree(owner, { publicUrl: "old-name" }));
       const { publicUrl: _gone, ...rest } = tree;
-      const next: Tree = { ...rest, __v: 1, name: "Renamed", users: [owner, guest] };
-      await store.trees.replace(next);
+      const next = await commitNext(tree, { ...rest, __v: 1, name: "Renamed", users: [owner, guest] });
       expect(await store.trees.byId(tree._id)).toEqual(next);
       expect(await store.trees.byPublicUrl("old-name")).toBeNull();
       expect(await store.trees.forUser(guest)).toEqual([next]);
     });
 
-    it("refuses a publicUrl another tree holds", async () => {
+    it("refuses a publicUrl another tree holds, and writes nothing of that change", async () => {
       const owner = newUserId();
-      await store.trees.insert(buildTree(owner, { publicUrl: "taken" }));
-      await expect(store.trees.insert(buildTree(owner, { publicUrl: "taken" }))).rejects.toThrow();
-      const second = buildTree(owner);
-      await store.trees.insert(second);
-      await expect(store.trees.replace({ ...second, publicUrl: "taken" })).rejects.toThrow();
+      await commitTree(buildTree(owner, { publicUrl: "taken" }));
+      const clash = buildTree(owner, { publicUrl: "taken" });
+      await expect(commitTree(clash)).rejects.toThrow();
+      expect(await store.trees.byId(clash._id)).toBeNull();
+      const second = await commitTree(buildTree(owner));
+      await expect(commitNext(second, { ...second, publicUrl: "taken" })).rejects.toThrow();
       expect(await store.trees.byId(second._id)).toEqual(second);
+      expect(await store.changes.since(second._id, 0, 10)).toHaveLength(1);
     });
 
     it("removes a tree with every card of it, trashed or not, and nothing of other trees", async () => {
       const owner = newUserId();
-      const tree = buildTree(owner);
-      const kept = buildTree(owner);
-      await store.trees.insert(tree);
-      await store.trees.insert(kept);
-      const cards = [buildCard(tree._id), buildCard(tree._id)];
-      const other = buildCard(kept._id);
-      await store.cards.insertMany([...cards, other]);
-      await store.cards.trash([cards[0]._id], time());
+      const treeRecord = buildTree(owner);
+      const cards = [buildCard(treeRecord._id, { __v: 0 }), buildCard(treeRecord._id, { __v: 0 })];
+      const tree = await commitTree(treeRecord, cards);
+      const keptRecord = buildTree(owner);
+      const other = buildCard(keptRecord._id, { __v: 0 });
+      const kept = await commitTree(keptRecord, [other]);
+      await commitNext(tree, tree, [cards[0]], [{ ...cards[0], trashed: time(), __v: 1 }]);
       await store.trees.removeWithCards(tree._id);
       expect(await store.trees.byId(tree._id)).toBeNull();
       expect(await store.cards.liveByTree(tree._id)).toEqual([]);
       expect(await store.cards.liveById(cards[1]._id)).toBeNull();
+      expect(await store.cards.byId(cards[0]._id)).toBeNull();
+      expect(await store.changes.since(tree._id, 0, 10)).toEqual([]);
       expect((await store.cards.liveByTree(kept._id)).map(asWritten)).toEqual([other]);
     });
   });
 
   describe("cards", () => {
     it("reads a tree's live cards as they were written: any text, any finite position", async () => {
-      const treeId = newRecordId();
+      const tree = buildTree(newUserId());
       const texts = ["", "plain", "nul \u0000 inside", "lone \ud800 surrogate", "😀 emoji", '"quotes" and \\ backslash'];
       const positions = [0, -1, 1.5, 0.1 + 0.2, 1e-7, Number.MAX_SAFE_INTEGER];
-      const cards = texts.map((content, i) => buildCard(treeId, { content, position: positions[i] }));
-      await store.cards.insertMany(cards);
-      expect(byId(await store.cards.liveByTree(treeId))).toEqual(byId(cards));
+      const cards = texts.map((content, i) => buildCard(tree._id, { content, position: positions[i], __v: 0 }));
+      await commitTree(tree, cards);
+      expect(byId(await store.cards.liveByTree(tree._id))).toEqual(byId(cards));
       for (const card of cards) expect(asWritten(await store.cards.liveById(card._id))).toEqual(card);
     });
 
-    it("inserts all the cards or none", async () => {
-      const treeId = newRecordId();
-      const existing = buildCard(treeId);
-      await store.cards.insertMany([existing]);
-      const batch = [buildCard(treeId), buildCard(treeId), { ...buildCard(treeId), _id: existing._id }];
-      await expect(store.cards.insertMany(batch)).rejects.toThrow();
-      expect(await store.cards.liveByTree(treeId)).toEqual([existing]);
-      await store.cards.insertMany([]);
+    it("writes all the cards of a change or none", async () => {
+      const owner = newUserId();
+      await commitTree(buildTree(owner, { publicUrl: "taken" }));
+      // The tree record of this change cannot be written (its publicUrl is taken): none of its cards are.
+      const tree = buildTree(owner, { publicUrl: "taken" });
+      const batch = [buildCard(tree._id, { __v: 0 }), buildCard(tree._id, { __v: 0 }), buildCard(tree._id, { __v: 0 })];
+      await expect(commitTree(tree, batch)).rejects.toThrow();
+      expect(await store.cards.liveByTree(tree._id)).toEqual([]);
+      for (const card of batch) expect(await store.cards.byId(card._id)).toBeNull();
+      expect(await store.changes.since(tree._id, 0, 10)).toEqual([]);
     });
 
     it("keeps trashed cards out of every read and count", async () => {
-      const treeId = newRecordId();
-      const cards = [buildCard(treeId), buildCard(treeId), buildCard(treeId)];
-      await store.cards.insertMany(cards);
-      await store.cards.trash([cards[0]._id, cards[1]._id], time());
-      await store.cards.trash([], time());
-      expect((await store.cards.liveByTree(treeId)).map(asWritten)).toEqual([cards[2]]);
+      const record = buildTree(newUserId());
+      const cards = [buildCard(record._id, { __v: 0 }), buildCard(record._id, { __v: 0 }), buildCard(record._id, { __v: 0 })];
+      const tree = await commitTree(record, cards);
+      const at = time();
+      await commitNext(tree, tree, cards.slice(0, 2), cards.slice(0, 2).map((card) => ({ ...card, trashed: at, __v: 1 })));
+      expect((await store.cards.liveByTree(tree._id)).map(asWritten)).toEqual([cards[2]]);
       expect(await store.cards.liveById(cards[0]._id)).toBeNull();
-      expect(await store.cards.countLiveByTrees([treeId])).toBe(1);
+      expect(await store.cards.countLiveByTrees([tree._id])).toBe(1);
     });
 
     it("counts the live cards of several trees", async () => {
-      const [a, b, c] = [newRecordId(), newRecordId(), newRecordId()];
-      await store.cards.insertMany([buildCard(a), buildCard(a), buildCard(b), buildCard(c)]);
-      expect(await store.cards.countLiveByTrees([a, b])).toBe(3);
+      const [a, b, c] = [buildTree(newUserId()), buildTree(newUserId()), buildTree(newUserId())];
+      await commitTree(a, [buildCard(a._id, { __v: 0 }), buildCard(a._id, { __v: 0 })]);
+      await commitTree(b, [buildCard(b._id, { __v: 0 })]);
+      await commitTree(c, [buildCard(c._id, { __v: 0 })]);
+      expect(await store.cards.countLiveByTrees([a._id, b._id])).toBe(3);
       expect(await store.cards.countLiveByTrees([])).toBe(0);
       expect(await store.cards.countLiveByTrees([newRecordId()])).toBe(0);
     });
 
     it("replaces a card with a new version of it", async () => {
-      const treeId = newRecordId();
-      const parent = buildCard(treeId);
-      const card = buildCard(treeId);
-      await store.cards.insertMany([parent, card]);
-      const next = { ...card, content: "edited", parentId: parent._id, position: 2.5, updatedAt: time() };
-      await store.cards.replace(next);
+      const record = buildTree(newUserId());
+      const parent = buildCard(record._id, { __v: 0 });
+      const card = buildCard(record._id, { __v: 0 });
+      const tree = await commitTree(record, [parent, card]);
+      const next = { ...card, content: "edited", parentId: parent._id, position: 2.5, updatedAt: time(), __v: 1 };
+      await commitNext(tree, tree, [card], [next]);
       expect(asWritten(await store.cards.liveById(card._id))).toEqual(next);
-      expect(byId(await store.cards.liveByTree(treeId))).toEqual(byId([parent, next]));
+      expect(byId(await store.cards.liveByTree(tree._id))).toEqual(byId([parent, next]));
     });
   });
 

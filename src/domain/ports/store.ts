@@ -26,21 +26,18 @@ export interface UserRepository {
   update(id: string, fields: Partial<Omit<StoredUser, "_id">>): Promise<StoredUser | null>;
 }
 
+/** Trees are read here; they are written only through `changes.commit` (and removed whole). */
 export interface TreeRepository {
-  insert(tree: Tree): Promise<void>;
   byId(id: string): Promise<Tree | null>;
   byPublicUrl(publicUrl: string): Promise<Tree | null>;
   /** Trees whose `users` include the user. */
   forUser(userId: string): Promise<Tree[]>;
-  /** Replaces the stored record with `tree` (same `_id`). */
-  replace(tree: Tree): Promise<void>;
   /** Removes the tree, every card of it (trashed or not) and its changes. */
   removeWithCards(id: string): Promise<void>;
 }
 
+/** Cards are read here; they are written only through `changes.commit`, with the change that writes them. */
 export interface CardRepository {
-  /** Inserts all the cards or none. (Tree writes go through `changes.commit`; this is for the CLI's restore and migrations.) */
-  insertMany(cards: readonly StoredCard[]): Promise<void>;
   /** The card with this id, live or trashed, or null. */
   byId(id: string): Promise<StoredCard | null>;
   /** The live (not trashed) card with this id, or null. */
@@ -51,10 +48,6 @@ export interface CardRepository {
   liveByTree(treeId: string): Promise<StoredCard[]>;
   /** How many live cards the trees hold, in all. */
   countLiveByTrees(treeIds: readonly string[]): Promise<number>;
-  /** Replaces the stored record with `card` (same `_id`). */
-  replace(card: StoredCard): Promise<void>;
-  /** Marks the cards trashed at `at`, all of them or none. */
-  trash(ids: readonly string[], at: string): Promise<void>;
 }
 
 /**
