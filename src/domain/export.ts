@@ -33,5 +33,5 @@ export async function exportTreeAs(
   const options = parseInput(exportQuerySchema, query);
   const tree = await loadTree(ctx, actor, treeId, "export");
   const cards = await ctx.store.cards.liveByTree(tree._id);
-  return ctx.exporter.exportTree({ format: checkedFormat, tree, cards, options });
+  return ctx.exporter.exportTree({ format: checkedFormat, tree, cards, options, anonymous: actor === null });
 }

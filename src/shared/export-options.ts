@@ -78,6 +78,11 @@ export interface ExportJob {
   tree: Tree;
   cards: readonly CardFields[];
   options: ExportOptions;
+  /**
+   * Asked for by nobody signed in (a public tree's export): such jobs take turns on one
+   * worker, so that anonymous traffic cannot hold every worker's memory at once.
+   */
+  anonymous?: boolean;
 }
 
 /** A finished export: the file's bytes (or text), its media type and a safe file name. */

@@ -47,8 +47,15 @@ const INLINE_CHARS = 1024 * 1024;
 const INLINE_FORMATS: ReadonlySet<ExportFormat> = new Set(["txt", "md", "json"]);
 /** Seeds below this many characters are parsed in place (a few milliseconds). */
 const INLINE_SEED_CHARS = 64 * 1024;
-/** A worker left idle this long is stopped: its heap (tens of MB) goes back. */
-const IDLE_MS = 30_000;
+/**
+ * A worker left idle this long is stopped: its heap goes back. Short, because a worker that
+ * has just built a big export keeps hundreds of MB until it ends (measured in the hostile
+ * bench: 30 s kept the export workers of earlier attacks alive through later ones, and the
+ * server's RSS only climbed); starting a worker again costs tens of milliseconds.
+ */
+const IDLE_MS = 5_000;
+/** Anonymous exports running at once, at most (ExportJob.anonymous): they queue for one worker. */
+const ANONYMOUS_AT_ONCE = 1;
 /** The worker entry's name (`workerData.role`; the single binary's worker script runs it by it). */
 export const EXPORT_WORKER_ROLE = "cardtree-export-worker";
 
@@ -112,6 +119,11 @@ function nestSeed({ contents, depths }: FlatSeed): SeedNode[] {
   return roots;
 }
 
+/** What the pool for `config` is doing now: workers started, busy (anonymous among them), jobs waiting. */
+export function exportPoolStats(config: ExportPoolConfig): { workers: number; busy: number; anonymousBusy: number; waiting: number } {
+  return pools.get(config)?.stats() ?? { workers: 0, busy: 0, anonymousBusy: 0, waiting: 0 };
+}
+
 function poolFor(config: ExportPoolConfig): ExportPool {
   let pool = pools.get(config);
   if (!pool) pools.set(config, (pool = new ExportPool(config)));
@@ -126,6 +138,7 @@ interface WorkerResult {
 
 interface Pending {
   job: Job;
+  anonymous: boolean;
   resolve: (result: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -144,14 +157,40 @@ class ExportPool {
 
   run(job: Job): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const pending = { job, resolve, reject };
-      const slot = this.idleSlot();
+      const pending = { job, anonymous: job.kind === "export" && job.job.anonymous === true, resolve, reject };
+      const slot = this.mayStart(pending) ? this.idleSlot() : undefined;
       if (slot) return this.dispatch(slot, pending);
-      if (this.waiting.length >= this.config.queue) {
+      // Anonymous jobs may fill half the line at most: a signed-in user's export still finds room.
+      const room = pending.anonymous ? Math.ceil(this.config.queue / 2) - this.waiting.filter((p) => p.anonymous).length : this.config.queue - this.waiting.length;
+      if (room <= 0 || this.waiting.length >= this.config.queue) {
         return reject(new TooManyRequestsError("The server is busy with other exports; try again in a few seconds.", 5));
       }
       this.waiting.push(pending);
     });
+  }
+
+  stats() {
+    const busy = [...this.slots].filter((slot) => slot.busy);
+    return {
+      workers: this.slots.size,
+      busy: busy.length,
+      anonymousBusy: busy.filter((slot) => slot.busy!.pending.anonymous).length,
+      waiting: this.waiting.length,
+    };
+  }
+
+  /** Whether `pending` may start now: an anonymous job only while fewer than ANONYMOUS_AT_ONCE run. */
+  private mayStart(pending: Pending): boolean {
+    if (!pending.anonymous) return true;
+    let running = 0;
+    for (const slot of this.slots) if (slot.busy?.pending.anonymous) running++;
+    return running < ANONYMOUS_AT_ONCE;
+  }
+
+  /** The first waiting job that may start now, taken off the queue. */
+  private takeWaiting(): Pending | undefined {
+    const index = this.waiting.findIndex((pending) => this.mayStart(pending));
+    return index < 0 ? undefined : this.waiting.splice(index, 1)[0];
   }
 
   private idleSlot(): Slot | undefined {
@@ -214,12 +253,13 @@ class ExportPool {
       slot.busy = undefined;
     }
     void slot.worker.terminate();
-    const pending = this.waiting.shift();
+    const pending = this.takeWaiting();
     if (pending) this.dispatch(this.startWorker(), pending);
   }
 
   private next(slot: Slot) {
-    const pending = this.waiting.shift();
+    const pending = this.takeWaiting();
+    // (A waiting anonymous job blocked by another is taken by that one's slot when it ends.)
     if (pending) return this.dispatch(slot, pending);
     slot.idleTimer = setTimeout(() => {
       if (!slot.busy && this.slots.delete(slot)) void slot.worker.terminate();
