@@ -92,7 +92,7 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
     return 2;
   }
   const config = loadConfig();
-  const { store } = await openStore(config);
+  const { store } = await openStore(config, { listen: false });
   try {
     await handler(createDomainContext(store, config, formatsOffThread(config.exports)), rest, args);
     return 0;

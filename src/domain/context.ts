@@ -7,6 +7,7 @@
 import type { Config } from "../config.js";
 import { LocalChangeFeed } from "./local-feed.js";
 import type { ChangeFeed } from "./ports/change-feed.js";
+import type { Peers } from "./ports/peers.js";
 import type { Exporter, SeedParser } from "./ports/formats.js";
 import type { Store } from "./ports/store.js";
 import { KeyedLock } from "./keyed-lock.js";
@@ -23,6 +24,8 @@ export interface DomainContext {
   exporter: Exporter;
   /** Hears every committed change (SPEC §10): live streams and caches listen here. */
   feed: ChangeFeed;
+  /** The other processes sharing the store (SPEC §11), for what is not a change (failed log-ins). */
+  peers: Peers;
   hasher: PasswordHasher;
   treeLocks: KeyedLock;
   /** Held by writes that add cards to a user's trees while they count against the user's limit. */
@@ -35,9 +38,24 @@ export interface DomainContext {
   live: LiveStreams;
 }
 
-export function createDomainContext(store: Store, config: Config, formats: SeedParser & Exporter): DomainContext {
-  const feed = new LocalChangeFeed();
+/** A process alone on its store tells nobody anything. */
+const NO_PEERS: Peers = { loginFailed: () => undefined, onLoginFailed: () => () => undefined };
+
+/**
+ * @param shared for a store other processes share (PostgreSQL, src/store/postgres/change-feed.ts):
+ *   the change feed across them and the channel to them; absent, both stay within this process.
+ */
+export function createDomainContext(
+  store: Store,
+  config: Config,
+  formats: SeedParser & Exporter,
+  shared: { feed?: ChangeFeed; peers?: Peers } = {},
+): DomainContext {
+  const feed = shared.feed ?? new LocalChangeFeed();
   const treeLocks = new KeyedLock();
+  const live = new LiveStreams(config.live);
+  // Notices from other processes may have been missed: every stream catches up from the log.
+  feed.subscribeResync(() => live.catchUpAll());
   return {
     store,
     config,
@@ -50,8 +68,9 @@ export function createDomainContext(store: Store, config: Config, formats: SeedP
     }),
     treeLocks,
     ownerLocks: new KeyedLock(),
+    peers: shared.peers ?? NO_PEERS,
     treeRevisions: new TreeRevisions(feed),
     readModel: new ReadModel({ store, feed, treeLocks }),
-    live: new LiveStreams(config.live),
+    live,
   };
 }

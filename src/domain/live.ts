@@ -10,7 +10,8 @@
  * - Replay then live, in revision order, without gap or duplicate: the stream listens on the
  *   feed before it reads the log, so a change committed meanwhile is in one or the other
  *   (or both: anything at or below the last revision sent is skipped). A notice past a gap,
- *   or without its change (another process's), is filled in from the log.
+ *   or without its change (another process's), is filled in from the log; so is whatever
+ *   the feed may have missed while its link to the other processes was down (`catchUp`).
  * - A reader further behind than `maxBacklog` changes, ahead of the tree, or behind a
  *   pruned log gets one `reset` (with the revision to reload at) and the stream ends.
  * - A stream never holds up a writer: the feed only queues the change here; a reader that
@@ -110,6 +111,14 @@ export class LiveStreams {
 
   untrack(stream: LiveStream): void {
     this.open.delete(stream);
+  }
+
+  /**
+   * Every stream catches up with its tree as the store has it: the feed may have missed
+   * other processes' changes (its connection to them dropped and came back, SPEC §11).
+   */
+  catchUpAll(): void {
+    for (const stream of this.open) stream.catchUp();
   }
 
   /** Ends every stream (the server is stopping), so their connections close. */
@@ -215,6 +224,18 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
 
   [Symbol.asyncIterator](): this {
     return this;
+  }
+
+  /**
+   * Reads the tree's revision from the store and delivers what the stream has not sent up
+   * to it, in order after anything already queued; a tree gone meanwhile ends the stream.
+   */
+  catchUp(): void {
+    this.take(async () => {
+      const tree = await this.ctx.store.trees.byId(this.treeId);
+      if (!tree) return this.end("removed");
+      if ((tree.revision ?? 0) > this.lastSent) await this.fillTo(tree.revision ?? 0);
+    });
   }
 
   private hear(notice: ChangeNotice): void {

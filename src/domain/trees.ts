@@ -3,7 +3,7 @@
  * asks the policy, then changes it; writes to one tree are serialised by its lock.
  */
 import type { DomainContext } from "./context.js";
-import { ConflictError, ValidationError } from "../shared/errors.js";
+import { ConflictError, RevisionTakenError, ValidationError } from "../shared/errors.js";
 import { newRecordId, now, PUBLIC_URL, RECORD_ID } from "../shared/ids.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { SeedNode, StoredCard, Tree } from "../shared/records.js";
@@ -33,12 +33,22 @@ export async function loadTree(ctx: DomainContext, actor: Actor | null, treeId: 
   return authorizeTree(actor, action, await ctx.store.trees.byId(treeId));
 }
 
+/** Tries of one write that keeps losing its revision to other processes before it answers 409. */
+const REVISION_RACE_TRIES = 4;
+
 /**
  * Runs `change` under the tree's write lock with the tree freshly loaded and authorised.
  * Every write to a tree or its cards passes here; it moves the tree's revision through
  * `commitChange` (changes.ts).
+ *
+ * The lock is this process's. Another process sharing the store (SPEC §11) may commit the
+ * revision first; the store then refuses this commit (RevisionTakenError) and nothing was
+ * written, so the whole step runs again on the tree as it now is: loaded, authorised and
+ * checked afresh (a conditional write whose card really changed now answers 409 from its
+ * own version check). Only a write that loses `REVISION_RACE_TRIES` times in a row answers
+ * the race's 409.
  */
-export function withTree<T>(
+export async function withTree<T>(
   ctx: DomainContext,
   actor: Actor | null,
   treeId: string,
@@ -46,7 +56,15 @@ export function withTree<T>(
   change: (tree: Tree) => Promise<T>,
 ): Promise<T> {
   assertTreeIdSyntax(treeId);
-  return ctx.treeLocks.run(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ctx.treeLocks.run(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
+    } catch (err) {
+      if (!(err instanceof RevisionTakenError) || attempt >= REVISION_RACE_TRIES) throw err;
+      // A short, random pause so that two processes racing again do not meet again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  }
 }
 
 /** Trees the actor can open, most recently updated first. */
