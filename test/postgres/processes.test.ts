@@ -1,0 +1,230 @@
+/**
+ * Two server processes on one PostgreSQL database behave as one service (SPEC §11, issue
+ * 17 "Many processes"): what is written through one is read through the other at once
+ * (REST, with correct ETags), within a second from the other's GraphQL cache, and on both
+ * processes' live streams in order without gap or duplicate; writes racing for one tree's
+ * revision across processes all land; sessions, password changes and the log-in throttle
+ * hold across both; the permission rules hold on the second process.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { permissionFixture } from "../helpers/permission-fixture.js";
+import { adminQuery, createTestDatabase, withDatabase } from "../helpers/postgres.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { SseReader } from "../live/sse-client.js";
+
+let databaseUrl: string;
+let a: TestServer;
+let b: TestServer;
+
+beforeAll(async () => {
+  databaseUrl = await createTestDatabase();
+  // TRUST_PROXY: the throttle test names its client addresses in X-Forwarded-For.
+  const env = { STORE: "postgres", DATABASE_URL: databaseUrl, TRUST_PROXY: "1" };
+  a = await startTestServer({ env });
+  b = await startTestServer({ env });
+});
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+});
+
+/** The same user's client on the other process. */
+function on(server: TestServer, api: Api): Api {
+  return new Api(server.url, api.credentials);
+}
+
+async function sql(query: string): Promise<any[]> {
+  return (await adminQuery(query, withDatabase(databaseUrl, new URL(databaseUrl).pathname.slice(1)))).rows;
+}
+
+/** Polls `probe` until it returns true; fails after `timeoutMs`. */
+async function eventually(probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return;
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function graphql(api: Api, query: string, variables: Record<string, unknown>): Promise<any> {
+  const res = await fetch(`${api.baseUrl}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: api.authHeader! },
+    body: JSON.stringify({ query, variables }),
+  });
+  return res.json();
+}
+
+describe("two processes on one database", { timeout: 60_000 }, () => {
+  it("read through B what was written through A at once, with ETags that change with it", async () => {
+    const ownerA = await buildUser(a.url, "etag");
+    const ownerB = on(b, ownerA);
+    const tree = await buildTree(ownerA, { name: "Shared" });
+    const first = await ownerB.get(`/api/trees/${tree._id}/cards`);
+    expect(first.status).toBe(200);
+    const etag = first.headers.get("etag")!;
+    expect((await ownerB.get(`/api/trees/${tree._id}/cards`, { "if-none-match": etag })).status).toBe(304);
+
+    const card = await buildCard(ownerA, tree._id, { content: "written through A", position: 9 });
+    const after = await ownerB.get(`/api/trees/${tree._id}/cards`, { "if-none-match": etag });
+    expect(after.status).toBe(200);
+    expect(after.body.map((c: any) => c.content)).toContain("written through A");
+    const newTag = after.headers.get("etag")!;
+    expect(newTag).not.toBe(etag);
+    // Both processes name the same revision with the same tag.
+    expect((await ownerA.get(`/api/trees/${tree._id}/cards`)).headers.get("etag")).toBe(newTag);
+
+    expect((await ownerB.put(`/api/trees/${tree._id}/cards/${card._id}`, { content: "edited through B" })).status).toBe(200);
+    const backOnA = await ownerA.get(`/api/trees/${tree._id}/cards`, { "if-none-match": newTag });
+    expect(backOnA.status).toBe(200);
+    expect(backOnA.body.find((c: any) => c._id === card._id).content).toBe("edited through B");
+  });
+
+  it("serve B's GraphQL results fresh within a second of a write through A", async () => {
+    const ownerA = await buildUser(a.url, "gql");
+    const ownerB = on(b, ownerA);
+    const tree = await buildTree(ownerA, { name: "Cached" });
+    const query = "query ($id: ID!) { tree(id: $id) { name cards { content } } }";
+    const contents = async () => ((await graphql(ownerB, query, { id: tree._id })).data.tree.cards as any[]).map((c) => c.content);
+    // Twice: the second is answered from B's result cache.
+    expect(await contents()).toEqual([""]);
+    expect(await contents()).toEqual([""]);
+
+    await buildCard(ownerA, tree._id, { content: "from A", position: 5 });
+    await eventually(async () => (await contents()).includes("from A"), 1_000, "B's GraphQL shows A's card");
+    expect((await ownerA.put(`/api/trees/${tree._id}`, { name: "Renamed on A" })).status).toBe(200);
+    await eventually(
+      async () => (await graphql(ownerB, query, { id: tree._id })).data.tree.name === "Renamed on A",
+      1_000,
+      "B's GraphQL shows A's rename",
+    );
+  });
+
+  it("stream every change of both processes on both, in order, without gap or duplicate", async () => {
+    const ownerA = await buildUser(a.url, "live");
+    const ownerB = on(b, ownerA);
+    const tree = await buildTree(ownerA, { name: "Live" });
+    const headers = { authorization: ownerA.authHeader! };
+    const streamA = await SseReader.open(a.url, `/api/trees/${tree._id}/events`, headers);
+    const streamB = await SseReader.open(b.url, `/api/trees/${tree._id}/events`, headers);
+    expect([streamA.status, streamB.status]).toEqual([200, 200]);
+    try {
+      const writes = 12;
+      for (let i = 0; i < writes; i++) {
+        await buildCard(i % 2 === 0 ? ownerA : ownerB, tree._id, { content: `card ${i}`, position: i });
+      }
+      for (const stream of [streamA, streamB]) {
+        const changes = await stream.waitFor(writes);
+        expect(changes.map((c) => c.revision)).toEqual(Array.from({ length: writes }, (_, i) => tree.revision + 1 + i));
+        expect(changes.map((c) => c.cards[0].content)).toEqual(Array.from({ length: writes }, (_, i) => `card ${i}`));
+      }
+      // Nothing more arrives (no duplicate delivered late).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(streamA.data()).toHaveLength(writes);
+      expect(streamB.data()).toHaveLength(writes);
+
+      // A tree deleted through A ends B's stream.
+      expect((await ownerA.delete(`/api/trees/${tree._id}`)).status).toBe(204);
+      await streamB.waitForEnd();
+    } finally {
+      streamA.close();
+      streamB.close();
+    }
+  });
+
+  it("land every write of two processes racing for one tree's revisions (the domain retries the loser)", async () => {
+    const ownerA = await buildUser(a.url, "race");
+    const ownerB = on(b, ownerA);
+    const tree = await buildTree(ownerA, { name: "Raced" });
+    const each = 15;
+    const replies = await Promise.all(
+      Array.from({ length: each * 2 }, (_, i) =>
+        (i % 2 === 0 ? ownerA : ownerB).post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: i, content: `raced ${i}` }),
+      ),
+    );
+    expect(replies.map((r) => r.status)).toEqual(replies.map(() => 201));
+    const cards = (await ownerB.get(`/api/trees/${tree._id}/cards`)).body;
+    expect(cards.filter((c: any) => c.content.startsWith("raced"))).toHaveLength(each * 2);
+    // The change log agrees: one change per write, revisions without a gap.
+    const revisions = (await sql(`SELECT revision FROM changes WHERE tree_id = '${tree._id}' ORDER BY revision`)).map((r) => r.revision);
+    expect(revisions).toEqual(Array.from({ length: each * 2 + 1 }, (_, i) => i + 1));
+  });
+
+  it("still answer 409 to a conditional write through B whose card was changed through A", async () => {
+    const ownerA = await buildUser(a.url, "cond");
+    const ownerB = on(b, ownerA);
+    const tree = await buildTree(ownerA, { name: "Versions" });
+    const card = await buildCard(ownerA, tree._id, { content: "v0" });
+    expect((await ownerA.put(`/api/trees/${tree._id}/cards/${card._id}`, { content: "v1" }, { "if-match": '"0"' })).status).toBe(200);
+    const stale = await ownerB.put(`/api/trees/${tree._id}/cards/${card._id}`, { content: "lost?" }, { "if-match": '"0"' });
+    expect(stale.status).toBe(409);
+    expect(stale.body.details.current.content).toBe("v1");
+    expect((await ownerB.get(`/api/trees/${tree._id}/cards`)).body.find((c: any) => c._id === card._id).content).toBe("v1");
+  });
+
+  it("apply the permission rules on B to a tree shared and published through A", async () => {
+    const fixture = await permissionFixture(a.url, false);
+    const { owner, collaborator, other } = fixture.roles;
+    const path = `/api/trees/${fixture.tree._id}/cards`;
+    expect((await on(b, owner).get(path)).status).toBe(200);
+    expect((await on(b, collaborator).get(path)).status).toBe(200);
+    expect((await on(b, other).get(path)).status).toBe(404);
+    expect((await new Api(b.url).get(path)).status).toBe(401);
+    expect((await on(b, collaborator).post(path, { treeId: fixture.tree._id, position: 3, content: "collab on B" })).status).toBe(201);
+    expect((await on(b, other).post(path, { treeId: fixture.tree._id, position: 3, content: "no" })).status).toBe(404);
+    expect((await on(b, collaborator).delete(`/api/trees/${fixture.tree._id}`)).status).toBe(403);
+
+    // The collaborator removed through A is refused through B at once.
+    const removed = await owner.delete(`/api/trees/${fixture.tree._id}/collaborators/${collaborator.user._id}`);
+    expect(removed.status).toBe(204);
+    expect((await on(b, collaborator).get(path)).status).toBe(404);
+  });
+
+  it("keep a cookie session across processes: log in on A, use it on B, log out on A and B refuses it", async () => {
+    const user = await buildUser(a.url, "session");
+    const login = await new Api(a.url).post("/api/login", user.credentials);
+    expect(login.status).toBe(200);
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
+    const onB = new Api(b.url);
+    const index = await onB.get("/api/index", { cookie });
+    expect(index.status).toBe(200);
+    expect(index.body.csrf).toBe(login.body.csrf);
+    expect((await onB.post("/api/trees", { name: "no token" }, { cookie })).status).toBe(403);
+    expect((await onB.post("/api/trees", { name: "with token" }, { cookie, "x-csrf-token": login.body.csrf })).status).toBe(201);
+
+    expect((await new Api(a.url).post("/api/logout", undefined, { cookie, "x-csrf-token": login.body.csrf })).status).toBe(204);
+    expect((await onB.get("/api/index", { cookie })).status).toBe(401);
+  });
+
+  it("refuse on B the old password of a password changed on A (basic credentials cached on B)", async () => {
+    const user = await buildUser(a.url, "password");
+    const onB = on(b, user);
+    expect((await onB.get("/api/index")).status).toBe(200); // B has verified (and cached) it
+    const changed = await user.put("/api/index", { currentPassword: user.credentials!.password, newPassword: "a brand new secret" });
+    expect(changed.status).toBe(200);
+    expect((await onB.get("/api/index")).status).toBe(401);
+    expect((await new Api(b.url, { email: user.credentials!.email, password: "a brand new secret" }).get("/api/index")).status).toBe(200);
+  });
+
+  it("count failed log-ins through both processes against one limit", async () => {
+    const user = await buildUser(a.url, "throttle");
+    const wrong = { email: user.credentials!.email, password: "not the password" };
+    // Each failure from an address of its own: only the email's count can add up to the limit.
+    for (let i = 0; i < 10; i++) {
+      const server = i % 2 === 0 ? a : b;
+      const res = await new Api(server.url).post("/api/login", wrong, { "x-forwarded-for": `198.51.100.${i + 1}` });
+      expect(res.status).toBe(401);
+    }
+    // Five failures on each process; ten between them is the limit, on both.
+    for (const server of [a, b]) {
+      await eventually(
+        async () =>
+          (await new Api(server.url).post("/api/login", user.credentials, { "x-forwarded-for": "198.51.100.200" })).status === 429,
+        2_000,
+        "the right password refused after ten failures across processes",
+      );
+    }
+  });
+});
