@@ -70,7 +70,7 @@ export function createDomainContext(
     ownerLocks: new KeyedLock(),
     peers: shared.peers ?? NO_PEERS,
     treeRevisions: new TreeRevisions(feed),
-    readModel: new ReadModel({ store, feed, treeLocks }),
+    readModel: new ReadModel({ store, feed, treeLocks, othersWrite: shared.feed !== undefined }),
     live,
   };
 }

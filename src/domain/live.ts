@@ -21,13 +21,16 @@
  */
 import type { LiveLimits } from "../config.js";
 import type { Change, ChangeKind } from "../shared/changes.js";
-import { TooManyRequestsError } from "../shared/errors.js";
+import { TooManyRequestsError, UnavailableError } from "../shared/errors.js";
 import type { Card, TreeView } from "../shared/records.js";
 import type { DomainContext } from "./context.js";
 import { can, type Actor } from "./policy.js";
 import type { ChangeNotice } from "./ports/change-feed.js";
 import { presentCard, presentTree } from "./presenters.js";
 import { loadTree } from "./trees.js";
+
+/** Log reads a stream tries again while the store does not answer (over about 20 s) before it resets. */
+const UNAVAILABLE_RETRIES = 8;
 
 export type LiveEvent = { type: "change"; change: Change } | { type: "reset"; revision: number };
 
@@ -290,6 +293,7 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
 
   private deliver(change: Change): void {
     if (this.reason) return;
+    this.unavailable = 0;
     if (change.tree && !can(this.actor, "watch", change.tree.after)) {
       this.end("revoked");
       return;
@@ -315,8 +319,23 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     if (this.queue.length > this.ctx.config.live.queueEvents) this.end("slow");
   }
 
-  /** A log read that failed: the reader cannot be told what it missed, so it reloads. */
-  private fail(_err: unknown): void {
-    if (!this.reason) this.reset(this.lastSent);
+  /** Log reads that failed in a row because the store did not answer. */
+  private unavailable = 0;
+
+  /**
+   * A log read that failed. The store not answering (a database restarting, SPEC §11) is
+   * tried again a few times, a little later each time, from the tree as it then is; any
+   * other failure, or one that lasts, means the reader cannot be told what it missed, so
+   * it reloads.
+   */
+  private fail(err: unknown): void {
+    if (this.reason) return;
+    if (err instanceof UnavailableError && this.unavailable < UNAVAILABLE_RETRIES) {
+      this.unavailable++;
+      const timer = setTimeout(() => this.catchUp(), 250 * 2 ** Math.min(this.unavailable, 4));
+      timer.unref();
+      return;
+    }
+    this.reset(this.lastSent);
   }
 }

@@ -14,8 +14,9 @@
  *
  * Built from the store (a cold tree, an evicted one, a gap in the log) under the tree's
  * write lock, so the cards read are exactly those of the revision read with them, whatever
- * order the store writes a change's records in; the record is read again after the cards,
- * and the build tried again if another process moved the tree meanwhile. Hence: never read the model while holding
+ * order the store writes a change's records in; with other processes writing the same
+ * store, the record is read again after the cards, and the build tried again if another
+ * process moved the tree meanwhile. Hence: never read the model while holding
  * that lock (the commands do not; transports read after them).
  *
  * The model holds records, not rights: callers authorise the tree first, every time.
@@ -201,6 +202,8 @@ export interface ReadModelDeps {
   store: Store;
   feed: ChangeFeed;
   treeLocks: KeyedLock;
+  /** Other processes write to the store too (PostgreSQL, SPEC §11): the tree lock does not keep them out. */
+  othersWrite?: boolean;
 }
 
 export class ReadModel {
@@ -299,11 +302,11 @@ export class ReadModel {
         const tree = await this.deps.store.trees.byId(treeId);
         if (!tree) throw new NotFoundError("Tree");
         const cards = await this.deps.store.cards.liveByTree(treeId);
+        const snapshot = TreeSnapshot.of(tree, cards);
         // The lock keeps this process's writers out, not another process's (SPEC §11): the
         // cards are those of the record's revision only if the revision has not moved since.
-        const after = await this.deps.store.trees.byId(treeId);
+        const after = this.deps.othersWrite ? await this.deps.store.trees.byId(treeId) : tree;
         if (!after) throw new NotFoundError("Tree");
-        const snapshot = TreeSnapshot.of(tree, cards);
         if ((after.revision ?? 0) === snapshot.revision) {
           this.remember(treeId, snapshot);
           return snapshot;

@@ -34,7 +34,7 @@ export async function loadTree(ctx: DomainContext, actor: Actor | null, treeId: 
 }
 
 /** Tries of one write that keeps losing its revision to other processes before it answers 409. */
-const REVISION_RACE_TRIES = 4;
+const REVISION_RACE_TRIES = 8;
 
 /**
  * Runs `change` under the tree's write lock with the tree freshly loaded and authorised.
@@ -43,12 +43,12 @@ const REVISION_RACE_TRIES = 4;
  *
  * The lock is this process's. Another process sharing the store (SPEC §11) may commit the
  * revision first; the store then refuses this commit (RevisionTakenError) and nothing was
- * written, so the whole step runs again on the tree as it now is: loaded, authorised and
- * checked afresh (a conditional write whose card really changed now answers 409 from its
- * own version check). Only a write that loses `REVISION_RACE_TRIES` times in a row answers
- * the race's 409.
+ * written, so the step runs again, still holding the lock (this process's other writers
+ * stay behind it), on the tree as it now is: loaded, authorised and checked afresh (a
+ * conditional write whose card really changed now answers 409 from its own version
+ * check). Only a write that loses `REVISION_RACE_TRIES` times in a row answers the race's 409.
  */
-export async function withTree<T>(
+export function withTree<T>(
   ctx: DomainContext,
   actor: Actor | null,
   treeId: string,
@@ -56,15 +56,17 @@ export async function withTree<T>(
   change: (tree: Tree) => Promise<T>,
 ): Promise<T> {
   assertTreeIdSyntax(treeId);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await ctx.treeLocks.run(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
-    } catch (err) {
-      if (!(err instanceof RevisionTakenError) || attempt >= REVISION_RACE_TRIES) throw err;
-      // A short, random pause so that two processes racing again do not meet again.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+  return ctx.treeLocks.run(treeId, async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await change(await loadTree(ctx, actor, treeId, action));
+      } catch (err) {
+        if (!(err instanceof RevisionTakenError) || attempt >= REVISION_RACE_TRIES) throw err;
+        // After two losses in a row, a short random pause, so two processes stop meeting.
+        if (attempt >= 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * 4 * attempt));
+      }
     }
-  }
+  });
 }
 
 /** Trees the actor can open, most recently updated first. */
