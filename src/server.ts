@@ -39,12 +39,12 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   // The reliability tests make appends fail through a control file (src/store/write-faults.ts).
   const faultsFile = process.env.CARDTREE_FAULTS_FILE;
   // STORE=postgres has no data-directory lock: any number of processes share the database.
-  const { store, settings, probe, feed } = await openStore(config, {
+  const { store, settings, probe, feed, locks } = await openStore(config, {
     log: logger.error,
     info: logger.info,
     faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
   });
-  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, formatsOffThread(config.exports), { feed, peers: feed });
+  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, formatsOffThread(config.exports), { feed, peers: feed, ownerLocks: locks });
   const app = createApp({
     ctx,
     secret: settings.secret,
@@ -91,6 +91,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
           server.closeIdleConnections();
         });
         await feed?.close();
+        await locks?.close();
         await store.close();
       })()),
   };

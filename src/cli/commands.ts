@@ -92,14 +92,15 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
     return 2;
   }
   const config = loadConfig();
-  const { store } = await openStore(config, { listen: false });
+  const { store, locks } = await openStore(config, { listen: false });
   try {
-    await handler(createDomainContext(store, config, formatsOffThread(config.exports)), rest, args);
+    await handler(createDomainContext(store, config, formatsOffThread(config.exports), { ownerLocks: locks }), rest, args);
     return 0;
   } catch (err) {
     if (err instanceof DomainError || err instanceof UsageError) return fail(err);
     throw err;
   } finally {
+    await locks?.close();
     await store.close();
   }
 }

@@ -7,6 +7,7 @@
 import type { Config } from "../config.js";
 import { LocalChangeFeed } from "./local-feed.js";
 import type { ChangeFeed } from "./ports/change-feed.js";
+import type { Locks } from "./ports/locks.js";
 import type { Peers } from "./ports/peers.js";
 import type { Exporter, SeedParser } from "./ports/formats.js";
 import type { Store } from "./ports/store.js";
@@ -29,7 +30,7 @@ export interface DomainContext {
   hasher: PasswordHasher;
   treeLocks: KeyedLock;
   /** Held by writes that add cards to a user's trees while they count against the user's limit. */
-  ownerLocks: KeyedLock;
+  ownerLocks: Locks;
   /** Each tree's latest revision as the feed published it. */
   treeRevisions: TreeRevisions;
   /** Whole trees as both transports read them, kept current from the feed. */
@@ -42,14 +43,15 @@ export interface DomainContext {
 const NO_PEERS: Peers = { loginFailed: () => undefined, onLoginFailed: () => () => undefined };
 
 /**
- * @param shared for a store other processes share (PostgreSQL, src/store/postgres/change-feed.ts):
- *   the change feed across them and the channel to them; absent, both stay within this process.
+ * @param shared for a store other processes share (PostgreSQL, src/store/postgres/): the
+ *   change feed across them, the channel to them and the owner locks they all respect;
+ *   absent, all three stay within this process.
  */
 export function createDomainContext(
   store: Store,
   config: Config,
   formats: SeedParser & Exporter,
-  shared: { feed?: ChangeFeed; peers?: Peers } = {},
+  shared: { feed?: ChangeFeed; peers?: Peers; ownerLocks?: Locks } = {},
 ): DomainContext {
   const feed = shared.feed ?? new LocalChangeFeed();
   const treeLocks = new KeyedLock();
@@ -67,7 +69,7 @@ export function createDomainContext(
       queue: config.limits.hashQueue,
     }),
     treeLocks,
-    ownerLocks: new KeyedLock(),
+    ownerLocks: shared.ownerLocks ?? new KeyedLock(),
     peers: shared.peers ?? NO_PEERS,
     treeRevisions: new TreeRevisions(feed),
     readModel: new ReadModel({ store, feed, treeLocks, othersWrite: shared.feed !== undefined }),

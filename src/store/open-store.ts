@@ -9,6 +9,7 @@ import type { Store } from "../domain/ports/store.js";
 import { openNedbStore } from "./nedb-store.js";
 import { randomUUID } from "node:crypto";
 import { PostgresChangeFeed } from "./postgres/change-feed.js";
+import { PostgresLocks } from "./postgres/locks.js";
 import { openPostgresStore } from "./postgres-store.js";
 import { loadSettings, type Settings } from "./settings.js";
 import type { WriteFaults } from "./write-faults.js";
@@ -22,6 +23,8 @@ export interface OpenedStore {
    * Close it before the store.
    */
   feed?: PostgresChangeFeed;
+  /** Locks every process sharing the database respects (PostgreSQL advisory locks); close after use. */
+  locks?: PostgresLocks;
   /** Resolves when the store's server answers (PostgreSQL); absent for an embedded store. */
   probe?: () => Promise<void>;
 }
@@ -49,11 +52,13 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
       origin,
     });
     const feed = options.listen === false ? undefined : new PostgresChangeFeed(config.store.databaseUrl, origin, options.log);
+    const locks = new PostgresLocks(config.store.databaseUrl, { log: options.log });
     try {
       await feed?.start();
-      return { store, settings: await store.settings(), probe: () => store.ping(), feed };
+      return { store, settings: await store.settings(), probe: () => store.ping(), feed, locks };
     } catch (err) {
       await feed?.close();
+      await locks.close();
       await store.close();
       throw err;
     }

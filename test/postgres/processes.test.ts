@@ -6,6 +6,9 @@
  * revision across processes all land; sessions, password changes and the log-in throttle
  * hold across both; the permission rules hold on the second process.
  */
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { permissionFixture } from "../helpers/permission-fixture.js";
@@ -180,6 +183,27 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
     const removed = await owner.delete(`/api/trees/${fixture.tree._id}/collaborators/${collaborator.user._id}`);
     expect(removed.status).toBe(204);
     expect((await on(b, collaborator).get(path)).status).toBe(404);
+  });
+
+  it("hold an owner's card limit across processes adding cards at once", async () => {
+    const ownerA = await buildUser(a.url, "limit");
+    const ownerB = on(b, ownerA);
+    // The operator sets the limit with the CLI, on the same database, while both servers run.
+    await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli/main.ts", "user", "limit", ownerA.user.email, "40"], {
+      cwd: path.resolve(import.meta.dirname, "../.."),
+      env: { ...process.env, STORE: "postgres", DATABASE_URL: databaseUrl },
+    });
+    // Two trees (one card each), so the writes do not queue behind one tree's revisions.
+    const trees = [await buildTree(ownerA, { name: "Limited one" }), await buildTree(ownerB, { name: "Limited two" })];
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => {
+        const [api, tree] = i % 2 === 0 ? [ownerA, trees[0]] : [ownerB, trees[1]];
+        return api.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: i, content: `card ${i}` });
+      }),
+    );
+    expect(replies.filter((r) => r.status === 201)).toHaveLength(38);
+    expect(replies.filter((r) => r.status === 422).map((r) => r.body.error)).toEqual(Array(12).fill("limit_reached"));
+    expect((await ownerB.get("/api/index")).body.cardsCount).toBe(40);
   });
 
   it("keep a cookie session across processes: log in on A, use it on B, log out on A and B refuses it", async () => {
