@@ -44,7 +44,9 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     info: logger.info,
     faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
   });
-  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, formatsOffThread(config.exports), { feed, peers: feed, ownerLocks: locks });
+  // With PostgreSQL, what crosses to the other processes sharing the database (SPEC §11).
+  const shared = { feed, peers: feed, ownerLocks: locks };
+  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, formatsOffThread(config.exports), shared);
   const app = createApp({
     ctx,
     secret: settings.secret,

@@ -40,7 +40,12 @@ export interface DomainContext {
 }
 
 /** A process alone on its store tells nobody anything. */
-const NO_PEERS: Peers = { loginFailed: () => undefined, onLoginFailed: () => () => undefined };
+const NO_PEERS: Peers = {
+  loginFailed: () => undefined,
+  onLoginFailed: () => () => undefined,
+  signedUp: () => undefined,
+  onSignedUp: () => () => undefined,
+};
 
 /**
  * @param shared for a store other processes share (PostgreSQL, src/store/postgres/): the

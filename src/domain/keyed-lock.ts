@@ -1,5 +1,3 @@
-import type { Locks } from "./ports/locks.js";
-
 /**
  * Serialises the writes to one tree. A write reads the tree (to check parents, cycles,
  * positions) and then writes; two such writes interleaving could build a cycle or an
@@ -9,6 +7,8 @@ import type { Locks } from "./ports/locks.js";
  * store, the owner's queue is held in the database too (src/store/postgres/locks.ts), and
  * a tree's revision guard stands in for a cross-process tree lock (trees.ts `withTree`).
  */
+import type { Locks } from "./ports/locks.js";
+
 export class KeyedLock implements Locks {
   private tails = new Map<string, Promise<unknown>>();
 

@@ -22,8 +22,8 @@ let b: TestServer;
 
 beforeAll(async () => {
   databaseUrl = await createTestDatabase();
-  // TRUST_PROXY: the throttle test names its client addresses in X-Forwarded-For.
-  const env = { STORE: "postgres", DATABASE_URL: databaseUrl, TRUST_PROXY: "1" };
+  // TRUST_PROXY: the throttle tests name their client addresses in X-Forwarded-For.
+  const env = { STORE: "postgres", DATABASE_URL: databaseUrl, TRUST_PROXY: "1", SIGNUP_LIMIT_PER_ADDRESS: "30" };
   a = await startTestServer({ env });
   b = await startTestServer({ env });
 });
@@ -248,6 +248,24 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
           (await new Api(server.url).post("/api/login", user.credentials, { "x-forwarded-for": "198.51.100.200" })).status === 429,
         2_000,
         "the right password refused after ten failures across processes",
+      );
+    }
+  });
+
+  it("count sign-ups through both processes against one address's budget", async () => {
+    const from = { "x-forwarded-for": "198.51.100.77" };
+    for (let i = 0; i < 30; i++) {
+      const server = i % 2 === 0 ? a : b;
+      const res = await new Api(server.url).post("/api/signup", { email: `budget-${i}-${Date.now()}@example.test`, password: "long enough" }, from);
+      expect(res.status).toBe(201);
+    }
+    // Fifteen through each; thirty between them is the budget, on both.
+    for (const server of [a, b]) {
+      await eventually(
+        async () =>
+          (await new Api(server.url).post("/api/signup", { email: `over-${Date.now()}@example.test`, password: "long enough" }, from)).status === 429,
+        2_000,
+        "a sign-up refused once the address's budget is spent across processes",
       );
     }
   });

@@ -9,8 +9,8 @@
  *   twice.
  * - A notice from another process carries the tree and revision only: listeners that need
  *   the change read it from the change log (live streams, the read model on its next read).
- * - Failed log-ins (the `Peers` port) go out and come in on the same connection, so each
- *   process's log-in throttle counts the others' failures too.
+ * - Failed log-ins and sign-ups (the `Peers` port) go out and come in on the same
+ *   connection, so each process's log-in throttle and sign-up budget count the others' too.
  * - While the listening connection is down the feed is not `complete` (caches that trust it
  *   stop answering from memory); once it is back, every resync listener is called: the
  *   trees may have moved meanwhile without a word.
@@ -20,7 +20,7 @@ import { LocalChangeFeed } from "../../domain/local-feed.js";
 import type { ChangeFeed, ChangeNotice } from "../../domain/ports/change-feed.js";
 import type { Peers } from "../../domain/ports/peers.js";
 import { NoticeListener } from "./listener.js";
-import { CHANGES_CHANNEL, decodeLoginNotice, decodeTreeNotice, encodeLoginNotice, LOGINS_CHANNEL } from "./notices.js";
+import { CHANGES_CHANNEL, decodePeerNotice, decodeTreeNotice, encodePeerNotice, PEERS_CHANNEL } from "./notices.js";
 
 type Log = (message: string, fields: Record<string, unknown>) => void;
 
@@ -28,6 +28,7 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
   private readonly local: LocalChangeFeed;
   private readonly resyncListeners = new Set<() => void>();
   private readonly loginListeners = new Set<(keys: readonly string[], at: number) => void>();
+  private readonly signupListeners = new Set<(address: string, at: number) => void>();
   private readonly listener: NoticeListener;
 
   constructor(
@@ -39,7 +40,7 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
     this.local = new LocalChangeFeed((err) => log("a change listener failed", { error: String(err) }));
     this.listener = new NoticeListener(
       databaseUrl,
-      [CHANGES_CHANNEL, LOGINS_CHANNEL],
+      [CHANGES_CHANNEL, PEERS_CHANNEL],
       {
         notice: (channel, payload) => this.hear(channel, payload),
         lost: () => undefined,
@@ -83,7 +84,16 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
   }
 
   loginFailed(keys: readonly string[], at: number): void {
-    this.listener.notify(LOGINS_CHANNEL, encodeLoginNotice(this.origin, keys, at));
+    this.listener.notify(PEERS_CHANNEL, encodePeerNotice({ origin: this.origin, event: "login", keys: [...keys], at }));
+  }
+
+  signedUp(address: string, at: number): void {
+    this.listener.notify(PEERS_CHANNEL, encodePeerNotice({ origin: this.origin, event: "signup", address, at }));
+  }
+
+  onSignedUp(listener: (address: string, at: number) => void): () => void {
+    this.signupListeners.add(listener);
+    return () => this.signupListeners.delete(listener);
   }
 
   onLoginFailed(listener: (keys: readonly string[], at: number) => void): () => void {
@@ -100,10 +110,11 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
           ? { treeId: notice.treeId, revision: notice.revision, removed: true }
           : { treeId: notice.treeId, revision: notice.revision },
       );
-    } else if (channel === LOGINS_CHANNEL) {
-      const notice = decodeLoginNotice(payload);
+    } else if (channel === PEERS_CHANNEL) {
+      const notice = decodePeerNotice(payload);
       if (!notice || notice.origin === this.origin) return;
-      for (const listener of this.loginListeners) this.guard(() => listener(notice.keys, notice.at));
+      if (notice.event === "login") for (const listener of this.loginListeners) this.guard(() => listener(notice.keys, notice.at));
+      else for (const listener of this.signupListeners) this.guard(() => listener(notice.address, notice.at));
     }
   }
 

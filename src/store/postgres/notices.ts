@@ -4,7 +4,8 @@
  * so PostgreSQL delivers it exactly when that commits (and never for one rolled back), even
  * if the process that wrote dies the next instant. It carries no records: a change's tree
  * and revision (or the tree's removal), from which listeners read what they missed in the
- * change log; and, on its own channel, the failed log-ins each process counts.
+ * change log; and, on a channel of their own, the failed log-ins and sign-ups each process
+ * counts against its limits.
  *
  * Payloads are small JSON objects (PostgreSQL allows 8000 bytes), each naming the process
  * that sent it (`o`), which skips its own: it has told its own listeners already.
@@ -12,8 +13,11 @@
 
 /** Changes and removals of trees: `{o, t: treeId, r: revision, x?: true (removed)}`. */
 export const CHANGES_CHANNEL = "cardtree_changes";
-/** Failed log-ins: `{o, k: [throttle keys], at: epoch ms}`. */
-export const LOGINS_CHANNEL = "cardtree_logins";
+/**
+ * What processes tell each other beside changes (the Peers port): a failed log-in
+ * `{o, e: "login", k: [throttle keys], at: epoch ms}`, a sign-up `{o, e: "signup", a: address, at}`.
+ */
+export const PEERS_CHANNEL = "cardtree_peers";
 
 export interface TreeNotice {
   origin: string;
@@ -37,21 +41,26 @@ export function decodeTreeNotice(payload: string | undefined): TreeNotice | null
   }
 }
 
-export interface LoginNotice {
-  origin: string;
-  keys: string[];
-  at: number;
+export type PeerNotice =
+  | { origin: string; event: "login"; keys: string[]; at: number }
+  | { origin: string; event: "signup"; address: string; at: number };
+
+export function encodePeerNotice(notice: PeerNotice): string {
+  return notice.event === "login"
+    ? JSON.stringify({ o: notice.origin, e: "login", k: notice.keys, at: notice.at })
+    : JSON.stringify({ o: notice.origin, e: "signup", a: notice.address, at: notice.at });
 }
 
-export function encodeLoginNotice(origin: string, keys: readonly string[], at: number): string {
-  return JSON.stringify({ o: origin, k: keys, at });
-}
-
-export function decodeLoginNotice(payload: string | undefined): LoginNotice | null {
+/** The notice in `payload`, or null for one this version cannot read. */
+export function decodePeerNotice(payload: string | undefined): PeerNotice | null {
   try {
-    const { o, k, at } = JSON.parse(payload ?? "") as { o?: unknown; k?: unknown; at?: unknown };
-    if (typeof o !== "string" || !Array.isArray(k) || !k.every((key) => typeof key === "string") || typeof at !== "number") return null;
-    return { origin: o, keys: k as string[], at };
+    const { o, e, k, a, at } = JSON.parse(payload ?? "") as Record<string, unknown>;
+    if (typeof o !== "string" || typeof at !== "number") return null;
+    if (e === "login" && Array.isArray(k) && k.every((key) => typeof key === "string")) {
+      return { origin: o, event: "login", keys: k as string[], at };
+    }
+    if (e === "signup" && typeof a === "string") return { origin: o, event: "signup", address: a, at };
+    return null;
   } catch {
     return null;
   }
