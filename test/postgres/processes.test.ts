@@ -2,7 +2,7 @@
  * Two server processes on one PostgreSQL database behave as one service (SPEC §11, issue
  * 17 "Many processes"): what is written through one is read through the other at once
  * (REST, with correct ETags), within a second from the other's GraphQL cache, and on both
- * processes' live streams in order without gap or duplicate; writes racing for one tree's
+ * processes' live streams (SSE, and the GraphQL subscription) in order without gap or duplicate; writes racing for one tree's
  * revision across processes all land; sessions, password changes and the log-in throttle
  * hold across both; the permission rules hold on the second process.
  */
@@ -112,7 +112,15 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
     const headers = { authorization: ownerA.authHeader! };
     const streamA = await SseReader.open(a.url, `/api/trees/${tree._id}/events`, headers);
     const streamB = await SseReader.open(b.url, `/api/trees/${tree._id}/events`, headers);
-    expect([streamA.status, streamB.status]).toEqual([200, 200]);
+    // And the GraphQL subscription on B.
+    const subscription = await SseReader.open(
+      b.url,
+      "/graphql",
+      { ...headers, accept: "text/event-stream", "content-type": "application/json" },
+      "POST",
+      JSON.stringify({ query: "subscription ($t: ID!) { treeChanged(treeId: $t) { revision cards { content } } }", variables: { t: tree._id } }),
+    );
+    expect([streamA.status, streamB.status, subscription.status]).toEqual([200, 200, 200]);
     try {
       const writes = 12;
       for (let i = 0; i < writes; i++) {
@@ -123,10 +131,14 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
         expect(changes.map((c) => c.revision)).toEqual(Array.from({ length: writes }, (_, i) => tree.revision + 1 + i));
         expect(changes.map((c) => c.cards[0].content)).toEqual(Array.from({ length: writes }, (_, i) => `card ${i}`));
       }
+      const subscribed = (await subscription.waitFor(writes, "next")).map((e) => e.data.treeChanged);
+      expect(subscribed.map((c) => c.revision)).toEqual(Array.from({ length: writes }, (_, i) => tree.revision + 1 + i));
+      expect(subscribed.map((c) => c.cards[0].content)).toEqual(Array.from({ length: writes }, (_, i) => `card ${i}`));
       // Nothing more arrives (no duplicate delivered late).
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(streamA.data()).toHaveLength(writes);
       expect(streamB.data()).toHaveLength(writes);
+      expect(subscription.data("next")).toHaveLength(writes);
 
       // A tree deleted through A ends B's stream.
       expect((await ownerA.delete(`/api/trees/${tree._id}`)).status).toBe(204);
@@ -134,6 +146,7 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
     } finally {
       streamA.close();
       streamB.close();
+      subscription.close();
     }
   });
 
