@@ -11,7 +11,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
-import { permissionFixture } from "../helpers/permission-fixture.js";
+import { permissionFixture, ROLES, signUpPeople, type PermissionFixture, type Role } from "../helpers/permission-fixture.js";
 import { adminQuery, createTestDatabase, withDatabase } from "../helpers/postgres.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { SseReader } from "../live/sse-client.js";
@@ -180,22 +180,43 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
     expect((await ownerB.get(`/api/trees/${tree._id}/cards`)).body.find((c: any) => c._id === card._id).content).toBe("v1");
   });
 
-  it("apply the permission rules on B to a tree shared and published through A", async () => {
-    const fixture = await permissionFixture(a.url, false);
-    const { owner, collaborator, other } = fixture.roles;
-    const path = `/api/trees/${fixture.tree._id}/cards`;
-    expect((await on(b, owner).get(path)).status).toBe(200);
-    expect((await on(b, collaborator).get(path)).status).toBe(200);
-    expect((await on(b, other).get(path)).status).toBe(404);
-    expect((await new Api(b.url).get(path)).status).toBe(401);
-    expect((await on(b, collaborator).post(path, { treeId: fixture.tree._id, position: 3, content: "collab on B" })).status).toBe(201);
-    expect((await on(b, other).post(path, { treeId: fixture.tree._id, position: 3, content: "no" })).status).toBe(404);
-    expect((await on(b, collaborator).delete(`/api/trees/${fixture.tree._id}`)).status).toBe(403);
+  it("apply SPEC §3 on B to trees shared and published through A", async () => {
+    type Expected = Record<Role, number>;
+    const ok = (status: number): Expected => ({ owner: status, collaborator: status, other: 404, anonymous: 401 });
+    const readable = (status: number): Expected => ({ owner: status, collaborator: status, other: status, anonymous: 401 });
+    const cases: { name: string; call: (api: Api, f: PermissionFixture) => Promise<{ status: number }>; private: Expected; public: Expected }[] = [
+      { name: "GET cards", call: (x, f) => x.get(`/api/trees/${f.tree._id}/cards`), private: ok(200), public: readable(200) },
+      { name: "GET collaborators", call: (x, f) => x.get(`/api/trees/${f.tree._id}/collaborators`), private: ok(200), public: ok(200) },
+      { name: "GET history", call: (x, f) => x.get(`/api/trees/${f.tree._id}/history`), private: ok(200), public: readable(200) },
+      { name: "GET card versions", call: (x, f) => x.get(`/api/trees/${f.tree._id}/cards/${f.card._id}/versions`), private: ok(200), public: readable(200) },
+      { name: "GET trash", call: (x, f) => x.get(`/api/trees/${f.tree._id}/trash`), private: ok(200), public: readable(200) },
+      { name: "POST card", call: (x, f) => x.post(`/api/trees/${f.tree._id}/cards`, { treeId: f.tree._id, position: 9 }), private: ok(201), public: ok(201) },
+      { name: "PUT card", call: (x, f) => x.put(`/api/trees/${f.tree._id}/cards/${f.card._id}`, { content: "changed on B" }), private: ok(200), public: ok(200) },
+      {
+        name: "PUT tree publicUrl",
+        call: (x, f) => x.put(`/api/trees/${f.tree._id}`, { publicUrl: `b-${f.tree._id}` }),
+        private: { owner: 200, collaborator: 403, other: 404, anonymous: 401 },
+        public: { owner: 200, collaborator: 403, other: 404, anonymous: 401 },
+      },
+    ];
+    const people = await signUpPeople(a.url);
+    for (const visibility of ["private", "public"] as const) {
+      const fixture = await permissionFixture(a.url, visibility === "public", people);
+      for (const testCase of cases) {
+        for (const role of ROLES) {
+          const api = role === "anonymous" ? new Api(b.url) : on(b, fixture.roles[role]);
+          const { status } = await testCase.call(api, fixture);
+          expect(status, `${testCase.name} as ${role} on a ${visibility} tree, through B`).toBe(testCase[visibility][role]);
+        }
+      }
+    }
 
-    // The collaborator removed through A is refused through B at once.
-    const removed = await owner.delete(`/api/trees/${fixture.tree._id}/collaborators/${collaborator.user._id}`);
-    expect(removed.status).toBe(204);
-    expect((await on(b, collaborator).get(path)).status).toBe(404);
+    // A collaborator removed through A is refused through B at once.
+    const fixture = await permissionFixture(a.url, false, people);
+    const path = `/api/trees/${fixture.tree._id}/cards`;
+    expect((await on(b, people.collaborator).get(path)).status).toBe(200);
+    expect((await people.owner.delete(`/api/trees/${fixture.tree._id}/collaborators/${people.collaborator.user._id}`)).status).toBe(204);
+    expect((await on(b, people.collaborator).get(path)).status).toBe(404);
   });
 
   it("hold an owner's card limit across processes adding cards at once", async () => {
