@@ -25,7 +25,7 @@ export interface DomainContext {
   exporter: Exporter;
   /** Hears every committed change (SPEC §10): live streams and caches listen here. */
   feed: ChangeFeed;
-  /** The other processes sharing the store (SPEC §11), for what is not a change (failed log-ins). */
+  /** The other processes sharing the store (SPEC §11), for what is not a change (failed log-ins, sign-ups). */
   peers: Peers;
   hasher: PasswordHasher;
   treeLocks: KeyedLock;
