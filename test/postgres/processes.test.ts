@@ -7,6 +7,7 @@
  * hold across both; the permission rules hold on the second process.
  */
 import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -147,6 +148,31 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
       streamA.close();
       streamB.close();
       subscription.close();
+    }
+  });
+
+  it("carry a write of the CLI, made while both servers run, to the streams of both", async () => {
+    const owner = await buildUser(a.url, "cli");
+    const tree = await buildTree(owner, { name: "Imported into" });
+    const headers = { authorization: owner.authHeader! };
+    const streams = [
+      await SseReader.open(a.url, `/api/trees/${tree._id}/events`, headers),
+      await SseReader.open(b.url, `/api/trees/${tree._id}/events`, headers),
+    ];
+    try {
+      const file = path.join(a.dataDir, "seed.md");
+      await writeFile(file, "# from the command line\n\nimported while serving\n");
+      await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli/main.ts", "import", file, "--tree", tree._id], {
+        cwd: path.resolve(import.meta.dirname, "../.."),
+        env: { ...process.env, STORE: "postgres", DATABASE_URL: databaseUrl },
+      });
+      for (const stream of streams) {
+        const [change] = await stream.waitFor(1);
+        expect(change).toMatchObject({ revision: tree.revision + 1, kind: "import" });
+        expect(change.cards.some((c: { content: string }) => c.content.includes("imported while serving"))).toBe(true);
+      }
+    } finally {
+      for (const stream of streams) stream.close();
     }
   });
 
