@@ -40,14 +40,17 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   // The reliability tests make appends fail through a control file (src/store/write-faults.ts).
   const faultsFile = process.env.CARDTREE_FAULTS_FILE;
   // STORE=postgres has no data-directory lock: any number of processes share the database.
-  const { store, settings, probe } = await openStore(config, {
+  const { store, settings, probe, feed, locks } = await openStore(config, {
     log: logger.error,
     info: logger.info,
     faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
   });
+  // With PostgreSQL, what crosses to the other processes sharing the database (SPEC §11).
+  const shared = { feed, peers: feed, ownerLocks: locks };
   const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, {
     formats: formatsOffThread(config.exports),
     hasher: scryptHasherFor(config.limits),
+    shared,
   });
   const app = createApp({
     ctx,
@@ -94,6 +97,8 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
           });
           server.closeIdleConnections();
         });
+        await feed?.close();
+        await locks?.close();
         await store.close();
       })()),
   };

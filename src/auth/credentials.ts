@@ -2,7 +2,10 @@
  * Checking an email and password, for basic auth on every request and for log-in.
  * A scrypt hash costs tens of milliseconds, so successes are remembered for a few minutes,
  * keyed by an HMAC of the credentials and the stored hash: a password change alters the
- * stored hash and so misses the cache by itself. Failures are never cached.
+ * stored hash and so misses the cache by itself. Failures are never cached. The user record
+ * is read from the store on every check, so with several processes on one database (SPEC
+ * §11) a password changed or an account removed through one is refused by all at once;
+ * failed log-ins are told to the others (`ctx.peers`), whose throttles count them too.
  */
 import { createHmac } from "node:crypto";
 import type { DomainContext } from "../domain/context.js";
@@ -28,6 +31,14 @@ export class CredentialChecker {
     private readonly secret: string,
   ) {
     this.throttle = new LoginThrottle(ctx.config.limits.loginFailures, ctx.config.limits.loginWindowMs);
+    // Processes sharing the store (SPEC §11) count each other's failures as their own.
+    ctx.peers.onLoginFailed((keys, at) => this.throttle.recordFailure(keys, at));
+  }
+
+  private recordFailure(keys: string[]): void {
+    const at = Date.now();
+    this.throttle.recordFailure(keys, at);
+    this.ctx.peers.loginFailed(keys, at);
   }
 
   /**
@@ -84,7 +95,7 @@ export class CredentialChecker {
     try {
       return await attempt();
     } catch (err) {
-      if (err instanceof ForbiddenError) this.throttle.recordFailure(keys);
+      if (err instanceof ForbiddenError) this.recordFailure(keys);
       throw err;
     } finally {
       end();
@@ -92,7 +103,7 @@ export class CredentialChecker {
   }
 
   private fail(keys: string[]): never {
-    this.throttle.recordFailure(keys);
+    this.recordFailure(keys);
     throw new UnauthenticatedError("The email or password is wrong.");
   }
 }

@@ -51,6 +51,17 @@ export class SignupBudget {
     };
   }
 
+  /** Counts a sign-up made through another process sharing the store (SPEC §11); never given back. */
+  record(address: string, at = Date.now()): void {
+    this.prune(at);
+    const mine = this.byAddress.get(address) ?? [];
+    mine.push(at);
+    this.byAddress.set(address, mine);
+    this.all.push(at);
+    this.all.sort((x, y) => x - y);
+    mine.sort((x, y) => x - y);
+  }
+
   private prune(at: number): void {
     const since = at - this.windowMs;
     if (this.all.length === 0 || this.all[0] > since) return;

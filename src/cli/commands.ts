@@ -93,15 +93,16 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
     return 2;
   }
   const config = loadConfig();
-  const { store } = await openStore(config);
+  const { store, locks } = await openStore(config, { listen: false });
   try {
-    const adapters = { formats: formatsOffThread(config.exports), hasher: scryptHasherFor(config.limits) };
+    const adapters = { formats: formatsOffThread(config.exports), hasher: scryptHasherFor(config.limits), shared: { ownerLocks: locks } };
     await handler(createDomainContext(store, config, adapters), rest, args);
     return 0;
   } catch (err) {
     if (err instanceof DomainError || err instanceof UsageError) return fail(err);
     throw err;
   } finally {
+    await locks?.close();
     await store.close();
   }
 }

@@ -7,6 +7,8 @@
 import type { Config } from "../config.js";
 import { LocalChangeFeed } from "./local-feed.js";
 import type { ChangeFeed } from "./ports/change-feed.js";
+import type { Locks } from "./ports/locks.js";
+import type { Peers } from "./ports/peers.js";
 import type { Exporter, SeedParser } from "./ports/formats.js";
 import type { Store } from "./ports/store.js";
 import { KeyedLock } from "./keyed-lock.js";
@@ -25,12 +27,14 @@ export interface DomainContext {
   exporter: Exporter;
   /** Hears every committed change (SPEC §10): live streams and caches listen here. */
   feed: ChangeFeed;
+  /** The other processes sharing the store (SPEC §11), for what is not a change (failed log-ins, sign-ups). */
+  peers: Peers;
   hasher: PasswordHasher;
   /** The time stamped on what the commands write. */
   clock: Clock;
   treeLocks: KeyedLock;
   /** Held by writes that add cards to a user's trees while they count against the user's limit. */
-  ownerLocks: KeyedLock;
+  ownerLocks: Locks;
   /** Each tree's latest revision as the feed published it. */
   treeRevisions: TreeRevisions;
   /** Whole trees as both transports read them, kept current from the feed. */
@@ -39,17 +43,38 @@ export interface DomainContext {
   live: LiveStreams;
 }
 
+/** A process alone on its store tells nobody anything. */
+const NO_PEERS: Peers = {
+  loginFailed: () => undefined,
+  onLoginFailed: () => () => undefined,
+  signedUp: () => undefined,
+  onSignedUp: () => () => undefined,
+};
+
 /** What the composition root (the server, the CLI, a test) plugs into the domain's ports. */
 export interface DomainAdapters {
   formats: SeedParser & Exporter;
   hasher: PasswordHasher;
   /** The system clock when absent. */
   clock?: Clock;
+  /**
+   * For a store other processes share (PostgreSQL, src/store/postgres/): the change feed
+   * across them, the channel to them and the owner locks they all respect; absent, all
+   * three stay within this process.
+   */
+  shared?: { feed?: ChangeFeed; peers?: Peers; ownerLocks?: Locks };
 }
 
-export function createDomainContext(store: Store, config: Config, { formats, hasher, clock = systemClock }: DomainAdapters): DomainContext {
-  const feed = new LocalChangeFeed();
+export function createDomainContext(
+  store: Store,
+  config: Config,
+  { formats, hasher, clock = systemClock, shared = {} }: DomainAdapters,
+): DomainContext {
+  const feed = shared.feed ?? new LocalChangeFeed();
   const treeLocks = new KeyedLock();
+  const live = new LiveStreams(config.live);
+  // Notices from other processes may have been missed: every stream catches up from the log.
+  feed.subscribeResync(() => live.catchUpAll());
   return {
     store,
     config,
@@ -59,9 +84,10 @@ export function createDomainContext(store: Store, config: Config, { formats, has
     hasher,
     clock,
     treeLocks,
-    ownerLocks: new KeyedLock(),
+    ownerLocks: shared.ownerLocks ?? new KeyedLock(),
+    peers: shared.peers ?? NO_PEERS,
     treeRevisions: new TreeRevisions(feed),
-    readModel: new ReadModel({ store, feed, treeLocks }),
-    live: new LiveStreams(config.live),
+    readModel: new ReadModel({ store, feed, treeLocks, othersWrite: shared.feed !== undefined }),
+    live,
   };
 }

@@ -10,7 +10,8 @@
  * - Replay then live, in revision order, without gap or duplicate: the stream listens on the
  *   feed before it reads the log, so a change committed meanwhile is in one or the other
  *   (or both: anything at or below the last revision sent is skipped). A notice past a gap,
- *   or without its change (another process's), is filled in from the log.
+ *   or without its change (another process's), is filled in from the log; so is whatever
+ *   the feed may have missed while its link to the other processes was down (`catchUp`).
  * - A reader further behind than `maxBacklog` changes, ahead of the tree, or behind a
  *   pruned log gets one `reset` (with the revision to reload at) and the stream ends.
  * - A stream never holds up a writer: the feed only queues the change here; a reader that
@@ -20,13 +21,16 @@
  */
 import type { LiveLimits } from "../config.js";
 import type { Change, ChangeKind } from "../shared/changes.js";
-import { TooManyRequestsError } from "../shared/errors.js";
+import { TooManyRequestsError, UnavailableError } from "../shared/errors.js";
 import type { Card, TreeView } from "../shared/records.js";
 import type { DomainContext } from "./context.js";
 import { can, type Actor } from "./policy.js";
 import type { ChangeNotice } from "./ports/change-feed.js";
 import { presentCard, presentTree } from "./presenters.js";
 import { loadTree } from "./trees.js";
+
+/** Log reads a stream tries again while the store does not answer (over about 20 s) before it resets. */
+const UNAVAILABLE_RETRIES = 8;
 
 export type LiveEvent = { type: "change"; change: Change } | { type: "reset"; revision: number };
 
@@ -110,6 +114,14 @@ export class LiveStreams {
 
   untrack(stream: LiveStream): void {
     this.open.delete(stream);
+  }
+
+  /**
+   * Every stream catches up with its tree as the store has it: the feed may have missed
+   * other processes' changes (its connection to them dropped and came back, SPEC §11).
+   */
+  catchUpAll(): void {
+    for (const stream of this.open) stream.catchUp();
   }
 
   /** Ends every stream (the server is stopping), so their connections close. */
@@ -217,6 +229,18 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     return this;
   }
 
+  /**
+   * Reads the tree's revision from the store and delivers what the stream has not sent up
+   * to it, in order after anything already queued; a tree gone meanwhile ends the stream.
+   */
+  catchUp(): void {
+    this.take(async () => {
+      const tree = await this.ctx.store.trees.byId(this.treeId);
+      if (!tree) return this.end("removed");
+      if ((tree.revision ?? 0) > this.lastSent) await this.fillTo(tree.revision ?? 0);
+    });
+  }
+
   private hear(notice: ChangeNotice): void {
     if (notice.removed) {
       this.end("removed");
@@ -269,6 +293,7 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
 
   private deliver(change: Change): void {
     if (this.reason) return;
+    this.unavailable = 0;
     if (change.tree && !can(this.actor, "watch", change.tree.after)) {
       this.end("revoked");
       return;
@@ -294,8 +319,23 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     if (this.queue.length > this.ctx.config.live.queueEvents) this.end("slow");
   }
 
-  /** A log read that failed: the reader cannot be told what it missed, so it reloads. */
-  private fail(_err: unknown): void {
-    if (!this.reason) this.reset(this.lastSent);
+  /** Log reads that failed in a row because the store did not answer. */
+  private unavailable = 0;
+
+  /**
+   * A log read that failed. The store not answering (a database restarting, SPEC §11) is
+   * tried again a few times, a little later each time, from the tree as it then is; any
+   * other failure, or one that lasts, means the reader cannot be told what it missed, so
+   * it reloads.
+   */
+  private fail(err: unknown): void {
+    if (this.reason) return;
+    if (err instanceof UnavailableError && this.unavailable < UNAVAILABLE_RETRIES) {
+      this.unavailable++;
+      const timer = setTimeout(() => this.catchUp(), 250 * 2 ** Math.min(this.unavailable, 4));
+      timer.unref();
+      return;
+    }
+    this.reset(this.lastSent);
   }
 }

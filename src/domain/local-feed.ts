@@ -21,7 +21,8 @@ export class LocalChangeFeed implements ChangeFeed {
     this.deliver({ treeId, revision, removed: true });
   }
 
-  private deliver(notice: ChangeNotice): void {
+  /** Hands `notice` to the listeners of its tree and of every tree (a cross-process feed's notices come in here). */
+  deliver(notice: ChangeNotice): void {
     for (const listener of [...this.everyTree, ...(this.byTree.get(notice.treeId) ?? [])]) {
       try {
         listener(notice);
@@ -44,5 +45,14 @@ export class LocalChangeFeed implements ChangeFeed {
   subscribeAll(listener: Listener): () => void {
     this.everyTree.add(listener);
     return () => this.everyTree.delete(listener);
+  }
+
+  /** Within one process nothing is ever missed. */
+  subscribeResync(_listener: () => void): () => void {
+    return () => undefined;
+  }
+
+  get complete(): boolean {
+    return true;
   }
 }

@@ -14,7 +14,9 @@
  *
  * Built from the store (a cold tree, an evicted one, a gap in the log) under the tree's
  * write lock, so the cards read are exactly those of the revision read with them, whatever
- * order the store writes a change's records in. Hence: never read the model while holding
+ * order the store writes a change's records in; with other processes writing the same
+ * store, the record is read again after the cards, and the build tried again if another
+ * process moved the tree meanwhile. Hence: never read the model while holding
  * that lock (the commands do not; transports read after them).
  *
  * The model holds records, not rights: callers authorise the tree first, every time.
@@ -33,6 +35,8 @@ import { presentCard, presentTree } from "./presenters.js";
 const DEFAULT_MAX_CARDS = 200_000;
 /** Changes a lagging entry catches up from the log before it is rebuilt instead. */
 const CATCH_UP_LIMIT = 1_000;
+/** Reads of a cold tree whose revision keeps moving under them (other processes writing) before one is answered unkept. */
+const BUILD_ATTEMPTS = 3;
 /** Part of every ETag: bump it when presentCard's output changes for the same records. */
 const BODY_FORMAT = "cards-v1";
 
@@ -198,6 +202,8 @@ export interface ReadModelDeps {
   store: Store;
   feed: ChangeFeed;
   treeLocks: KeyedLock;
+  /** Other processes write to the store too (PostgreSQL, SPEC §11): the tree lock does not keep them out. */
+  othersWrite?: boolean;
 }
 
 export class ReadModel {
@@ -292,11 +298,22 @@ export class ReadModel {
       return this.read({ _id: treeId, revision: wanted });
     }
     const loading = this.deps.treeLocks.run(treeId, async () => {
-      const tree = await this.deps.store.trees.byId(treeId);
-      if (!tree) throw new NotFoundError("Tree");
-      const snapshot = TreeSnapshot.of(tree, await this.deps.store.cards.liveByTree(treeId));
-      this.remember(treeId, snapshot);
-      return snapshot;
+      for (let attempt = 1; ; attempt++) {
+        const tree = await this.deps.store.trees.byId(treeId);
+        if (!tree) throw new NotFoundError("Tree");
+        const cards = await this.deps.store.cards.liveByTree(treeId);
+        const snapshot = TreeSnapshot.of(tree, cards);
+        // The lock keeps this process's writers out, not another process's (SPEC §11): the
+        // cards are those of the record's revision only if the revision has not moved since.
+        const after = this.deps.othersWrite ? await this.deps.store.trees.byId(treeId) : tree;
+        if (!after) throw new NotFoundError("Tree");
+        if ((after.revision ?? 0) === snapshot.revision) {
+          this.remember(treeId, snapshot);
+          return snapshot;
+        }
+        // A tree written that fast by others: answer this once from what was read, keep nothing.
+        if (attempt >= BUILD_ATTEMPTS) return snapshot;
+      }
     });
     this.building.set(treeId, loading);
     try {

@@ -4,7 +4,7 @@
  * (src/domain/command.ts `treeCommand`, and the reads of history, exports, live streams).
  */
 import type { DomainContext } from "./context.js";
-import { ValidationError } from "../shared/errors.js";
+import { RevisionTakenError, ValidationError } from "../shared/errors.js";
 import { RECORD_ID } from "../shared/ids.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { Tree } from "../shared/records.js";
@@ -27,10 +27,20 @@ export async function loadTree(ctx: DomainContext, actor: Actor | null, treeId: 
   return authorizeTree(actor, action, await ctx.store.trees.byId(treeId));
 }
 
+/** Tries of one write that keeps losing its revision to other processes before it answers 409. */
+const REVISION_RACE_TRIES = 8;
+
 /**
  * Runs `change` under the tree's write lock with the tree freshly loaded and authorised.
  * Every write to a tree or its cards passes here; it moves the tree's revision through
  * `commitChange` (changes.ts).
+ *
+ * The lock is this process's. Another process sharing the store (SPEC §11) may commit the
+ * revision first; the store then refuses this commit (RevisionTakenError) and nothing was
+ * written, so the step runs again, still holding the lock (this process's other writers
+ * stay behind it), on the tree as it now is: loaded, authorised and checked afresh (a
+ * conditional write whose card really changed now answers 409 from its own version
+ * check). Only a write that loses `REVISION_RACE_TRIES` times in a row answers the race's 409.
  */
 export function withTree<T>(
   ctx: DomainContext,
@@ -40,6 +50,15 @@ export function withTree<T>(
   change: (tree: Tree) => Promise<T>,
 ): Promise<T> {
   assertTreeIdSyntax(treeId);
-  return ctx.treeLocks.run(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
+  return ctx.treeLocks.run(treeId, async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await change(await loadTree(ctx, actor, treeId, action));
+      } catch (err) {
+        if (!(err instanceof RevisionTakenError) || attempt >= REVISION_RACE_TRIES) throw err;
+        // After two losses in a row, a short random pause, so two processes stop meeting.
+        if (attempt >= 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * 4 * attempt));
+      }
+    }
+  });
 }
-

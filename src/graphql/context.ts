@@ -30,7 +30,7 @@ export interface GraphQLContext {
 
 /** `address`: the client's, as the per-address limits count it (`clientAddress`). */
 export function createGraphQLContext(domain: DomainContext, auth: Auth, address: string): GraphQLContext {
-  const dependencies = new ResultDependencies();
+  const dependencies = new ResultDependencies(domain.treeRevisions.epoch);
   const watched: DomainContext = { ...domain, store: watchedStore(domain.store, dependencies) };
   return {
     domain: watched,

@@ -16,7 +16,7 @@
  * a rule here says otherwise.
  */
 import type { Store } from "../domain/ports/store.js";
-import type { TreeRevisions } from "../domain/tree-revisions.js";
+import { FEED_EPOCH, type TreeRevisions } from "../domain/tree-revisions.js";
 
 /** Looks at a read before it runs; returns what to note once its result is in. */
 type Rule = (dependencies: ResultDependencies, args: unknown[]) => (result: unknown) => void;
@@ -43,6 +43,15 @@ const RULES: Record<string, Record<string, Rule>> = {
 export class ResultDependencies {
   private readonly trees = new Map<string, number>();
   private tracked = true;
+
+  /**
+   * @param epoch the change feed's epoch when the execution starts (TreeRevisions.epoch):
+   *   noted as a dependency of its own, so a result computed before the feed last missed
+   *   notices from other processes (SPEC §11) is never served after.
+   */
+  constructor(epoch?: number) {
+    if (epoch !== undefined) this.trees.set(FEED_EPOCH, epoch);
+  }
 
   /** Records the tree at `revision`, unless an earlier read of it was recorded already. */
   tree(treeId: string, revision: number): void {

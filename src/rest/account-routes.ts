@@ -28,6 +28,8 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
   };
 
   const signups = new SignupBudget(ctx.config.limits.signupsPerAddress, ctx.config.limits.signupsTotal);
+  // Processes sharing the store (SPEC §11) count each other's sign-ups against the budget.
+  ctx.peers.onSignedUp((address, at) => signups.record(address, at));
 
   router.post("/signup", jsonLimit, async (req, res) => {
     const requester = clientAddress(req);
@@ -36,6 +38,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
       giveBack();
       throw err;
     });
+    ctx.peers.signedUp(requester, Date.now());
     const session = await startSession(req, res, user._id);
     res.status(201).json(await userRecord(ctx, user, session.csrf));
   });

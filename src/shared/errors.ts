@@ -69,6 +69,13 @@ export class ConflictError extends DomainError {
   }
 }
 
+/**
+ * A commit that lost its revision to another writer of the same tree (another process on a
+ * shared database: SPEC §11). Nothing was written; the domain redoes the command on the tree
+ * as it now is (trees.ts `withTree`) and answers 409 only if it keeps losing.
+ */
+export class RevisionTakenError extends ConflictError {}
+
 export class PayloadTooLargeError extends DomainError {
   constructor(message: string) {
     super("payload_too_large", message);

@@ -7,6 +7,9 @@
 import type { Config } from "../config.js";
 import type { Store } from "../domain/ports/store.js";
 import { openNedbStore } from "./nedb-store.js";
+import { randomUUID } from "node:crypto";
+import { PostgresChangeFeed } from "./postgres/change-feed.js";
+import { PostgresLocks } from "./postgres/locks.js";
 import { openPostgresStore } from "./postgres-store.js";
 import { loadSettings, type Settings } from "./settings.js";
 import type { WriteFaults } from "./write-faults.js";
@@ -14,6 +17,14 @@ import type { WriteFaults } from "./write-faults.js";
 export interface OpenedStore {
   store: Store;
   settings: Settings;
+  /**
+   * The change feed across processes (PostgreSQL: LISTEN/NOTIFY, postgres/change-feed.ts),
+   * listening already; absent for an embedded store, whose one process feeds itself.
+   * Close it before the store.
+   */
+  feed?: PostgresChangeFeed;
+  /** Locks every process sharing the database respects (PostgreSQL advisory locks); close after use. */
+  locks?: PostgresLocks;
   /** Resolves when the store's server answers (PostgreSQL); absent for an embedded store. */
   probe?: () => Promise<void>;
 }
@@ -25,20 +36,29 @@ export interface OpenStoreOptions {
   log?: Log;
   /** Where what opening did is reported (schema migrations). */
   info?: Log;
+  /** false: no change feed from other processes (the CLI, which follows nobody). */
+  listen?: boolean;
   /** Failures to inject into NeDB's appends (the reliability tests). */
   faults?: WriteFaults;
 }
 
 export async function openStore(config: Config, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   if (config.store.engine === "postgres") {
+    const origin = randomUUID();
     const store = await openPostgresStore(config.store.databaseUrl, {
       log: options.log,
       info: options.info,
       poolSize: config.store.poolSize,
+      origin,
     });
+    const feed = options.listen === false ? undefined : new PostgresChangeFeed(config.store.databaseUrl, origin, options.log);
+    const locks = new PostgresLocks(config.store.databaseUrl, { log: options.log });
     try {
-      return { store, settings: await store.settings(), probe: () => store.ping() };
+      await feed?.start();
+      return { store, settings: await store.settings(), probe: () => store.ping(), feed, locks };
     } catch (err) {
+      await feed?.close();
+      await locks.close();
       await store.close();
       throw err;
     }

@@ -11,13 +11,14 @@
  * parses a record on the server side (a card's text may hold what PostgreSQL's text type
  * cannot): the columns are passed beside it, and several rows travel as parallel arrays.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
 import type { Change } from "../shared/changes.js";
-import { ConflictError, UnavailableError } from "../shared/errors.js";
+import { RevisionTakenError, UnavailableError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
+import { CHANGES_CHANNEL, encodeTreeNotice } from "./postgres/notices.js";
 import { transaction } from "./postgres/transaction.js";
 import type { Settings } from "./settings.js";
 
@@ -30,6 +31,11 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long a request waits for a connection before failing (default 5 s). */
   connectTimeoutMs?: number;
+  /**
+   * This process's name in the notices its commits send (postgres/notices.ts), so that its
+   * own feed skips them; random when absent (the CLI: every server hears its writes).
+   */
+  origin?: string;
 }
 
 /** The PostgreSQL store, plus what only this adapter has. */
@@ -119,8 +125,8 @@ function reportingUnavailable<T extends object>(repository: T): T {
 const UNIQUE_VIOLATION = "23505";
 
 /** Thrown by `commit` when another process committed the same revision of the tree first. */
-function revisionTaken(change: Change): ConflictError {
-  return new ConflictError(
+function revisionTaken(change: Change): RevisionTakenError {
+  return new RevisionTakenError(
     `The tree was changed by another request at the same time (revision ${change.revision} is taken); reload it and try again.`,
   );
 }
@@ -149,6 +155,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     (options.info ?? log)("database schema migrated", { applied: report.applied, version: report.version });
   }
 
+  const origin = options.origin ?? randomUUID();
   let status: StoreStatus = "open";
   // A read is tried again on a connection that turns out dead: the server ended it (a
   // restart) and the pool handed it out before the notice arrived. Each try drops one dead
@@ -231,12 +238,14 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       byId: (id) => one<Tree>("SELECT record FROM trees WHERE id = $1", [id]),
       byPublicUrl: (publicUrl) => one<Tree>("SELECT record FROM trees WHERE public_url = $1", [publicUrl]),
       forUser: (userId) => rows<Tree>("SELECT record FROM trees WHERE users @> ARRAY[$1::text]", [userId]),
-      // One statement: the tree, its cards and its changes go together or not at all.
+      // One statement: the tree, its cards and its changes go together or not at all, and
+      // the other processes hear of it when it commits (x: removed, r: its last revision).
       removeWithCards: (id) =>
         run(
-          `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1)
-           DELETE FROM trees WHERE id = $1`,
-          [id],
+          `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1),
+             tree_gone AS (DELETE FROM trees WHERE id = $1 RETURNING revision)
+           SELECT pg_notify($2, json_build_object('o', $3::text, 't', $1::text, 'r', revision, 'x', true)::text) FROM tree_gone`,
+          [id, CHANGES_CHANNEL, origin],
         ),
     },
     cards: {
@@ -296,6 +305,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
               cardColumns(change.after),
             );
           }
+          // Delivered by PostgreSQL when (and only if) this transaction commits.
+          await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
         }),
       since: (treeId, since, limit) =>
         rows<Change>("SELECT record FROM changes WHERE tree_id = $1 AND revision > $2 ORDER BY revision LIMIT $3", [

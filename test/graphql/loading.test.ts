@@ -6,6 +6,10 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
+import { TEST_STORE } from "../helpers/postgres.js";
+
+/** On PostgreSQL, which other processes may write, a cold tree's record is read again after its cards. */
+const RECHECK = TEST_STORE === "postgres" ? 1 : 0;
 import { Gql } from "./client.js";
 
 let server: InProcessServer;
@@ -60,7 +64,7 @@ it("reads a 1,000-card tree's cards once per request, however deep the query goe
   expect(data.tree.cards.map((c: any) => c.depth).filter((d: number) => d === 3)).toHaveLength(900);
   // The user (authentication), the tree, its cards: a small constant.
   expect(reads).toBeGreaterThan(0);
-  expect(reads).toBeLessThanOrEqual(4);
+  expect(reads).toBeLessThanOrEqual(4 + RECHECK);
 });
 
 it("reads a card's tree once for the card query and all its relatives", async () => {
@@ -77,5 +81,5 @@ it("reads a card's tree once for the card query and all its relatives", async ()
   expect(data.card.children[8].children[9]).toEqual({ depth: 3, parent: { parent: { id: root.id } } });
   expect(data.card.tree.cards).toHaveLength(1000);
   expect(reads).toBeGreaterThan(0);
-  expect(reads).toBeLessThanOrEqual(6);
+  expect(reads).toBeLessThanOrEqual(6 + RECHECK);
 });

@@ -24,4 +24,16 @@ export interface ChangeFeed {
   subscribe(treeId: string, listener: (notice: ChangeNotice) => void): () => void;
   /** Calls `listener` for every change of any tree; returns the unsubscribe. */
   subscribeAll(listener: (notice: ChangeNotice) => void): () => void;
+  /**
+   * Calls `listener` whenever notices from other processes may have been missed (a
+   * cross-process feed lost its connection, and again once it is back): anything derived
+   * from any tree may be stale, and readers catch up from the change log. Never called by
+   * a feed within one process.
+   */
+  subscribeResync(listener: () => void): () => void;
+  /**
+   * Whether every committed change of every process is being heard now. Always true within
+   * one process; false while a cross-process feed is reconnecting.
+   */
+  readonly complete: boolean;
 }

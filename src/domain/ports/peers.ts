@@ -1,0 +1,18 @@
+/**
+ * What the processes sharing one store tell each other beside changes (SPEC §11): failed
+ * log-ins, so that the brute-force limit (SPEC §4) counts the attempts made through every
+ * process, and sign-ups, so that the sign-up budget does. Advisory: a notice sent while
+ * the link is down is lost, and attempts made in the same instant through two processes
+ * may each pass before hearing of the other. Within one process there is nobody to tell (`NO_PEERS`); on PostgreSQL the
+ * change feed's connection carries them (src/store/postgres/change-feed.ts).
+ */
+export interface Peers {
+  /** Tells every other process of a failed log-in counted against `keys` at `at` (epoch ms). */
+  loginFailed(keys: readonly string[], at: number): void;
+  /** Calls `listener` for each failed log-in another process counted; returns the unsubscribe. */
+  onLoginFailed(listener: (keys: readonly string[], at: number) => void): () => void;
+  /** Tells every other process of an account made through web sign-up from `address`. */
+  signedUp(address: string, at: number): void;
+  /** Calls `listener` for each sign-up through another process; returns the unsubscribe. */
+  onSignedUp(listener: (address: string, at: number) => void): () => void;
+}

@@ -1,0 +1,151 @@
+/**
+ * One dedicated connection per process that LISTENs on the channels processes share
+ * (postgres/notices.ts). It is not a pooled connection: a pool hands connections back and
+ * forth, and a LISTEN belongs to one session for as long as it lives.
+ *
+ * When the connection goes (the database restarts, the network drops, a heartbeat query
+ * gets no answer), the listener says so (`lost`) and connects again with a growing pause
+ * (250 ms doubling to 5 s, with jitter so that many processes do not all return in the same
+ * instant). Once it is back and listening again, it says so (`restored`): whatever was
+ * announced meanwhile was missed, so whoever derived something from notices must take it
+ * as possibly stale.
+ */
+import pg from "pg";
+
+export interface ListenerEvents {
+  notice(channel: string, payload: string | undefined): void;
+  /** The connection is gone; notices may be missed until `restored`. */
+  lost(): void;
+  /** Listening again after `lost`. */
+  restored(): void;
+}
+
+export interface ListenerOptions {
+  log?: (message: string, fields: Record<string, unknown>) => void;
+  /** How often the connection is checked with a query (default 10 s). */
+  heartbeatMs?: number;
+  /** How long a connection attempt or a heartbeat may take (default 5 s). */
+  timeoutMs?: number;
+}
+
+const FIRST_PAUSE_MS = 250;
+const LONGEST_PAUSE_MS = 5_000;
+
+export class NoticeListener {
+  private client: pg.Client | null = null;
+  private closed = false;
+  private connected = false;
+  private pause = FIRST_PAUSE_MS;
+  private retry: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly log: NonNullable<ListenerOptions["log"]>;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly channels: readonly string[],
+    private readonly events: ListenerEvents,
+    private readonly options: ListenerOptions = {},
+  ) {
+    this.log = options.log ?? (() => undefined);
+  }
+
+  /** Whether the connection is up and listening. */
+  get listening(): boolean {
+    return this.connected;
+  }
+
+  /** Connects the first time; rejects if that fails (the process should not start deaf). */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  /**
+   * Sends a notice on this connection, when it is up; otherwise (or if sending fails) the
+   * notice is dropped: what is sent here is advisory (failed log-ins), never a change.
+   */
+  notify(channel: string, payload: string): void {
+    if (!this.client || !this.connected) return;
+    this.client.query("SELECT pg_notify($1, $2)", [channel, payload]).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    clearInterval(this.heartbeat);
+    const client = this.client;
+    this.client = null;
+    this.connected = false;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.databaseUrl,
+      keepAlive: true,
+      connectionTimeoutMillis: this.options.timeoutMs ?? 5_000,
+      application_name: "cardtree-listen",
+    });
+    // Before connect: an error on a connection without a listener would end the process.
+    client.on("error", (err) => this.drop(client, err));
+    client.on("end", () => this.drop(client, new Error("connection ended")));
+    client.on("notification", (message) => {
+      if (this.client === client) this.events.notice(message.channel, message.payload);
+    });
+    try {
+      await client.connect();
+      for (const channel of this.channels) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.connected = true;
+    this.pause = FIRST_PAUSE_MS;
+    clearInterval(this.heartbeat);
+    this.heartbeat = setInterval(() => this.check(client), this.options.heartbeatMs ?? 10_000);
+    this.heartbeat.unref();
+  }
+
+  /** A connection that answers nothing (a silent network) is as gone as a closed one. */
+  private check(client: pg.Client): void {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("no answer to the heartbeat")), this.options.timeoutMs ?? 5_000);
+    });
+    Promise.race([client.query("SELECT 1"), late])
+      .catch((err: unknown) => this.drop(client, err))
+      .finally(() => clearTimeout(timer));
+  }
+
+  private drop(client: pg.Client, err: unknown): void {
+    if (this.client !== client || this.closed) return;
+    this.client = null;
+    this.connected = false;
+    clearInterval(this.heartbeat);
+    client.end().catch(() => undefined);
+    this.log("the database notice connection was lost; reconnecting", { error: String(err) });
+    this.events.lost();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    const wait = this.pause * (0.75 + Math.random() / 2);
+    this.pause = Math.min(LONGEST_PAUSE_MS, this.pause * 2);
+    this.retry = setTimeout(() => {
+      this.connect().then(
+        () => {
+          if (this.closed || !this.connected) return;
+          this.log("the database notice connection is back", {});
+          this.events.restored();
+        },
+        () => this.schedule(),
+      );
+    }, wait);
+    this.retry.unref();
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * What crosses between processes sharing one database (SPEC §11), on PostgreSQL's
+ * `LISTEN/NOTIFY`. A notice is sent inside the transaction that commits what it announces,
+ * so PostgreSQL delivers it exactly when that commits (and never for one rolled back), even
+ * if the process that wrote dies the next instant. It carries no records: a change's tree
+ * and revision (or the tree's removal), from which listeners read what they missed in the
+ * change log; and, on a channel of their own, the failed log-ins and sign-ups each process
+ * counts against its limits.
+ *
+ * Payloads are small JSON objects (PostgreSQL allows 8000 bytes), each naming the process
+ * that sent it (`o`), which skips its own: it has told its own listeners already.
+ */
+
+/** Changes and removals of trees: `{o, t: treeId, r: revision, x?: true (removed)}`. */
+export const CHANGES_CHANNEL = "cardtree_changes";
+/**
+ * What processes tell each other beside changes (the Peers port): a failed log-in
+ * `{o, e: "login", k: [throttle keys], at: epoch ms}`, a sign-up `{o, e: "signup", a: address, at}`.
+ */
+export const PEERS_CHANNEL = "cardtree_peers";
+
+export interface TreeNotice {
+  origin: string;
+  treeId: string;
+  revision: number;
+  removed: boolean;
+}
+
+export function encodeTreeNotice(origin: string, treeId: string, revision: number): string {
+  return JSON.stringify({ o: origin, t: treeId, r: revision });
+}
+
+/** The notice in `payload`, or null for one this version cannot read (a newer process's). */
+export function decodeTreeNotice(payload: string | undefined): TreeNotice | null {
+  try {
+    const { o, t, r, x } = JSON.parse(payload ?? "") as { o?: unknown; t?: unknown; r?: unknown; x?: unknown };
+    if (typeof o !== "string" || typeof t !== "string" || typeof r !== "number" || !Number.isInteger(r)) return null;
+    return { origin: o, treeId: t, revision: r, removed: x === true };
+  } catch {
+    return null;
+  }
+}
+
+export type PeerNotice =
+  | { origin: string; event: "login"; keys: string[]; at: number }
+  | { origin: string; event: "signup"; address: string; at: number };
+
+export function encodePeerNotice(notice: PeerNotice): string {
+  return notice.event === "login"
+    ? JSON.stringify({ o: notice.origin, e: "login", k: notice.keys, at: notice.at })
+    : JSON.stringify({ o: notice.origin, e: "signup", a: notice.address, at: notice.at });
+}
+
+/** The notice in `payload`, or null for one this version cannot read. */
+export function decodePeerNotice(payload: string | undefined): PeerNotice | null {
+  try {
+    const { o, e, k, a, at } = JSON.parse(payload ?? "") as Record<string, unknown>;
+    if (typeof o !== "string" || typeof at !== "number") return null;
+    if (e === "login" && Array.isArray(k) && k.every((key) => typeof key === "string")) {
+      return { origin: o, event: "login", keys: k as string[], at };
+    }
+    if (e === "signup" && typeof a === "string") return { origin: o, event: "signup", address: a, at };
+    return null;
+  } catch {
+    return null;
+  }
+}
