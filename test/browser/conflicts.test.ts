@@ -8,6 +8,7 @@
 import type { Page } from "playwright-core";
 import { beforeAll, beforeEach, expect, it } from "vitest";
 import { buildCard, buildTree, buildUser, type Api } from "../helpers/api.js";
+import { seriousViolations } from "./axe.js";
 import { describeInBrowser, loggedInPage, openTree, screenshot, useWorld, waitForSaved, type LoggedInPage } from "./harness.js";
 
 const BASE = "The opening line\nThe middle line\nThe closing line";
@@ -22,7 +23,8 @@ describeInBrowser("conflicting edits", () => {
   let cardId: string;
 
   beforeAll(async () => {
-    writer = await loggedInPage(session.world, "writer");
+    // bypassCSP only lets axe-core in (the dialog's check); live.test.ts runs under the CSP.
+    writer = await loggedInPage(session.world, "writer", { bypassCSP: true });
     friend = await buildUser(session.world.server.url, "friend");
     session.watch(writer.page);
     treeId = (await buildTree(writer.api, { name: "Contested draft" }))._id;
@@ -85,6 +87,7 @@ describeInBrowser("conflicting edits", () => {
     await collide(MINE, THEIRS);
     await expectDialogShowsBoth(page());
     await screenshot(page(), "dialog-conflict");
+    expect(await seriousViolations(page(), "dialog[open]")).toEqual([]);
     const before = await serverCard();
     await dialog().getByRole("button", { name: /Keep mine/ }).click();
     await waitForSaved(page());
@@ -117,6 +120,7 @@ describeInBrowser("conflicting edits", () => {
     const prefilled = await area.inputValue();
     expect(prefilled).toContain("<<<<<<< yours\nThe middle line, as the writer sees it\n=======\nThe middle line, as the collaborator sees it\n>>>>>>> theirs");
     expect(await page().evaluate(() => document.activeElement?.classList.contains("conflict-merge"))).toBe(true);
+    expect(await seriousViolations(page(), "dialog[open]")).toEqual([]);
     const merged = "The opening line\nThe middle line, as both of us see it\nThe closing line";
     await area.fill(merged);
     await dialog().getByRole("button", { name: "Save merge" }).click();
