@@ -147,4 +147,26 @@ describeInBrowser("conflicting edits", () => {
     expect((await serverCard()).content).toBe(MINE);
     expect(await versions()).toEqual(expect.arrayContaining([THEIRS, MINE]));
   });
+
+  it("does not send a save kept from an earlier visit over a version saved since", async () => {
+    // The writer's save cannot reach the server; the page is reloaded with it still unsent.
+    const cardWrites = "**/api/trees/*/cards/*";
+    await page().route(cardWrites, (route) => (route.request().method() === "PUT" ? route.abort("internetdisconnected") : route.fallback()));
+    await page().evaluate((id) => (window as any).Backbone.trigger("ui:edit", id), cardId);
+    await page().locator(`#card${cardId} textarea`).fill(MINE);
+    await page().keyboard.press("Control+Enter");
+    await expect.poll(() => page().locator(".topbar-status").innerText()).toContain("Not saved yet");
+    // Meanwhile the collaborator saves the same line differently.
+    expect((await friend.put(`/api/trees/${treeId}/cards/${cardId}`, { content: THEIRS })).status).toBe(200);
+    await page().reload();
+    await page().locator(`#card${cardId}`).waitFor();
+    await page().unroute(cardWrites);
+    await page().locator(".topbar-status button", { hasText: "Retry now" }).click();
+    // The kept text was written from the older version: refused, and the writer is asked.
+    await expectDialogShowsBoth(page());
+    await dialog().getByRole("button", { name: /Take theirs/ }).click();
+    await waitForSaved(page());
+    expect((await serverCard()).content).toBe(THEIRS);
+    await expect.poll(() => page().locator(`#card${cardId} .view`).innerText()).toContain("as the collaborator sees it");
+  });
 });

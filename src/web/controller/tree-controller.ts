@@ -21,7 +21,7 @@ import { TreeState, type TreeReader } from "../model/tree-state.js";
 import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
-import { recoverUnsaved } from "./recovery.js";
+import { rebaseRecovered, recoverUnsaved } from "./recovery.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
 import { copyActive, cutActive, pasteCards } from "./clipboard.js";
 import type { TreeHost } from "./host.js";
@@ -167,7 +167,10 @@ export class TreeController {
     const remembered = this.readOnly ? null : localStorage.getItem(this.activeKey());
     const first = this.state.get(remembered) ?? this.state.children(null)[0];
     this.activate(first?._id ?? null, { smooth: false });
-    if (!this.readOnly) recoverUnsaved(this.host);
+    if (!this.readOnly) {
+      rebaseRecovered(this.tree._id, this.state, this.versions);
+      recoverUnsaved(this.host);
+    }
     this.live?.start();
     this.bus.trigger("tree:load", this.tree._id);
   }

@@ -105,7 +105,7 @@ export class SyncQueue {
 
   /** Sends the card's current content, position and parent. */
   update(card: Card): Promise<void> {
-    if (!isTemporaryId(card._id)) unsavedStore(this.treeId).put(card._id, card.content);
+    if (!isTemporaryId(card._id)) unsavedStore(this.treeId).put(card._id, card.content, this.versions.base(card));
     // A queued create or update of this card will send its current fields anyway.
     const queued = this.ops.find((op) => op.card === card && op.kind !== "delete");
     if (queued) return this.wait(queued);
@@ -282,21 +282,28 @@ function currentCard(error: ApiError): Card | null {
   return current && typeof current === "object" && typeof current._id === "string" ? current : null;
 }
 
+/** A saved text not yet confirmed, with the version it was written from (absent in old entries). */
+export interface UnsavedText {
+  text: string;
+  base?: { __v: number; content: string };
+}
+
 /**
  * Saved contents not yet confirmed by the server, per tree, in localStorage. Written before
  * the request goes out and cleared when it succeeds, so whatever is left on the next visit
- * never reached the server.
+ * never reached the server. Each keeps the version it was written from, so that sending it
+ * on the next visit is refused (and settled) if someone changed the card meanwhile.
  */
 export function unsavedStore(treeId: string) {
   const key = `cardtree:unsaved:${treeId}`;
-  const read = (): Record<string, string> => {
+  const read = (): Record<string, UnsavedText | string> => {
     try {
-      return JSON.parse(localStorage.getItem(key) ?? "{}") as Record<string, string>;
+      return JSON.parse(localStorage.getItem(key) ?? "{}") as Record<string, UnsavedText | string>;
     } catch {
       return {};
     }
   };
-  const write = (entries: Record<string, string>) => {
+  const write = (entries: Record<string, UnsavedText | string>) => {
     try {
       if (Object.keys(entries).length === 0) localStorage.removeItem(key);
       else localStorage.setItem(key, JSON.stringify(entries));
@@ -305,9 +312,14 @@ export function unsavedStore(treeId: string) {
     }
   };
   return {
-    all: read,
-    put(cardId: string, content: string) {
-      write({ ...read(), [cardId]: content });
+    /** Every entry; one written before versions were kept has no base. */
+    all(): Record<string, UnsavedText> {
+      const entries: Record<string, UnsavedText> = {};
+      for (const [cardId, entry] of Object.entries(read())) entries[cardId] = typeof entry === "string" ? { text: entry } : entry;
+      return entries;
+    },
+    put(cardId: string, content: string, base?: { __v: number; content: string }) {
+      write({ ...read(), [cardId]: base ? { text: content, base: { __v: base.__v, content: base.content } } : { text: content } });
     },
     remove(cardId: string) {
       const entries = read();

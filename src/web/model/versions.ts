@@ -31,6 +31,16 @@ export class CardVersions {
     return base;
   }
 
+  /**
+   * The writer's text recovered from an earlier visit was written from an older version:
+   * its save must be based on that one, so the server refuses it if the card changed since.
+   */
+  rebase(card: Card, from: { __v: number; content: string }): void {
+    if (from.__v >= this.base(card).__v) return;
+    this.bases.set(card, { __v: from.__v, content: from.content, parentId: card.parentId, position: card.position });
+    card.__v = from.__v;
+  }
+
   /** The writer changed something of `card` that the server does not have yet. */
   differs(card: Card): boolean {
     const base = this.base(card);
