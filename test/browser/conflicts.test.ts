@@ -6,7 +6,7 @@
  * server: the card's text and its versions (no text lost).
  */
 import type { Page } from "playwright-core";
-import { beforeAll, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildCard, buildTree, buildUser, type Api } from "../helpers/api.js";
 import { seriousViolations } from "./axe.js";
 import { describeInBrowser, loggedInPage, openTree, screenshot, useWorld, waitForSaved, type LoggedInPage } from "./harness.js";
@@ -168,5 +168,41 @@ describeInBrowser("conflicting edits", () => {
     await waitForSaved(page());
     expect((await serverCard()).content).toBe(THEIRS);
     await expect.poll(() => page().locator(`#card${cardId} .view`).innerText()).toContain("as the collaborator sees it");
+  });
+
+  describe("without the live stream (the server's answer is the only news)", () => {
+    const events = "**/api/trees/*/events*";
+    beforeEach(async () => {
+      await page().route(events, (route) => route.abort("connectionrefused"));
+      await openTree(page(), treeId);
+    });
+    afterEach(async () => {
+      await page().unroute(events);
+    });
+
+    it("still asks before saving over a version it never saw", async () => {
+      await page().evaluate((id) => (window as any).Backbone.trigger("ui:edit", id), cardId);
+      const textarea = page().locator(`#card${cardId} textarea`);
+      await textarea.fill(MINE);
+      expect((await friend.put(`/api/trees/${treeId}/cards/${cardId}`, { content: THEIRS })).status).toBe(200);
+      await textarea.press("Control+Enter");
+      await expectDialogShowsBoth(page());
+      await dialog().getByRole("button", { name: "Edit a merge" }).click();
+      const both = "The opening line\nThe middle line, as the writer sees it\nThe middle line, as the collaborator sees it\nThe closing line";
+      await dialog().getByLabel("Merged text").fill(both);
+      await dialog().getByRole("button", { name: "Save merge" }).click();
+      await waitForSaved(page());
+      expect((await serverCard()).content).toBe(both);
+    });
+
+    it("does not delete a card someone changed meanwhile: it comes back with their text", async () => {
+      expect((await friend.put(`/api/trees/${treeId}/cards/${cardId}`, { content: THEIRS })).status).toBe(200);
+      await page().evaluate((id) => (window as any).Backbone.trigger("ui:select", id), cardId);
+      await page().keyboard.press("Control+Backspace");
+      await expect.poll(() => page().locator(".toast", { hasText: "Not deleted" }).count()).toBe(1);
+      await expect.poll(() => page().locator(`#card${cardId} .view`).innerText()).toContain("as the collaborator sees it");
+      await waitForSaved(page());
+      expect((await serverCard())?.content).toBe(THEIRS);
+    });
   });
 });
