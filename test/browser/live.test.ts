@@ -109,6 +109,12 @@ describeInBrowser("live changes", () => {
     expect(await friend.page.evaluate(() => document.activeElement?.id)).toBe(`card${ids[11]}`);
   });
 
+  it("shows a tree renamed elsewhere under its new name", async () => {
+    expect((await owner.api.put(`/api/trees/${treeId}`, { name: "Live draft, renamed" })).status).toBe(200);
+    await expect.poll(() => friend.page.locator(".topbar-title .tree-title").innerText(), { timeout: LIVE_MS }).toBe("Live draft, renamed");
+    expect(await friend.page.title()).toBe("Live draft, renamed · Cardtree");
+  });
+
   it("leaves the text a writer is typing untouched while others change other cards", async () => {
     await trigger(friend.page, "ui:edit", ids[12]);
     const textarea = friend.page.locator(`#card${ids[12]} textarea`);

@@ -6,7 +6,7 @@
  * the stream ended with `reset`) a new one is opened with `?since=` after a pause, and at
  * once when the browser is back online.
  */
-import type { Card } from "../../shared/records.js";
+import type { Card, TreeView } from "../../shared/records.js";
 
 /** A change as the stream sends it (SPEC §10): the cards after it, the ids it deleted. */
 export interface RemoteChange {
@@ -17,6 +17,8 @@ export interface RemoteChange {
   userId: string | null;
   cards: Card[];
   deleted: string[];
+  /** The tree record after the change, when it changed it (a rename, sharing, publishing). */
+  tree?: TreeView;
 }
 
 export interface FollowHandlers {

@@ -181,6 +181,12 @@ export class LiveTree {
         view.render();
       }
     });
+    // A renamed tree (or one shared or published) is announced as the page's own changes are:
+    // the title follows.
+    const tree = change.tree;
+    if (tree && (tree.name !== state.tree.name || tree.latex !== state.tree.latex || tree.publicUrl !== state.tree.publicUrl)) {
+      this.host.bus.trigger("tree:changed", { ...tree });
+    }
     this.host.bus.trigger("remote:change", change);
   }
 
