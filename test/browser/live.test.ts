@@ -183,23 +183,36 @@ describeInBrowser("live changes across a lost connection", () => {
   beforeAll(async () => {
     port = await freePort();
   });
+  // A reader more than 3 changes behind is told to reload (`reset`) instead of replaying.
   const serverEnv = {
     get PORT() {
       return String(port);
     },
+    LIVE_MAX_BACKLOG: "3",
   };
   // While the server is down the page's stream and saves fail: the browser logs them.
   const session = useWorld({ serverEnv, allowErrors: [/ERR_CONNECTION_REFUSED|ERR_INTERNET_DISCONNECTED|EventSource/] });
 
-  it("catches up after the server went away and the browser was offline, from the last revision it had", async () => {
-    const writer = await loggedInPage(session.world, "writer");
-    const treeId = (await buildTree(writer.api, { name: "Travelling draft" }))._id;
-    const card = await buildCard(writer.api, treeId, { position: 1, content: "Before the break" });
-    const reader = await writer.context.newPage();
+  let writer: LoggedInPage;
+  let reader: Page;
+  let treeId: string;
+  let card: any;
+  const kinds: string[] = [];
+
+  beforeAll(async () => {
+    writer = await loggedInPage(session.world, "writer");
+    treeId = (await buildTree(writer.api, { name: "Travelling draft" }))._id;
+    card = await buildCard(writer.api, treeId, { position: 1, content: "Before the break" });
+    reader = await writer.context.newPage();
     for (const page of [writer.page, reader]) {
       session.watch(page);
       await openTree(page, treeId);
     }
+    await reader.exposeFunction("sawRemote", (kind: string) => kinds.push(kind));
+    await reader.evaluate(() => (window as any).Backbone.on("remote:change", (change: any) => (window as any).sawRemote(change.kind)));
+  });
+
+  it("catches up after the server went away and the browser was offline, from the last revision it had", async () => {
     // The laptop sleeps: no network, and the server restarts meanwhile (every stream cut).
     await writer.context.setOffline(true);
     await session.world.restartServer();
@@ -215,8 +228,32 @@ describeInBrowser("live changes across a lost connection", () => {
     await expect.poll(() => cardText(reader, card._id), { timeout: 15_000 }).toBe("Changed during the break");
     await expect.poll(() => cardText(reader, added._id)).toBe("Added during the break");
     expect(await reader.evaluate(() => (window as any).app.get("cards").length)).toBe((await serverCards(api, treeId)).length);
+    // Replayed, not reloaded: two changes are within the server's backlog.
+    expect(kinds).not.toContain("reset");
     // Caught up, it follows live again.
     await writeCard(writer.page, card._id, "After the break");
     await expect.poll(() => cardText(reader, card._id), { timeout: LIVE_MS }).toBe("After the break");
+  });
+
+  it("reloads the cards quietly when it fell too far behind, keeping the selection", async () => {
+    const others = await serverCards(writer.api, treeId);
+    const kept = others.find((c) => c._id !== card._id)!;
+    await reader.evaluate((id) => (window as any).Backbone.trigger("ui:select", id), kept._id);
+    await writer.context.setOffline(true);
+    await session.world.restartServer();
+    const api = new Api(session.world.server.url, writer.api.credentials);
+    // Five changes: more than the server keeps for a reader to replay (LIVE_MAX_BACKLOG=3).
+    for (let i = 1; i <= 4; i++) expect((await api.put(`/api/trees/${treeId}/cards/${card._id}`, { content: `Far behind ${i}` })).status).toBe(200);
+    const added = await buildCard(api, treeId, { position: 3, content: "Added far behind" });
+
+    await writer.context.setOffline(false);
+    await expect.poll(() => cardText(reader, card._id), { timeout: 15_000 }).toBe("Far behind 4");
+    await expect.poll(() => cardText(reader, added._id)).toBe("Added far behind");
+    expect(kinds).toContain("reset");
+    expect(await reader.evaluate(() => (window as any).app.get("cardId"))).toBe(kept._id);
+    expect(await reader.evaluate(() => (window as any).app.get("cards").length)).toBe((await serverCards(api, treeId)).length);
+    // And it follows live again from the revision it reloaded at.
+    expect((await api.put(`/api/trees/${treeId}/cards/${card._id}`, { content: "Live again" })).status).toBe(200);
+    await expect.poll(() => cardText(reader, card._id), { timeout: LIVE_MS }).toBe("Live again");
   });
 });
