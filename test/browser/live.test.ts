@@ -163,6 +163,17 @@ describeInBrowser("live changes", () => {
       await secondTab.evaluate(() => (window as any).app.get("currentTree").get("revision")),
     );
   });
+
+  it("follows again after the writer was taken off the tree and given it back", async () => {
+    // The server cuts the friend's stream when they lose access; resuming from where they
+    // were replays that very change and is cut again, so the page reloads the tree instead.
+    expect((await owner.api.delete(`/api/trees/${treeId}/collaborators/${friend.api.user._id}`)).status).toBe(204);
+    await writeCard(owner.page, ids[6], "Card 6, written while the friend was away");
+    expect((await owner.api.post(`/api/trees/${treeId}/collaborators`, { email: friend.api.user.email })).status).toBe(201);
+    await expect.poll(() => cardText(friend.page, ids[6]), { timeout: 45_000 }).toBe("Card 6, written while the friend was away");
+    await writeCard(owner.page, ids[7], "Card 7, and live again");
+    await expect.poll(() => cardText(friend.page, ids[7]), { timeout: LIVE_MS }).toBe("Card 7, and live again");
+  }, 60_000);
 });
 
 /** A port free now, so a restarted server comes back at the same address. */

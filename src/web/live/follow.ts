@@ -4,7 +4,10 @@
  * Resumes from the last revision applied: EventSource sends `Last-Event-ID` itself when it
  * reconnects after a dropped connection; when it gives up (the server answered an error, or
  * the stream ended with `reset`) a new one is opened with `?since=` after a pause, and at
- * once when the browser is back online.
+ * once when the browser is back online. A stream that keeps ending without bringing anything
+ * (three times in a row) is given up on: the tree is reloaded and followed from its
+ * revision now. (A reader taken off a tree and given it back is such a case: the change that
+ * took them off, replayed, ends each resumed stream.)
  */
 import type { Card, TreeView } from "../../shared/records.js";
 
@@ -27,7 +30,12 @@ export interface FollowHandlers {
   change(change: RemoteChange): void;
   /** The reader fell too far behind: reload, then call `resume()`. */
   reset(revision: number): void;
+  /** Resuming keeps failing: reload the tree and its revision now; the follower reopens after. */
+  stalled(): Promise<void>;
 }
+
+/** Streams in a row that ended without an event before the follower reloads instead. */
+const STALLED_AFTER = 3;
 
 const BACKOFF_MS = [1000, 2000, 5000, 10000, 30000];
 
@@ -35,6 +43,9 @@ export class TreeFollower {
   private source: EventSource | null = null;
   private timer: number | undefined;
   private failures = 0;
+  /** Streams in a row that ended without bringing a change. */
+  private barren = 0;
+  private heard = false;
   private stopped = false;
   private readonly onOnline = () => {
     if (!this.source || this.source.readyState === EventSource.CLOSED) this.open();
@@ -78,8 +89,11 @@ export class TreeFollower {
     const since = this.handlers.revision();
     const source = new EventSource(`/api/trees/${encodeURIComponent(this.treeId)}/events?since=${since}`);
     this.source = source;
+    this.heard = false;
     source.addEventListener("open", () => (this.failures = 0));
     source.addEventListener("change", (event) => {
+      this.heard = true;
+      this.barren = 0;
       let change: RemoteChange;
       try {
         change = JSON.parse((event as MessageEvent<string>).data) as RemoteChange;
@@ -100,11 +114,25 @@ export class TreeFollower {
       this.handlers.reset(revision);
     });
     source.addEventListener("error", () => {
+      if (this.source !== source) return;
+      if (!this.heard && ++this.barren >= STALLED_AFTER) {
+        this.barren = 0;
+        source.close();
+        this.source = null;
+        void this.handlers.stalled().finally(() => this.retryLater());
+        return;
+      }
+      this.heard = false;
       // CONNECTING: the browser reconnects by itself, with Last-Event-ID. CLOSED: it gave up.
-      if (source.readyState !== EventSource.CLOSED || this.source !== source) return;
-      const delay = BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)];
-      this.failures++;
-      this.timer = window.setTimeout(() => this.open(), delay);
+      if (source.readyState === EventSource.CLOSED) this.retryLater();
     });
+  }
+
+  private retryLater(): void {
+    if (this.stopped) return;
+    window.clearTimeout(this.timer);
+    const delay = BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)];
+    this.failures++;
+    this.timer = window.setTimeout(() => this.open(), delay);
   }
 }

@@ -58,6 +58,19 @@ export class LiveTree {
       revision: () => this.revision,
       change: (change) => this.enqueue(() => this.apply(change)),
       reset: (revision) => this.enqueue(() => this.reload(revision).then(() => this.follower.resume())),
+      stalled: () =>
+        new Promise<void>((resolve) =>
+          this.enqueue(async () => {
+            try {
+              const tree = (await this.host.api.trees()).find((t) => t._id === this.host.state.tree._id);
+              if (tree) await this.reload(tree.revision);
+            } catch {
+              // Unreachable: the follower tries again later.
+            } finally {
+              resolve();
+            }
+          }),
+        ),
     });
   }
 
