@@ -10,7 +10,8 @@
  * to npm (`npm run bench --quick`), which passes them on as npm_config_quick and _profile.
  * `--hostile` runs only the hostile-traffic scenario (an honest writer's latency while one
  * client sends each attack of issue 12 in turn). `--live` stops after the reads and the
- * live streams (SSE fan-out and idle memory, issue 14).
+ * live streams (SSE fan-out and idle memory, issue 14). `--live-browser` runs only the time
+ * from a write in one browser context to its appearance in another's page (issue 15).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -30,6 +31,7 @@ import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
 import { writeScenarios } from "./scenarios/writes.js";
 import { browserScenarios } from "./scenarios/browser.js";
+import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -42,6 +44,8 @@ const hostileOnly = flag("hostile");
 const profile = flag("profile");
 /** `--live`: only the reads (after a write included) and the live streams (issue 14). */
 const liveOnly = flag("live");
+/** `--live-browser`: only a write's way to another writer's open page (issue 15). */
+const liveBrowserOnly = flag("live-browser");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -95,6 +99,20 @@ async function main(): Promise<void> {
   }
   const dataDir = path.join(workDir, "data");
   mkdirSync(dataDir);
+  if (liveBrowserOnly) {
+    const live = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: dataDir },
+      logFile: path.join(workDir, "server.log"),
+      readyPath: "/healthz",
+    });
+    console.log("Live changes between two browser contexts...");
+    await liveBrowserScenarios({ report, baseUrl: live.url });
+    await live.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
   const server = await startPinned({
     command: () =>
       profile
@@ -161,6 +179,7 @@ async function main(): Promise<void> {
   console.log("Browser client in Chromium...");
   await browserScenarios({ report, baseUrl: server.url, sizes: quick ? [5_000] : [5_000, 20_000] });
   if (quick) report.note("--quick: browser scenarios on the 5,000-card tree only");
+  await liveBrowserScenarios({ report, baseUrl: server.url, writes: quick ? 10 : 30 });
   await server.stop();
 
   console.log(`Start-up with ${settings.startupCards} cards...`);

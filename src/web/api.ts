@@ -16,6 +16,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly retryAfterSeconds?: number,
+    /** The error body's `details` (a 409 conflict's `current` card). */
+    readonly details?: unknown,
   ) {
     super(message);
     this.name = "ApiError";
@@ -37,10 +39,10 @@ export class NetworkError extends Error {
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
 /** Sends one request; `csrf` goes with every request that changes something. */
-async function request<T>(csrf: string, method: Method, path: string, body?: unknown): Promise<T> {
+async function request<T>(csrf: string, method: Method, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
   // X-Requested-With makes the server leave out `WWW-Authenticate` on a 401, which would
   // otherwise pop up the browser's own password dialog over the app.
-  const headers: Record<string, string> = { Accept: "application/json", "X-Requested-With": "XMLHttpRequest" };
+  const headers: Record<string, string> = { Accept: "application/json", "X-Requested-With": "XMLHttpRequest", ...extra };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET") headers["X-CSRF-Token"] = csrf;
   let response: Response;
@@ -62,9 +64,9 @@ async function request<T>(csrf: string, method: Method, path: string, body?: unk
 async function errorFrom(response: Response): Promise<ApiError> {
   const retryAfter = Number(response.headers.get("Retry-After")) || undefined;
   try {
-    const body = (await response.json()) as { error?: string; message?: string };
+    const body = (await response.json()) as { error?: string; message?: string; details?: unknown };
     if (body && typeof body.message === "string") {
-      return new ApiError(response.status, body.error ?? "internal", body.message, retryAfter);
+      return new ApiError(response.status, body.error ?? "internal", body.message, retryAfter, body.details);
     }
   } catch {
     // Not JSON: a proxy or a crashed server answered. Fall through to a generic sentence.
@@ -86,7 +88,7 @@ export type ApiClient = ReturnType<typeof createApi>;
  */
 export function createApi() {
   let csrf = "";
-  const call = <T>(method: Method, path: string, body?: unknown) => request<T>(csrf, method, path, body);
+  const call = <T>(method: Method, path: string, body?: unknown, headers?: Record<string, string>) => request<T>(csrf, method, path, body, headers);
   return {
     setCsrfToken(token: string): void {
       csrf = token;
@@ -112,9 +114,17 @@ export function createApi() {
     cards: (treeId: string) => call<Card[]>("GET", `/api/trees/${enc(treeId)}/cards`),
     createCard: (treeId: string, card: { parentId: string | null; position: number; content: string }) =>
       call<Card>("POST", `/api/trees/${enc(treeId)}/cards`, { ...card, treeId }),
-    updateCard: (treeId: string, cardId: string, fields: Pick<Card, "content" | "position" | "parentId">) =>
+    /** With `__v`, a conditional write (SPEC §10): a card changed since answers 409 `conflict`. */
+    updateCard: (treeId: string, cardId: string, fields: Pick<Card, "content" | "position" | "parentId"> & { __v?: number }) =>
       call<Card>("PUT", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`, fields),
-    deleteCard: (treeId: string, cardId: string) => call<{ deleted: string[] }>("DELETE", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`),
+    /** With `version`, only that version of the card is deleted; a newer one answers 409. */
+    deleteCard: (treeId: string, cardId: string, version?: number) =>
+      call<{ deleted: string[] }>(
+        "DELETE",
+        `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`,
+        undefined,
+        version === undefined ? undefined : { "If-Match": `"${version}"` },
+      ),
     importSeed: (treeId: string, parentId: string | null, seed: string) =>
       call<Card[]>("POST", `/api/trees/${enc(treeId)}/cards/seed`, { parentId, seed }),
 

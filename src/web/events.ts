@@ -7,6 +7,7 @@
  */
 import type { Collaborator, Tree, UserView } from "../shared/records.js";
 import type { ChangeKind, ChangeRecord } from "./controller/changes.js";
+import type { RemoteChange } from "./live/follow.js";
 import type { Preferences } from "./preferences.js";
 import type { Route } from "./router.js";
 
@@ -113,6 +114,8 @@ export type AppEvents = KeyEvents &
 
     "tree:load": [treeId: string];
     "tree:change": [change: ChangeRecord];
+    /** Someone else's change (or a reload after `reset`), applied here: the stream's payload. */
+    "remote:change": [change: RemoteChange];
     "tree:changed": [tree: Tree];
     "tree:created": [tree: Tree];
     "tree:deleted": [treeId: string];

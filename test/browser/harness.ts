@@ -46,16 +46,24 @@ export interface ContextOptions {
 }
 
 export interface BrowserWorld {
-  server: TestServer;
+  /** The server now (a new one after `restartServer`). */
+  readonly server: TestServer;
   browser: Browser;
   /** A fresh, isolated browser profile (its own cookies and localStorage). */
   newContext(options?: ContextOptions): Promise<BrowserContext>;
+  /** Stops the server and starts it again on its data directory (give it a fixed PORT to keep its address). */
+  restartServer(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startWorld(): Promise<BrowserWorld> {
-  const [server, browser] = await Promise.all([
-    startTestServer(),
+export interface WorldOptions {
+  /** The server's environment on top of the test defaults (e.g. a fixed `PORT`). */
+  serverEnv?: Record<string, string>;
+}
+
+export async function startWorld({ serverEnv }: WorldOptions = {}): Promise<BrowserWorld> {
+  const [first, browser] = await Promise.all([
+    startTestServer(serverEnv ? { env: serverEnv } : {}),
     // launch() gives every run its own temporary --user-data-dir.
     chromium.launch({
       executablePath: CHROMIUM,
@@ -71,8 +79,11 @@ export async function startWorld(): Promise<BrowserWorld> {
       ],
     }),
   ]);
+  let server = first;
   return {
-    server,
+    get server() {
+      return server;
+    },
     browser,
     newContext: ({ width = 1280, height = 800, touch = false, bypassCSP = false } = {}) =>
       browser.newContext({
@@ -84,6 +95,9 @@ export async function startWorld(): Promise<BrowserWorld> {
         isMobile: touch,
         bypassCSP,
       }),
+    restartServer: async () => {
+      server = await server.restart();
+    },
     close: async () => {
       await browser.close();
       await server.stop();
@@ -166,11 +180,11 @@ export interface WorldSession {
  * Starts a world before the suite's tests; after them, checks that no watched page logged an
  * error (but those matching `allowErrors`), then closes the world.
  */
-export function useWorld({ allowErrors = [] }: { allowErrors?: RegExp[] } = {}): WorldSession {
+export function useWorld({ allowErrors = [], ...options }: { allowErrors?: RegExp[] } & WorldOptions = {}): WorldSession {
   let world: BrowserWorld | undefined;
   const watched: string[][] = [];
   beforeAll(async () => {
-    world = await startWorld();
+    world = await startWorld(options);
   });
   afterAll(async () => {
     try {

@@ -11,18 +11,24 @@ import type { TreeHost } from "./host.js";
 export interface Draft {
   cardId: string;
   text: string;
+  /** The card's version and text when the editor opened (absent in drafts kept before versions). */
+  base?: { __v: number; content: string };
 }
 
 export class Editing {
   readonly editor: CardEditor;
   private closed = false;
+  /** What the writer started from: a draft recovered later is merged against it. */
+  private readonly base: { __v: number; content: string };
 
   constructor(
     private readonly tree: TreeHost,
     readonly card: Card,
     element: HTMLElement,
     text: string,
+    base?: { __v: number; content: string },
   ) {
+    this.base = base ?? { __v: card.__v, content: card.content };
     this.editor = new CardEditor(element, text, (value) => this.keepDraft(value));
     if (text !== card.content) this.keepDraft(text);
     tree.keys.set("editCard");
@@ -105,7 +111,7 @@ export class Editing {
   }
 
   private keepDraft(text: string): void {
-    writeDraft(this.card.treeId, { cardId: this.card._id, text });
+    writeDraft(this.card.treeId, { cardId: this.card._id, text, base: this.base });
   }
 }
 
@@ -114,7 +120,9 @@ const draftKey = (treeId: string) => `cardtree:draft:${treeId}`;
 export function readDraft(treeId: string): Draft | null {
   try {
     const draft = JSON.parse(localStorage.getItem(draftKey(treeId)) ?? "null") as Draft | null;
-    return draft && typeof draft.cardId === "string" && typeof draft.text === "string" ? draft : null;
+    if (!draft || typeof draft.cardId !== "string" || typeof draft.text !== "string") return null;
+    const base = draft.base && typeof draft.base.__v === "number" && typeof draft.base.content === "string" ? draft.base : undefined;
+    return { cardId: draft.cardId, text: draft.text, base };
   } catch {
     return null;
   }

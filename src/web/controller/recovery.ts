@@ -5,14 +5,31 @@
  */
 import { notify, notifyWithText } from "../notify.js";
 import { unsavedStore } from "../model/sync.js";
+import type { TreeReader } from "../model/tree-state.js";
+import type { CardVersions } from "../model/versions.js";
 import { readDraft, writeDraft } from "./editing.js";
 import type { TreeHost } from "./host.js";
+
+/**
+ * Before recoverUnsaved: each recovered text is based on the version it was written from, so
+ * if someone changed the card since, its save is refused and merged or asked about (SPEC §10)
+ * instead of going over their version.
+ */
+export function rebaseRecovered(treeId: string, cards: TreeReader, versions: CardVersions): void {
+  for (const [cardId, { text, base }] of Object.entries(unsavedStore(treeId).all())) {
+    const card = cards.get(cardId);
+    if (card && base && card.content !== text) versions.rebase(card, base);
+  }
+  const draft = readDraft(treeId);
+  const card = cards.get(draft?.cardId);
+  if (card && draft?.base && card.content !== draft.text) versions.rebase(card, draft.base);
+}
 
 export function recoverUnsaved(tree: TreeHost): void {
   const treeId = tree.cards.tree._id;
   const store = unsavedStore(treeId);
   let restored = 0;
-  for (const [cardId, text] of Object.entries(store.all())) {
+  for (const [cardId, { text }] of Object.entries(store.all())) {
     const card = tree.cards.get(cardId);
     if (!card) {
       store.remove(cardId);

@@ -15,11 +15,13 @@ import type { ImportRequest } from "../events.js";
 import { notify } from "../notify.js";
 import { neighbour, type Direction } from "../model/navigation.js";
 import { SyncQueue, type SyncHooks } from "../model/sync.js";
+import { CardVersions } from "../model/versions.js";
+import { LiveTree } from "../live/live-tree.js";
 import { TreeState, type TreeReader } from "../model/tree-state.js";
 import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
-import { recoverUnsaved } from "./recovery.js";
+import { rebaseRecovered, recoverUnsaved } from "./recovery.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
 import { copyActive, cutActive, pasteCards } from "./clipboard.js";
 import type { TreeHost } from "./host.js";
@@ -40,6 +42,10 @@ export class TreeController {
   private readonly state: TreeState;
   private readonly view: ColumnsView;
   private readonly sync: SyncQueue | null;
+  /** The server's version of each card, the base of every save. */
+  private readonly versions = new CardVersions();
+  /** Others' changes, as the tree's event stream brings them; null on a read-only tree. */
+  private readonly live: LiveTree | null = null;
   private readonly bus: AppBus;
   private readonly keys: KeyScope;
   private readonly host: TreeHost;
@@ -55,15 +61,30 @@ export class TreeController {
     tree: Tree,
     cards: Card[],
     readonly readOnly: boolean,
-    syncHooks: Omit<SyncHooks, "idChanged">,
+    syncHooks: Omit<SyncHooks, "idChanged" | "conflict">,
   ) {
     this.bus = context.bus;
     this.keys = context.keys;
     this.state = new TreeState(tree, cards);
+    for (const card of cards) this.versions.confirm(card, card);
     this.view = new ColumnsView(this.state, readOnly);
     this.sync = readOnly
       ? null
-      : new SyncQueue(context.api, tree._id, { ...syncHooks, idChanged: (oldId, newId) => this.idChanged(oldId, newId) });
+      : new SyncQueue(
+          context.api,
+          tree._id,
+          {
+            ...syncHooks,
+            status: (status) => {
+              syncHooks.status(status);
+              if (status.kind === "saved") this.live?.settleDeferred();
+            },
+            idChanged: (oldId, newId) => this.idChanged(oldId, newId),
+            conflict: (kind, card, current) => this.live!.settleConflict(kind, card, current),
+          },
+          this.versions,
+        );
+    if (this.sync) this.live = new LiveTree(this.liveHost(context.api, this.sync));
     this.host = this.makeHost();
     this.keys.set("tree");
   }
@@ -146,7 +167,11 @@ export class TreeController {
     const remembered = this.readOnly ? null : localStorage.getItem(this.activeKey());
     const first = this.state.get(remembered) ?? this.state.children(null)[0];
     this.activate(first?._id ?? null, { smooth: false });
-    if (!this.readOnly) recoverUnsaved(this.host);
+    if (!this.readOnly) {
+      rebaseRecovered(this.tree._id, this.state, this.versions);
+      recoverUnsaved(this.host);
+    }
+    this.live?.start();
     this.bus.trigger("tree:load", this.tree._id);
   }
 
@@ -157,6 +182,7 @@ export class TreeController {
 
   stop(): void {
     this.stopped.abort();
+    this.live?.stop();
     this.bus.offAll(this);
     this.view.stop();
     if (this.editing) this.editing.save();
@@ -220,6 +246,7 @@ export class TreeController {
   private editingClosed(editing: Editing): void {
     if (this.editing !== editing) return;
     this.editing = null;
+    this.live?.editorClosed(editing.card);
     this.setFullscreen(false);
     this.view.focusActive();
     // The card changed size with its new text; its column must centre it again.
@@ -238,9 +265,14 @@ export class TreeController {
    * Shows cards the server created (an import or a paste) and, with `at`, moves their top
    * cards to that index among the parent's children; activates the first.
    */
-  insertSaved(created: Card[], parentId: string | null, at: number | undefined, kind: NonNullable<ImportRequest["kind"]>): void {
+  insertSaved(saved: Card[], parentId: string | null, at: number | undefined, kind: NonNullable<ImportRequest["kind"]>): void {
+    // The event stream may have brought them already: those are shown, and kept as they are.
+    const created = saved.map((card) => this.state.get(card._id) ?? card);
     const change = new ChangeBuilder(kind);
-    for (const card of created) change.createSaved(card);
+    for (const card of created) {
+      if (!this.state.get(card._id)) this.versions.confirm(card, card);
+      change.createSaved(card);
+    }
     void this.commit(change);
     if (at !== undefined) {
       const placement = new ChangeBuilder(kind);
@@ -265,6 +297,27 @@ export class TreeController {
       { bus: this.bus, state: this.state, view: this.view, sync: this.sync, activeId: this.active, forgetDrafts: (removed) => this.forgetDrafts(removed) },
       change,
     );
+  }
+
+  private liveHost(api: ApiClient, sync: SyncQueue): ConstructorParameters<typeof LiveTree>[0] {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the host's getters read the controller's current fields
+    const controller = this;
+    return {
+      bus: this.bus,
+      api,
+      state: this.state,
+      view: this.view,
+      versions: this.versions,
+      sync,
+      get activeId() {
+        return controller.active;
+      },
+      get editing() {
+        return controller.editing;
+      },
+      activate: (id, options) => this.activate(id, options),
+      startEdit: (id, text) => this.startEdit(id, text),
+    };
   }
 
   private makeHost(): TreeHost {

@@ -10,9 +10,15 @@
  *
  * Ops hold the card object, not its id: a card created offline gets a temporary id that is
  * swapped for the server's when its create succeeds, and later ops then use the new id.
+ *
+ * Writes are conditional (SPEC §10): an update or delete sends the card's base version
+ * (model/versions.ts), so one made over someone else's newer change is refused with 409. The
+ * queue then holds still while `hooks.conflict` settles it (a merge, or the writer's choice)
+ * and sends the op again or drops it as it says; nothing goes over a newer version unasked.
  */
 import type { Card } from "../../shared/records.js";
 import { ApiError, type ApiClient } from "../api.js";
+import type { CardVersions } from "./versions.js";
 
 export type SyncStatus =
   | { kind: "saved" }
@@ -36,6 +42,12 @@ export interface SyncHooks {
   refused(kind: OpKind, card: Card, error: ApiError, text: string | null): void;
   /** The session ended; call resume() after logging in again. */
   signedOut(): void;
+  /**
+   * The server has a newer version of the card (`current`) than the write was based on.
+   * Resolves `"send"` to send the op again (the card and its base set for it), or `"done"`
+   * when nothing more is to be sent.
+   */
+  conflict(kind: "update" | "delete", card: Card, current: Card): Promise<"send" | "done">;
 }
 
 const TEMP_PREFIX = "new-";
@@ -54,6 +66,7 @@ function isTemporaryId(id: string): boolean {
 export class SyncQueue {
   private readonly ops: Op[] = [];
   private inFlight: Op | null = null;
+  private inFlightDone: Promise<void> | null = null;
   private failures = 0;
   private retryTimer: number | undefined;
   private paused = false;
@@ -64,6 +77,7 @@ export class SyncQueue {
     private readonly api: ApiClient,
     private readonly treeId: string,
     private readonly hooks: SyncHooks,
+    private readonly versions: CardVersions,
   ) {
     window.addEventListener("online", this.onOnline);
   }
@@ -72,13 +86,26 @@ export class SyncQueue {
     return this.ops.length + (this.inFlight ? 1 : 0);
   }
 
+  /** The card has a change queued or on its way: the server's copy is not the writer's. */
+  hasPending(card: Card): boolean {
+    return this.inFlight?.card === card || this.ops.some((op) => op.card === card);
+  }
+
+  /**
+   * Resolves once no create is on its way. A change the server announces while a create is in
+   * flight may be that create itself, under an id this tab does not know yet.
+   */
+  async createsSettled(): Promise<void> {
+    while (this.inFlight?.kind === "create" && this.inFlightDone) await this.inFlightDone;
+  }
+
   create(card: Card): Promise<void> {
     return this.enqueue("create", card);
   }
 
   /** Sends the card's current content, position and parent. */
   update(card: Card): Promise<void> {
-    if (!isTemporaryId(card._id)) unsavedStore(this.treeId).put(card._id, card.content);
+    if (!isTemporaryId(card._id)) unsavedStore(this.treeId).put(card._id, card.content, this.versions.base(card));
     // A queued create or update of this card will send its current fields anyway.
     const queued = this.ops.find((op) => op.card === card && op.kind !== "delete");
     if (queued) return this.wait(queued);
@@ -148,6 +175,8 @@ export class SyncQueue {
       return;
     }
     this.inFlight = op;
+    let settle = () => undefined as void;
+    this.inFlightDone = new Promise<void>((resolve) => (settle = resolve));
     this.report();
     try {
       await this.send(op);
@@ -155,9 +184,22 @@ export class SyncQueue {
       this.failures = 0;
       for (const waiter of op.waiters) waiter.resolve();
     } catch (error) {
-      this.inFlight = null;
-      if (!this.handleFailure(op, error)) return;
+      const conflict = op.kind !== "create" && error instanceof ApiError && error.code === "conflict" ? currentCard(error) : null;
+      if (conflict) {
+        // The op stays in flight while the conflict is settled: nothing after it may overtake it.
+        const outcome = await this.hooks.conflict(op.kind as "update" | "delete", op.card, conflict).catch(() => "done" as const);
+        this.inFlight = null;
+        if (outcome === "send") this.ops.unshift(op);
+        else for (const waiter of op.waiters) waiter.resolve();
+      } else {
+        this.inFlight = null;
+        if (!this.handleFailure(op, error)) {
+          settle();
+          return;
+        }
+      }
     }
+    settle();
     void this.pump();
   }
 
@@ -172,6 +214,8 @@ export class SyncQueue {
       const oldId = card._id;
       card.createdAt = saved.createdAt;
       card.updatedAt = saved.updatedAt;
+      // Typed again meanwhile: what the server has is the text sent, the base of what follows.
+      this.versions.confirm(card, saved);
       this.hooks.idChanged(oldId, saved._id);
     } else if (op.kind === "update") {
       const content = card.content;
@@ -179,12 +223,14 @@ export class SyncQueue {
         content,
         position: card.position,
         parentId: card.parentId,
+        __v: this.versions.base(card).__v,
       });
       card.updatedAt = saved.updatedAt;
+      this.versions.confirm(card, saved);
       // Typed again while this was in flight: the newer text is still owed to the server.
       if (card.content === content) unsavedStore(this.treeId).remove(card._id);
     } else {
-      await this.api.deleteCard(this.treeId, card._id);
+      await this.api.deleteCard(this.treeId, card._id, this.versions.base(card).__v);
     }
   }
 
@@ -230,21 +276,34 @@ export class SyncQueue {
   }
 }
 
+/** The server's card in a 409 `conflict` body, if it is one. */
+function currentCard(error: ApiError): Card | null {
+  const current = (error.details as { current?: Card } | undefined)?.current;
+  return current && typeof current === "object" && typeof current._id === "string" ? current : null;
+}
+
+/** A saved text not yet confirmed, with the version it was written from (absent in old entries). */
+export interface UnsavedText {
+  text: string;
+  base?: { __v: number; content: string };
+}
+
 /**
  * Saved contents not yet confirmed by the server, per tree, in localStorage. Written before
  * the request goes out and cleared when it succeeds, so whatever is left on the next visit
- * never reached the server.
+ * never reached the server. Each keeps the version it was written from, so that sending it
+ * on the next visit is refused (and settled) if someone changed the card meanwhile.
  */
 export function unsavedStore(treeId: string) {
   const key = `cardtree:unsaved:${treeId}`;
-  const read = (): Record<string, string> => {
+  const read = (): Record<string, UnsavedText | string> => {
     try {
-      return JSON.parse(localStorage.getItem(key) ?? "{}") as Record<string, string>;
+      return JSON.parse(localStorage.getItem(key) ?? "{}") as Record<string, UnsavedText | string>;
     } catch {
       return {};
     }
   };
-  const write = (entries: Record<string, string>) => {
+  const write = (entries: Record<string, UnsavedText | string>) => {
     try {
       if (Object.keys(entries).length === 0) localStorage.removeItem(key);
       else localStorage.setItem(key, JSON.stringify(entries));
@@ -253,9 +312,14 @@ export function unsavedStore(treeId: string) {
     }
   };
   return {
-    all: read,
-    put(cardId: string, content: string) {
-      write({ ...read(), [cardId]: content });
+    /** Every entry; one written before versions were kept has no base. */
+    all(): Record<string, UnsavedText> {
+      const entries: Record<string, UnsavedText> = {};
+      for (const [cardId, entry] of Object.entries(read())) entries[cardId] = typeof entry === "string" ? { text: entry } : entry;
+      return entries;
+    },
+    put(cardId: string, content: string, base?: { __v: number; content: string }) {
+      write({ ...read(), [cardId]: base ? { text: content, base: { __v: base.__v, content: base.content } } : { text: content } });
     },
     remove(cardId: string) {
       const entries = read();

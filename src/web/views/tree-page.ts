@@ -52,7 +52,10 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   const load = async () => {
     const progress = showProgress("Opening the tree", "Loading the cards");
     try {
-      const [trees, cards] = await Promise.all([app.api.trees(), app.api.cards(treeId)]);
+      // The tree (its revision) first, then the cards: the cards are then at least as new as
+      // the revision the live stream resumes after, so no change falls between the two.
+      const trees = await app.api.trees();
+      const cards = await app.api.cards(treeId);
       rememberTrees(app, trees);
       const tree = trees.find((t) => t._id === treeId);
       if (disposed) return;
