@@ -10,7 +10,9 @@
  * to npm (`npm run bench --quick`), which passes them on as npm_config_quick and _profile.
  * `--hostile` runs only the hostile-traffic scenario (an honest writer's latency while one
  * client sends each attack of issue 12 in turn). `--live` stops after the reads and the
- * live streams (SSE fan-out and idle memory, issue 14).
+ * live streams (SSE fan-out and idle memory, issue 14). `--scale` runs only the PostgreSQL
+ * scale scenario (issue 17: PostgreSQL against the embedded store, two processes against
+ * one, a store of 1,000,000 cards); it needs a PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -30,6 +32,7 @@ import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
 import { writeScenarios } from "./scenarios/writes.js";
 import { browserScenarios } from "./scenarios/browser.js";
+import { scaleScenarios } from "./scenarios/scale.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -42,6 +45,8 @@ const hostileOnly = flag("hostile");
 const profile = flag("profile");
 /** `--live`: only the reads (after a write included) and the live streams (issue 14). */
 const liveOnly = flag("live");
+/** `--scale`: only the PostgreSQL scale scenario (issue 17). */
+const scaleOnly = flag("scale");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -86,6 +91,27 @@ async function main(): Promise<void> {
 
   // The servers below run dist/ as built now, whatever is edited in src/ meanwhile.
   await build();
+  if (scaleOnly) {
+    let failed = false;
+    try {
+      await scaleScenarios({
+        report,
+        workDir,
+        seconds: settings.loadSeconds,
+        rounds: settings.rounds,
+        repetitions: quick ? 3 : 5,
+        cards: 1_000_000,
+      });
+    } catch (err) {
+      console.error(String(err));
+      failed = true;
+    }
+    report.print();
+    if (!failed) report.write(path.join(ROOT, "bench", "results.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    if (failed) process.exit(1);
+    return;
+  }
   if (hostileOnly) {
     console.log("Hostile traffic...");
     await hostileScenarios({ report, workDir, seconds: quick ? 2 : 6 });
