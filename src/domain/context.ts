@@ -51,7 +51,7 @@ export function createDomainContext(store: Store, config: Config, formats: SeedP
     treeLocks,
     ownerLocks: new KeyedLock(),
     treeRevisions: new TreeRevisions(feed),
-    readModel: new ReadModel({ store, feed, treeLocks }),
+    readModel: new ReadModel({ store, feed, treeLocks }, config.readModelCards),
     live: new LiveStreams(config.live),
   };
 }
