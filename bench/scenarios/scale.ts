@@ -17,8 +17,11 @@
  *    (the reader is a collaborator of each), the tree, its cards and one import change
  *    holding them all. Then, for a fresh `node dist/server.mjs` each time: the time from
  *    spawn until `/readyz` answers, RSS then, the first ("cold") read of the 10,000-card
- *    tree the API seeded, and RSS after reading four more trees. The embedded store's
- *    figures for the same tree: the same restart and first read of its data directory.
+ *    tree the API seeded, and RSS after reading four more trees and after nineteen more
+ *    (the read model's budget, READ_MODEL_CARDS, is what bounds it). Once more with V8's
+ *    heap capped (NODE_OPTIONS), to tell live memory from garbage not yet collected. The
+ *    embedded store's figures for the same tree: the same restart and first read of its
+ *    data directory.
  *
  * The database is one of its own (`cardtree_bench_...`) on the server of `DATABASE_URL`,
  * or postgres@127.0.0.1:5432, and is dropped at the end. Without a PostgreSQL the scenario
@@ -45,6 +48,10 @@ export interface ScaleOptions {
 }
 
 const CARDS_PER_TREE = 10_000;
+/** Trees read one after the other to see what memory settles at. */
+const MANY_TREES = 20;
+/** V8's old generation and semi-spaces held small (NODE_OPTIONS), for the capped row. */
+const HEAP_CAP = "--max-old-space-size=64 --max-semi-space-size=2";
 const BOTH_CORES = "0,1";
 
 /** The server PostgreSQL runs on, as a URL to its maintenance database. */
@@ -332,8 +339,14 @@ interface StartFigures {
   startMs: number;
   rssStartMb: number;
   coldReadMs: number;
+  /** After reading the first `FEW_TREES` trees. */
   rssAfterMb: number;
+  /** After reading every tree given (when more than a few). */
+  rssManyMb: number;
 }
+
+/** "A few trees": the cold one and four more. */
+const FEW_TREES = 5;
 
 /**
  * Starts a server, times its readiness and the first read of `tree`, then reads `more`
@@ -355,13 +368,15 @@ async function startAndRead(
   if (me.status !== 200) throw new Error(`GET /api/preferences answered ${me.status}`);
   const cold = await client.timed(`/api/trees/${tree}/cards`);
   if (cold.status !== 200) throw new Error(`The cold read answered ${cold.status}`);
-  for (const other of more) {
+  let rssAfterMb = server.rss() / 1e6;
+  for (const [i, other] of more.entries()) {
     const read = await client.timed(`/api/trees/${other}/cards`);
     if (read.status !== 200) throw new Error(`Reading tree ${other} answered ${read.status}`);
+    if (i + 2 === FEW_TREES) rssAfterMb = server.rss() / 1e6;
   }
-  const rssAfterMb = server.rss() / 1e6;
+  const rssManyMb = server.rss() / 1e6;
   await setup.stop(server);
-  return { startMs: server.startMs, rssStartMb, coldReadMs: cold.ms, rssAfterMb };
+  return { startMs: server.startMs, rssStartMb, coldReadMs: cold.ms, rssAfterMb, rssManyMb };
 }
 
 function medians(figures: readonly StartFigures[]): StartFigures {
@@ -370,6 +385,7 @@ function medians(figures: readonly StartFigures[]): StartFigures {
     rssStartMb: median(figures.map((f) => f.rssStartMb)),
     coldReadMs: median(figures.map((f) => f.coldReadMs)),
     rssAfterMb: median(figures.map((f) => f.rssAfterMb)),
+    rssManyMb: median(figures.map((f) => f.rssManyMb)),
   };
 }
 
@@ -410,9 +426,11 @@ async function bigStore(options: ScaleOptions, setup: BigStoreSetup): Promise<vo
     await client.end();
   }
 
-  const more = generatedTrees.slice(0, 4);
+  const more = generatedTrees.slice(0, MANY_TREES - 1);
   const big: StartFigures[] = [];
   for (let i = 0; i < times; i++) big.push(await startAndRead(setup, "pg-start", setup.pgEnv, reader, postgres.bigTree, more));
+  // The same with V8's heap held small: garbage is collected before the heap grows past it.
+  const capped = await startAndRead(setup, "pg-start", { ...setup.pgEnv, NODE_OPTIONS: HEAP_CAP }, reader, postgres.bigTree, more);
   const embedded: StartFigures[] = [];
   for (let i = 0; i < times; i++) {
     embedded.push(await startAndRead(setup, "nedb-start", { DATA_DIR: setup.nedbDir }, setup.nedbClient, setup.nedbClient.tree, []));
@@ -425,7 +443,14 @@ async function bigStore(options: ScaleOptions, setup: BigStoreSetup): Promise<vo
     scenario: `PostgreSQL, ${stored.toLocaleString("en")} cards stored: start until /readyz`,
     ms: pgFigures.startMs,
     rssMb: pgFigures.rssStartMb,
-    note: `median of ${times}; RSS ${pgFigures.rssAfterMb.toFixed(0)} MB after reading 5 trees of 10k cards`,
+    note: `median of ${times}; RSS ${pgFigures.rssAfterMb.toFixed(0)} MB after reading ${FEW_TREES} trees of 10k cards, ${pgFigures.rssManyMb.toFixed(0)} MB after ${MANY_TREES}`,
+  });
+  report.add({
+    id: "scale-start-big-capped",
+    scenario: `PostgreSQL, ${stored.toLocaleString("en")} cards stored, NODE_OPTIONS="${HEAP_CAP}"`,
+    ms: capped.startMs,
+    rssMb: capped.rssStartMb,
+    note: `one start; RSS ${capped.rssAfterMb.toFixed(0)} MB after reading ${FEW_TREES} trees, ${capped.rssManyMb.toFixed(0)} MB after ${MANY_TREES}`,
   });
   report.add({
     id: "scale-cold-read-pg",
@@ -438,7 +463,7 @@ async function bigStore(options: ScaleOptions, setup: BigStoreSetup): Promise<vo
     scenario: "embedded: first read of the same 10k-card tree after start",
     ms: nedbFigures.coldReadMs,
     rssMb: nedbFigures.rssStartMb,
-    note: `median of ${times}; its store holds ~21,000 cards; start ${nedbFigures.startMs.toFixed(0)} ms`,
+    note: `median of ${times}; its store: the three seeded trees and the write runs' cards; start ${nedbFigures.startMs.toFixed(0)} ms`,
   });
   const growth = pgFigures.startMs / smallFigures.startMs;
   report.target({
@@ -455,7 +480,9 @@ async function bigStore(options: ScaleOptions, setup: BigStoreSetup): Promise<vo
   });
   for (const [what, mb] of [
     ["after start", pgFigures.rssStartMb],
-    ["after reading 5 trees of 10k cards", pgFigures.rssAfterMb],
+    [`after reading ${FEW_TREES} trees of 10k cards`, pgFigures.rssAfterMb],
+    [`after reading ${MANY_TREES} trees of 10k cards`, pgFigures.rssManyMb],
+    [`after reading ${MANY_TREES} trees, heap capped`, capped.rssManyMb],
   ] as const) {
     report.target({ name: `PostgreSQL RSS with ${stored.toLocaleString("en")} cards, ${what}`, wanted: "<= 150 MB", measured: `${mb.toFixed(0)} MB`, met: mb <= 150 });
   }
@@ -475,7 +502,7 @@ async function bigStore(options: ScaleOptions, setup: BigStoreSetup): Promise<vo
  * back exactly as the store's own; card texts are Markdown of mixed lengths (headings,
  * paragraphs, lists). Ten trees a statement.
  */
-async function generate(client: pg.Client, seeded: Seeded, cards: number): Promise<string[]> {
+export async function generate(client: pg.Client, seeded: Pick<Seeded, "reader">, cards: number): Promise<string[]> {
   if (cards <= 0) return [];
   await client.query("SET synchronous_commit = off");
   const { rows } = await client.query<{ id: string; email: string; record: string }>("SELECT id, email, record::text AS record FROM users WHERE email = $1", [
