@@ -33,8 +33,9 @@ export interface Config {
   historyDays: number;
   /**
    * Most cards the read model keeps in memory (whole trees, least recently read dropped
-   * first). A 10,000-card tree held costs ~20 MB of process memory. Smaller on PostgreSQL,
-   * where every process keeps its own and the database holds the cards anyway.
+   * first; a tree bigger than this is kept alone). A 10,000-card tree held costs ~20 MB of
+   * process memory. Smaller on PostgreSQL, where every process keeps its own and the
+   * database holds the cards anyway.
    */
   readModelCards: number;
   limits: {
