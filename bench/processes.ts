@@ -64,16 +64,17 @@ function rssOf(pid: number): number {
   }
 }
 
-/** Samples a process tree's RSS until stopped; reports the peak. */
-export function sampleRss(pid: number, everyMs = 250): { stop(): number } {
-  let peak = treeRss(pid);
+/** Samples a process tree's RSS (summed with `others`' trees) until stopped; reports the peak. */
+export function sampleRss(pid: number, everyMs = 250, others: readonly number[] = []): { stop(): number } {
+  const rss = () => [pid, ...others].reduce((sum, each) => sum + treeRss(each), 0);
+  let peak = rss();
   const timer = setInterval(() => {
-    peak = Math.max(peak, treeRss(pid));
+    peak = Math.max(peak, rss());
   }, everyMs);
   return {
     stop: () => {
       clearInterval(timer);
-      return Math.max(peak, treeRss(pid));
+      return Math.max(peak, rss());
     },
   };
 }
@@ -114,12 +115,14 @@ export async function startPinned(options: {
   cwd?: string;
   /** Listen on this port rather than a free one (a restart that clients must find again). */
   port?: number;
+  /** CPU list to run on (default: the server core). */
+  cores?: string;
 }): Promise<Pinned> {
   const port = options.port ?? (await freePort());
   const command = options.command(port);
   const log = openSync(options.logFile, "a");
   const started = performance.now();
-  const child = spawn("taskset", ["-c", String(SERVER_CORE), ...command], {
+  const child = spawn("taskset", ["-c", options.cores ?? String(SERVER_CORE), ...command], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", ...options.env },
     stdio: ["ignore", log, log],

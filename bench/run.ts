@@ -12,6 +12,9 @@
  * client sends each attack of issue 12 in turn). `--live` stops after the reads and the
  * live streams (SSE fan-out and idle memory, issue 14). `--live-browser` runs only the time
  * from a write in one browser context to its appearance in another's page (issue 15).
+ * `--scale` runs only the PostgreSQL scale scenario (issue 17: PostgreSQL against the
+ * embedded store, two processes against one, a store of 1,000,000 cards); it needs a
+ * PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -32,6 +35,7 @@ import { fill, startupScenarios } from "./scenarios/startup.js";
 import { writeScenarios } from "./scenarios/writes.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
+import { scaleScenarios } from "./scenarios/scale.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -46,6 +50,8 @@ const profile = flag("profile");
 const liveOnly = flag("live");
 /** `--live-browser`: only a write's way to another writer's open page (issue 15). */
 const liveBrowserOnly = flag("live-browser");
+/** `--scale`: only the PostgreSQL scale scenario (issue 17). */
+const scaleOnly = flag("scale");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -90,6 +96,27 @@ async function main(): Promise<void> {
 
   // The servers below run dist/ as built now, whatever is edited in src/ meanwhile.
   await build();
+  if (scaleOnly) {
+    let failed = false;
+    try {
+      await scaleScenarios({
+        report,
+        workDir,
+        seconds: settings.loadSeconds,
+        rounds: settings.rounds,
+        repetitions: quick ? 3 : 5,
+        cards: 1_000_000,
+      });
+    } catch (err) {
+      console.error(String(err));
+      failed = true;
+    }
+    report.print();
+    if (!failed) report.write(path.join(ROOT, "bench", "results.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    if (failed) process.exit(1);
+    return;
+  }
   if (hostileOnly) {
     console.log("Hostile traffic...");
     await hostileScenarios({ report, workDir, seconds: quick ? 2 : 6 });

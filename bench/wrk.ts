@@ -27,6 +27,12 @@ export interface LoadOptions {
   script?: Record<string, string>;
   /** The target's pid, to sample its memory. */
   targetPid?: number;
+  /** Other target pids whose memory is summed with it (several server processes). */
+  otherPids?: number[];
+  /** wrk threads (default 1); with BENCH_TARGETS, one per target. */
+  threads?: number;
+  /** CPU list for wrk (default: the load core). */
+  cores?: string;
 }
 
 /**
@@ -51,9 +57,9 @@ export async function settle(url: string, timeoutMs = 120_000): Promise<void> {
 export async function runWrk(options: LoadOptions): Promise<LoadResult> {
   const args = [
     "-c",
-    String(LOAD_CORE),
+    options.cores ?? String(LOAD_CORE),
     "wrk",
-    "-t1",
+    `-t${options.threads ?? 1}`,
     `-c${options.connections}`,
     `-d${options.seconds}s`,
     "--timeout",
@@ -63,7 +69,7 @@ export async function runWrk(options: LoadOptions): Promise<LoadResult> {
   ];
   for (const [name, value] of Object.entries(options.headers ?? {})) args.push("-H", `${name}: ${value}`);
   args.push(options.url);
-  const sampler = options.targetPid ? sampleRss(options.targetPid) : undefined;
+  const sampler = options.targetPid ? sampleRss(options.targetPid, 250, options.otherPids) : undefined;
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn("taskset", args, { env: { ...process.env, ...options.script }, stdio: ["ignore", "pipe", "pipe"] });
     let text = "";

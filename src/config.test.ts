@@ -64,3 +64,14 @@ describe("HISTORY_DAYS", () => {
     expect(() => loadConfig({ HISTORY_DAYS: "1.5" })).toThrow(/HISTORY_DAYS must be a whole number/);
   });
 });
+
+describe("READ_MODEL_CARDS", () => {
+  it("keeps 200,000 cards on the embedded store and 30,000 on PostgreSQL unless told, and refuses a negative budget", () => {
+    const postgres = { STORE: "postgres", DATABASE_URL: "postgres://u@localhost/db" };
+    expect(loadConfig({}).readModelCards).toBe(200_000);
+    expect(loadConfig(postgres).readModelCards).toBe(30_000);
+    expect(loadConfig({ ...postgres, READ_MODEL_CARDS: "100000" }).readModelCards).toBe(100_000);
+    expect(loadConfig({ READ_MODEL_CARDS: "0" }).readModelCards).toBe(0);
+    expect(() => loadConfig({ READ_MODEL_CARDS: "-1" })).toThrow(/READ_MODEL_CARDS must be at least 0/);
+  });
+});

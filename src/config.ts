@@ -31,6 +31,13 @@ export interface Config {
   compaction: { checkIntervalMs: number; minAppendedLines: number; garbageRatio: number };
   /** Changes older than this many days are pruned from the change log (never a tree's latest); -1 keeps everything. */
   historyDays: number;
+  /**
+   * Most cards the read model keeps in memory (whole trees, least recently read dropped
+   * first; a tree bigger than this is kept alone). A 10,000-card tree held costs ~20 MB of
+   * process memory. Smaller on PostgreSQL, where every process keeps its own and the
+   * database holds the cards anyway.
+   */
+  readModelCards: number;
   limits: {
     jsonBodyBytes: number;
     importBodyBytes: number;
@@ -121,13 +128,17 @@ function atLeast(least: number, n: number, name: string): number {
   return n;
 }
 
+/** The read model's budget by store: the embedded store keeps every card in memory anyway. */
+const READ_MODEL_CARDS = { nedb: 200_000, postgres: 30_000 } as const;
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const jsonBodyBytes = integer(env.JSON_BODY_LIMIT, 1024 * 1024, "JSON_BODY_LIMIT");
+  const store = storeConfig(env);
   return {
     port: integer(env.PORT, 3000, "PORT"),
     host: env.HOST ?? "0.0.0.0",
     dataDir: path.resolve(env.DATA_DIR ?? "data"),
-    store: storeConfig(env),
+    store,
     signup: env.SIGNUP !== "off",
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     defaultCardLimit: integer(env.CARD_LIMIT, -1, "CARD_LIMIT"),
@@ -152,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       garbageRatio: integer(env.COMPACT_GARBAGE_RATIO, 1, "COMPACT_GARBAGE_RATIO"),
     },
     historyDays: env.HISTORY_DAYS ? atLeast(1, integer(env.HISTORY_DAYS, -1, "HISTORY_DAYS"), "HISTORY_DAYS") : -1,
+    readModelCards: atLeast(0, integer(env.READ_MODEL_CARDS, READ_MODEL_CARDS[store.engine], "READ_MODEL_CARDS"), "READ_MODEL_CARDS"),
     limits: {
       jsonBodyBytes,
       importBodyBytes: integer(env.IMPORT_BODY_LIMIT, 16 * 1024 * 1024, "IMPORT_BODY_LIMIT"),

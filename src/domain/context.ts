@@ -87,7 +87,7 @@ export function createDomainContext(
     ownerLocks: shared.ownerLocks ?? new KeyedLock(),
     peers: shared.peers ?? NO_PEERS,
     treeRevisions: new TreeRevisions(feed),
-    readModel: new ReadModel({ store, feed, treeLocks, othersWrite: shared.feed !== undefined }),
+    readModel: new ReadModel({ store, feed, treeLocks, othersWrite: shared.feed !== undefined }, config.readModelCards),
     live,
   };
 }

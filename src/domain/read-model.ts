@@ -327,7 +327,9 @@ export class ReadModel {
     const previous = this.entries.get(treeId);
     if (previous) this.drop(treeId, previous);
     const entry: Entry = { snapshot, pending: [], heard: snapshot.revision, size: snapshot.size };
-    if (entry.size > this.maxCards) return;
+    // A tree bigger than the whole budget is kept too, alone (evict drops every other):
+    // not keeping it would load it from the store on every read and at every level of a
+    // GraphQL whole-tree query.
     this.entries.set(treeId, entry);
     this.held += entry.size;
     this.evict(treeId);

@@ -2,15 +2,15 @@
  * Opens the store the configuration names (`STORE`, SPEC §11) with the instance settings
  * that go with it: NeDB files and `settings.json` in the data directory (which a lock then
  * holds for this process), or a PostgreSQL database, which any number of processes share,
- * and whose settings table holds the secret they must all use.
+ * and whose settings table holds the secret they must all use. Each engine's module (and its
+ * driver: NeDB, or `pg`) is imported only when chosen, so a process does not spend its
+ * start-up loading the other one.
  */
 import type { Config } from "../config.js";
 import type { Store } from "../domain/ports/store.js";
-import { openNedbStore } from "./nedb-store.js";
 import { randomUUID } from "node:crypto";
-import { PostgresChangeFeed } from "./postgres/change-feed.js";
-import { PostgresLocks } from "./postgres/locks.js";
-import { openPostgresStore } from "./postgres-store.js";
+import type { PostgresChangeFeed } from "./postgres/change-feed.js";
+import type { PostgresLocks } from "./postgres/locks.js";
 import { loadSettings, type Settings } from "./settings.js";
 import type { WriteFaults } from "./write-faults.js";
 
@@ -45,6 +45,11 @@ export interface OpenStoreOptions {
 export async function openStore(config: Config, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   if (config.store.engine === "postgres") {
     const origin = randomUUID();
+    const [{ openPostgresStore }, { PostgresChangeFeed }, { PostgresLocks }] = await Promise.all([
+      import("./postgres-store.js"),
+      import("./postgres/change-feed.js"),
+      import("./postgres/locks.js"),
+    ]);
     const store = await openPostgresStore(config.store.databaseUrl, {
       log: options.log,
       info: options.info,
@@ -63,6 +68,7 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
       throw err;
     }
   }
+  const { openNedbStore } = await import("./nedb-store.js");
   const store = await openNedbStore(config.dataDir, { log: options.log, compaction: config.compaction, faults: options.faults });
   try {
     return { store, settings: await loadSettings(config.dataDir) };
