@@ -5,6 +5,7 @@
  * change to the store (which writes it and its effect all or nothing) and then to the feed.
  */
 import type { Change, ChangeKind } from "../shared/changes.js";
+import { noteCommitted } from "./commit-observer.js";
 import { now } from "../shared/ids.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import type { DomainContext } from "./context.js";
@@ -55,5 +56,6 @@ export async function commitChange(
   if (draft.tree) change.tree = { before: tree, after: next };
   await ctx.store.changes.commit(change, next);
   ctx.feed.publish(change);
+  noteCommitted(change);
   return { tree: next, change };
 }

@@ -13,18 +13,18 @@
  */
 import type { z } from "zod";
 import type { Change } from "../shared/changes.js";
-import { NotFoundError } from "../shared/errors.js";
+import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.js";
 import { now } from "../shared/ids.js";
 import type { cardVersionRecord, historyEntry, trashEntry } from "../shared/record-schemas.js";
 import type { StoredCard, Tree } from "../shared/records.js";
-import { historyQuery, parseInput, restoreTreeInput } from "../shared/schemas.js";
+import { historyQuery, parseInput, restoreTreeInput, revertChangeInput } from "../shared/schemas.js";
 import { walkTreeOrder, childrenByParent } from "../shared/tree-order.js";
 import { positionAfter, withinCardAllowance } from "./card-batches.js";
 import { assertCardIdSyntax } from "./cards.js";
 import { commitChange } from "./changes.js";
 import type { DomainContext } from "./context.js";
 import type { Actor } from "./policy.js";
-import { presentCard } from "./presenters.js";
+import { presentCard, presentTree } from "./presenters.js";
 import { loadTree, withTree } from "./trees.js";
 
 /** Changes (or versions) in one answer unless `limit` says otherwise. */
@@ -215,6 +215,112 @@ export async function restoreTree(ctx: DomainContext, actor: Actor, treeId: stri
     const commit = async () =>
       (await commitChange(ctx, actor, tree, { kind: "restore.tree", before, after, at, tree: nextTree })).tree;
     return withinCardAllowance(ctx, tree.owner, Math.max(0, revived - removed), commit);
+  });
+}
+
+/** Kinds that touch access, not content: nothing a revert could give back. */
+const NOT_REVERTIBLE = new Set<Change["kind"]>(["tree.create", "tree.share"]);
+
+/**
+ * Reverts one change (an undo in the browser, SPEC §8) as one new change of kind `revert`:
+ * the cards it touched go back to how they were before it (content, parent, position), the
+ * cards it created go to the trash, the cards it deleted come back with their subtree where
+ * they were (or last under their nearest live ancestor when that place is gone), and a
+ * rename or `latex` switch is undone. A redo is the revert of that revert.
+ *
+ * A card touched since (its `__v` is not the one the change left) makes it a 409 `conflict`
+ * whose `details.changed` lists those cards as they now are, unless `force`; so are live
+ * cards added since under a card the revert would trash (they would go with it). When the
+ * tree is already as the revert would leave it, nothing is written and the change is null.
+ * @throws ValidationError (a tree.create or tree.share change), NotFoundError (no such
+ *   revision, or pruned), ConflictError, LimitReachedError and the policy's errors.
+ */
+export async function revertChange(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<{ tree: Tree; change: Change | null }> {
+  const { revision, force } = parseInput(revertChangeInput, input);
+  return withTree(ctx, actor, treeId, "write", async (tree) => {
+    if (revision > (tree.revision ?? 0)) throw new NotFoundError(`Revision ${revision} of this tree`);
+    const [target] = await ctx.store.changes.since(tree._id, revision - 1, 1);
+    if (!target || target.revision !== revision) throw new NotFoundError(`Revision ${revision} of this tree (its history was pruned)`);
+    if (NOT_REVERTIBLE.has(target.kind)) {
+      throw new ValidationError(`Revision ${revision} (${target.kind}) changed who may open the tree; there is nothing to revert.`, [
+        { path: "revision", message: `a ${target.kind} change cannot be reverted` },
+      ]);
+    }
+    const cards = [...(await ctx.store.cards.liveByTree(tree._id)), ...(await ctx.store.cards.trashedByTree(tree._id))];
+    const byId = new Map(cards.map((card) => [card._id, card]));
+    const before = new Map(target.before.map((card) => [card._id, card]));
+    const at = now();
+    const changed: StoredCard[] = [];
+    const wanted = new Map<string, StoredCard>();
+    for (const left of target.after) {
+      const current = byId.get(left._id);
+      if (!current) continue;
+      if ((current.__v ?? 0) !== (left.__v ?? 0)) changed.push(current);
+      const old = before.get(left._id);
+      const next: StoredCard = old
+        ? { ...current, content: old.content, parentId: old.parentId, position: old.position, updatedAt: at }
+        : { ...current, updatedAt: at };
+      if (!old || old.trashed !== undefined) next.trashed = current.trashed ?? at;
+      else delete next.trashed;
+      wanted.set(current._id, next);
+    }
+    // The tree as the revert leaves it: who is live, under whom.
+    const liveAfter = (card: StoredCard) => (wanted.get(card._id) ?? card).trashed === undefined;
+    const parentAfter = (card: StoredCard) => (wanted.get(card._id) ?? card).parentId;
+    // Live cards outside the change under a card the revert trashes go with it (and count as changed since).
+    let spread = true;
+    while (spread) {
+      spread = false;
+      for (const card of cards) {
+        if (wanted.has(card._id) || card.trashed !== undefined) continue;
+        const parent = card.parentId === null ? undefined : byId.get(card.parentId);
+        if (parent && !liveAfter(parent)) {
+          wanted.set(card._id, { ...card, trashed: at, updatedAt: at });
+          changed.push(card);
+          spread = true;
+        }
+      }
+    }
+    // A card coming back whose parent is gone: last among its nearest live ancestor's children.
+    for (const next of wanted.values()) {
+      if (next.trashed !== undefined || next.parentId === null) continue;
+      const parent = byId.get(next.parentId);
+      if (parent && liveAfter(parent)) continue;
+      let parentId: string | null = next.parentId;
+      while (parentId !== null && !(byId.has(parentId) && liveAfter(byId.get(parentId)!))) parentId = byId.get(parentId)?.parentId ?? null;
+      next.parentId = parentId;
+      next.position = positionAfter(cards.filter((c) => c._id !== next._id && liveAfter(c) && parentAfter(c) === parentId));
+    }
+    let nextTree: Tree | undefined;
+    const treeBefore = target.tree?.before;
+    if (target.tree && treeBefore) {
+      const afterThen = target.tree.after;
+      if (!force && (tree.name !== afterThen.name || tree.latex !== afterThen.latex)) {
+        throw new ConflictError(`The tree's name or latex changed since revision ${revision}; revert with force to undo it anyway.`, {
+          changed: [],
+          tree: presentTree(tree),
+        });
+      }
+      if (tree.name !== treeBefore.name || tree.latex !== treeBefore.latex) {
+        nextTree = { ...tree, name: treeBefore.name, __v: tree.__v + 1 };
+        if (treeBefore.latex === undefined) delete nextTree.latex;
+        else nextTree.latex = treeBefore.latex;
+      }
+    }
+    if (changed.length > 0 && !force) {
+      throw new ConflictError(
+        `${changed.length === 1 ? "A card" : `${changed.length} cards`} changed since revision ${revision}; revert with force to overwrite ${changed.length === 1 ? "it" : "them"}.`,
+        { changed: changed.map((card) => ({ card: presentCard(card), deleted: card.trashed !== undefined })) },
+      );
+    }
+    const touched = [...wanted.values()].filter((next) => differs(byId.get(next._id)!, next));
+    if (touched.length === 0 && !nextTree) return { tree, change: null };
+    const beforeCards = touched.map((next) => byId.get(next._id)!);
+    const revived = touched.filter((next) => next.trashed === undefined && byId.get(next._id)!.trashed !== undefined).length;
+    const removed = touched.filter((next) => next.trashed !== undefined && byId.get(next._id)!.trashed === undefined).length;
+    return withinCardAllowance(ctx, tree.owner, Math.max(0, revived - removed), () =>
+      commitChange(ctx, actor, tree, { kind: "revert", before: beforeCards, after: touched, at, tree: nextTree }),
+    );
   });
 }
 

@@ -22,7 +22,7 @@ const TreeChangeType = builder.objectRef<TreeChangeShape>("TreeChange").implemen
   fields: (t) => ({
     revision: t.exposeInt("revision", { description: "The tree's revision after this change; with `reset`, the revision to reload at." }),
     kind: t.exposeString("kind", {
-      description: "tree.create, tree.update, tree.share, card.create, card.update, card.move, card.delete, import, restore.card, restore.tree; `reset` for a reset.",
+      description: "tree.create, tree.update, tree.share, card.create, card.update, card.move, card.delete, import, restore.card, restore.tree, revert; `reset` for a reset.",
     }),
     at: t.exposeString("at", { nullable: true, description: "When it was made; null for a reset." }),
     userId: t.exposeID("userId", { nullable: true, description: "Who made it; null for the operator (command line) and for a reset." }),

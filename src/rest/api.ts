@@ -1,7 +1,9 @@
 /**
  * The REST facade under /api: thin routers over the domain, then 404 for unknown paths.
  */
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
+import { observeCommits } from "../domain/commit-observer.js";
+import { TREE_REVISION_HEADER } from "../shared/changes.js";
 import { NotFoundError } from "../shared/errors.js";
 import type { Tree } from "../shared/records.js";
 import { accountRoutes } from "./account-routes.js";
@@ -15,16 +17,47 @@ import { openApiPage } from "./openapi-page.js";
 import { scriptRoutes } from "./script-routes.js";
 import { treeRoutes } from "./tree-routes.js";
 
+/**
+ * Runs the rest of a write request with an observer that answers the revision of each change
+ * it commits as `X-Tree-Revision` (the last one, should there be more). Set when the change
+ * is committed, before the route writes its answer.
+ */
+const answerRevisions: RequestHandler = (req, res, next) => {
+  if (req.method === "GET" || req.method === "HEAD") return next();
+  const observer = (change: { revision: number }) => {
+    if (!res.headersSent) res.setHeader(TREE_REVISION_HEADER, String(change.revision));
+  };
+  res.locals.commitObserver = observer;
+  observeCommits(observer, next);
+};
+
+/** A body parser that comes back in the request's observer (a body's stream events lose the async context). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function keepingObserver(parser: RequestHandler<any>): RequestHandler<any> {
+  return (req, res, next) =>
+    parser(req, res, (err?: unknown) => {
+      const observer = res.locals.commitObserver as ((change: { revision: number }) => void) | undefined;
+      if (err !== undefined || !observer) return next(err);
+      observeCommits(observer, next);
+    });
+}
+
 export function restApi(rest: RestDeps): Router {
   const router = Router();
   const readModel = rest.ctx.readModel;
-  const deps = { ...rest, cardsJson: { forTree: async (tree: Tree) => (await readModel.read(tree)).json() } };
+  const deps = {
+    ...rest,
+    jsonLimit: keepingObserver(rest.jsonLimit),
+    importLimit: keepingObserver(rest.importLimit),
+    cardsJson: { forTree: async (tree: Tree) => (await readModel.read(tree)).json() },
+  };
   router.get("/openapi.json", (_req, res) => {
     res.json(openApiDocument());
   });
   router.get("/docs", (_req, res) => {
     res.type("html").send(openApiPage());
   });
+  router.use(answerRevisions);
   router.use(accountRoutes(deps));
   router.use(treeRoutes(deps));
   router.use(historyRoutes(deps));

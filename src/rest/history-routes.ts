@@ -1,10 +1,13 @@
 /**
- * History (SPEC §10): a tree's changes, a card's versions, the trash, and the restores.
+ * History (SPEC §10): a tree's changes, a card's versions, the trash, the restores, and the
+ * revert of one change (the browser's undo and redo).
  */
 import { Router } from "express";
 import { requireUser } from "../auth/middleware.js";
-import { cardVersions, restoreCard, restoreTree, treeHistory, treeTrash } from "../domain/history.js";
+import { cardVersions, restoreCard, restoreTree, revertChange, treeHistory, treeTrash } from "../domain/history.js";
+import { presentChange } from "../domain/live.js";
 import { presentCard, presentTree } from "../domain/presenters.js";
+import { parseInput, revertChangeInput } from "../shared/schemas.js";
 import type { RouteDeps } from "./deps.js";
 
 export function historyRoutes({ ctx, jsonLimit }: RouteDeps): Router {
@@ -29,6 +32,12 @@ export function historyRoutes({ ctx, jsonLimit }: RouteDeps): Router {
   router.post("/trees/:treeId/cards/:cardId/restore", async (req, res) => {
     const cards = await restoreCard(ctx, requireUser(req), req.params.treeId, req.params.cardId);
     res.json(cards.map(presentCard));
+  });
+
+  router.post("/trees/:treeId/changes/:revision/revert", jsonLimit, async (req, res) => {
+    const { force } = parseInput(revertChangeInput.pick({ force: true }), req.body ?? {});
+    const { tree, change } = await revertChange(ctx, requireUser(req), req.params.treeId, { revision: req.params.revision, force });
+    res.json({ revision: tree.revision ?? 0, change: change ? presentChange(change) : null });
   });
 
   return router;

@@ -94,6 +94,11 @@ export const restoreTreeInput = z.object({
   revision: wholeNumber(1).describe("bring the tree back to how it was after this revision"),
 });
 
+export const revertChangeInput = z.object({
+  revision: wholeNumber(1).describe("the change to revert (the tree's revision it made)"),
+  force: z.boolean().optional().describe("revert even the cards changed since that change (default false: 409 instead)"),
+});
+
 export const createTreeInput = z.object({
   name: treeName,
   seed: z.string().optional(),
