@@ -15,9 +15,9 @@ import { builder } from "./builder.js";
 import { CardType } from "./card.js";
 import { TreeType } from "./tree.js";
 
-type TreeChangeShape = Omit<ChangeView, "tree" | "at" | "kind"> & { at: string | null; kind: string; tree: TreeView | null; reset: boolean };
+export type TreeChangeShape = Omit<ChangeView, "tree" | "at" | "kind"> & { at: string | null; kind: string; tree: TreeView | null; reset: boolean };
 
-const TreeChangeType = builder.objectRef<TreeChangeShape>("TreeChange").implement({
+export const TreeChangeType = builder.objectRef<TreeChangeShape>("TreeChange").implement({
   description: "One change of a tree, as the live stream sends it; or, with `reset`, the order to reload.",
   fields: (t) => ({
     revision: t.exposeInt("revision", { description: "The tree's revision after this change; with `reset`, the revision to reload at." }),
@@ -42,7 +42,7 @@ const TreeChangeType = builder.objectRef<TreeChangeShape>("TreeChange").implemen
   }),
 });
 
-function shapeOf(event: LiveEvent): TreeChangeShape {
+export function shapeOf(event: LiveEvent): TreeChangeShape {
   if (event.type === "reset") {
     return { revision: event.revision, kind: "reset", at: null, userId: null, cards: [], deleted: [], tree: null, reset: true };
   }
