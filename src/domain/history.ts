@@ -222,7 +222,8 @@ export async function restoreTree(ctx: DomainContext, actor: Actor, treeId: stri
 const NOT_REVERTIBLE = new Set<Change["kind"]>(["tree.create", "tree.share"]);
 
 /**
- * Reverts one change (an undo in the browser, SPEC §8) as one new change of kind `revert`:
+ * Reverts one change (an undo in the browser, SPEC §8) as one new change of kind `revert`
+ * (with `together`, several: one undo step of the browser that took more than one write):
  * the cards it touched go back to how they were before it (content, parent, position), the
  * cards it created go to the trash, the cards it deleted come back with their subtree where
  * they were (or last under their nearest live ancestor when that place is gone), and a
@@ -236,27 +237,42 @@ const NOT_REVERTIBLE = new Set<Change["kind"]>(["tree.create", "tree.share"]);
  *   revision, or pruned), ConflictError, LimitReachedError and the policy's errors.
  */
 export async function revertChange(ctx: DomainContext, actor: Actor, treeId: string, input: unknown): Promise<{ tree: Tree; change: Change | null }> {
-  const { revision, force } = parseInput(revertChangeInput, input);
+  const { revision, force, together } = parseInput(revertChangeInput, input);
+  const revisions = [...new Set([revision, ...(together ?? [])])].sort((a, b) => a - b);
   return withTree(ctx, actor, treeId, "write", async (tree) => {
-    if (revision > (tree.revision ?? 0)) throw new NotFoundError(`Revision ${revision} of this tree`);
-    const [target] = await ctx.store.changes.since(tree._id, revision - 1, 1);
-    if (!target || target.revision !== revision) throw new NotFoundError(`Revision ${revision} of this tree (its history was pruned)`);
-    if (NOT_REVERTIBLE.has(target.kind)) {
-      throw new ValidationError(`Revision ${revision} (${target.kind}) changed who may open the tree; there is nothing to revert.`, [
-        { path: "revision", message: `a ${target.kind} change cannot be reverted` },
-      ]);
+    const targets: Change[] = [];
+    for (const r of revisions) {
+      if (r > (tree.revision ?? 0)) throw new NotFoundError(`Revision ${r} of this tree`);
+      const [target] = await ctx.store.changes.since(tree._id, r - 1, 1);
+      if (!target || target.revision !== r) throw new NotFoundError(`Revision ${r} of this tree (its history was pruned)`);
+      if (NOT_REVERTIBLE.has(target.kind)) {
+        throw new ValidationError(`Revision ${r} (${target.kind}) changed who may open the tree; there is nothing to revert.`, [
+          { path: "revision", message: `a ${target.kind} change cannot be reverted` },
+        ]);
+      }
+      targets.push(target);
+    }
+    // Each card back to how the earliest of the changes found it; changed since when it is
+    // not as the latest of them left it.
+    const firstBefore = new Map<string, StoredCard | null>();
+    const lastAfter = new Map<string, StoredCard>();
+    for (const target of targets) {
+      const before = new Map(target.before.map((card) => [card._id, card]));
+      for (const left of target.after) {
+        if (!firstBefore.has(left._id)) firstBefore.set(left._id, before.get(left._id) ?? null);
+        lastAfter.set(left._id, left);
+      }
     }
     const cards = [...(await ctx.store.cards.liveByTree(tree._id)), ...(await ctx.store.cards.trashedByTree(tree._id))];
     const byId = new Map(cards.map((card) => [card._id, card]));
-    const before = new Map(target.before.map((card) => [card._id, card]));
     const at = now();
     const changed: StoredCard[] = [];
     const wanted = new Map<string, StoredCard>();
-    for (const left of target.after) {
-      const current = byId.get(left._id);
+    for (const [id, left] of lastAfter) {
+      const current = byId.get(id);
       if (!current) continue;
       if ((current.__v ?? 0) !== (left.__v ?? 0)) changed.push(current);
-      const old = before.get(left._id);
+      const old = firstBefore.get(id);
       const next: StoredCard = old
         ? { ...current, content: old.content, parentId: old.parentId, position: old.position, updatedAt: at }
         : { ...current, updatedAt: at };
@@ -292,11 +308,12 @@ export async function revertChange(ctx: DomainContext, actor: Actor, treeId: str
       next.position = positionAfter(cards.filter((c) => c._id !== next._id && liveAfter(c) && parentAfter(c) === parentId));
     }
     let nextTree: Tree | undefined;
-    const treeBefore = target.tree?.before;
-    if (target.tree && treeBefore) {
-      const afterThen = target.tree.after;
+    const treeChanges = targets.filter((target) => target.tree?.before);
+    if (treeChanges.length > 0) {
+      const treeBefore = treeChanges[0]!.tree!.before!;
+      const afterThen = treeChanges[treeChanges.length - 1]!.tree!.after;
       if (!force && (tree.name !== afterThen.name || tree.latex !== afterThen.latex)) {
-        throw new ConflictError(`The tree's name or latex changed since revision ${revision}; revert with force to undo it anyway.`, {
+        throw new ConflictError(`The tree's name or latex changed since revision ${afterThen.revision}; revert with force to undo it anyway.`, {
           changed: [],
           tree: presentTree(tree),
         });
@@ -309,7 +326,7 @@ export async function revertChange(ctx: DomainContext, actor: Actor, treeId: str
     }
     if (changed.length > 0 && !force) {
       throw new ConflictError(
-        `${changed.length === 1 ? "A card" : `${changed.length} cards`} changed since revision ${revision}; revert with force to overwrite ${changed.length === 1 ? "it" : "them"}.`,
+        `${changed.length === 1 ? "A card" : `${changed.length} cards`} changed since revision ${revisions[revisions.length - 1]}; revert with force to overwrite ${changed.length === 1 ? "it" : "them"}.`,
         { changed: changed.map((card) => ({ card: presentCard(card), deleted: card.trashed !== undefined })) },
       );
     }

@@ -106,11 +106,13 @@ builder.mutationFields((t) => ({
       treeId: t.arg.id({ required: true, validate: recordId }),
       revision: t.arg.int({ required: true }),
       force: t.arg.boolean({ description: "Revert even cards changed since (default false)." }),
+      together: t.arg.intList({ description: "More changes to revert with it, as the same one new change (one undo step's writes)." }),
     },
     resolve: async (_root, args, context) => {
       const { tree, change } = await revertChange(context.domain, requireUser(context), args.treeId, {
         revision: args.revision,
         force: args.force ?? undefined,
+        together: args.together ?? undefined,
       });
       return { revision: tree.revision ?? 0, change: change ? shapeOf({ type: "change", change }) : null };
     },

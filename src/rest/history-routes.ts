@@ -35,8 +35,8 @@ export function historyRoutes({ ctx, jsonLimit }: RouteDeps): Router {
   });
 
   router.post("/trees/:treeId/changes/:revision/revert", jsonLimit, async (req, res) => {
-    const { force } = parseInput(revertChangeInput.pick({ force: true }), req.body ?? {});
-    const { tree, change } = await revertChange(ctx, requireUser(req), req.params.treeId, { revision: req.params.revision, force });
+    const body = parseInput(revertChangeInput.omit({ revision: true }), req.body ?? {});
+    const { tree, change } = await revertChange(ctx, requireUser(req), req.params.treeId, { ...body, revision: req.params.revision });
     res.json({ revision: tree.revision ?? 0, change: change ? presentChange(change) : null });
   });
 

@@ -64,7 +64,7 @@ const INPUTS = {
   SeedInput: inputs.seedInput,
   AddCollaboratorInput: inputs.addCollaboratorInput,
   RestoreTreeInput: inputs.restoreTreeInput,
-  RevertChangeInput: inputs.revertChangeInput.pick({ force: true }),
+  RevertChangeInput: inputs.revertChangeInput.omit({ revision: true }),
   CreateScriptInput: inputs.createScriptInput,
   UpdateScriptInput: inputs.updateScriptInput,
 };

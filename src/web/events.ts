@@ -5,10 +5,19 @@
  * untyped, since a script may trigger any name with any arguments. Key events take
  * optional arguments for that reason: a script triggers `key:copy` with none.
  */
-import type { Collaborator, Tree, UserView } from "../shared/records.js";
+import type { Card, Collaborator, Tree, UserView } from "../shared/records.js";
 import type { ChangeKind, ChangeRecord } from "./controller/changes.js";
 import type { Preferences } from "./preferences.js";
 import type { Route } from "./router.js";
+
+/** A change someone else made, as the tree's event stream sends it. */
+export interface RemoteChange {
+  revision: number;
+  kind: string;
+  userId: string | null;
+  cards: Card[];
+  deleted: string[];
+}
 
 /** A dialog's callback: null when the action succeeded, else a sentence to show. */
 export type Done = (problem: string | null) => void;
@@ -62,7 +71,9 @@ type KeyEvents = {
     | "merge:up"
     | "search"
     | "clearSearch"
-    | "wordcount" as `key:${K}`]: [];
+    | "wordcount"
+    | "undo"
+    | "redo" as `key:${K}`]: [];
 } & {
   "key:copy": [data?: DataTransfer | null];
   "key:cut": [data?: DataTransfer | null];
@@ -71,7 +82,7 @@ type KeyEvents = {
 };
 
 type ModalEvents = {
-  [K in "help" | "appearance" | "new-tree" | "import" | "export" as `modal:show:${K}`]: [];
+  [K in "help" | "appearance" | "new-tree" | "import" | "export" | "history" as `modal:show:${K}`]: [];
 } & {
   [K in "rename-tree" | "collaborators" | "publish" | "delete-tree" as `modal:show:${K}`]: [treeId: string];
 };
@@ -110,6 +121,12 @@ export type AppEvents = KeyEvents &
     "cards:imported": [cardIds: string[]];
     "search:results": [query: string, cardIds: string[]];
     "export:download": [href: string];
+
+    /**
+     * A collaborator's change, applied to the open tree (the live stream's `data`, SPEC §10);
+     * shared by the live updates, which send it, and the history panel, which refreshes on it.
+     */
+    "remote:change": [change: RemoteChange];
 
     "tree:load": [treeId: string];
     "tree:change": [change: ChangeRecord];

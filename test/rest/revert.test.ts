@@ -126,6 +126,28 @@ describe("reverting a change", () => {
     expect(await shape(alice, tree._id)).toEqual(before);
   });
 
+  it("several changes together (one undo step): one revert, each card back to before the earliest", async () => {
+    const { alice, tree, root } = await sharedTree();
+    const before = await shape(alice, tree._id);
+    const created = await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 1, parentId: root._id, content: "" });
+    const written = await alice.put(`/api/trees/${tree._id}/cards/${created.body._id}`, { content: "typed" });
+    const edited = await alice.put(`/api/trees/${tree._id}/cards/${root._id}`, { content: "# root, edited" });
+    // Alone, the create's revert meets the card's later edit (by the same step): 409.
+    expect((await revert(alice, tree._id, revisionOf(created))).status).toBe(409);
+    const undo = await revert(alice, tree._id, revisionOf(edited), { together: [revisionOf(created), revisionOf(written)] });
+    expect(undo.status).toBe(200);
+    expect(undo.body.revision).toBe(revisionOf(edited) + 1);
+    expect(undo.body.change.deleted).toEqual([created.body._id]);
+    expect(await shape(alice, tree._id)).toEqual(before);
+    const redo = await revert(alice, tree._id, undo.body.revision);
+    expect(redo.status).toBe(200);
+    expect((await shape(alice, tree._id)).map((c) => c.content)).toEqual(["# root, edited", "typed"]);
+    for (const together of [[0], ["x"], [1], Array.from({ length: 101 }, (_, i) => i + 1)]) {
+      expect((await revert(alice, tree._id, 3, { together })).status, JSON.stringify(together).slice(0, 20)).toBe(400);
+    }
+    expect((await revert(alice, tree._id, 3, { together: [999] })).status).toBe(404);
+  });
+
   it("a rename: the name back", async () => {
     const { alice, tree } = await sharedTree();
     const renamed = await alice.put(`/api/trees/${tree._id}`, { name: "renamed" });
