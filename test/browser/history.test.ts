@@ -81,7 +81,8 @@ describeInBrowser("the history panel", () => {
     await writer.page.locator("dialog[open] .button-danger").click();
     await waitForSaved(writer.page);
     await writer.api.post(`/api/trees/${writer.treeId}/cards/seed`, { parentId: null, seed: "# Appendix" });
-    expect(await shape()).not.toEqual(afterEdit);
+    const late = await shape();
+    expect(late).not.toEqual(afterEdit);
 
     await openPanel();
     const entry = panel().locator(`.history-entry[data-revision="${revision}"]`);
@@ -97,6 +98,13 @@ describeInBrowser("the history panel", () => {
     await expect.poll(() => writer.page.locator(".card").count()).toBe(afterEdit.length);
     expect(await writer.page.locator(`#card${midpoint} .view`).innerText()).toBe("Midpoint and a twist");
     expect(await writer.page.getByText("Appendix").count()).toBe(0);
+
+    // The restore is this tab's change like any other: Ctrl+Z takes it back.
+    await writer.page.keyboard.press("Escape");
+    await expect.poll(() => panel().count()).toBe(0);
+    await writer.page.keyboard.press("Control+z");
+    await expect.poll(shape).toEqual(late);
+    await expect.poll(() => writer.page.getByText("Appendix").count()).toBe(1);
   });
 
   it("restores a deleted subtree from the trash, and follows a collaborator's change while open", async () => {

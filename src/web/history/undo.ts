@@ -9,6 +9,7 @@
  * touched; every write the server numbers (`X-Tree-Revision`, seen through `treeWrites`)
  * is claimed by the oldest step that touched that card and has not claimed a write for it
  * yet. Commits made in one task (a paste is the cards, then their placement) are one step.
+ * A restore from the history panel (of the tree, or from the trash) is a step of its own.
  * Before undoing, the save queue is flushed so the step has all its revisions; they are
  * reverted together, as one change (`together`), so a step's own writes never conflict.
  *
@@ -32,7 +33,7 @@ export interface UndoTarget {
 }
 
 interface Step {
-  kind: ChangeKind;
+  kind: ChangeKind | "restore";
   /** Ids of the cards it touched (updated as new cards get their server ids). */
   cards: Set<string>;
   /** How many server writes it has claimed for each card. */
@@ -129,6 +130,14 @@ export class UndoStack {
   }
 
   private written(write: TreeWrite): void {
+    // A restore from the history panel is a step of its own, complete as it is answered.
+    const restore = /^\/api\/trees\/([^/]+)(?:\/cards\/[^/]+)?\/restore$/.exec(write.path);
+    if (restore && decodeURIComponent(restore[1]!) === this.target.tree._id) {
+      const ids = idsIn(write.body);
+      this.redos = [];
+      this.undos.push({ kind: "restore", cards: new Set(ids), claimed: new Map(ids.map((id) => [id, 2])), revisions: [write.revision] });
+      return;
+    }
     const match = /^\/api\/trees\/([^/]+)\/cards(?:\/([^/]+))?$/.exec(write.path);
     if (!match || decodeURIComponent(match[1]!) !== this.target.tree._id) return;
     // A create or an import answers the new cards; an update or a delete names its card.
@@ -212,6 +221,7 @@ function describe(kind: Step["kind"]): string {
     paste: "a paste",
     import: "an import",
     task: "a task tick",
+    restore: "a restore",
   };
   return words[kind];
 }
