@@ -27,30 +27,15 @@ const answerRevisions: RequestHandler = (req, res, next) => {
   const observer = (change: { revision: number }) => {
     if (!res.headersSent) res.setHeader(TREE_REVISION_HEADER, String(change.revision));
   };
-  res.locals.commitObserver = observer;
+  // express.json (raw-body) keeps the async context across reading the body, so the
+  // observer is still there when the route commits (a large import shows it: revert.test.ts).
   observeCommits(observer, next);
 };
-
-/** A body parser that comes back in the request's observer (a body's stream events lose the async context). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function keepingObserver(parser: RequestHandler<any>): RequestHandler<any> {
-  return (req, res, next) =>
-    parser(req, res, (err?: unknown) => {
-      const observer = res.locals.commitObserver as ((change: { revision: number }) => void) | undefined;
-      if (err !== undefined || !observer) return next(err);
-      observeCommits(observer, next);
-    });
-}
 
 export function restApi(rest: RestDeps): Router {
   const router = Router();
   const readModel = rest.ctx.readModel;
-  const deps = {
-    ...rest,
-    jsonLimit: keepingObserver(rest.jsonLimit),
-    importLimit: keepingObserver(rest.importLimit),
-    cardsJson: { forTree: async (tree: Tree) => (await readModel.read(tree)).json() },
-  };
+  const deps = { ...rest, cardsJson: { forTree: async (tree: Tree) => (await readModel.read(tree)).json() } };
   router.get("/openapi.json", (_req, res) => {
     res.json(openApiDocument());
   });
