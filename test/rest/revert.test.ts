@@ -56,6 +56,18 @@ describe("X-Tree-Revision", () => {
   });
 });
 
+describe("X-Tree-Revision under concurrent writes", () => {
+  it("names each request's own change, never a neighbour's", async () => {
+    const { alice, bob, tree, root } = await sharedTree();
+    const made = await Promise.all(Array.from({ length: 6 }, (_, i) => buildCard(i % 2 ? bob : alice, tree._id, { parentId: root._id, content: `c${i}` })));
+    const writes = await Promise.all(made.map((card, i) => (i % 2 ? bob : alice).put(`/api/trees/${tree._id}/cards/${card._id}`, { content: `edited ${i}` })));
+    const history = (await alice.get(`/api/trees/${tree._id}/history?limit=6`)).body as any[];
+    const cardOf = new Map(history.map((entry) => [entry.revision, entry.cardIds[0]]));
+    expect(new Set(writes.map(revisionOf)).size).toBe(6);
+    writes.forEach((write, i) => expect(cardOf.get(revisionOf(write))).toBe(made[i]._id));
+  });
+});
+
 describe("reverting a change", () => {
   it("an edit: the text back, as a new change of kind revert; the revert of that is a redo", async () => {
     const { alice, bob, tree, root } = await sharedTree();
