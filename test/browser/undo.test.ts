@@ -119,6 +119,36 @@ describeInBrowser("undo and redo", () => {
     await expect.poll(async () => (await cards()).map((c) => c.content)).toContain("An epilogue");
   });
 
+  it("undoes a split, a merge and an import, each in one step", async () => {
+    const original = exact(await cards());
+    const setup = await select("## Setup");
+    await writer.page.keyboard.press("Enter");
+    await writer.page.keyboard.press("End");
+    await writer.page.keyboard.type(" first half. Second half");
+    for (let i = 0; i < "Second half".length; i++) await writer.page.keyboard.press("ArrowLeft");
+    await writer.page.keyboard.press("Control+j");
+    await writer.page.keyboard.press("Escape");
+    await waitForSaved(writer.page);
+    await expect.poll(async () => (await cards()).some((c) => c.content === "Second half")).toBe(true);
+    await writer.page.keyboard.press("Control+z");
+    await expect.poll(async () => exact(await cards())).toEqual(original);
+    await expect.poll(() => contentOnPage(writer.page, setup)).toBe("Setup");
+
+    await select("## Midpoint");
+    await writer.page.keyboard.press("Control+Shift+ArrowDown");
+    await waitForSaved(writer.page);
+    await expect.poll(async () => (await cards()).length).toBe(original.length - 1);
+    await writer.page.keyboard.press("Control+z");
+    await expect.poll(async () => exact(await cards())).toEqual(original);
+
+    await writer.page.evaluate(() => (window as any).Backbone.trigger("cards:import", { parentId: null, seed: "# Notes\n\n## A note" }));
+    await expect.poll(async () => (await cards()).length).toBe(original.length + 2);
+    await waitForSaved(writer.page);
+    await writer.page.keyboard.press("Control+z");
+    await expect.poll(async () => exact(await cards())).toEqual(original);
+    await expect.poll(() => writer.page.locator(".card").count()).toBe(original.length);
+  });
+
   it("asks before undoing over a collaborator's later edit: Cancel keeps theirs, Undo anyway takes it back", async () => {
     const midpoint = await select("## Midpoint");
     await writer.page.keyboard.press("Enter");

@@ -28,6 +28,8 @@ export interface UndoTarget {
   readonly tree: { _id: string };
   /** Resolves when every queued write reached the server (or was refused). */
   flush(): Promise<void>;
+  /** The card open in the editor, if any. */
+  editorText(): unknown;
   /** Shows cards as the server has them now, writing nothing back. */
   applyServerChange(change: Pick<ChangeView, "revision" | "cards" | "deleted">): void;
 }
@@ -164,8 +166,14 @@ export class UndoStack {
   }
 
   private async run(from: Step[], to: Step[], direction: "undo" | "redo"): Promise<void> {
+    if (this.target.editorText()) {
+      // The toolbar's buttons work while editing; the keys do not (there they undo typing).
+      notify(`Save or cancel the card you are editing first, then ${direction}.`, { timeout: 3000 });
+      return;
+    }
     try {
-      await this.target.flush();
+      const slow = window.setTimeout(() => notify(`Waiting for your earlier changes to reach the server before the ${direction}…`, { timeout: 3000 }), 1000);
+      await this.target.flush().finally(() => window.clearTimeout(slow));
       this.claim();
       // A step whose writes all joined an earlier one's (a queued save sent once) goes with it.
       while (from.length > 0 && from[from.length - 1]!.revisions.length === 0) from.pop();
