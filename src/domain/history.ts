@@ -284,17 +284,14 @@ export async function revertChange(ctx: DomainContext, actor: Actor, treeId: str
     const liveAfter = (card: StoredCard) => (wanted.get(card._id) ?? card).trashed === undefined;
     const parentAfter = (card: StoredCard) => (wanted.get(card._id) ?? card).parentId;
     // Live cards outside the change under a card the revert trashes go with it (and count as changed since).
-    let spread = true;
-    while (spread) {
-      spread = false;
-      for (const card of cards) {
-        if (wanted.has(card._id) || card.trashed !== undefined) continue;
-        const parent = card.parentId === null ? undefined : byId.get(card.parentId);
-        if (parent && !liveAfter(parent)) {
-          wanted.set(card._id, { ...card, trashed: at, updatedAt: at });
-          changed.push(card);
-          spread = true;
-        }
+    const liveChildren = childrenByParent(cards.filter((card) => card.trashed === undefined));
+    const goingAway = [...wanted.values()].filter((next) => next.trashed !== undefined).map((next) => next._id);
+    while (goingAway.length > 0) {
+      for (const child of liveChildren.get(goingAway.pop()!) ?? []) {
+        if (wanted.has(child._id)) continue;
+        wanted.set(child._id, { ...child, trashed: at, updatedAt: at });
+        changed.push(child);
+        goingAway.push(child._id);
       }
     }
     // A card coming back whose parent is gone: last among its nearest live ancestor's children.

@@ -206,11 +206,14 @@ describe("a revert over a collaborator's later work", () => {
     const { alice, bob, tree, root } = await sharedTree();
     const created = await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 1, parentId: root._id, content: "mine" });
     const child = await buildCard(bob, tree._id, { parentId: created.body._id, content: "bob's child" });
+    const grandchild = await buildCard(bob, tree._id, { parentId: child._id, content: "bob's grandchild" });
     const refused = await revert(alice, tree._id, revisionOf(created));
     expect(refused.status).toBe(409);
-    expect(refused.body.details.changed.map((c: any) => c.card._id)).toEqual([child._id]);
+    expect(refused.body.details.changed.map((c: any) => c.card._id)).toEqual([child._id, grandchild._id]);
     const forced = await revert(alice, tree._id, revisionOf(created), { force: true });
-    expect(forced.body.change.deleted.sort()).toEqual([created.body._id, child._id].sort());
+    expect(forced.body.change.deleted.sort()).toEqual([created.body._id, child._id, grandchild._id].sort());
+    // Gone together, they come back together from the trash.
+    expect((await alice.get(`/api/trees/${tree._id}/trash`)).body).toEqual([expect.objectContaining({ count: 3 })]);
     expect((await shape(alice, tree._id)).map((c) => c.content)).toEqual(["# root"]);
   });
 
