@@ -66,6 +66,20 @@ describeInBrowser("the history panel", () => {
     await expect.poll(async () => (await cards()).find((c) => c._id === setup).content).toBe("## Setup\n\nThe hero far from home.");
   });
 
+  it("pages the changes fifty at a time with Older changes", async () => {
+    const setup = await select("## Setup");
+    for (let i = 0; i < 55; i++) await writer.api.put(`/api/trees/${writer.treeId}/cards/${setup}`, { content: `## Setup ${i}` });
+    await openPanel();
+    const entries = panel().locator(".history-entry");
+    await expect.poll(() => entries.count()).toBe(50);
+    const more = panel().getByRole("button", { name: "Older changes" });
+    await more.click();
+    // 55 edits, the tree's creation: 56 changes in all.
+    await expect.poll(() => entries.count()).toBe(56);
+    expect(await more.isVisible()).toBe(false);
+    expect(await entries.last().getAttribute("data-revision")).toBe("1");
+  });
+
   it("lists the tree's changes, shows what one changed, and restores the whole tree to that point", async () => {
     const midpoint = await select("## Midpoint");
     await writer.page.keyboard.press("Enter");
