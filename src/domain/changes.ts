@@ -5,6 +5,7 @@
  * change to the store (which writes it and its effect all or nothing) and then to the feed.
  */
 import type { Change, ChangeKind } from "../shared/changes.js";
+import { noteCommitted } from "./commit-observer.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import type { DomainContext } from "./context.js";
 import type { Actor } from "./policy.js";
@@ -54,5 +55,6 @@ export async function commitChange(
   if (draft.tree) change.tree = { before: tree, after: next };
   await ctx.store.changes.commit(change, next);
   ctx.feed.publish(change);
+  noteCommitted(change);
   return { tree: next, change };
 }

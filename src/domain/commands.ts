@@ -5,7 +5,7 @@
  */
 import { createCard, deleteCard, updateCard } from "./cards.js";
 import { addCollaborator, removeCollaborator } from "./collaborators.js";
-import { restoreCard, restoreTree } from "./history.js";
+import { restoreCard, restoreTree, revertChange } from "./history.js";
 import { importSeed } from "./import.js";
 import { setPreferences } from "./preferences.js";
 import { clonePublicTree, cloneTree, createTree, deleteTree, updateTree } from "./trees.js";
@@ -26,6 +26,7 @@ export const commands = {
   removeCollaborator,
   restoreCard,
   restoreTree,
+  revertChange,
   createScript,
   updateScript,
   deleteScript,

@@ -13,17 +13,17 @@
  */
 import type { z } from "zod";
 import type { Change } from "../shared/changes.js";
-import { NotFoundError } from "../shared/errors.js";
+import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.js";
 import type { cardVersionRecord, historyEntry, trashEntry } from "../shared/record-schemas.js";
 import type { StoredCard, Tree } from "../shared/records.js";
-import { historyQuery, noInput, parseInput, restoreTreeInput } from "../shared/schemas.js";
+import { historyQuery, noInput, parseInput, restoreTreeInput, revertChangeInput } from "../shared/schemas.js";
 import { walkTreeOrder, childrenByParent } from "../shared/tree-order.js";
 import { positionAfter, withinCardAllowance } from "./card-batches.js";
 import { assertCardIdSyntax } from "./cards.js";
 import { commitChange } from "./changes.js";
 import type { DomainContext } from "./context.js";
 import type { Actor } from "./policy.js";
-import { presentCard } from "./presenters.js";
+import { presentCard, presentTree } from "./presenters.js";
 import { treeCommand } from "./command.js";
 import { loadTree } from "./tree-access.js";
 
@@ -220,6 +220,128 @@ export const restoreTree = treeCommand({
     const commit = async () =>
       (await commitChange(ctx, actor, tree, { kind: "restore.tree", before, after, at, tree: nextTree })).tree;
     return withinCardAllowance(ctx, tree.owner, Math.max(0, revived - removed), commit);
+  },
+});
+
+/** Kinds that touch access, not content: nothing a revert could give back. */
+const NOT_REVERTIBLE = new Set<Change["kind"]>(["tree.create", "tree.share"]);
+
+/**
+ * Reverts one change (an undo in the browser, SPEC §8) as one new change of kind `revert`
+ * (with `together`, several: one undo step of the browser that took more than one write):
+ * the cards it touched go back to how they were before it (content, parent, position), the
+ * cards it created go to the trash, the cards it deleted come back with their subtree where
+ * they were (or last under their nearest live ancestor when that place is gone), and a
+ * rename or `latex` switch is undone. A redo is the revert of that revert.
+ *
+ * A card touched since (its `__v` is not the one the change left) makes it a 409 `conflict`
+ * whose `details.changed` lists those cards as they now are, unless `force`; so are live
+ * cards added since under a card the revert would trash (they would go with it). When the
+ * tree is already as the revert would leave it, nothing is written and the change is null.
+ * @throws ValidationError (a tree.create or tree.share change), NotFoundError (no such
+ *   revision, or pruned), ConflictError, LimitReachedError and the policy's errors.
+ */
+export const revertChange = treeCommand({
+  name: "revertChange",
+  input: revertChangeInput,
+  action: "write",
+  async run(ctx, actor, tree, _target: { treeId: string }, { revision, force, together }): Promise<{ tree: Tree; change: Change | null }> {
+    const revisions = [...new Set([revision, ...(together ?? [])])].sort((a, b) => a - b);
+    const targets: Change[] = [];
+    for (const r of revisions) {
+      if (r > (tree.revision ?? 0)) throw new NotFoundError(`Revision ${r} of this tree`);
+      const [target] = await ctx.store.changes.since(tree._id, r - 1, 1);
+      if (!target || target.revision !== r) throw new NotFoundError(`Revision ${r} of this tree (its history was pruned)`);
+      if (NOT_REVERTIBLE.has(target.kind)) {
+        throw new ValidationError(`Revision ${r} (${target.kind}) changed who may open the tree; there is nothing to revert.`, [
+          { path: "revision", message: `a ${target.kind} change cannot be reverted` },
+        ]);
+      }
+      targets.push(target);
+    }
+    // Each card back to how the earliest of the changes found it; changed since when it is
+    // not as the latest of them left it.
+    const firstBefore = new Map<string, StoredCard | null>();
+    const lastAfter = new Map<string, StoredCard>();
+    for (const target of targets) {
+      const before = new Map(target.before.map((card) => [card._id, card]));
+      for (const left of target.after) {
+        if (!firstBefore.has(left._id)) firstBefore.set(left._id, before.get(left._id) ?? null);
+        lastAfter.set(left._id, left);
+      }
+    }
+    const cards = [...(await ctx.store.cards.liveByTree(tree._id)), ...(await ctx.store.cards.trashedByTree(tree._id))];
+    const byId = new Map(cards.map((card) => [card._id, card]));
+    const at = ctx.clock.now();
+    const changed: StoredCard[] = [];
+    const wanted = new Map<string, StoredCard>();
+    for (const [id, left] of lastAfter) {
+      const current = byId.get(id);
+      if (!current) continue;
+      if ((current.__v ?? 0) !== (left.__v ?? 0)) changed.push(current);
+      const old = firstBefore.get(id);
+      const next: StoredCard = old
+        ? { ...current, content: old.content, parentId: old.parentId, position: old.position, updatedAt: at }
+        : { ...current, updatedAt: at };
+      if (!old || old.trashed !== undefined) next.trashed = current.trashed ?? at;
+      else delete next.trashed;
+      wanted.set(current._id, next);
+    }
+    // The tree as the revert leaves it: who is live, under whom.
+    const liveAfter = (card: StoredCard) => (wanted.get(card._id) ?? card).trashed === undefined;
+    const parentAfter = (card: StoredCard) => (wanted.get(card._id) ?? card).parentId;
+    // Live cards outside the change under a card the revert trashes go with it (and count as changed since).
+    const liveChildren = childrenByParent(cards.filter((card) => card.trashed === undefined));
+    const goingAway = [...wanted.values()].filter((next) => next.trashed !== undefined).map((next) => next._id);
+    while (goingAway.length > 0) {
+      for (const child of liveChildren.get(goingAway.pop()!) ?? []) {
+        if (wanted.has(child._id)) continue;
+        wanted.set(child._id, { ...child, trashed: at, updatedAt: at });
+        changed.push(child);
+        goingAway.push(child._id);
+      }
+    }
+    // A card coming back whose parent is gone: last among its nearest live ancestor's children.
+    for (const next of wanted.values()) {
+      if (next.trashed !== undefined || next.parentId === null) continue;
+      const parent = byId.get(next.parentId);
+      if (parent && liveAfter(parent)) continue;
+      let parentId: string | null = next.parentId;
+      while (parentId !== null && !(byId.has(parentId) && liveAfter(byId.get(parentId)!))) parentId = byId.get(parentId)?.parentId ?? null;
+      next.parentId = parentId;
+      next.position = positionAfter(cards.filter((c) => c._id !== next._id && liveAfter(c) && parentAfter(c) === parentId));
+    }
+    let nextTree: Tree | undefined;
+    const treeChanges = targets.filter((target) => target.tree?.before);
+    if (treeChanges.length > 0) {
+      const treeBefore = treeChanges[0]!.tree!.before!;
+      const afterThen = treeChanges[treeChanges.length - 1]!.tree!.after;
+      if (!force && (tree.name !== afterThen.name || tree.latex !== afterThen.latex)) {
+        throw new ConflictError(`The tree's name or latex changed since revision ${afterThen.revision}; revert with force to undo it anyway.`, {
+          changed: [],
+          tree: presentTree(tree),
+        });
+      }
+      if (tree.name !== treeBefore.name || tree.latex !== treeBefore.latex) {
+        nextTree = { ...tree, name: treeBefore.name, __v: tree.__v + 1 };
+        if (treeBefore.latex === undefined) delete nextTree.latex;
+        else nextTree.latex = treeBefore.latex;
+      }
+    }
+    if (changed.length > 0 && !force) {
+      throw new ConflictError(
+        `${changed.length === 1 ? "A card" : `${changed.length} cards`} changed since revision ${revisions[revisions.length - 1]}; revert with force to overwrite ${changed.length === 1 ? "it" : "them"}.`,
+        { changed: changed.map((card) => ({ card: presentCard(card), deleted: card.trashed !== undefined })) },
+      );
+    }
+    const touched = [...wanted.values()].filter((next) => differs(byId.get(next._id)!, next));
+    if (touched.length === 0 && !nextTree) return { tree, change: null };
+    const beforeCards = touched.map((next) => byId.get(next._id)!);
+    const revived = touched.filter((next) => next.trashed === undefined && byId.get(next._id)!.trashed !== undefined).length;
+    const removed = touched.filter((next) => next.trashed !== undefined && byId.get(next._id)!.trashed === undefined).length;
+    return withinCardAllowance(ctx, tree.owner, Math.max(0, revived - removed), () =>
+      commitChange(ctx, actor, tree, { kind: "revert", before: beforeCards, after: touched, at, tree: nextTree }),
+    );
   },
 });
 

@@ -1,9 +1,20 @@
 /**
  * History (SPEC §10) in GraphQL: `Tree.history`, `Tree.trash`, `Card.versions`, and the
- * `restoreTree` and `restoreCard` mutations, over the same domain commands as REST.
+ * `restoreTree`, `restoreCard` and `revertChange` mutations, over the same domain commands as
+ * REST.
  */
 import { execute } from "./commands.js";
-import { cardVersions, restoreCard, restoreTree, treeHistory, treeTrash, type CardVersion, type HistoryEntry, type TrashEntry } from "../domain/history.js";
+import {
+  cardVersions,
+  restoreCard,
+  restoreTree,
+  revertChange,
+  treeHistory,
+  treeTrash,
+  type CardVersion,
+  type HistoryEntry,
+  type TrashEntry,
+} from "../domain/history.js";
 import { presentCard, presentTree } from "../domain/presenters.js";
 import { changeKinds } from "../shared/changes.js";
 import { HISTORY_PAGE_MAX, recordId } from "../shared/schemas.js";
@@ -11,6 +22,7 @@ import { builder } from "./builder.js";
 import { CardType } from "./card.js";
 import { requireUser } from "./context.js";
 import { TreeType } from "./tree.js";
+import { shapeOf, TreeChangeType, type TreeChangeShape } from "./tree-change.js";
 
 const ChangeKindEnum = builder.enumType("ChangeKind", {
   description: "What a change did.",
@@ -73,7 +85,39 @@ builder.objectField(CardType, "versions", (t) =>
   }),
 );
 
+const RevertResultType = builder.objectRef<{ revision: number; change: TreeChangeShape | null }>("RevertResult").implement({
+  description: "What reverting a change did.",
+  fields: (t) => ({
+    revision: t.exposeInt("revision", { description: "The tree's revision now: the revert's own, when it wrote one." }),
+    change: t.field({
+      type: TreeChangeType,
+      nullable: true,
+      description: "The revert (kind `revert`), as the live stream shows it; null when the tree already was as the revert would leave it.",
+      resolve: (result) => result.change,
+    }),
+  }),
+});
+
 builder.mutationFields((t) => ({
+  revertChange: t.field({
+    type: RevertResultType,
+    description:
+      "Reverts one change as a new change of kind `revert` (an undo; the revert of a revert is a redo). Error `conflict` (details.changed) when its cards changed since, unless `force`.",
+    args: {
+      treeId: t.arg.id({ required: true, validate: recordId }),
+      revision: t.arg.int({ required: true }),
+      force: t.arg.boolean({ description: "Revert even cards changed since (default false)." }),
+      together: t.arg.intList({ description: "More changes to revert with it, as the same one new change (one undo step's writes)." }),
+    },
+    resolve: async (_root, args, context) => {
+      const { tree, change } = await execute(context.domain, requireUser(context), revertChange, { treeId: args.treeId }, {
+        revision: args.revision,
+        force: args.force ?? undefined,
+        together: args.together ?? undefined,
+      });
+      return { revision: tree.revision ?? 0, change: change ? shapeOf({ type: "change", change }) : null };
+    },
+  }),
   restoreTree: t.field({
     type: TreeType,
     description: "Brings the tree back to how it was after `revision`, as a new change (nothing is erased).",

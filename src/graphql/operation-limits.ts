@@ -70,6 +70,8 @@ export const FIELD_COSTS: Record<string, FieldComplexityValue> = {
   "Card.versions": { field: 50, multiplier: 50 },
   "Mutation.restoreTree": EXPENSIVE,
   "Mutation.restoreCard": { field: 100, multiplier: 10 },
+  // Reads the tree's cards whole, as restoreCard does.
+  "Mutation.revertChange": { field: 100, multiplier: 10 },
 };
 
 /** Puts FIELD_COSTS where the plugin reads each field's cost. @throws for a name not in `schema`. */

@@ -15,14 +15,14 @@ import { builder } from "./builder.js";
 import { CardType } from "./card.js";
 import { TreeType } from "./tree.js";
 
-type TreeChangeShape = Omit<ChangeView, "tree" | "at" | "kind"> & { at: string | null; kind: string; tree: TreeView | null; reset: boolean };
+export type TreeChangeShape = Omit<ChangeView, "tree" | "at" | "kind"> & { at: string | null; kind: string; tree: TreeView | null; reset: boolean };
 
-const TreeChangeType = builder.objectRef<TreeChangeShape>("TreeChange").implement({
+export const TreeChangeType = builder.objectRef<TreeChangeShape>("TreeChange").implement({
   description: "One change of a tree, as the live stream sends it; or, with `reset`, the order to reload.",
   fields: (t) => ({
     revision: t.exposeInt("revision", { description: "The tree's revision after this change; with `reset`, the revision to reload at." }),
     kind: t.exposeString("kind", {
-      description: "tree.create, tree.update, tree.share, card.create, card.update, card.move, card.delete, import, restore.card, restore.tree; `reset` for a reset.",
+      description: "tree.create, tree.update, tree.share, card.create, card.update, card.move, card.delete, import, restore.card, restore.tree, revert; `reset` for a reset.",
     }),
     at: t.exposeString("at", { nullable: true, description: "When it was made; null for a reset." }),
     userId: t.exposeID("userId", { nullable: true, description: "Who made it; null for the operator (command line) and for a reset." }),
@@ -42,7 +42,7 @@ const TreeChangeType = builder.objectRef<TreeChangeShape>("TreeChange").implemen
   }),
 });
 
-function shapeOf(event: LiveEvent): TreeChangeShape {
+export function shapeOf(event: LiveEvent): TreeChangeShape {
   if (event.type === "reset") {
     return { revision: event.revision, kind: "reset", at: null, userId: null, cards: [], deleted: [], tree: null, reset: true };
   }

@@ -33,6 +33,7 @@ import { ExecutionAllowance, executionAllowancePlugin } from "./execution-allowa
 import { graphiqlRoutes, renderGraphiQLPage } from "./graphiql.js";
 import { operationLimits } from "./operation-limits.js";
 import { resultBudgetPlugin } from "./result-budget.js";
+import { changeRevisionsPlugin } from "./change-revisions.js";
 import { cachedAnswerTo, ResultCache, resultCachePlugin } from "./result-cache.js";
 import { schema } from "./schema.js";
 
@@ -104,6 +105,7 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = 
       documentErrorCodes,
       resultCachePlugin(cache),
       eventStreamHeaders,
+      changeRevisionsPlugin,
     ],
     graphiql: (_request, server) => ({
       title: "Cardtree GraphQL",

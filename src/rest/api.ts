@@ -1,7 +1,9 @@
 /**
  * The REST facade under /api: thin routers over the domain, then 404 for unknown paths.
  */
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
+import { observeCommits } from "../domain/commit-observer.js";
+import { TREE_REVISION_HEADER } from "../shared/changes.js";
 import { NotFoundError } from "../shared/errors.js";
 import type { Tree } from "../shared/records.js";
 import { accountRoutes } from "./account-routes.js";
@@ -15,6 +17,21 @@ import { openApiPage } from "./openapi-page.js";
 import { scriptRoutes } from "./script-routes.js";
 import { treeRoutes } from "./tree-routes.js";
 
+/**
+ * Runs the rest of a write request with an observer that answers the revision of each change
+ * it commits as `X-Tree-Revision` (the last one, should there be more). Set when the change
+ * is committed, before the route writes its answer.
+ */
+const answerRevisions: RequestHandler = (req, res, next) => {
+  if (req.method === "GET" || req.method === "HEAD") return next();
+  const observer = (change: { revision: number }) => {
+    if (!res.headersSent) res.setHeader(TREE_REVISION_HEADER, String(change.revision));
+  };
+  // express.json (raw-body) keeps the async context across reading the body, so the
+  // observer is still there when the route commits (a large import shows it: revert.test.ts).
+  observeCommits(observer, next);
+};
+
 export function restApi(rest: RestDeps): Router {
   const router = Router();
   const readModel = rest.ctx.readModel;
@@ -25,6 +42,7 @@ export function restApi(rest: RestDeps): Router {
   router.get("/docs", (_req, res) => {
     res.type("html").send(openApiPage());
   });
+  router.use(answerRevisions);
   router.use(accountRoutes(deps));
   router.use(treeRoutes(deps));
   router.use(historyRoutes(deps));

@@ -15,6 +15,7 @@ import * as records from "../shared/record-schemas.js";
 import * as inputs from "../shared/schemas.js";
 import { EXPORT_FILES, exportFormats, exportQuerySchema } from "../shared/export-options.js";
 import { STATUS } from "../http/error-response.js";
+import { TREE_REVISION_HEADER } from "../shared/changes.js";
 
 /** SPEC §4's error body. */
 const errorBody = z.object({
@@ -24,6 +25,12 @@ const errorBody = z.object({
     .union([
       z.array(z.object({ path: z.string().describe("the field, as `children[2].content`"), message: z.string() })),
       z.object({ current: records.cardRecord.describe("the card as it now is") }),
+      z.object({
+        changed: z
+          .array(z.object({ card: records.cardRecord.describe("as it now is"), deleted: z.boolean().describe("now in the trash") }))
+          .describe("a revert's cards changed since the change it reverts (or added under a card it would trash)"),
+        tree: records.treeRecord.optional().describe("the tree, when its name or latex changed since"),
+      }),
     ])
     .optional()
     .describe("for invalid_request: one entry per problem; for a conditional write's conflict: the current card"),
@@ -35,7 +42,7 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   unauthenticated: "No credentials where they are needed, or wrong ones.",
   forbidden: "Not allowed: only the owner may do this, sign-up is off, a wrong current password, a missing X-CSRF-Token, or a change sent from another site.",
   not_found: "No such thing, or one the caller may not open (a private tree is never 403).",
-  conflict: "Taken already (the email, the public address, the collaborator), or a conditional write's version is stale (details.current: the card as it is).",
+  conflict: "Taken already (the email, the public address, the collaborator), a conditional write's version is stale (details.current: the card as it is), or a revert's cards changed since (details.changed).",
   payload_too_large: "The body is over its limit (1 MiB; 16 MiB for trees and imports), an import makes too many cards, a card's text is too long, or a script is over its size limit.",
   unsupported_media_type: "The body is not application/json in UTF-8.",
   limit_reached: "The owner's card limit would be passed, or the user keeps as many scripts as allowed.",
@@ -57,6 +64,7 @@ const INPUTS = {
   SeedInput: inputs.seedInput,
   AddCollaboratorInput: inputs.addCollaboratorInput,
   RestoreTreeInput: inputs.restoreTreeInput,
+  RevertChangeInput: inputs.revertChangeInput.omit({ revision: true }),
   CreateScriptInput: inputs.createScriptInput,
   UpdateScriptInput: inputs.updateScriptInput,
 };
@@ -74,6 +82,7 @@ const OUTPUTS = {
   HistoryEntry: records.historyEntry,
   CardVersion: records.cardVersionRecord,
   TrashEntry: records.trashEntry,
+  RevertResult: records.revertResult,
   Script: records.userScriptRecord,
   Error: errorBody,
 };
@@ -84,6 +93,7 @@ type OutputName = keyof typeof OUTPUTS;
 const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }> = {
   treeId: { schema: inputs.recordId, description: "a tree's `_id`" },
   cardId: { schema: inputs.recordId, description: "a card's `_id`" },
+  revision: { schema: z.string().regex(/^[1-9]\d{0,14}$/), description: "a change of the tree, by the revision it made" },
   userId: { schema: inputs.userId, description: "a user's `_id`" },
   scriptId: { schema: inputs.recordId, description: "one of the caller's scripts' `_id`" },
   publicUrl: { schema: z.string(), description: "a public tree's `publicUrl`" },
@@ -148,6 +158,7 @@ const OPERATIONS: Operation[] = [
   { method: "get", path: "/trees/{treeId}/trash", summary: "The tree's deleted subtrees, newest first", credentials: "required", ok: { status: 200, schema: "TrashEntry", list: true, description: "Each by its root card" }, errors: [404] },
   { method: "post", path: "/trees/{treeId}/restore", summary: "Bring the tree back to how it was after a revision, as a new change", credentials: "required", body: { schema: "RestoreTreeInput", required: true }, ok: { status: 200, schema: "Tree", description: "The tree, restored" }, errors: [404, 422] },
   { method: "post", path: "/trees/{treeId}/cards/{cardId}/restore", summary: "Bring a deleted card back with the subtree deleted with it", credentials: "required", ok: { status: 200, schema: "Card", list: true, description: "The cards brought back, tree order" }, errors: [404, 422] },
+  { method: "post", path: "/trees/{treeId}/changes/{revision}/revert", summary: "Revert one change as a new change of kind revert (undo; the revert of a revert is a redo); 409 when its cards changed since, unless force", credentials: "required", body: { schema: "RevertChangeInput", required: false }, ok: { status: 200, schema: "RevertResult", description: "The revert as the live stream shows it, and the tree's revision" }, errors: [404, 409, 422] },
   { method: "post", path: "/trees/{treeId}/cards/seed", summary: "Import Markdown or JSON under parentId, all or nothing", credentials: "required", body: { schema: "SeedInput", required: true }, ok: { status: 201, schema: "Card", list: true, description: "The created cards, tree order" }, errors: [404, 422] },
   { method: "get", path: "/export/{treeId}.{format}", summary: "Download the tree, or part of it, as a file", credentials: "optional", query: exportQuerySchema, ok: { status: 200, export: true, description: "The file, as an attachment named after the tree" }, errors: [404, 422] },
   { method: "get", path: "/trees/{treeId}/events", summary: "The tree's changes as Server-Sent Events, resumable (Last-Event-ID or since); public trees for anyone", credentials: "optional", query: z.object({ since: z.string().regex(/^\d{1,15}$/).optional().describe("the last revision the reader has (Last-Event-ID wins); absent: from now") }), ok: { status: 200, events: true, description: "text/event-stream: `id: <revision>`, `event: change`, `data: {revision, at, kind, userId, cards, deleted, tree?}` per change; `event: reset` with `data: {revision}` when the reader is too far behind (reload, then follow with since), and the stream ends; comment lines as heartbeats" }, errors: [404] },
@@ -206,9 +217,19 @@ function errorResponses() {
   return responses;
 }
 
+/** Writes that commit a change to a tree (SPEC §10), and so answer its revision. */
+function writesTree(op: Operation): boolean {
+  return op.method !== "get" && op.path.startsWith("/trees") && !(op.method === "delete" && op.path === "/trees/{treeId}");
+}
+
+const TREE_REVISION = {
+  description: "the tree's revision this write made (its change's number; absent when nothing changed), for an undo stack or to match the live stream",
+  schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+};
+
 function successResponse(op: Operation) {
   const { ok } = op;
-  if (ok.status === 204) return { description: ok.description };
+  if (ok.status === 204) return { description: ok.description, ...(writesTree(op) ? { headers: { [TREE_REVISION_HEADER]: TREE_REVISION } } : {}) };
   if ("html" in ok) return { description: ok.description, content: { "text/html": { schema: { type: "string" } } } };
   if ("events" in ok) return { description: ok.description, content: { "text/event-stream": { schema: { type: "string" } } } };
   if ("javascript" in ok) {
@@ -234,9 +255,12 @@ function successResponse(op: Operation) {
     };
   }
   const schema = ok.schema === "document" ? { type: "object" } : ok.list ? { type: "array", items: ref(ok.schema) } : ref(ok.schema);
+  const headers: Record<string, unknown> = {};
+  if (ok.etag) headers.ETag = { description: "send it back as If-None-Match", schema: { type: "string" } };
+  if (writesTree(op)) headers[TREE_REVISION_HEADER] = TREE_REVISION;
   return {
     description: ok.description,
-    ...(ok.etag ? { headers: { ETag: { description: "send it back as If-None-Match", schema: { type: "string" } } } } : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
     content: { "application/json": { schema } },
   };
 }

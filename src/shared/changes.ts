@@ -5,6 +5,12 @@
  */
 import type { StoredCard, Tree } from "./records.js";
 
+/**
+ * The header every REST write to a tree answers with: the revision its change made, so a
+ * client knows which change is its own (the browser's undo reverts exactly those).
+ */
+export const TREE_REVISION_HEADER = "X-Tree-Revision";
+
 export const changeKinds = [
   "tree.create",
   "tree.update",
@@ -16,6 +22,8 @@ export const changeKinds = [
   "import",
   "restore.card",
   "restore.tree",
+  /** The inverse of one earlier change (an undo, or a redo: the revert of a revert). */
+  "revert",
 ] as const;
 export type ChangeKind = (typeof changeKinds)[number];
 

@@ -100,6 +100,22 @@ export const trashEntry = z.object({
   userId: userId.nullable().describe("who deleted it; null when unknown (history pruned) or the operator"),
 });
 
+/** A change as readers see it (the live stream's `data`, a revert's answer): no author or trash state. */
+export const changeView = z.object({
+  revision: z.int().min(1),
+  at: timestamp,
+  kind: z.enum(changeKinds),
+  userId: userId.nullable().describe("null: the operator, through the command line"),
+  cards: z.array(cardRecord).describe("the cards it created, edited, moved or restored, as they are after it"),
+  deleted: z.array(recordId).describe("the cards it sent to the trash"),
+  tree: treeRecord.optional().describe("the tree record after it, when it touched the tree's own fields"),
+});
+
+export const revertResult = z.object({
+  revision: z.int().min(1).describe("the tree's revision now (the revert's own, when it wrote one)"),
+  change: changeView.nullable().describe("the revert, a change of kind `revert`; null when the tree already was as the revert would leave it"),
+});
+
 export const deletedCards = z.object({
   deleted: z.array(recordId).describe("the card and its whole subtree, now in the tree's trash"),
 });

@@ -105,6 +105,16 @@ export const restoreTreeInput = z.object({
   revision: wholeNumber(1).describe("bring the tree back to how it was after this revision"),
 });
 
+export const revertChangeInput = z.object({
+  revision: wholeNumber(1).describe("the change to revert (the tree's revision it made)"),
+  force: z.boolean().optional().describe("revert even the cards changed since that change (default false: 409 instead)"),
+  together: z
+    .array(wholeNumber(1))
+    .max(100)
+    .optional()
+    .describe("more changes to revert with it, as the same one new change (the writes of one undo step); each card goes back to before the earliest"),
+});
+
 export const createTreeInput = z.object({
   name: treeName,
   seed: z.string().optional(),

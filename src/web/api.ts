@@ -4,11 +4,19 @@
  * answered with an error body) or NetworkError (no answer at all), so callers can tell
  * "retry later" from "the server said no".
  */
+import { TREE_REVISION_HEADER } from "../shared/changes.js";
 import type { ExportFormat } from "../shared/export-options.js";
 import type { Preferences } from "../shared/preferences.js";
+import type { z } from "zod";
+import type { cardVersionRecord, changeView, historyEntry, revertResult, trashEntry } from "../shared/record-schemas.js";
 import type { Card, Collaborator, ScriptView, SeedNode, Tree, UserView } from "../shared/records.js";
 
 export type { Card, Collaborator, ExportFormat, ScriptView, SeedNode, Tree, UserView };
+export type ChangeView = z.infer<typeof changeView>;
+export type RevertResult = z.infer<typeof revertResult>;
+export type HistoryEntry = z.infer<typeof historyEntry>;
+export type CardVersion = z.infer<typeof cardVersionRecord>;
+export type TrashEntry = z.infer<typeof trashEntry>;
 
 export class ApiError extends Error {
   constructor(
@@ -16,7 +24,7 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly retryAfterSeconds?: number,
-    /** The error body's `details` (a 409 conflict's `current` card). */
+    /** The error body's `details` (SPEC §4), as sent: a 409 conflict's `current` card, or the revert's `changed` cards. */
     readonly details?: unknown,
   ) {
     super(message);
@@ -38,6 +46,18 @@ export class NetworkError extends Error {
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
+/** A write the server numbered: the change it made to a tree (`X-Tree-Revision`, SPEC §10). */
+export interface TreeWrite {
+  method: Method;
+  path: string;
+  revision: number;
+  /** The answer's body: the card or cards written, for telling which write was which. */
+  body: unknown;
+}
+
+/** Told of every write that made a change (the undo stack keeps the tab's own revisions). */
+export const treeWrites = new Set<(write: TreeWrite) => void>();
+
 /** Sends one request; `csrf` goes with every request that changes something. */
 async function request<T>(csrf: string, method: Method, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
   // X-Requested-With makes the server leave out `WWW-Authenticate` on a 401, which would
@@ -57,8 +77,10 @@ async function request<T>(csrf: string, method: Method, path: string, body?: unk
     throw new NetworkError();
   }
   if (!response.ok) throw await errorFrom(response);
-  if (response.status === 204) return undefined as T;
-  return (await response.json()) as T;
+  const revision = Number(response.headers.get(TREE_REVISION_HEADER));
+  const answer = response.status === 204 ? undefined : ((await response.json()) as T);
+  if (revision > 0) for (const listener of treeWrites) listener({ method, path, revision, body: answer });
+  return answer as T;
 }
 
 async function errorFrom(response: Response): Promise<ApiError> {
@@ -127,6 +149,22 @@ export function createApi() {
       ),
     importSeed: (treeId: string, parentId: string | null, seed: string) =>
       call<Card[]>("POST", `/api/trees/${enc(treeId)}/cards/seed`, { parentId, seed }),
+
+    /**
+     * Reverts changes (one undo step's) as one new change; 409 `conflict` when their cards
+     * changed since, unless `force`.
+     */
+    revertChanges: (treeId: string, revisions: number[], force = false) =>
+      call<RevertResult>("POST", `/api/trees/${enc(treeId)}/changes/${revisions[revisions.length - 1]}/revert`, {
+        ...(force ? { force } : {}),
+        ...(revisions.length > 1 ? { together: revisions.slice(0, -1) } : {}),
+      }),
+    history: (treeId: string, before?: number, limit = 50) =>
+      call<HistoryEntry[]>("GET", `/api/trees/${enc(treeId)}/history?limit=${limit}${before ? `&before=${before}` : ""}`),
+    cardVersions: (treeId: string, cardId: string) => call<CardVersion[]>("GET", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}/versions`),
+    trash: (treeId: string) => call<TrashEntry[]>("GET", `/api/trees/${enc(treeId)}/trash`),
+    restoreCard: (treeId: string, cardId: string) => call<Card[]>("POST", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}/restore`),
+    restoreTree: (treeId: string, revision: number) => call<Tree>("POST", `/api/trees/${enc(treeId)}/restore`, { revision }),
 
     collaborators: (treeId: string) => call<Collaborator[]>("GET", `/api/trees/${enc(treeId)}/collaborators`),
     addCollaborator: (treeId: string, email: string) => call<Collaborator>("POST", `/api/trees/${enc(treeId)}/collaborators`, { email }),

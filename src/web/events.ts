@@ -8,6 +8,8 @@
 import type { Collaborator, Tree, UserView } from "../shared/records.js";
 import type { ChangeKind, ChangeRecord } from "./controller/changes.js";
 import type { RemoteChange } from "./live/follow.js";
+
+export type { RemoteChange };
 import type { Preferences } from "./preferences.js";
 import type { Route } from "./router.js";
 
@@ -63,7 +65,9 @@ type KeyEvents = {
     | "merge:up"
     | "search"
     | "clearSearch"
-    | "wordcount" as `key:${K}`]: [];
+    | "wordcount"
+    | "undo"
+    | "redo" as `key:${K}`]: [];
 } & {
   "key:copy": [data?: DataTransfer | null];
   "key:cut": [data?: DataTransfer | null];
@@ -72,7 +76,7 @@ type KeyEvents = {
 };
 
 type ModalEvents = {
-  [K in "help" | "appearance" | "new-tree" | "import" | "export" as `modal:show:${K}`]: [];
+  [K in "help" | "appearance" | "new-tree" | "import" | "export" | "history" as `modal:show:${K}`]: [];
 } & {
   [K in "rename-tree" | "collaborators" | "publish" | "delete-tree" as `modal:show:${K}`]: [treeId: string];
 };
@@ -112,10 +116,14 @@ export type AppEvents = KeyEvents &
     "search:results": [query: string, cardIds: string[]];
     "export:download": [href: string];
 
+    /**
+     * A collaborator's change, applied to the open tree (the live stream's `data`, SPEC §10);
+     * shared by the live updates, which send it, and the history panel, which refreshes on it.
+     */
+    "remote:change": [change: RemoteChange];
+
     "tree:load": [treeId: string];
     "tree:change": [change: ChangeRecord];
-    /** Someone else's change (or a reload after `reset`), applied here: the stream's payload. */
-    "remote:change": [change: RemoteChange];
     "tree:changed": [tree: Tree];
     "tree:created": [tree: Tree];
     "tree:deleted": [treeId: string];

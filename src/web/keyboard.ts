@@ -48,6 +48,10 @@ const BINDINGS: Binding[] = [
   { keys: ["/"], event: "key:search", scopes: ["tree"] },
   { keys: ["ctrl+shift+w"], event: "key:wordcount", scopes: ["tree", "editCard"] },
   { keys: ["?"], event: "modal:show:help", scopes: ["tree"] },
+  // Only while navigating: in the editor the browser's own text undo keeps these keys.
+  { keys: ["ctrl+z", "command+z"], event: "key:undo", scopes: ["tree"] },
+  { keys: ["ctrl+shift+z", "command+shift+z", "ctrl+y"], event: "key:redo", scopes: ["tree"] },
+  { keys: ["h"], event: "modal:show:history", scopes: ["tree"] },
 ];
 
 /**

@@ -60,7 +60,7 @@ describeInBrowser("accessibility (axe-core)", () => {
   it("finds nothing serious on a tree, while editing, searching, and in its dialogs, in every theme", async () => {
     await openTree(writer.page, treeId);
     expect(await seriousViolations(writer.page)).toEqual([]);
-    for (const event of ["modal:show:import", "modal:show:export", "modal:show:help", "modal:show:appearance"]) await dialogClean(writer.page, event);
+    for (const event of ["modal:show:import", "modal:show:export", "modal:show:help", "modal:show:appearance", "modal:show:history"]) await dialogClean(writer.page, event);
 
     await writer.page.keyboard.press("Enter");
     expect(await seriousViolations(writer.page)).toEqual([]);

@@ -86,6 +86,7 @@ const rows: Row[] = [
   { what: "import", expect: writer, run: (a) => execute(world.ctx, a, commands.importSeed, { treeId: world.tree._id }, { seed: "# D" }) },
   { what: "restore a deleted card", expect: writer, run: (a) => execute(world.ctx, a, commands.restoreCard, { treeId: world.tree._id, cardId: world.trashedId }, undefined) },
   { what: "restore the tree to a revision", expect: writer, run: (a) => execute(world.ctx, a, commands.restoreTree, { treeId: world.tree._id }, { revision: 1 }) },
+  { what: "revert a change", expect: writer, run: (a) => execute(world.ctx, a, commands.revertChange, { treeId: world.tree._id }, { revision: world.tree.revision }) },
   { what: "rename the tree", expect: writer, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { name: "Renamed" }) },
   { what: "set latex", expect: writer, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { latex: true }) },
   { what: "set publicUrl", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { publicUrl: "elsewhere" }) },
@@ -159,7 +160,7 @@ describe("a command's declared action is the policy's decision", () => {
     const { tree, users } = world;
     const member = { ...users.collaborator };
     const declared = (name: keyof typeof commands) => commands[name].action;
-    for (const name of ["createCard", "updateCard", "deleteCard", "importSeed", "restoreCard", "restoreTree", "cloneTree"] as const) {
+    for (const name of ["createCard", "updateCard", "deleteCard", "importSeed", "restoreCard", "restoreTree", "revertChange", "cloneTree"] as const) {
       expect([name, can(member, declared(name) as "write", tree)]).toEqual([name, true]);
     }
     for (const name of ["deleteTree", "addCollaborator"] as const) {

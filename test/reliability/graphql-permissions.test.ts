@@ -64,6 +64,13 @@ const cases: Case[] = [
     public: write,
   },
   {
+    name: "revertChange",
+    // Revision 2 made the fixture's card: reverting it trashes the card.
+    op: async (f) => ({ query: "mutation($id: ID!) { revertChange(treeId: $id, revision: 2) { revision } }", variables: { id: f.tree._id }, field: "revertChange" }),
+    private: write,
+    public: write,
+  },
+  {
     name: "trees",
     op: async () => ({ query: "{ trees { name } }", variables: {}, field: "trees" }),
     private: { owner: "ok", collaborator: "ok", other: "ok", anonymous: "unauthenticated" },

@@ -66,6 +66,8 @@ const cases: Case[] = [
   { name: "GET card versions", call: (a, f) => a.get(`/api/trees/${f.tree._id}/cards/${f.card._id}/versions`), private: ok(200), public: { owner: 200, collaborator: 200, other: 200, anonymous: 401 } },
   { name: "GET trash", call: (a, f) => a.get(`/api/trees/${f.tree._id}/trash`), private: ok(200), public: { owner: 200, collaborator: 200, other: 200, anonymous: 401 } },
   { name: "POST restore tree", call: (a, f) => a.post(`/api/trees/${f.tree._id}/restore`, { revision: 1 }), private: ok(200), public: ok(200) },
+  // Revision 2 made the fixture's card: reverting it trashes the card.
+  { name: "POST revert a change", call: (a, f) => a.post(`/api/trees/${f.tree._id}/changes/2/revert`), private: ok(200), public: ok(200) },
   {
     name: "GET export",
     call: (a, f) => a.get(`/api/export/${f.tree._id}.txt`),

@@ -282,6 +282,31 @@ export class TreeController {
     this.activate(created[0]?._id ?? this.active);
   }
 
+  /**
+   * Cards as the server now has them after a change this tab asked for without writing them
+   * itself (an undo or redo): shown, the revision noted, nothing queued. The first card it
+   * brought back or changed becomes active (else the active one stays, or the first card).
+   */
+  applyServerChange(change: { revision: number; cards: Card[]; deleted: string[] }): void {
+    for (const id of change.deleted) this.state.removeSubtree(id);
+    const updated: Card[] = [];
+    for (const card of change.cards) {
+      const mine = this.state.get(card._id);
+      if (mine) {
+        Object.assign(mine, card);
+        updated.push(mine);
+      } else this.state.add({ ...card });
+    }
+    if ((this.state.tree.revision ?? 0) < change.revision) this.state.tree = { ...this.state.tree, revision: change.revision };
+    this.state.changed();
+    this.view.render();
+    for (const card of updated) this.view.updateCard(card);
+    const first = change.cards.find((card) => this.state.get(card._id));
+    const next = first?._id ?? (this.state.get(this.active) ? this.active : (this.state.children(null)[0]?._id ?? null));
+    this.activate(next);
+    this.view.highlight(this.active, { scroll: true });
+  }
+
   /** The server refused to create `card` for good: take it (and what was added under it) away. */
   dropRefused(card: Card): void {
     // A card still open in the editor stays: its text is on screen and saving it reports again.

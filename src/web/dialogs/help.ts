@@ -55,6 +55,14 @@ export const HELP_SECTIONS: { title: string; rows: [ActionEvent, string][] }[] =
       ["key:cut", "Cut the card and its subtree"],
       ["key:paste", "Paste below the active card"],
       ["key:paste:child", "Paste as a child of the active card"],
+    ],
+  },
+  {
+    title: "Undo and history",
+    rows: [
+      ["key:undo", "Undo your last change in this tab (not while editing: there it undoes typing)"],
+      ["key:redo", "Redo what you undid"],
+      ["modal:show:history", "History: the tree's changes, the card's versions, the trash"],
       ["modal:show:help", "This help"],
     ],
   },

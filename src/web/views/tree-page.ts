@@ -17,12 +17,15 @@ import { formatBytes, nextTask, showProgress } from "./progress.js";
 import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
 import { renderSyncStatus } from "./sync-status.js";
+import { UndoStack } from "../history/undo.js";
+import { showHistoryPanel } from "../history/panel.js";
 
 export function renderTreePage(app: AppContext, root: HTMLElement, treeId: string, context: object): () => void {
   const bar = topBar(app);
   const main = h("main", { class: "tree-page" }, pageMessage("Opening the tree…"));
   mount(root, bar.element, main);
   let controller: TreeController | null = null;
+  let undo: UndoStack | null = null;
   let disposed = false;
 
   const warnBeforeClose = (event: BeforeUnloadEvent) => {
@@ -38,6 +41,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
       signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
     });
+    undo = new UndoStack(app.bus, app.api, controller);
     fillBar(app, bar, tree, true);
     renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
     mountColumns(app, main, controller);
@@ -86,6 +90,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     disposed = true;
     window.removeEventListener("beforeunload", warnBeforeClose);
     controller?.stop();
+    undo?.stop();
     if (app.openTree === controller) app.openTree = null;
   };
 }
@@ -108,6 +113,9 @@ export function fillBar(app: AppContext, bar: TopBar, tree: Tree, editable: bool
     editable ? barButton("Import", () => bus.trigger("modal:show:import")) : null,
     barButton("Export", () => bus.trigger("modal:show:export")),
     editable ? barButton("Share", () => bus.trigger("modal:show:collaborators", tree._id)) : null,
+    editable ? barButton("Undo", () => bus.trigger("key:undo"), { shortcut: "Ctrl+Z" }) : null,
+    editable ? barButton("Redo", () => bus.trigger("key:redo"), { shortcut: "Ctrl+Shift+Z" }) : null,
+    editable ? barButton("History", () => bus.trigger("modal:show:history"), { shortcut: "H" }) : null,
     barButton("Help", () => bus.trigger("modal:show:help"), { shortcut: "?" }),
   );
 }
@@ -121,6 +129,23 @@ function listen(app: AppContext, controller: TreeController, context: object): v
   };
   bus.on("modal:show:import", () => showImportDialog(bus, active()), context);
   bus.on("modal:show:export", () => showExportDialog(bus, treeId, active()), context);
+  bus.on(
+    "modal:show:history",
+    () =>
+      showHistoryPanel({
+        bus,
+        api: app.api,
+        userId: app.session.user?._id ?? null,
+        target: {
+          tree: controller.tree,
+          activeCard: () => controller.activeCard(),
+          applyContent: (card, text) => controller.applyContent(card, text),
+          applyServerChange: (change) => controller.applyServerChange(change),
+          cardIds: () => controller.cards.treeOrder().map((entry) => entry.card._id),
+        },
+      }),
+    context,
+  );
   bus.on(
     "cards:import",
     async ({ parentId, seed, at, kind, done }) => {
