@@ -71,10 +71,32 @@ export interface CardsJson {
   etag: string;
 }
 
+/** Where each card's bytes start in a `CardsJson` body (tree order), and one past the last card's end. */
+type Offsets = Float64Array;
+
+/**
+ * The outline's shape in tree order, for walking it without maps: the same for every
+ * snapshot whose cards stand where they stood (edits in place share it).
+ */
+export interface TreeShape {
+  /** Index, in tree order, one past the last card of each card's subtree. */
+  end: Int32Array;
+  /** How many children each card has. */
+  childCount: Int32Array;
+  /** How many cards the first column has. */
+  rootCount: number;
+}
+
+/** A card's API form, shared by every snapshot that holds the record (so callers may key caches by it). */
+export function cardOf(card: StoredCard): Card {
+  return present(card);
+}
+
 /** A tree and its live cards at one revision. Immutable; what is derived is computed once, when first asked. */
 export class TreeSnapshot {
   private placesMemo?: CardPlaces;
   private jsonMemo?: CardsJson;
+  private offsetsMemo?: Offsets;
 
   private constructor(
     readonly tree: Tree,
@@ -84,6 +106,13 @@ export class TreeSnapshot {
     readonly ordered: readonly OrderedCard<StoredCard>[],
     /** Index of each card in `ordered`. */
     private readonly indexOf: ReadonlyMap<string, number>,
+    /** Shared with the snapshots of edits in place. */
+    private shapeMemo?: TreeShape,
+    /**
+     * For an edit in place: the snapshot before it and the indexes it replaced, so the body
+     * is the previous one with those cards' bytes swapped (dropped once used).
+     */
+    private patchFrom?: { body: Buffer; offsets: Offsets; replaced: ReadonlySet<number> },
   ) {}
 
   static of(tree: Tree, cards: readonly StoredCard[]): TreeSnapshot {
@@ -109,7 +138,9 @@ export class TreeSnapshot {
    */
   next(change: Change): TreeSnapshot {
     const tree: Tree = change.tree ? change.tree.after : { ...this.tree, revision: change.revision, updatedAt: change.at };
-    if (change.after.length === 0) return new TreeSnapshot(tree, this.live, this.ordered, this.indexOf);
+    if (change.after.length === 0) {
+      return new TreeSnapshot(tree, this.live, this.ordered, this.indexOf, this.shapeMemo, this.patchBase(new Set()));
+    }
     const live = new Map(this.live);
     let inPlace = true;
     for (const card of change.after) {
@@ -120,11 +151,44 @@ export class TreeSnapshot {
     }
     if (!inPlace) return TreeSnapshot.ordering(tree, live);
     const ordered = [...this.ordered];
+    const replaced = new Set<number>();
     for (const card of change.after) {
       const index = this.indexOf.get(card._id)!;
       ordered[index] = { card, depth: ordered[index].depth };
+      replaced.add(index);
     }
-    return new TreeSnapshot(tree, live, ordered, this.indexOf);
+    return new TreeSnapshot(tree, live, ordered, this.indexOf, this.shapeMemo, this.patchBase(replaced));
+  }
+
+  /**
+   * What the next snapshot of an edit in place patches its body from: this one's body, or
+   * the body this one would have patched (several changes applied at once), plus `replaced`.
+   * Holds a body, never an older snapshot, so a chain of snapshots is never kept alive.
+   */
+  private patchBase(replaced: Set<number>): TreeSnapshot["patchFrom"] {
+    if (this.jsonMemo && this.offsetsMemo) return { body: this.jsonMemo.body, offsets: this.offsetsMemo, replaced };
+    if (!this.patchFrom) return undefined;
+    return { ...this.patchFrom, replaced: new Set([...this.patchFrom.replaced, ...replaced]) };
+  }
+
+  /** Each card's subtree span and child count, computed once per arrangement of the cards. */
+  shape(): TreeShape {
+    if (this.shapeMemo) return this.shapeMemo;
+    const count = this.ordered.length;
+    const end = new Int32Array(count);
+    const childCount = new Int32Array(count);
+    let rootCount = 0;
+    // The open ancestors of the current card, deepest last.
+    const open: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const depth = this.ordered[i].depth;
+      while (open.length > 0 && this.ordered[open[open.length - 1]].depth >= depth) end[open.pop()!] = i;
+      if (open.length > 0) childCount[open[open.length - 1]]++;
+      else rootCount++;
+      open.push(i);
+    }
+    for (const index of open) end[index] = count;
+    return (this.shapeMemo = { end, childCount, rootCount });
   }
 
   /** The cards as API records, tree order, with their places. */
@@ -150,6 +214,8 @@ export class TreeSnapshot {
   /** `GET /api/trees/:id/cards`'s body, from each card's bytes (serialized once per card record). */
   json(): CardsJson {
     if (this.jsonMemo) return this.jsonMemo;
+    const patched = this.patchedBody();
+    if (patched) return (this.jsonMemo = { body: patched, etag: this.etag() });
     const parts: Buffer[] = [];
     let length = 2 + Math.max(0, this.ordered.length - 1);
     for (const entry of this.ordered) {
@@ -166,13 +232,63 @@ export class TreeSnapshot {
       at += parts[i].copy(body, at);
     }
     body[at] = 0x5d; // ]
+    const offsets: Offsets = new Float64Array(parts.length + 1);
+    at = 1;
+    for (let i = 0; i < parts.length; i++) {
+      offsets[i] = at;
+      at += parts[i].length + 1;
+    }
+    offsets[parts.length] = at;
+    this.offsetsMemo = offsets;
+    return (this.jsonMemo = { body, etag: this.etag() });
+  }
+
+  /**
+   * After an edit in place whose previous body was made: that body with the replaced cards'
+   * bytes swapped, copied in a few large runs instead of one copy per card.
+   */
+  private patchedBody(): Buffer | undefined {
+    const from = this.patchFrom;
+    this.patchFrom = undefined;
+    if (!from) return undefined;
+    const { offsets } = from;
+    if (from.replaced.size === 0) {
+      this.offsetsMemo = offsets;
+      return from.body;
+    }
+    const previous = from;
+    const replaced = [...from.replaced].sort((a, b) => a - b);
+    const fresh = replaced.map((index) => bytesOf(this.ordered[index].card));
+    let length = previous.body.length;
+    replaced.forEach((index, i) => (length += fresh[i].length - (offsets[index + 1] - 1 - offsets[index])));
+    const body = Buffer.allocUnsafe(length);
+    const moved = new Float64Array(offsets.length);
+    let read = 0;
+    let write = 0;
+    let shift = 0;
+    let done = 0;
+    replaced.forEach((index, i) => {
+      for (; done <= index; done++) moved[done] = offsets[done] + shift;
+      const start = offsets[index];
+      write += previous.body.copy(body, write, read, start);
+      write += fresh[i].copy(body, write);
+      read = offsets[index + 1] - 1;
+      shift += fresh[i].length - (read - start);
+    });
+    previous.body.copy(body, write, read);
+    for (; done < offsets.length; done++) moved[done] = offsets[done] + shift;
+    this.offsetsMemo = moved;
+    return body;
+  }
+
+  private etag(): string {
     // The revision names the content; the tree's own time of that revision and id guard
     // against a data directory restored from an older backup reaching the same number again.
     const tag = createHash("sha256")
       .update(`${BODY_FORMAT}\n${this.tree._id}\n${this.revision}\n${this.tree.updatedAt}`)
       .digest("base64url")
       .slice(0, 22);
-    return (this.jsonMemo = { body, etag: `"${this.revision}-${tag}"` });
+    return `"${this.revision}-${tag}"`;
   }
 
   /** What the budget counts of it. */
