@@ -8,6 +8,7 @@ import type { Auth } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
 import { UnauthenticatedError } from "../shared/errors.js";
 import type { StoredUser } from "../shared/records.js";
+import type { Splices } from "./card-lists.js";
 import { budgetLimits, ResultBudget } from "./result-budget.js";
 import { ResultDependencies, watchedStore } from "./result-dependencies.js";
 import { TreeCards } from "./tree-cards.js";
@@ -24,6 +25,11 @@ export interface GraphQLContext {
   dependencies: ResultDependencies;
   /** Resolvers count here the records and text they return. */
   budget: ResultBudget;
+  /**
+   * Card lists written without graphql-js (card-lists.ts), for a query's execution; null
+   * otherwise (a mutation, a subscription, before execution).
+   */
+  splices: Splices | null;
   /** The client's address when the caller is not signed in (its executions share an allowance), else null. */
   anonymousAddress: string | null;
 }
@@ -40,6 +46,7 @@ export function createGraphQLContext(domain: DomainContext, auth: Auth, address:
     trees: new TreeCards(watched, auth.user),
     dependencies,
     budget: new ResultBudget(budgetLimits(domain.config.graphql, auth.user !== null)),
+    splices: null,
     anonymousAddress: auth.user ? null : address,
   };
 }
