@@ -95,7 +95,10 @@ export async function updateMe(
   if (Object.keys(fields).length === 0) return user;
   const updated = await ctx.store.users.update(user._id, fields);
   if (!updated) throw new NotFoundError("User");
-  if (fields.passwordHash !== undefined) await ctx.store.sessions.removeForUser(user._id, keepSessionId);
+  if (fields.passwordHash !== undefined) {
+    await ctx.store.sessions.removeForUser(user._id, keepSessionId);
+    ctx.live.signedOut({ userId: user._id, keepSessionId });
+  }
   return updated;
 }
 
@@ -110,6 +113,7 @@ export async function resetPassword(ctx: DomainContext, actor: Actor, email: str
   if (!user) throw new NotFoundError("User");
   const updated = await ctx.store.users.update(user._id, { passwordHash: await ctx.hasher.hash(checked) });
   await ctx.store.sessions.removeForUser(user._id);
+  ctx.live.signedOut({ userId: user._id });
   return updated!;
 }
 

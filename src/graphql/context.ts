@@ -20,6 +20,8 @@ export interface GraphQLContext {
   csrf: string;
   /** The client's address, for the live streams' limits. */
   address: string;
+  /** The cookie session's id, null for basic credentials and anonymous callers: live streams end with it. */
+  sessionId: string | null;
   trees: TreeCards;
   /** What the request's store reads depended on, noted by the store itself. */
   dependencies: ResultDependencies;
@@ -43,6 +45,7 @@ export function createGraphQLContext(domain: DomainContext, auth: Auth, address:
     user: auth.user,
     csrf: auth.session?.csrf ?? "",
     address,
+    sessionId: auth.session?._id ?? null,
     trees: new TreeCards(watched, auth.user),
     dependencies,
     budget: new ResultBudget(budgetLimits(domain.config.graphql, auth.user !== null)),

@@ -159,6 +159,21 @@ export class ResultBudget {
     this.count(count * width);
   }
 
+  /** Whether `values` more values and `characters` more characters of text stay within the limits. */
+  fits(values: number, characters: number): boolean {
+    return this.values + values <= this.limits.values && this.characters + characters <= this.limits.text;
+  }
+
+  /**
+   * Counts, in one go, what a list that `fits` holds. @throws as `list` does, for the time
+   * limit only.
+   */
+  counted(values: number, characters: number): void {
+    this.values += values;
+    this.characters += characters;
+    this.tick();
+  }
+
   /** Counts one record, for a field that returns one. @throws as `list` does. */
   one<T>(record: T, info: GraphQLResolveInfo): T {
     this.count(widthOf(info));

@@ -116,6 +116,21 @@ it("several trees in one answer, by aliases and by the tree list", async () => {
   expect(written).toBe(4);
 });
 
+it("the same query again after edits, moves and renames: patched from the last answer, still exact", async () => {
+  // Each card appears twice (in the list and among its parent's children), content twice.
+  const shape = (extra: string) =>
+    `{ tree(id: "${tree._id}") { name cards { id content depth again: content children { id content${extra} } } } }`;
+  for (let round = 0; round < 6; round++) {
+    if (round === 2) {
+      // A move: the arrangement changes, the list is written card by card again.
+      expect((await owner.put(`/api/trees/${tree._id}/cards/${cards[5]._id}`, { parentId: cards[0]._id, position: 42 })).status).toBe(200);
+    }
+    if (round === 4) expect((await owner.put(`/api/trees/${tree._id}`, { name: `Renamed ${round}` })).status).toBe(200);
+    const { written } = await compare(shape(""), shape(" id @include(if: true)"));
+    expect(written).toBe(1);
+  }
+});
+
 it("selections it cannot write go through graphql-js, and their answers are right", async () => {
   await edit();
   const before = writtenLists.count;
