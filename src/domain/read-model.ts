@@ -101,7 +101,7 @@ export class TreeSnapshot {
   private constructor(
     readonly tree: Tree,
     /** Every live card by id, reachable or not (a card whose parent is gone is kept for when it comes back). */
-    private readonly live: ReadonlyMap<string, StoredCard>,
+    private readonly live: LiveCards,
     /** The reachable ones in tree order, with depth. */
     readonly ordered: readonly OrderedCard<StoredCard>[],
     /** Index of each card in `ordered`. */
@@ -121,7 +121,7 @@ export class TreeSnapshot {
 
   private static ordering(tree: Tree, live: Map<string, StoredCard>): TreeSnapshot {
     const ordered = walkTreeOrder([...live.values()]);
-    return new TreeSnapshot(tree, live, ordered, new Map(ordered.map((entry, i) => [entry.card._id, i])));
+    return new TreeSnapshot(tree, new LiveCards(live), ordered, new Map(ordered.map((entry, i) => [entry.card._id, i])));
   }
 
   get treeId(): string {
@@ -141,15 +141,19 @@ export class TreeSnapshot {
     if (change.after.length === 0) {
       return new TreeSnapshot(tree, this.live, this.ordered, this.indexOf, this.shapeMemo, this.patchBase(new Set()));
     }
-    const live = new Map(this.live);
-    let inPlace = true;
-    for (const card of change.after) {
-      const old = live.get(card._id);
-      if (card.trashed !== undefined) live.delete(card._id);
-      else live.set(card._id, card);
-      if (!old || card.trashed !== undefined || !this.indexOf.has(card._id) || !samePlace(old, card)) inPlace = false;
+    const inPlace = change.after.every((card) => {
+      const old = this.live.get(card._id);
+      return old !== undefined && card.trashed === undefined && this.indexOf.has(card._id) && samePlace(old, card);
+    });
+    if (!inPlace) {
+      const live = this.live.copy();
+      for (const card of change.after) {
+        if (card.trashed !== undefined) live.delete(card._id);
+        else live.set(card._id, card);
+      }
+      return TreeSnapshot.ordering(tree, live);
     }
-    if (!inPlace) return TreeSnapshot.ordering(tree, live);
+    const live = this.live.with(change.after);
     const ordered = [...this.ordered];
     const replaced = new Set<number>();
     for (const card of change.after) {
@@ -296,6 +300,48 @@ export class TreeSnapshot {
     return this.live.size + 1;
   }
 }
+
+/**
+ * Every live card of a snapshot by id: a map, or, after edits in place, the map it was and
+ * the cards that replaced some of it (so an edit does not copy 10,000 entries); folded into
+ * a new map once the replacements are many.
+ */
+class LiveCards {
+  constructor(
+    private readonly base: ReadonlyMap<string, StoredCard>,
+    private readonly replaced: ReadonlyMap<string, StoredCard> = new Map(),
+  ) {}
+
+  get size(): number {
+    return this.base.size;
+  }
+
+  get(id: string): StoredCard | undefined {
+    return this.replaced.get(id) ?? this.base.get(id);
+  }
+
+  /** A map of them, to change. */
+  copy(): Map<string, StoredCard> {
+    const map = new Map(this.base);
+    for (const [id, card] of this.replaced) map.set(id, card);
+    return map;
+  }
+
+  /** These cards with `cards` (each already among them) replaced. */
+  with(cards: readonly StoredCard[]): LiveCards {
+    if (this.replaced.size + cards.length > MAX_REPLACED) {
+      const map = this.copy();
+      for (const card of cards) map.set(card._id, card);
+      return new LiveCards(map);
+    }
+    const replaced = new Map(this.replaced);
+    for (const card of cards) replaced.set(card._id, card);
+    return new LiveCards(this.base, replaced);
+  }
+}
+
+/** Replacements a snapshot's cards hold beside their map before they are folded into a new one. */
+const MAX_REPLACED = 256;
 
 function samePlace(a: StoredCard, b: StoredCard): boolean {
   return a.parentId === b.parentId && a.position === b.position && a.createdAt === b.createdAt;
