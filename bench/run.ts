@@ -10,7 +10,8 @@
  * to npm (`npm run bench --quick`), which passes them on as npm_config_quick and _profile.
  * `--hostile` runs only the hostile-traffic scenario (an honest writer's latency while one
  * client sends each attack of issue 12 in turn). `--live` stops after the reads and the
- * live streams (SSE fan-out and idle memory, issue 14).
+ * live streams (SSE fan-out and idle memory, issue 14). `--writes` runs only the card writes
+ * (10 s each, even with --quick), for the change log's cost against the first wave's figures.
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -42,6 +43,8 @@ const hostileOnly = flag("hostile");
 const profile = flag("profile");
 /** `--live`: only the reads (after a write included) and the live streams (issue 14). */
 const liveOnly = flag("live");
+/** `--writes`: only the card writes, at full length (issue 14: writes with the change log vs the first wave). */
+const writesOnly = flag("writes");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -118,6 +121,24 @@ async function main(): Promise<void> {
   const small = generateTree(1_000, 4);
   const smallTree = await writer.treeWith("Bench 1k", small);
   const writerBig = await writer.treeWith("Bench 10k (writes)", generateTree(10_000, 5));
+
+  if (writesOnly) {
+    console.log("Writes (wrk)...");
+    await writeScenarios({
+      report,
+      server,
+      writer,
+      trees: [
+        { id: smallTree, label: "1k-card tree", rowId: "create-1k" },
+        { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
+      ],
+      seconds: 10,
+    });
+    await server.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
 
   console.log("Reads (wrk)...");
   await readScenarios({
