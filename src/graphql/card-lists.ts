@@ -472,8 +472,11 @@ export function cardListsPlugin(): Plugin<GraphQLContext> {
       byRequest.delete(request);
       if (!splices?.placedAny) return;
       const body = splices.splice(await response.text());
-      const headers = new fetchAPI.Headers(response.headers);
-      headers.delete("content-length");
+      // The same headers but the length (a copy through the Headers constructor lost them).
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => {
+        if (name !== "content-length") headers[name] = value;
+      });
       setResponse(new fetchAPI.Response(body, { status: response.status, statusText: response.statusText, headers }));
     },
   };

@@ -43,7 +43,7 @@ async function post(as: Api | null, query: string, variables?: Record<string, un
     headers: { "content-type": "application/json", ...(as?.authHeader ? { authorization: as.authHeader } : {}) },
     body: JSON.stringify({ query, variables, operationName }),
   });
-  return { status: res.status, text: await res.text() };
+  return { status: res.status, contentType: res.headers.get("content-type"), text: await res.text() };
 }
 
 let edits = 0;
@@ -63,6 +63,7 @@ async function compare(query: string, ordinary: string, variables?: Record<strin
   const slow = await post(owner, ordinary, variables, operationName);
   expect(writtenLists.count - before).toBe(written);
   expect(fast.status).toBe(slow.status);
+  expect(fast.contentType).toBe(slow.contentType);
   expect(fast.text).toBe(slow.text);
   return { written, body: JSON.parse(fast.text) };
 }
