@@ -15,6 +15,8 @@
  * `--scale` runs only the PostgreSQL scale scenario (issue 17: PostgreSQL against the
  * embedded store, two processes against one, a store of 1,000,000 cards); it needs a
  * PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
+ * `--writes` runs only the card writes (10 s each, even with --quick), for the change log's
+ * cost against the first wave's figures.
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -52,6 +54,8 @@ const liveOnly = flag("live");
 const liveBrowserOnly = flag("live-browser");
 /** `--scale`: only the PostgreSQL scale scenario (issue 17). */
 const scaleOnly = flag("scale");
+/** `--writes`: only the card writes, at full length (issue 14: writes with the change log vs the first wave). */
+const writesOnly = flag("writes");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -163,6 +167,24 @@ async function main(): Promise<void> {
   const small = generateTree(1_000, 4);
   const smallTree = await writer.treeWith("Bench 1k", small);
   const writerBig = await writer.treeWith("Bench 10k (writes)", generateTree(10_000, 5));
+
+  if (writesOnly) {
+    console.log("Writes (wrk)...");
+    await writeScenarios({
+      report,
+      server,
+      writer,
+      trees: [
+        { id: smallTree, label: "1k-card tree", rowId: "create-1k" },
+        { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
+      ],
+      seconds: 10,
+    });
+    await server.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
 
   console.log("Reads (wrk)...");
   await readScenarios({

@@ -34,7 +34,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   app.set("etag", false);
 
   const credentials = new CredentialChecker(ctx, secret);
-  const sessions = new SessionManager(ctx.store, secret);
+  const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }));
   const who = authenticate({ store: ctx.store, credentials, sessions });
 
   app.use(securityHeaders);

@@ -12,6 +12,8 @@ export class SessionManager {
   constructor(
     private readonly store: Store,
     private readonly secret: string,
+    /** Told of every session that ends (logout, a new login, expiry): the live streams opened with it end. */
+    private readonly ended: (sessionId: string) => void = () => {},
   ) {}
 
   private idOf(token: string): string {
@@ -40,13 +42,15 @@ export class SessionManager {
     if (!session) return null;
     if (session.expiresAt <= new Date().toISOString()) {
       await this.store.sessions.remove(session._id);
+      this.ended(session._id);
       return null;
     }
     return session;
   }
 
-  end(session: Session): Promise<void> {
-    return this.store.sessions.remove(session._id);
+  async end(session: Session): Promise<void> {
+    await this.store.sessions.remove(session._id);
+    this.ended(session._id);
   }
 }
 

@@ -6,7 +6,10 @@
  * - Authorised like a read (the policy's `watch`: members, and anyone for a public tree).
  *   A change to the tree record (sharing, publishing) is checked again against the
  *   reader, who is cut off (`revoked`) the moment it no longer may; a deleted tree ends its
- *   streams (`removed`).
+ *   streams (`removed`). A stream opened with a cookie session ends when that session does
+ *   (logout, a new login, a password change elsewhere); every stream of a user ends when the
+ *   user is deleted or their password changes (basic credentials with the old password no
+ *   longer authenticate), except those of the session that changed it (`signedOut`).
  * - Replay then live, in revision order, without gap or duplicate: the stream listens on the
  *   feed before it reads the log, so a change committed meanwhile is in one or the other
  *   (or both: anything at or below the last revision sent is skipped). A notice past a gap,
@@ -35,7 +38,7 @@ const UNAVAILABLE_RETRIES = 8;
 export type LiveEvent = { type: "change"; change: Change } | { type: "reset"; revision: number };
 
 /** Why a stream ended. */
-export type EndReason = "reset" | "revoked" | "removed" | "slow" | "closed" | "stopping";
+export type EndReason = "reset" | "revoked" | "removed" | "signed-out" | "slow" | "closed" | "stopping";
 
 /** A change as a reader sees it: no private field (author, trash state) ever leaves. */
 export interface ChangeView {
@@ -124,6 +127,21 @@ export class LiveStreams {
     for (const stream of this.open) stream.catchUp();
   }
 
+  /**
+   * Ends the streams whose credentials no longer hold: those opened with the cookie session
+   * `sessionId`, or, with `userId`, every stream of that user but those of `keepSessionId`.
+   * The one entry point for sign-outs, whichever process heard of them.
+   */
+  signedOut(which: { sessionId: string } | { userId: string; keepSessionId?: string }): void {
+    for (const stream of [...this.open]) {
+      const ends =
+        "sessionId" in which
+          ? stream.sessionId === which.sessionId
+          : stream.userId === which.userId && (which.keepSessionId === undefined || stream.sessionId !== which.keepSessionId);
+      if (ends) stream.end("signed-out");
+    }
+  }
+
   /** Ends every stream (the server is stopping), so their connections close. */
   closeAll(): void {
     for (const stream of [...this.open]) stream.end("stopping");
@@ -135,6 +153,8 @@ export interface FollowOptions {
   since?: number;
   /** The client's address, for the anonymous streams' limit. */
   address: string;
+  /** The cookie session the caller is signed in with, if any: the stream ends with it. */
+  sessionId?: string | null;
 }
 
 /**
@@ -147,7 +167,7 @@ export async function followTree(ctx: DomainContext, actor: Actor | null, treeId
   let stream: LiveStream | undefined;
   try {
     const tree = await loadTree(ctx, actor, treeId, "watch");
-    stream = new LiveStream(ctx, actor, treeId, release);
+    stream = new LiveStream(ctx, actor, treeId, release, options.sessionId ?? null);
     const current = tree.revision ?? 0;
     const since = options.since ?? current;
     stream.start(since, current);
@@ -175,6 +195,8 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     private readonly actor: Actor | null,
     readonly treeId: string,
     private readonly release: () => void,
+    /** The cookie session it was opened with; null for basic credentials and anonymous readers. */
+    readonly sessionId: string | null = null,
   ) {
     // Before the log is read: a change committed meanwhile is heard, or in the log.
     this.unsubscribe = ctx.feed.subscribe(treeId, (notice) => this.hear(notice));
@@ -191,6 +213,11 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     if (since < current) this.take(() => this.fillTo(current));
   }
 
+  /** The reader's user id; null when anonymous. */
+  get userId(): string | null {
+    return this.actor?._id ?? null;
+  }
+
   /** Calls `listener` once the stream ends (at once if it has). */
   onEnd(listener: (reason: EndReason) => void): void {
     if (this.reason) listener(this.reason);
@@ -201,7 +228,9 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     if (this.reason) return;
     this.reason = reason;
     // A reader cut off gets nothing more; one that ends normally gets what was queued.
-    if (reason === "slow" || reason === "closed" || reason === "revoked" || reason === "removed") this.queue.length = 0;
+    if (reason === "slow" || reason === "closed" || reason === "revoked" || reason === "removed" || reason === "signed-out") {
+      this.queue.length = 0;
+    }
     this.unsubscribe();
     this.release();
     this.ctx.live.untrack(this);

@@ -75,19 +75,48 @@ export interface CardsJson {
   etag: string;
 }
 
+/** Where each card's bytes start in a `CardsJson` body (tree order), and one past the last card's end. */
+type Offsets = Float64Array;
+
+/**
+ * The outline's shape in tree order, for walking it without maps: the same for every
+ * snapshot whose cards stand where they stood (edits in place share it).
+ */
+export interface TreeShape {
+  /** Index, in tree order, one past the last card of each card's subtree. */
+  end: Int32Array;
+  /** How many children each card has. */
+  childCount: Int32Array;
+  /** How many cards the first column has. */
+  rootCount: number;
+}
+
+/** A card's API form, shared by every snapshot that holds the record (so callers may key caches by it). */
+export function cardOf(card: StoredCard): Card {
+  return present(card);
+}
+
 /** A tree and its live cards at one revision. Immutable; what is derived is computed once, when first asked. */
 export class TreeSnapshot {
   private placesMemo?: CardPlaces;
   private jsonMemo?: CardsJson;
+  private offsetsMemo?: Offsets;
 
   private constructor(
     readonly tree: Tree,
     /** Every live card by id, reachable or not (a card whose parent is gone is kept for when it comes back). */
-    private readonly live: ReadonlyMap<string, StoredCard>,
+    private readonly live: LiveCards,
     /** The reachable ones in tree order, with depth. */
     readonly ordered: readonly OrderedCard<StoredCard>[],
     /** Index of each card in `ordered`. */
     private readonly indexOf: ReadonlyMap<string, number>,
+    /** Shared with the snapshots of edits in place. */
+    private shapeMemo?: TreeShape,
+    /**
+     * For an edit in place: the snapshot before it and the indexes it replaced, so the body
+     * is the previous one with those cards' bytes swapped (dropped once used).
+     */
+    private patchFrom?: { body: Buffer; offsets: Offsets; replaced: ReadonlySet<number> },
   ) {}
 
   static of(tree: Tree, cards: readonly StoredCard[]): TreeSnapshot {
@@ -96,7 +125,7 @@ export class TreeSnapshot {
 
   private static ordering(tree: Tree, live: Map<string, StoredCard>): TreeSnapshot {
     const ordered = walkTreeOrder([...live.values()]);
-    return new TreeSnapshot(tree, live, ordered, new Map(ordered.map((entry, i) => [entry.card._id, i])));
+    return new TreeSnapshot(tree, new LiveCards(live), ordered, new Map(ordered.map((entry, i) => [entry.card._id, i])));
   }
 
   get treeId(): string {
@@ -113,22 +142,61 @@ export class TreeSnapshot {
    */
   next(change: Change): TreeSnapshot {
     const tree: Tree = change.tree ? change.tree.after : { ...this.tree, revision: change.revision, updatedAt: change.at };
-    if (change.after.length === 0) return new TreeSnapshot(tree, this.live, this.ordered, this.indexOf);
-    const live = new Map(this.live);
-    let inPlace = true;
-    for (const card of change.after) {
-      const old = live.get(card._id);
-      if (card.trashed !== undefined) live.delete(card._id);
-      else live.set(card._id, card);
-      if (!old || card.trashed !== undefined || !this.indexOf.has(card._id) || !samePlace(old, card)) inPlace = false;
+    if (change.after.length === 0) {
+      return new TreeSnapshot(tree, this.live, this.ordered, this.indexOf, this.shapeMemo, this.patchBase(new Set()));
     }
-    if (!inPlace) return TreeSnapshot.ordering(tree, live);
+    const inPlace = change.after.every((card) => {
+      const old = this.live.get(card._id);
+      return old !== undefined && card.trashed === undefined && this.indexOf.has(card._id) && samePlace(old, card);
+    });
+    if (!inPlace) {
+      const live = this.live.copy();
+      for (const card of change.after) {
+        if (card.trashed !== undefined) live.delete(card._id);
+        else live.set(card._id, card);
+      }
+      return TreeSnapshot.ordering(tree, live);
+    }
+    const live = this.live.with(change.after);
     const ordered = [...this.ordered];
+    const replaced = new Set<number>();
     for (const card of change.after) {
       const index = this.indexOf.get(card._id)!;
       ordered[index] = { card, depth: ordered[index].depth };
+      replaced.add(index);
     }
-    return new TreeSnapshot(tree, live, ordered, this.indexOf);
+    return new TreeSnapshot(tree, live, ordered, this.indexOf, this.shapeMemo, this.patchBase(replaced));
+  }
+
+  /**
+   * What the next snapshot of an edit in place patches its body from: this one's body, or
+   * the body this one would have patched (several changes applied at once), plus `replaced`.
+   * Holds a body, never an older snapshot, so a chain of snapshots is never kept alive.
+   */
+  private patchBase(replaced: Set<number>): TreeSnapshot["patchFrom"] {
+    if (this.jsonMemo && this.offsetsMemo) return { body: this.jsonMemo.body, offsets: this.offsetsMemo, replaced };
+    if (!this.patchFrom) return undefined;
+    return { ...this.patchFrom, replaced: new Set([...this.patchFrom.replaced, ...replaced]) };
+  }
+
+  /** Each card's subtree span and child count, computed once per arrangement of the cards. */
+  shape(): TreeShape {
+    if (this.shapeMemo) return this.shapeMemo;
+    const count = this.ordered.length;
+    const end = new Int32Array(count);
+    const childCount = new Int32Array(count);
+    let rootCount = 0;
+    // The open ancestors of the current card, deepest last.
+    const open: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const depth = this.ordered[i].depth;
+      while (open.length > 0 && this.ordered[open[open.length - 1]].depth >= depth) end[open.pop()!] = i;
+      if (open.length > 0) childCount[open[open.length - 1]]++;
+      else rootCount++;
+      open.push(i);
+    }
+    for (const index of open) end[index] = count;
+    return (this.shapeMemo = { end, childCount, rootCount });
   }
 
   /** The cards as API records, tree order, with their places. */
@@ -154,6 +222,8 @@ export class TreeSnapshot {
   /** `GET /api/trees/:id/cards`'s body, from each card's bytes (serialized once per card record). */
   json(): CardsJson {
     if (this.jsonMemo) return this.jsonMemo;
+    const patched = this.patchedBody();
+    if (patched) return (this.jsonMemo = { body: patched, etag: this.etag() });
     const parts: Buffer[] = [];
     let length = 2 + Math.max(0, this.ordered.length - 1);
     for (const entry of this.ordered) {
@@ -170,13 +240,63 @@ export class TreeSnapshot {
       at += parts[i].copy(body, at);
     }
     body[at] = 0x5d; // ]
+    const offsets: Offsets = new Float64Array(parts.length + 1);
+    at = 1;
+    for (let i = 0; i < parts.length; i++) {
+      offsets[i] = at;
+      at += parts[i].length + 1;
+    }
+    offsets[parts.length] = at;
+    this.offsetsMemo = offsets;
+    return (this.jsonMemo = { body, etag: this.etag() });
+  }
+
+  /**
+   * After an edit in place whose previous body was made: that body with the replaced cards'
+   * bytes swapped, copied in a few large runs instead of one copy per card.
+   */
+  private patchedBody(): Buffer | undefined {
+    const from = this.patchFrom;
+    this.patchFrom = undefined;
+    if (!from) return undefined;
+    const { offsets } = from;
+    if (from.replaced.size === 0) {
+      this.offsetsMemo = offsets;
+      return from.body;
+    }
+    const previous = from;
+    const replaced = [...from.replaced].sort((a, b) => a - b);
+    const fresh = replaced.map((index) => bytesOf(this.ordered[index].card));
+    let length = previous.body.length;
+    replaced.forEach((index, i) => (length += fresh[i].length - (offsets[index + 1] - 1 - offsets[index])));
+    const body = Buffer.allocUnsafe(length);
+    const moved = new Float64Array(offsets.length);
+    let read = 0;
+    let write = 0;
+    let shift = 0;
+    let done = 0;
+    replaced.forEach((index, i) => {
+      for (; done <= index; done++) moved[done] = offsets[done] + shift;
+      const start = offsets[index];
+      write += previous.body.copy(body, write, read, start);
+      write += fresh[i].copy(body, write);
+      read = offsets[index + 1] - 1;
+      shift += fresh[i].length - (read - start);
+    });
+    previous.body.copy(body, write, read);
+    for (; done < offsets.length; done++) moved[done] = offsets[done] + shift;
+    this.offsetsMemo = moved;
+    return body;
+  }
+
+  private etag(): string {
     // The revision names the content; the tree's own time of that revision and id guard
     // against a data directory restored from an older backup reaching the same number again.
     const tag = createHash("sha256")
       .update(`${BODY_FORMAT}\n${this.tree._id}\n${this.revision}\n${this.tree.updatedAt}`)
       .digest("base64url")
       .slice(0, 22);
-    return (this.jsonMemo = { body, etag: `"${this.revision}-${tag}"` });
+    return `"${this.revision}-${tag}"`;
   }
 
   /** What the budget counts of it. */
@@ -184,6 +304,48 @@ export class TreeSnapshot {
     return this.live.size + 1;
   }
 }
+
+/**
+ * Every live card of a snapshot by id: a map, or, after edits in place, the map it was and
+ * the cards that replaced some of it (so an edit does not copy 10,000 entries); folded into
+ * a new map once the replacements are many.
+ */
+class LiveCards {
+  constructor(
+    private readonly base: ReadonlyMap<string, StoredCard>,
+    private readonly replaced: ReadonlyMap<string, StoredCard> = new Map(),
+  ) {}
+
+  get size(): number {
+    return this.base.size;
+  }
+
+  get(id: string): StoredCard | undefined {
+    return this.replaced.get(id) ?? this.base.get(id);
+  }
+
+  /** A map of them, to change. */
+  copy(): Map<string, StoredCard> {
+    const map = new Map(this.base);
+    for (const [id, card] of this.replaced) map.set(id, card);
+    return map;
+  }
+
+  /** These cards with `cards` (each already among them) replaced. */
+  with(cards: readonly StoredCard[]): LiveCards {
+    if (this.replaced.size + cards.length > MAX_REPLACED) {
+      const map = this.copy();
+      for (const card of cards) map.set(card._id, card);
+      return new LiveCards(map);
+    }
+    const replaced = new Map(this.replaced);
+    for (const card of cards) replaced.set(card._id, card);
+    return new LiveCards(this.base, replaced);
+  }
+}
+
+/** Replacements a snapshot's cards hold beside their map before they are folded into a new one. */
+const MAX_REPLACED = 256;
 
 function samePlace(a: StoredCard, b: StoredCard): boolean {
   return a.parentId === b.parentId && a.position === b.position && a.createdAt === b.createdAt;

@@ -103,7 +103,10 @@ export const updateMe = command({
     if (Object.keys(fields).length === 0) return user;
     const updated = await ctx.store.users.update(user._id, fields);
     if (!updated) throw new NotFoundError("User");
-    if (fields.passwordHash !== undefined) await ctx.store.sessions.removeForUser(user._id, keepSessionId);
+    if (fields.passwordHash !== undefined) {
+      await ctx.store.sessions.removeForUser(user._id, keepSessionId);
+      ctx.live.signedOut({ userId: user._id, keepSessionId });
+    }
     return updated;
   },
 });
@@ -123,6 +126,7 @@ export const resetPassword = command({
     if (!user) throw new NotFoundError("User");
     const updated = await ctx.store.users.update(user._id, { passwordHash: await ctx.hasher.hash(password) });
     await ctx.store.sessions.removeForUser(user._id);
+    ctx.live.signedOut({ userId: user._id });
     return updated!;
   },
 });

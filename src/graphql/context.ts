@@ -8,6 +8,7 @@ import type { Auth } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
 import { UnauthenticatedError } from "../shared/errors.js";
 import type { StoredUser } from "../shared/records.js";
+import type { Splices } from "./card-lists.js";
 import { budgetLimits, ResultBudget } from "./result-budget.js";
 import { ResultDependencies, watchedStore } from "./result-dependencies.js";
 import { TreeCards } from "./tree-cards.js";
@@ -19,11 +20,18 @@ export interface GraphQLContext {
   csrf: string;
   /** The client's address, for the live streams' limits. */
   address: string;
+  /** The cookie session's id, null for basic credentials and anonymous callers: live streams end with it. */
+  sessionId: string | null;
   trees: TreeCards;
   /** What the request's store reads depended on, noted by the store itself. */
   dependencies: ResultDependencies;
   /** Resolvers count here the records and text they return. */
   budget: ResultBudget;
+  /**
+   * Card lists written without graphql-js (card-lists.ts), for a query's execution; null
+   * otherwise (a mutation, a subscription, before execution).
+   */
+  splices: Splices | null;
   /** The client's address when the caller is not signed in (its executions share an allowance), else null. */
   anonymousAddress: string | null;
 }
@@ -37,9 +45,11 @@ export function createGraphQLContext(domain: DomainContext, auth: Auth, address:
     user: auth.user,
     csrf: auth.session?.csrf ?? "",
     address,
+    sessionId: auth.session?._id ?? null,
     trees: new TreeCards(watched, auth.user),
     dependencies,
     budget: new ResultBudget(budgetLimits(domain.config.graphql, auth.user !== null)),
+    splices: null,
     anonymousAddress: auth.user ? null : address,
   };
 }

@@ -29,7 +29,15 @@
  * it; so what is left of the execution finishes at once. `resultBudgetPlugin` then
  * answers the one error (src/graphql/yoga.ts).
  */
-import { getOperationAST, Kind, type ExecutionResult, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
+import {
+  getOperationAST,
+  Kind,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLResolveInfo,
+  type SelectionSetNode,
+} from "graphql";
 import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { GraphQLLimits } from "../config.js";
 import { PayloadTooLargeError } from "../shared/errors.js";
@@ -39,14 +47,18 @@ import type { GraphQLContext } from "./context.js";
 const widths = new WeakMap<FieldNode, number>();
 
 /** Fields selected in `set`, through fragments, each fragment once (as graphql-js merges them). */
-function selectionWidth(set: SelectionSetNode | undefined, info: GraphQLResolveInfo, spread: Set<string>): number {
+export function selectionWidth(
+  set: SelectionSetNode | undefined,
+  fragments: Record<string, FragmentDefinitionNode>,
+  spread: Set<string>,
+): number {
   let width = 0;
   for (const selection of set?.selections ?? []) {
     if (selection.kind === Kind.FIELD) width += 1;
-    else if (selection.kind === Kind.INLINE_FRAGMENT) width += selectionWidth(selection.selectionSet, info, spread);
+    else if (selection.kind === Kind.INLINE_FRAGMENT) width += selectionWidth(selection.selectionSet, fragments, spread);
     else if (!spread.has(selection.name.value)) {
       spread.add(selection.name.value);
-      width += selectionWidth(info.fragments[selection.name.value]?.selectionSet, info, spread);
+      width += selectionWidth(fragments[selection.name.value]?.selectionSet, fragments, spread);
     }
   }
   return width;
@@ -57,7 +69,7 @@ function widthOf(info: GraphQLResolveInfo): number {
   let width = widths.get(node);
   if (width === undefined) {
     const spread = new Set<string>();
-    width = Math.max(1, info.fieldNodes.reduce((sum, field) => sum + selectionWidth(field.selectionSet, info, spread), 0));
+    width = Math.max(1, info.fieldNodes.reduce((sum, field) => sum + selectionWidth(field.selectionSet, info.fragments, spread), 0));
     widths.set(node, width);
   }
   return width;
@@ -137,6 +149,29 @@ export class ResultBudget {
   list<T>(list: T[], info: GraphQLResolveInfo): T[] {
     this.count(list.length * widthOf(info));
     return list;
+  }
+
+  /**
+   * Counts `count` records of `width` selected fields each: a list written without its
+   * resolvers (src/graphql/card-lists.ts). @throws as `list` does.
+   */
+  records(count: number, width: number): void {
+    this.count(count * width);
+  }
+
+  /** Whether `values` more values and `characters` more characters of text stay within the limits. */
+  fits(values: number, characters: number): boolean {
+    return this.values + values <= this.limits.values && this.characters + characters <= this.limits.text;
+  }
+
+  /**
+   * Counts, in one go, what a list that `fits` holds. @throws as `list` does, for the time
+   * limit only.
+   */
+  counted(values: number, characters: number): void {
+    this.values += values;
+    this.characters += characters;
+    this.tick();
   }
 
   /** Counts one record, for a field that returns one. @throws as `list` does. */

@@ -10,7 +10,7 @@
  */
 import type { DomainContext } from "../domain/context.js";
 import type { Actor } from "../domain/policy.js";
-import type { CardPlaces } from "../domain/read-model.js";
+import type { CardPlaces, TreeSnapshot } from "../domain/read-model.js";
 import type { Card, Tree } from "../shared/records.js";
 import { loadTree } from "../domain/trees.js";
 
@@ -30,8 +30,13 @@ export class TreeCards {
    * allowed this caller to read it (a query or a mutation's result).
    */
   async ofTree(tree: Tree): Promise<LoadedTree> {
+    return (await this.snapshotOf(tree)).places();
+  }
+
+  /** The snapshot `ofTree` reads its cards from, for lists written without graphql-js. Same rule as `ofTree`. */
+  async snapshotOf(tree: Tree): Promise<TreeSnapshot> {
     if (!this.allowed.has(tree._id)) this.allowed.set(tree._id, tree);
-    return (await this.ctx.readModel.read(tree)).places();
+    return this.ctx.readModel.read(tree);
   }
 
   /**

@@ -83,7 +83,11 @@ builder.subscriptionField("treeChanged", (t) =>
     },
     subscribe: async (_root, args, context) =>
       changesOf(
-        await followTree(context.domain, context.user, args.treeId, { since: args.since ?? undefined, address: context.address }),
+        await followTree(context.domain, context.user, args.treeId, {
+          since: args.since ?? undefined,
+          address: context.address,
+          sessionId: context.sessionId,
+        }),
       ),
     resolve: (change) => change,
   }),

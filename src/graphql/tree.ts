@@ -43,13 +43,20 @@ export const TreeType = builder.objectRef<Tree>("Tree").implement({
     cards: t.field({
       type: [CardType],
       description: "Every live card, flat, in tree order (depth-first pre-order).",
-      resolve: async (tree, _args, context, info) => context.budget.list((await context.trees.ofTree(tree)).cards, info),
+      resolve: async (tree, _args, context, info) => {
+        const snapshot = await context.trees.snapshotOf(tree);
+        if (context.splices?.write("cards", snapshot, context.budget, info)) return [];
+        return context.budget.list(snapshot.places().cards, info);
+      },
     }),
     roots: t.field({
       type: [CardType],
       description: "The first column, in sibling order.",
-      resolve: async (tree, _args, context, info) =>
-        context.budget.list((await context.trees.ofTree(tree)).children.get(null) ?? [], info),
+      resolve: async (tree, _args, context, info) => {
+        const snapshot = await context.trees.snapshotOf(tree);
+        if (context.splices?.write("roots", snapshot, context.budget, info)) return [];
+        return context.budget.list(snapshot.places().children.get(null) ?? [], info);
+      },
     }),
   }),
 });

@@ -26,6 +26,7 @@ import type { DomainContext } from "../domain/context.js";
 import { NotFoundError } from "../shared/errors.js";
 import { jsonBody } from "../http/json-body.js";
 import type { Logger } from "../http/logger.js";
+import { cardListsPlugin } from "./card-lists.js";
 import { createGraphQLContext, type GraphQLContext } from "./context.js";
 import { documentLimits } from "./document-limits.js";
 import { documentErrorCodes, maskError } from "./errors.js";
@@ -102,6 +103,7 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = 
       operationLimits(ctx.config, ctx.seeds),
       executionAllowancePlugin(allowance),
       resultBudgetPlugin,
+      cardListsPlugin(),
       documentErrorCodes,
       resultCachePlugin(cache),
       eventStreamHeaders,

@@ -47,7 +47,11 @@ export function eventRoutes({ ctx }: RouteDeps): Router {
 
   router.get("/trees/:treeId/events", async (req, res) => {
     const since = resumeFrom(req);
-    const stream = await followTree(ctx, req.auth.user, req.params.treeId, { since, address: clientAddress(req) });
+    const stream = await followTree(ctx, req.auth.user, req.params.treeId, {
+      since,
+      address: clientAddress(req),
+      sessionId: req.auth.session?._id ?? null,
+    });
     // Gone while the stream was being opened: nothing will tell it later.
     if (req.socket.destroyed) {
       stream.end("closed");

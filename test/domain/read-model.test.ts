@@ -1,0 +1,92 @@
+/**
+ * The read model patched from changes (issue 14): after edits in place, the cards body is the
+ * previous body with the edited cards' bytes swapped; after moves, creations and deletions it
+ * is rebuilt. Either way it must equal, byte for byte, a snapshot built from the store at
+ * the same revision, and the outline's shape must be the one the cards' places describe.
+ */
+import { beforeEach, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
+import { execute } from "../../src/domain/command.js";
+import { createCard, deleteCard, updateCard } from "../../src/domain/cards.js";
+import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
+import type { Actor } from "../../src/domain/policy.js";
+import { TreeSnapshot } from "../../src/domain/read-model.js";
+import { createTree, updateTree } from "../../src/domain/trees.js";
+import { signUp } from "../../src/domain/users.js";
+import { formatsOffThread } from "../../src/formats/off-thread.js";
+import { openMemoryStore } from "../../src/store/memory-store.js";
+
+let ctx: DomainContext;
+let alice: Actor;
+
+beforeEach(async () => {
+  const config = loadConfig({ SIGNUP: "open", EXPORT_WORKERS: "0" });
+  ctx = createDomainContext(openMemoryStore(), config, { formats: formatsOffThread(config.exports), hasher: scryptHasherFor(config.limits) });
+  alice = await execute(ctx, null, signUp, {}, { email: "alice@example.com", password: "correct horse battery" });
+});
+
+const SEED = JSON.stringify(
+  Array.from({ length: 6 }, (_, i) => ({
+    content: `# Part ${i}`,
+    children: Array.from({ length: 4 }, (_, j) => ({ content: `part ${i}.${j} "quoted" é`, children: [{ content: `leaf ${i}.${j}` }] })),
+  })),
+);
+
+/** The model's snapshot at the tree's current revision, and one built from the store at it. */
+async function both(treeId: string) {
+  const tree = (await ctx.store.trees.byId(treeId))!;
+  const model = await ctx.readModel.read(tree);
+  const fresh = TreeSnapshot.of(tree, await ctx.store.cards.liveByTree(treeId));
+  expect(model.revision).toBe(tree.revision);
+  return { model, fresh };
+}
+
+function expectSame(model: TreeSnapshot, fresh: TreeSnapshot) {
+  expect(model.json().body.toString()).toBe(fresh.json().body.toString());
+  expect(model.json().etag).toBe(fresh.json().etag);
+  expect(JSON.parse(model.json().body.toString())).toEqual(fresh.places().cards);
+  const shape = model.shape();
+  const places = fresh.places();
+  expect(shape.rootCount).toBe(places.children.get(null)?.length ?? 0);
+  model.ordered.forEach((entry, i) => {
+    expect(shape.childCount[i]).toBe(places.children.get(entry.card._id)?.length ?? 0);
+    // The subtree ends where the next card at the same depth or shallower stands.
+    const next = model.ordered.findIndex((other, j) => j > i && other.depth <= entry.depth);
+    expect(shape.end[i]).toBe(next === -1 ? model.ordered.length : next);
+  });
+}
+
+it("an edit in place, several at once, a rename, a move, a new card and a deletion all give the store's body", async () => {
+  const tree = await execute(ctx, alice, createTree, {}, { name: "Patched", seed: SEED });
+  let { model, fresh } = await both(tree._id);
+  expectSame(model, fresh);
+  const cards = model.places().cards;
+
+  // One edit, longer and then shorter than before, at the start, middle and end of the body.
+  for (const [i, content] of [[0, "x".repeat(500)], [17, "é"], [cards.length - 1, ""], [17, 'a "longer" one\n']] as const) {
+    await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[i]._id }, { content });
+    ({ model, fresh } = await both(tree._id));
+    expectSame(model, fresh);
+  }
+
+  // Several changes heard before the next read: patched from the last body made.
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[3]._id }, { content: "three" });
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[9]._id }, { content: "nine" });
+  await execute(ctx, alice, updateTree, { treeId: tree._id }, { name: "Renamed" });
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[3]._id }, { content: "three again" });
+  ({ model, fresh } = await both(tree._id));
+  expectSame(model, fresh);
+
+  // A move, a new card and a deletion re-walk the order; an edit after them patches again.
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[5]._id }, { parentId: cards[0]._id, position: 99 });
+  ({ model, fresh } = await both(tree._id));
+  expectSame(model, fresh);
+  await execute(ctx, alice, createCard, { treeId: tree._id }, { treeId: tree._id, parentId: cards[1]._id, content: "new", position: -1 });
+  await execute(ctx, alice, deleteCard, { treeId: tree._id, cardId: cards[20]._id }, undefined);
+  ({ model, fresh } = await both(tree._id));
+  expectSame(model, fresh);
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[2]._id }, { content: "after the re-walk" });
+  ({ model, fresh } = await both(tree._id));
+  expectSame(model, fresh);
+});
