@@ -34,6 +34,8 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   app.set("etag", false);
 
   const credentials = new CredentialChecker(ctx, secret);
+  // A password change checks the current password as a log-in attempt, with this throttle.
+  ctx.loginAttempts = credentials;
   const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }));
   const who = authenticate({ store: ctx.store, credentials, sessions });
 

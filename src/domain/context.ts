@@ -15,6 +15,7 @@ import { KeyedLock } from "./keyed-lock.js";
 import type { Clock } from "./ports/clock.js";
 import { systemClock } from "./ports/clock.js";
 import type { PasswordHasher } from "./ports/password-hasher.js";
+import { unthrottledAttempts, type LoginAttempts } from "./ports/login-attempts.js";
 import { LiveStreams } from "./live.js";
 import { ReadModel } from "./read-model.js";
 import { TreeRevisions } from "./tree-revisions.js";
@@ -30,6 +31,12 @@ export interface DomainContext {
   /** The other processes sharing the store (SPEC §11), for what is not a change (failed log-ins, sign-ups). */
   peers: Peers;
   hasher: PasswordHasher;
+  /**
+   * Where a typed password other than a log-in's is checked as a log-in attempt. The server
+   * plugs in its credential checker once it is built on this context (src/app.ts); the CLI
+   * and the domain's tests keep the default, which throttles nothing.
+   */
+  loginAttempts: LoginAttempts;
   /** The time stamped on what the commands write. */
   clock: Clock;
   treeLocks: KeyedLock;
@@ -82,6 +89,7 @@ export function createDomainContext(
     exporter: formats,
     feed,
     hasher,
+    loginAttempts: unthrottledAttempts,
     clock,
     treeLocks,
     ownerLocks: shared.ownerLocks ?? new KeyedLock(),

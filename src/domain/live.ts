@@ -310,20 +310,33 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     const missing = revision - this.lastSent;
     if (missing > maxBacklog) return this.reset(revision);
     const changes = await this.ctx.store.changes.since(this.treeId, this.lastSent, missing);
+    // Replayed changes are history: one that took the reader off the tree does not cut them
+    // off when the tree as it is now lets them watch (they were given it back since).
+    let allowedNow: boolean | undefined;
     for (const change of changes) {
       if (this.reason) return;
       if (change.revision <= this.lastSent) continue;
       // The log no longer holds what came between (pruned): the reader must reload.
       if (change.revision !== this.lastSent + 1) return this.reset(revision);
-      this.deliver(change);
+      if (change.tree && !can(this.actor, "watch", change.tree.after)) {
+        allowedNow ??= await this.mayWatchNow();
+        this.deliver(change, allowedNow);
+      } else this.deliver(change);
     }
     if (!this.reason && this.lastSent < revision) this.reset(revision);
   }
 
-  private deliver(change: Change): void {
+  /** Whether the tree as the store has it now lets the reader watch it. */
+  private async mayWatchNow(): Promise<boolean> {
+    const tree = await this.ctx.store.trees.byId(this.treeId);
+    return tree !== null && can(this.actor, "watch", tree);
+  }
+
+  /** `allowedNow`: a replayed change, and the tree as it is now lets the reader watch. */
+  private deliver(change: Change, allowedNow = false): void {
     if (this.reason) return;
     this.unavailable = 0;
-    if (change.tree && !can(this.actor, "watch", change.tree.after)) {
+    if (change.tree && !allowedNow && !can(this.actor, "watch", change.tree.after)) {
       this.end("revoked");
       return;
     }

@@ -140,16 +140,43 @@ export class TreeSnapshot {
    * The snapshot after `change`, the tree's next revision. An edit that leaves every card in
    * its place replaces those cards where they stand; anything else re-walks the tree order.
    */
+  /**
+   * The snapshot after all of `changes`, in revision order. Edits in place are applied one
+   * by one (each is cheap); from the first change that rearranges cards, the rest go into one
+   * map and the tree order is walked once: a reader arriving after 10,000 card creations
+   * must not walk a 10,000-card tree 10,000 times (it did: minutes of CPU).
+   */
+  nextAll(changes: readonly Change[]): TreeSnapshot {
+    let snapshot: TreeSnapshot = this;
+    let i = 0;
+    for (; i < changes.length && (i === changes.length - 1 || snapshot.inPlace(changes[i])); i++) snapshot = snapshot.next(changes[i]);
+    if (i === changes.length) return snapshot;
+    const live = snapshot.live.copy();
+    let tree = snapshot.tree;
+    for (const change of changes.slice(i)) {
+      tree = change.tree ? change.tree.after : { ...tree, revision: change.revision, updatedAt: change.at };
+      for (const card of change.after) {
+        if (card.trashed !== undefined) live.delete(card._id);
+        else live.set(card._id, card);
+      }
+    }
+    return TreeSnapshot.ordering(tree, live);
+  }
+
+  /** Whether `change` only edits cards where they stand (no card added, removed or moved). */
+  private inPlace(change: Change): boolean {
+    return change.after.every((card) => {
+      const old = this.live.get(card._id);
+      return old !== undefined && card.trashed === undefined && this.indexOf.has(card._id) && samePlace(old, card);
+    });
+  }
+
   next(change: Change): TreeSnapshot {
     const tree: Tree = change.tree ? change.tree.after : { ...this.tree, revision: change.revision, updatedAt: change.at };
     if (change.after.length === 0) {
       return new TreeSnapshot(tree, this.live, this.ordered, this.indexOf, this.shapeMemo, this.patchBase(new Set()));
     }
-    const inPlace = change.after.every((card) => {
-      const old = this.live.get(card._id);
-      return old !== undefined && card.trashed === undefined && this.indexOf.has(card._id) && samePlace(old, card);
-    });
-    if (!inPlace) {
+    if (!this.inPlace(change)) {
       const live = this.live.copy();
       for (const card of change.after) {
         if (card.trashed !== undefined) live.delete(card._id);
@@ -424,8 +451,7 @@ export class ReadModel {
 
   private settle(entry: Entry): TreeSnapshot {
     if (entry.pending.length === 0) return entry.snapshot;
-    let snapshot = entry.snapshot;
-    for (const change of entry.pending) snapshot = snapshot.next(change);
+    const snapshot = entry.snapshot.nextAll(entry.pending);
     entry.pending = [];
     entry.snapshot = snapshot;
     this.resize(entry);

@@ -95,9 +95,12 @@ export const updateMe = command({
     const fields: Partial<StoredUser> = {};
     if (body.favoriteTrees) fields.favoriteTrees = [...new Set(body.favoriteTrees)];
     if (body.newPassword !== undefined) {
-      if (!(await ctx.hasher.verify(body.currentPassword ?? "", user.passwordHash, requester))) {
-        throw new ForbiddenError("The current password is wrong.");
-      }
+      // Typing the current password is a log-in attempt: throttled and counted as one.
+      await ctx.loginAttempts.asLoginAttempt(user.email, requester ?? "local", async () => {
+        if (!(await ctx.hasher.verify(body.currentPassword ?? "", user.passwordHash, requester))) {
+          throw new ForbiddenError("The current password is wrong.");
+        }
+      });
       fields.passwordHash = await ctx.hasher.hash(body.newPassword, requester);
     }
     if (Object.keys(fields).length === 0) return user;

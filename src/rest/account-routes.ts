@@ -65,9 +65,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
   router.put("/index", jsonLimit, async (req, res) => {
     const user = requireUser(req);
     const requester = clientAddress(req);
-    const change = () => execute(ctx, user, updateMe, { user, keepSessionId: req.auth.session?._id, requester }, req.body ?? {});
-    // Checking the current password is a log-in attempt: throttled and counted as one.
-    const updated = req.body?.currentPassword !== undefined ? await credentials.asLoginAttempt(user.email, requester, change) : await change();
+    const updated = await execute(ctx, user, updateMe, { user, keepSessionId: req.auth.session?._id, requester }, req.body ?? {});
     res.json(await userRecord(ctx, updated, req.auth.session?.csrf ?? ""));
   });
 

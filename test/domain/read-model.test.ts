@@ -90,3 +90,19 @@ it("an edit in place, several at once, a rename, a move, a new card and a deleti
   ({ model, fresh } = await both(tree._id));
   expectSame(model, fresh);
 });
+
+it("a reader arriving after many changes, some rearranging, gets the store's body (applied at once, one walk)", async () => {
+  const tree = await execute(ctx, alice, createTree, {}, { name: "Busy", seed: SEED });
+  const cards = await ctx.store.cards.liveByTree(tree._id);
+  await both(tree._id); // the model holds the tree from here; what follows is heard, not read
+  const made: string[] = [];
+  for (let i = 0; i < 60; i++) {
+    const parentId = i % 2 === 0 ? null : made[made.length - 1];
+    made.push((await execute(ctx, alice, createCard, { treeId: tree._id }, { treeId: tree._id, parentId, content: `new ${i}`, position: 100 - i }))._id);
+    if (i % 7 === 0) await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[i % 5]._id }, { content: `edit ${i}` });
+    if (i % 11 === 5) await execute(ctx, alice, deleteCard, { treeId: tree._id, cardId: made[i - 1] }, undefined);
+  }
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[1]._id }, { content: "an edit in place last" });
+  const { model, fresh } = await both(tree._id);
+  expectSame(model, fresh);
+});

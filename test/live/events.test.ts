@@ -180,6 +180,27 @@ describe("GET /api/trees/:id/events", () => {
     await mine.waitForEnd(2000);
   });
 
+  it("a collaborator taken off and given the tree back resumes past the change that removed them", async () => {
+    const tree = await sharedTree();
+    const first = await follow(friend, tree._id);
+    await buildCard(owner, tree._id, { content: "before" });
+    const [seen] = await first.waitFor(1);
+    first.close();
+    expect((await owner.delete(`/api/trees/${tree._id}/collaborators/${friend.user._id}`)).status).toBe(204);
+    await buildCard(owner, tree._id, { content: "while away" });
+    expect((await owner.post(`/api/trees/${tree._id}/collaborators`, { email: friend.user.email })).status).toBe(201);
+    await buildCard(owner, tree._id, { content: "back again" });
+    // The replay holds the change that took them off; the tree as it is now is theirs again.
+    const resumed = await follow(friend, tree._id, { "Last-Event-ID": String(seen.revision) });
+    expect(resumed.status).toBe(200);
+    const replayed = await resumed.waitFor(4);
+    expect(replayed.map((e) => e.kind)).toEqual(["tree.share", "card.create", "tree.share", "card.create"]);
+    expect(replayed.map((e) => e.revision)).toEqual([1, 2, 3, 4].map((i) => seen.revision + i));
+    await buildCard(owner, tree._id, { content: "live" });
+    expect((await resumed.waitFor(5)).at(-1).cards[0].content).toBe("live");
+    resumed.close();
+  });
+
   it("unpublishing a public tree cuts off anonymous readers", async () => {
     const tree = await buildTree(owner, { name: "Briefly public" });
     await owner.put(`/api/trees/${tree._id}`, { publicUrl: `live-${tree._id}` });
