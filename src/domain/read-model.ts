@@ -147,7 +147,11 @@ export class TreeSnapshot {
    * must not walk a 10,000-card tree 10,000 times (it did: minutes of CPU).
    */
   nextAll(changes: readonly Change[]): TreeSnapshot {
-    let snapshot: TreeSnapshot = this;
+    return TreeSnapshot.applyAll(this, changes);
+  }
+
+  private static applyAll(start: TreeSnapshot, changes: readonly Change[]): TreeSnapshot {
+    let snapshot = start;
     let i = 0;
     for (; i < changes.length && (i === changes.length - 1 || snapshot.inPlace(changes[i])); i++) snapshot = snapshot.next(changes[i]);
     if (i === changes.length) return snapshot;
