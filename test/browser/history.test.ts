@@ -90,9 +90,12 @@ describeInBrowser("the history panel", () => {
     const afterEdit = await shape();
     const { revision } = (await writer.api.get(`/api/trees/${writer.treeId}/history?limit=1`)).body[0];
     // Later: a delete and an import.
-    await select("# Act I");
+    const deleted = await select("# Act I");
     await writer.page.keyboard.press("Control+Backspace");
     await writer.page.locator("dialog[open] .button-danger").click();
+    // The delete is queued on the dialog's close event, a task after the click (the card
+    // leaves the page then): only after that does "saved" mean it reached the server.
+    await expect.poll(() => writer.page.locator(`#card${deleted}`).count()).toBe(0);
     await waitForSaved(writer.page);
     await writer.api.post(`/api/trees/${writer.treeId}/cards/seed`, { parentId: null, seed: "# Appendix" });
     const late = await shape();
@@ -126,6 +129,8 @@ describeInBrowser("the history panel", () => {
     const act1 = await select("# Act I");
     await writer.page.keyboard.press("Control+Backspace");
     await writer.page.locator("dialog[open] .button-danger").click();
+    // The delete is queued on the dialog's close event, a task after the click.
+    await expect.poll(() => writer.page.locator(`#card${act1}`).count()).toBe(0);
     await waitForSaved(writer.page);
     await openPanel();
     await writer.page.getByRole("tab", { name: "Trash" }).click();
