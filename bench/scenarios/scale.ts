@@ -50,8 +50,8 @@ export interface ScaleOptions {
 const CARDS_PER_TREE = 10_000;
 /** Trees read one after the other to see what memory settles at. */
 const MANY_TREES = 20;
-/** V8's old generation and semi-spaces held small (NODE_OPTIONS), for the capped row. */
-const HEAP_CAP = "--max-old-space-size=64 --max-semi-space-size=2";
+/** V8's old generation and semi-spaces held small (NODE_OPTIONS), for the capped row; `BENCH_HEAP_CAP` sets other flags. */
+const HEAP_CAP = process.env.BENCH_HEAP_CAP ?? "--max-old-space-size=64 --max-semi-space-size=2";
 const BOTH_CORES = "0,1";
 
 /** The server PostgreSQL runs on, as a URL to its maintenance database. */
