@@ -12,6 +12,15 @@ import { SseReader } from "../live/sse-client.js";
 import { bigSeed, cardCreationLoad, cardsOf, expectValidTree } from "./tree-checks.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Creates a card and deletes it, again and again, until `stop()` or a write is not answered. */
+async function createAndDeleteUntil(api: Api, treeId: string, stop: () => boolean): Promise<void> {
+  while (!stop()) {
+    const made = await api.post(`/api/trees/${treeId}/cards`, { treeId, position: 99, content: "churn" }).catch(() => null);
+    if (made?.status !== 201) return;
+    if ((await api.delete(`/api/trees/${treeId}/cards/${made.body._id}`).catch(() => null))?.status !== 200) return;
+  }
+}
 let server: TestServer | undefined;
 afterEach(async () => {
   await server?.kill();
@@ -56,13 +65,7 @@ describe("a SIGKILL", () => {
         answered.set(card._id, n);
       }
     });
-    const churn = (async () => {
-      while (!stopped) {
-        const made = await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 99, content: "churn" }).catch(() => null);
-        if (made?.status !== 201) return;
-        if ((await alice.delete(`/api/trees/${tree._id}/cards/${made.body._id}`).catch(() => null))?.status !== 200) return;
-      }
-    })();
+    const churn = createAndDeleteUntil(alice, tree._id, () => stopped);
     await sleep(1500);
     await server.kill();
     stopped = true;
@@ -109,13 +112,7 @@ describe("a SIGKILL", () => {
         if (res?.status !== 200) return;
       }
     });
-    const churn = (async () => {
-      while (!stopped) {
-        const made = await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 99, content: "churn" }).catch(() => null);
-        if (made?.status !== 201) return;
-        if ((await alice.delete(`/api/trees/${tree._id}/cards/${made.body._id}`).catch(() => null))?.status !== 200) return;
-      }
-    })();
+    const churn = createAndDeleteUntil(alice, tree._id, () => stopped);
     await sleep(1500);
     await server.kill();
     stopped = true;
