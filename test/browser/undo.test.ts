@@ -105,6 +105,35 @@ describeInBrowser("undo and redo", () => {
     await expect.poll(async () => (await cards()).find((c) => c._id === setup).content).toBe("## Setup and more");
   });
 
+  it("after an undo, editing the same card again saves at once: no conflict with one's own undo", async () => {
+    // Without the event stream, the undo's answer is the tab's only news of it (as when the
+    // answer outruns the stream): the version it left must be the one the next save sends.
+    const events = "**/api/trees/*/events*";
+    await writer.page.route(events, (route) => route.abort("connectionrefused"));
+    await openTree(writer.page, writer.treeId);
+    const setup = await select("## Setup");
+    await writer.page.keyboard.press("Enter");
+    await writer.page.keyboard.press("End");
+    await writer.page.keyboard.type(" first");
+    await writer.page.keyboard.press("Control+Enter");
+    await waitForSaved(writer.page);
+    await writer.page.keyboard.press("Control+z");
+    await expect.poll(async () => (await cards()).find((c) => c._id === setup).content).toBe("## Setup");
+
+    await writer.page.keyboard.press("Enter");
+    await writer.page.keyboard.press("End");
+    await writer.page.keyboard.type(" second");
+    await writer.page.keyboard.press("Control+Enter");
+    await waitForSaved(writer.page);
+    expect(await writer.page.locator("dialog[open]").count()).toBe(0);
+    const saved = (await cards()).find((c) => c._id === setup);
+    expect(saved.content).toBe("## Setup second");
+    // Its versions: created, edited, undone, edited again; the last one this tab's save.
+    const versions = (await writer.api.get(`/api/trees/${writer.treeId}/cards/${setup}/versions`)).body;
+    expect(versions.map((v: any) => v.content)).toEqual(["## Setup second", "## Setup", "## Setup first", "## Setup"]);
+    await writer.page.unroute(events);
+  });
+
   it("undoes adding a card and writing in it in one step; the toolbar's Undo does the same", async () => {
     const original = exact(await cards());
     await select("# Act III");

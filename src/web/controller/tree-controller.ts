@@ -294,10 +294,20 @@ export class TreeController {
       const mine = this.state.get(card._id);
       if (mine) {
         Object.assign(mine, card);
+        // The version the next save of it is conditional on: this one, not the one undone.
+        this.versions.confirm(mine, card);
         updated.push(mine);
-      } else this.state.add({ ...card });
+      } else {
+        const added = { ...card };
+        this.state.add(added);
+        this.versions.confirm(added, card);
+      }
     }
-    if ((this.state.tree.revision ?? 0) < change.revision) this.state.tree = { ...this.state.tree, revision: change.revision };
+    // Only the revision right after the one this tab has moves it on: a collaborator's
+    // earlier change may still be on its way on the event stream, which skips what is not
+    // above the tab's revision. The stream brings this one again too; its cards, confirmed
+    // above, are then already as the server has them.
+    if ((this.state.tree.revision ?? 0) + 1 === change.revision) this.state.tree = { ...this.state.tree, revision: change.revision };
     this.state.changed();
     this.view.render();
     for (const card of updated) this.view.updateCard(card);
