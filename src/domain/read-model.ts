@@ -40,9 +40,8 @@ const BUILD_ATTEMPTS = 3;
 /** Part of every ETag: bump it when presentCard's output changes for the same records. */
 const BODY_FORMAT = "cards-v1";
 
-/** Each card record's API form and JSON bytes, shared by every snapshot that holds the record. */
+/** Each card record's API form, shared by every snapshot that holds the record. */
 const presented = new WeakMap<StoredCard, Card>();
-const serialized = new WeakMap<StoredCard, Buffer>();
 
 function present(card: StoredCard): Card {
   let view = presented.get(card);
@@ -50,10 +49,9 @@ function present(card: StoredCard): Card {
   return view;
 }
 
-function bytesOf(card: StoredCard): Buffer {
-  let bytes = serialized.get(card);
-  if (!bytes) serialized.set(card, (bytes = Buffer.from(JSON.stringify(present(card)))));
-  return bytes;
+/** A card's JSON as the API gives it, without keeping its API form (REST needs only the bytes; GraphQL keeps its own). */
+function serialize(card: StoredCard): string {
+  return JSON.stringify(presented.get(card) ?? presentCard(card));
 }
 
 /** Where each card stands, for fields that navigate the tree. */
@@ -77,6 +75,20 @@ export interface CardsJson {
 
 /** Where each card's bytes start in a `CardsJson` body (tree order), and one past the last card's end. */
 type Offsets = Float64Array;
+
+/**
+ * A body already made, for the next snapshot's body to copy cards from instead of
+ * serializing them again: the snapshot's whose body it is (its cards in order, and where).
+ * A card is copied only when it is the very record that body was made from.
+ */
+interface BodyBase {
+  body: Buffer;
+  offsets: Offsets;
+  ordered: readonly OrderedCard<StoredCard>[];
+  indexOf: ReadonlyMap<string, number>;
+  /** For an edit in place: the indexes whose cards changed since (the order is the same), so the copy runs in a few large pieces. */
+  replaced?: ReadonlySet<number>;
+}
 
 /**
  * The outline's shape in tree order, for walking it without maps: the same for every
@@ -113,19 +125,19 @@ export class TreeSnapshot {
     /** Shared with the snapshots of edits in place. */
     private shapeMemo?: TreeShape,
     /**
-     * For an edit in place: the snapshot before it and the indexes it replaced, so the body
-     * is the previous one with those cards' bytes swapped (dropped once used).
+     * The last body made before this snapshot, which this one's body copies unchanged cards
+     * from (dropped once used): a snapshot holds a body, never an older snapshot.
      */
-    private patchFrom?: { body: Buffer; offsets: Offsets; replaced: ReadonlySet<number> },
+    private base?: BodyBase,
   ) {}
 
   static of(tree: Tree, cards: readonly StoredCard[]): TreeSnapshot {
     return TreeSnapshot.ordering(tree, new Map(cards.map((card) => [card._id, card])));
   }
 
-  private static ordering(tree: Tree, live: Map<string, StoredCard>): TreeSnapshot {
+  private static ordering(tree: Tree, live: Map<string, StoredCard>, base?: BodyBase): TreeSnapshot {
     const ordered = walkTreeOrder([...live.values()]);
-    return new TreeSnapshot(tree, new LiveCards(live), ordered, new Map(ordered.map((entry, i) => [entry.card._id, i])));
+    return new TreeSnapshot(tree, new LiveCards(live), ordered, new Map(ordered.map((entry, i) => [entry.card._id, i])), undefined, base);
   }
 
   get treeId(): string {
@@ -164,7 +176,7 @@ export class TreeSnapshot {
         else live.set(card._id, card);
       }
     }
-    return TreeSnapshot.ordering(tree, live);
+    return TreeSnapshot.ordering(tree, live, snapshot.bodyBase());
   }
 
   /** Whether `change` only edits cards where they stand (no card added, removed or moved). */
@@ -178,7 +190,7 @@ export class TreeSnapshot {
   next(change: Change): TreeSnapshot {
     const tree: Tree = change.tree ? change.tree.after : { ...this.tree, revision: change.revision, updatedAt: change.at };
     if (change.after.length === 0) {
-      return new TreeSnapshot(tree, this.live, this.ordered, this.indexOf, this.shapeMemo, this.patchBase(new Set()));
+      return new TreeSnapshot(tree, this.live, this.ordered, this.indexOf, this.shapeMemo, this.bodyBase(new Set()));
     }
     if (!this.inPlace(change)) {
       const live = this.live.copy();
@@ -186,7 +198,7 @@ export class TreeSnapshot {
         if (card.trashed !== undefined) live.delete(card._id);
         else live.set(card._id, card);
       }
-      return TreeSnapshot.ordering(tree, live);
+      return TreeSnapshot.ordering(tree, live, this.bodyBase());
     }
     const live = this.live.with(change.after);
     const ordered = [...this.ordered];
@@ -196,18 +208,23 @@ export class TreeSnapshot {
       ordered[index] = { card, depth: ordered[index].depth };
       replaced.add(index);
     }
-    return new TreeSnapshot(tree, live, ordered, this.indexOf, this.shapeMemo, this.patchBase(replaced));
+    return new TreeSnapshot(tree, live, ordered, this.indexOf, this.shapeMemo, this.bodyBase(replaced));
   }
 
   /**
-   * What the next snapshot of an edit in place patches its body from: this one's body, or
-   * the body this one would have patched (several changes applied at once), plus `replaced`.
-   * Holds a body, never an older snapshot, so a chain of snapshots is never kept alive.
+   * What the next snapshot's body copies from: this one's body, or the body this one would
+   * have copied from (several changes applied at once). `replaced`: the next snapshot is an
+   * edit in place of this one, replacing those indexes; without it the next one re-walked.
    */
-  private patchBase(replaced: Set<number>): TreeSnapshot["patchFrom"] {
-    if (this.jsonMemo && this.offsetsMemo) return { body: this.jsonMemo.body, offsets: this.offsetsMemo, replaced };
-    if (!this.patchFrom) return undefined;
-    return { ...this.patchFrom, replaced: new Set([...this.patchFrom.replaced, ...replaced]) };
+  private bodyBase(replaced?: Set<number>): BodyBase | undefined {
+    if (this.jsonMemo && this.offsetsMemo) {
+      return { body: this.jsonMemo.body, offsets: this.offsetsMemo, ordered: this.ordered, indexOf: this.indexOf, replaced };
+    }
+    const base = this.base;
+    if (!base) return undefined;
+    // Still the same order as the base's only if this one and the next are both edits in place.
+    if (!replaced || !base.replaced) return { ...base, replaced: undefined };
+    return { ...base, replaced: new Set([...base.replaced, ...replaced]) };
   }
 
   /** Each card's subtree span and child count, computed once per arrangement of the cards. */
@@ -250,55 +267,66 @@ export class TreeSnapshot {
     return (this.placesMemo = { tree: presentTree(this.tree), cards, byId, children, depth });
   }
 
-  /** `GET /api/trees/:id/cards`'s body, from each card's bytes (serialized once per card record). */
+  /**
+   * `GET /api/trees/:id/cards`'s body: the previous body with the changed cards swapped
+   * (an edit in place), or each card either copied from the previous body (the same record)
+   * or serialized. No per-card buffers are kept: they were 10,000 small allocations per
+   * tree, which fragmented the process's memory for as long as it ran.
+   */
   json(): CardsJson {
     if (this.jsonMemo) return this.jsonMemo;
-    const patched = this.patchedBody();
-    if (patched) return (this.jsonMemo = { body: patched, etag: this.etag() });
-    const parts: Buffer[] = [];
-    let length = 2 + Math.max(0, this.ordered.length - 1);
-    for (const entry of this.ordered) {
-      const bytes = bytesOf(entry.card);
-      parts.push(bytes);
-      length += bytes.length;
-    }
-    const body = Buffer.allocUnsafe(length);
-    const COMMA = 0x2c;
-    body[0] = 0x5b; // [
-    let at = 1;
-    for (let i = 0; i < parts.length; i++) {
-      if (i > 0) body[at++] = COMMA;
-      at += parts[i].copy(body, at);
-    }
-    body[at] = 0x5d; // ]
-    const offsets: Offsets = new Float64Array(parts.length + 1);
-    at = 1;
-    for (let i = 0; i < parts.length; i++) {
-      offsets[i] = at;
-      at += parts[i].length + 1;
-    }
-    offsets[parts.length] = at;
-    this.offsetsMemo = offsets;
+    const base = this.base;
+    this.base = undefined;
+    const body = base?.replaced ? this.patched(base, base.replaced) : this.serialized(base);
     return (this.jsonMemo = { body, etag: this.etag() });
   }
 
-  /**
-   * After an edit in place whose previous body was made: that body with the replaced cards'
-   * bytes swapped, copied in a few large runs instead of one copy per card.
-   */
-  private patchedBody(): Buffer | undefined {
-    const from = this.patchFrom;
-    this.patchFrom = undefined;
-    if (!from) return undefined;
-    const { offsets } = from;
-    if (from.replaced.size === 0) {
-      this.offsetsMemo = offsets;
-      return from.body;
+  /** Every card in tree order, copied from `base` where it holds the same record. */
+  private serialized(base: BodyBase | undefined): Buffer {
+    const count = this.ordered.length;
+    const texts: (string | undefined)[] = new Array(count);
+    const from = new Int32Array(count).fill(-1);
+    const offsets: Offsets = new Float64Array(count + 1);
+    let at = 1;
+    for (let i = 0; i < count; i++) {
+      const card = this.ordered[i].card;
+      const j = base?.indexOf.get(card._id);
+      let length: number;
+      if (base && j !== undefined && base.ordered[j]?.card === card) {
+        from[i] = j;
+        length = base.offsets[j + 1] - 1 - base.offsets[j];
+      } else {
+        const text = serialize(card);
+        texts[i] = text;
+        length = Buffer.byteLength(text);
+      }
+      offsets[i] = at;
+      at += length + 1;
     }
-    const previous = from;
-    const replaced = [...from.replaced].sort((a, b) => a - b);
-    const fresh = replaced.map((index) => bytesOf(this.ordered[index].card));
-    let length = previous.body.length;
+    offsets[count] = at;
+    const body = Buffer.allocUnsafe(Math.max(at, 2));
+    body[0] = 0x5b; // [
+    for (let i = 0; i < count; i++) {
+      const j = from[i];
+      if (j >= 0) base!.body.copy(body, offsets[i], base!.offsets[j], base!.offsets[j + 1] - 1);
+      else body.write(texts[i]!, offsets[i]);
+      body[offsets[i + 1] - 1] = 0x2c; // ,
+    }
+    body[body.length - 1] = 0x5d; // ]
+    this.offsetsMemo = offsets;
+    return body;
+  }
+
+  /** `base`'s body (the same order of cards) with the cards at `replaced` serialized again, copied in a few large runs. */
+  private patched(base: BodyBase, replacedSet: ReadonlySet<number>): Buffer {
+    const { offsets } = base;
+    if (replacedSet.size === 0) {
+      this.offsetsMemo = offsets;
+      return base.body;
+    }
+    const replaced = [...replacedSet].sort((a, b) => a - b);
+    const fresh = replaced.map((index) => Buffer.from(serialize(this.ordered[index].card)));
+    let length = base.body.length;
     replaced.forEach((index, i) => (length += fresh[i].length - (offsets[index + 1] - 1 - offsets[index])));
     const body = Buffer.allocUnsafe(length);
     const moved = new Float64Array(offsets.length);
@@ -309,12 +337,12 @@ export class TreeSnapshot {
     replaced.forEach((index, i) => {
       for (; done <= index; done++) moved[done] = offsets[done] + shift;
       const start = offsets[index];
-      write += previous.body.copy(body, write, read, start);
+      write += base.body.copy(body, write, read, start);
       write += fresh[i].copy(body, write);
       read = offsets[index + 1] - 1;
       shift += fresh[i].length - (read - start);
     });
-    previous.body.copy(body, write, read);
+    base.body.copy(body, write, read);
     for (; done < offsets.length; done++) moved[done] = offsets[done] + shift;
     this.offsetsMemo = moved;
     return body;

@@ -89,6 +89,13 @@ it("an edit in place, several at once, a rename, a move, a new card and a deleti
   await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[2]._id }, { content: "after the re-walk" });
   ({ model, fresh } = await both(tree._id));
   expectSame(model, fresh);
+
+  // An edit in place and then a move, heard together: the re-walked body copies the cards
+  // that are still the same records from the last body made, and serializes the rest.
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[4]._id }, { content: "edited, then others moved" });
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[6]._id }, { parentId: cards[1]._id, position: -5 });
+  ({ model, fresh } = await both(tree._id));
+  expectSame(model, fresh);
 });
 
 it("a reader arriving after many changes, some rearranging, gets the store's body (applied at once, one walk)", async () => {
