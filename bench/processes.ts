@@ -12,6 +12,22 @@ export const ROOT = path.resolve(import.meta.dirname, "..");
 export const SERVER_CORE = 0;
 export const LOAD_CORE = 1;
 
+/**
+ * The variables `npm start` sets before node (package.json's script, e.g. glibc's
+ * MALLOC_MMAP_THRESHOLD_), so that every server here runs as `npm start` runs it: they take
+ * effect only when the process starts, so the server cannot set them itself.
+ */
+export function startEnvironment(): Record<string, string> {
+  const scripts = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+  const env: Record<string, string> = {};
+  for (const word of scripts.start.split(/\s+/)) {
+    const assignment = /^([A-Z_][A-Z0-9_]*)=(\S*)$/.exec(word);
+    if (!assignment) break;
+    env[assignment[1]] = assignment[2];
+  }
+  return env;
+}
+
 export function hasCommand(name: string): boolean {
   return spawnSync("sh", ["-c", `command -v ${name}`], { stdio: "ignore" }).status === 0;
 }
@@ -117,6 +133,8 @@ export async function startPinned(options: {
   port?: number;
   /** CPU list to run on (default: the server core). */
   cores?: string;
+  /** Without the variables `npm start` sets (startEnvironment), to measure what they do. */
+  bareEnvironment?: boolean;
 }): Promise<Pinned> {
   const port = options.port ?? (await freePort());
   const command = options.command(port);
@@ -124,7 +142,7 @@ export async function startPinned(options: {
   const started = performance.now();
   const child = spawn("taskset", ["-c", options.cores ?? String(SERVER_CORE), ...command], {
     cwd: options.cwd ?? ROOT,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", ...options.env },
+    env: { ...process.env, ...(options.bareEnvironment ? {} : startEnvironment()), PORT: String(port), HOST: "127.0.0.1", ...options.env },
     stdio: ["ignore", log, log],
     // Its own process group, so a stop reaches the server behind `npm start` and tsx's CLI.
     detached: true,
