@@ -9,7 +9,7 @@ import { CredentialChecker } from "./auth/credentials.js";
 import { SessionManager } from "./auth/sessions.js";
 import type { DomainContext } from "./domain/context.js";
 import { errorHandler } from "./http/error-response.js";
-import { closeConnectionsWhenStopping, healthRoutes, type Lifecycle, type StoreProbe } from "./http/health.js";
+import { closeConnectionsWhenStopping, healthRoutes, type Lifecycle, type NoticesProbe, type StoreProbe } from "./http/health.js";
 import { jsonBody } from "./http/json-body.js";
 import { requestLog, type Logger } from "./http/logger.js";
 import { securityHeaders } from "./http/security-headers.js";
@@ -25,9 +25,11 @@ export interface AppDeps {
   lifecycle?: () => Lifecycle;
   /** Asks the store's database whether it answers, for `/healthz` (PostgreSQL). */
   probeStore?: StoreProbe;
+  /** Whether other processes' changes are heard, for `/healthz` (PostgreSQL). */
+  noticesHeard?: NoticesProbe;
 }
 
-export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready", probeStore }: AppDeps): express.Express {
+export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready", probeStore, noticesHeard }: AppDeps): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy);
@@ -42,7 +44,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   app.use(securityHeaders);
   app.use(closeConnectionsWhenStopping(lifecycle));
   if (ctx.config.logRequests) app.use(requestLog(logger));
-  app.use(healthRoutes(ctx.store, lifecycle, probeStore));
+  app.use(healthRoutes(ctx.store, lifecycle, probeStore, noticesHeard));
   app.use(
     "/api",
     who,

@@ -59,6 +59,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     webDir: WEB_DIR,
     lifecycle: () => lifecycle,
     probeStore: probe,
+    noticesHeard: feed && (() => feed.complete),
   });
   // Timeouts are enforced on this check's beat, so it must be a fraction of the shortest.
   const checkEvery = Math.max(250, Math.min(30_000, Math.floor(config.timeouts.headersMs / 4)));

@@ -6,7 +6,10 @@
  * refuses connections rather than answering; "starting" covers an app built before that.)
  * A store with a server of its own (PostgreSQL) is asked on each `/healthz`, so the check
  * reports the database; `/readyz` does not ask it: every process shares that database, and
- * a balancer draining them all would not help.
+ * a balancer draining them all would not help. With processes sharing a database,
+ * `/healthz` also says whether this one hears the others' changes (`notices`): while it
+ * does not, it still answers rightly (its caches stop trusting memory and ask the
+ * database), but live streams here miss other processes' edits until it is back.
  */
 import { Router, type NextFunction, type Request, type Response } from "express";
 import type { Store } from "../domain/ports/store.js";
@@ -16,7 +19,10 @@ export type Lifecycle = "starting" | "ready" | "stopping";
 /** Resolves when the store's database answers; rejects (soon) when it does not. */
 export type StoreProbe = () => Promise<void>;
 
-export function healthRoutes(store: Store, lifecycle: () => Lifecycle, probe?: StoreProbe): Router {
+/** Whether the process hears other processes' changes (PostgreSQL's notice connection is up). */
+export type NoticesProbe = () => boolean;
+
+export function healthRoutes(store: Store, lifecycle: () => Lifecycle, probe?: StoreProbe, notices?: NoticesProbe): Router {
   const router = Router();
   router.get("/healthz", async (_req, res) => {
     const status = store.status();
@@ -28,11 +34,12 @@ export function healthRoutes(store: Store, lifecycle: () => Lifecycle, probe?: S
       res.json({ status: "ok" });
       return;
     }
+    const heard = notices ? { notices: notices() ? "listening" : "reconnecting" } : {};
     try {
       await probe();
-      res.json({ status: "ok", database: "ok" });
+      res.json({ status: "ok", database: "ok", ...heard });
     } catch {
-      res.status(503).json({ status: "unavailable", database: "unreachable" });
+      res.status(503).json({ status: "unavailable", database: "unreachable", ...heard });
     }
   });
   router.get("/readyz", (_req, res) => {

@@ -2,8 +2,9 @@
  * The database going away under a running server (issue 17, "Faults"): between the server
  * and PostgreSQL sits a TCP relay the test can cut, as a restart or a network failure
  * would. While it is cut, requests answer 503 with the SPEC §4 body at once (never a hang)
- * and /healthz says so; once it is back the server serves again by itself, and every write
- * it acknowledged before is there.
+ * and /healthz says so (the database, and the notice connection that hears other
+ * processes); once it is back the server serves again by itself, listens again, and every
+ * write it acknowledged before is there.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCard, buildTree, buildUser } from "../helpers/api.js";
@@ -26,6 +27,17 @@ beforeAll(async () => {
   owner = await buildUser(server.url, "outage");
 });
 
+/** /healthz's body once `done` holds of it (polled, for at most 15 s). */
+async function healthUntil(done: (body: Record<string, string>) => boolean): Promise<{ status: number; body: Record<string, string> }> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const res = await fetch(`${server.url}/healthz`);
+    const body = (await res.json()) as Record<string, string>;
+    if (done(body) || Date.now() > deadline) return { status: res.status, body };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 afterAll(async () => {
   await server?.stop();
   await relay?.down();
@@ -33,6 +45,7 @@ afterAll(async () => {
 
 describe("PostgreSQL going away under a running server", { timeout: 60_000 }, () => {
   it("answers 503 with the SPEC §4 body meanwhile, then serves again by itself with every acknowledged write", async () => {
+    expect(await healthUntil(() => true)).toEqual({ status: 200, body: { status: "ok", database: "ok", notices: "listening" } });
     const tree = await buildTree(owner, { name: "Kept" });
     const card = await buildCard(owner, tree._id, { content: "acknowledged before the outage" });
 
@@ -44,9 +57,8 @@ describe("PostgreSQL going away under a running server", { timeout: 60_000 }, ()
     const write = await owner.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 5, content: "during" });
     expect(write.status).toBe(503);
     expect(write.body.error).toBe("unavailable");
-    const health = await fetch(`${server.url}/healthz`);
-    expect(health.status).toBe(503);
-    expect(await health.json()).toEqual({ status: "unavailable", database: "unreachable" });
+    const health = await healthUntil((body) => body.notices === "reconnecting");
+    expect(health).toEqual({ status: 503, body: { status: "unavailable", database: "unreachable", notices: "reconnecting" } });
     // Refused connections fail at once; nothing waits for a request timeout.
     expect(Date.now() - started).toBeLessThan(15_000);
 
@@ -56,6 +68,10 @@ describe("PostgreSQL going away under a running server", { timeout: 60_000 }, ()
     expect(back.body.map((c: { _id: string }) => c._id)).toContain(card._id);
     expect(back.body.map((c: { content: string }) => c.content)).not.toContain("during");
     expect((await buildCard(owner, tree._id, { content: "after" })).content).toBe("after");
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    // The notice connection comes back by itself too (its retries back off, hence the wait).
+    expect(await healthUntil((body) => body.notices === "listening")).toEqual({
+      status: 200,
+      body: { status: "ok", database: "ok", notices: "listening" },
+    });
   });
 });
