@@ -40,13 +40,13 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   // The reliability tests make appends fail through a control file (src/store/write-faults.ts).
   const faultsFile = process.env.CARDTREE_FAULTS_FILE;
   // STORE=postgres has no data-directory lock: any number of processes share the database.
-  const { store, settings, probe, feed, locks } = await openStore(config, {
+  const { store, settings, probe, feed, locks, treeLocks } = await openStore(config, {
     log: logger.error,
     info: logger.info,
     faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
   });
   // With PostgreSQL, what crosses to the other processes sharing the database (SPEC §11).
-  const shared = { feed, peers: feed, ownerLocks: locks };
+  const shared = { feed, peers: feed, ownerLocks: locks, treeLocks };
   const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, {
     formats: formatsOffThread(config.exports),
     hasher: scryptHasherFor(config.limits),
@@ -100,6 +100,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
         });
         await feed?.close();
         await locks?.close();
+        await treeLocks?.close();
         await store.close();
       })()),
   };

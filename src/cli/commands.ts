@@ -93,9 +93,9 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
     return 2;
   }
   const config = loadConfig();
-  const { store, locks } = await openStore(config, { listen: false });
+  const { store, locks, treeLocks } = await openStore(config, { listen: false });
   try {
-    const adapters = { formats: formatsOffThread(config.exports), hasher: scryptHasherFor(config.limits), shared: { ownerLocks: locks } };
+    const adapters = { formats: formatsOffThread(config.exports), hasher: scryptHasherFor(config.limits), shared: { ownerLocks: locks, treeLocks } };
     await handler(createDomainContext(store, config, adapters), rest, args);
     return 0;
   } catch (err) {
@@ -103,6 +103,7 @@ export async function runCommand(argv: string[], usage: string): Promise<number>
     throw err;
   } finally {
     await locks?.close();
+    await treeLocks?.close();
     await store.close();
   }
 }

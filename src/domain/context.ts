@@ -19,6 +19,7 @@ import { unthrottledAttempts, type LoginAttempts } from "./ports/login-attempts.
 import { LiveStreams } from "./live.js";
 import { ReadModel } from "./read-model.js";
 import { TreeRevisions } from "./tree-revisions.js";
+import { TreeRaces } from "./tree-races.js";
 
 export interface DomainContext {
   store: Store;
@@ -42,6 +43,8 @@ export interface DomainContext {
   treeLocks: KeyedLock;
   /** Held by writes that add cards to a user's trees while they count against the user's limit. */
   ownerLocks: Locks;
+  /** Trees other processes write too, whose writes then take turns across processes. */
+  treeRaces: TreeRaces;
   /** Each tree's latest revision as the feed published it. */
   treeRevisions: TreeRevisions;
   /** Whole trees as both transports read them, kept current from the feed. */
@@ -66,10 +69,10 @@ export interface DomainAdapters {
   clock?: Clock;
   /**
    * For a store other processes share (PostgreSQL, src/store/postgres/): the change feed
-   * across them, the channel to them and the owner locks they all respect; absent, all
-   * three stay within this process.
+   * across them, the channel to them, the owner locks they all respect and the locks their
+   * writes to a contended tree take turns on; absent, all stay within this process.
    */
-  shared?: { feed?: ChangeFeed; peers?: Peers; ownerLocks?: Locks };
+  shared?: { feed?: ChangeFeed; peers?: Peers; ownerLocks?: Locks; treeLocks?: Locks };
 }
 
 export function createDomainContext(
@@ -93,6 +96,7 @@ export function createDomainContext(
     clock,
     treeLocks,
     ownerLocks: shared.ownerLocks ?? new KeyedLock(),
+    treeRaces: new TreeRaces(shared.treeLocks),
     peers: shared.peers ?? NO_PEERS,
     treeRevisions: new TreeRevisions(feed),
     readModel: new ReadModel({ store, feed, treeLocks, othersWrite: shared.feed !== undefined }, config.readModelCards),

@@ -5,7 +5,8 @@
  * The same queue per owner makes the card-limit check and the insert it allows one step
  * across all of the owner's trees (card-batches.ts); with processes sharing a PostgreSQL
  * store, the owner's queue is held in the database too (src/store/postgres/locks.ts), and
- * a tree's revision guard stands in for a cross-process tree lock (trees.ts `withTree`).
+ * a tree's revision guard stands in for a cross-process tree lock (tree-access.ts `withTree`),
+ * and a tree found contended is locked in the database too (tree-races.ts).
  */
 import type { Locks } from "./ports/locks.js";
 

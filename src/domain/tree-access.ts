@@ -45,7 +45,10 @@ const REVISION_RACE_TRIES = 25;
  * written, so the step runs again, still holding the lock (this process's other writers
  * stay behind it), on the tree as it now is: loaded, authorised and checked afresh (a
  * conditional write whose card really changed now answers 409 from its own version
- * check). Only a write that loses `REVISION_RACE_TRIES` times in a row answers the race's 409.
+ * check). A lost race also marks the tree contended (tree-races.ts): from then on, for a
+ * while, each attempt holds a lock all processes respect, so processes that have each
+ * lost once take turns instead of racing. Only a write that loses `REVISION_RACE_TRIES`
+ * times in a row answers the race's 409.
  */
 export function withTree<T>(
   ctx: DomainContext,
@@ -58,9 +61,11 @@ export function withTree<T>(
   return ctx.treeLocks.run(treeId, async () => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await change(await loadTree(ctx, actor, treeId, action));
+        return await ctx.treeRaces.attempt(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));
       } catch (err) {
-        if (!(err instanceof RevisionTakenError) || attempt >= REVISION_RACE_TRIES) throw err;
+        if (!(err instanceof RevisionTakenError)) throw err;
+        ctx.treeRaces.lost(treeId);
+        if (attempt >= REVISION_RACE_TRIES) throw err;
         // After two losses in a row, a short random pause (at most ~20 ms), so two processes stop meeting.
         if (attempt >= 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(20, 2 * attempt)));
       }

@@ -25,6 +25,8 @@ export interface OpenedStore {
   feed?: PostgresChangeFeed;
   /** Locks every process sharing the database respects (PostgreSQL advisory locks); close after use. */
   locks?: PostgresLocks;
+  /** The same for writes to contended trees, on connections of their own (domain/tree-races.ts); close after use. */
+  treeLocks?: PostgresLocks;
   /** Resolves when the store's server answers (PostgreSQL); absent for an embedded store. */
   probe?: () => Promise<void>;
 }
@@ -58,12 +60,18 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
     });
     const feed = options.listen === false ? undefined : new PostgresChangeFeed(config.store.databaseUrl, origin, options.log);
     const locks = new PostgresLocks(config.store.databaseUrl, { log: options.log });
+    const treeLocks = new PostgresLocks(config.store.databaseUrl, {
+      log: options.log,
+      name: "cardtree-tree-locks",
+      busy: "Other writes held this tree too long; nothing was changed. Try again in a moment.",
+    });
     try {
       await feed?.start();
-      return { store, settings: await store.settings(), probe: () => store.ping(), feed, locks };
+      return { store, settings: await store.settings(), probe: () => store.ping(), feed, locks, treeLocks };
     } catch (err) {
       await feed?.close();
       await locks.close();
+      await treeLocks.close();
       await store.close();
       throw err;
     }

@@ -2,7 +2,9 @@
  * Locks every process sharing the database respects (the `Locks` port): PostgreSQL's
  * session advisory locks, one per key (`pg_advisory_lock` on a 64-bit hash of it). Used for
  * the owner's steps that count and then write (the card limit, a user's scripts and
- * preferences), which the in-process queue alone would let two processes interleave.
+ * preferences), which the in-process queue alone would let two processes interleave, and,
+ * in a second instance with a pool of its own, for writes to a tree several processes
+ * contend for (domain/tree-races.ts), which may hold an owner's lock inside a tree's.
  *
  * - Within the process, holders of one key queue in memory first (domain/keyed-lock.ts), so
  *   a process waits in the database with at most one connection per key.
@@ -23,18 +25,27 @@ const LOCK_TIMEOUT_MS = 15_000;
 export class PostgresLocks implements Locks {
   private readonly local = new KeyedLock();
   private readonly pool: pg.Pool;
+  private readonly busy: string;
 
   constructor(
     databaseUrl: string,
-    options: { size?: number; log?: (message: string, fields: Record<string, unknown>) => void } = {},
+    options: {
+      size?: number;
+      log?: (message: string, fields: Record<string, unknown>) => void;
+      /** The pool's name in pg_stat_activity. */
+      name?: string;
+      /** The 503's message when a lock is not had within the lock timeout. */
+      busy?: string;
+    } = {},
   ) {
+    this.busy = options.busy ?? "Another request held this account's cards too long; nothing was changed. Try again in a moment.";
     this.pool = new pg.Pool({
       connectionString: databaseUrl,
       max: options.size ?? 4,
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
       keepAlive: true,
-      application_name: "cardtree-locks",
+      application_name: options.name ?? "cardtree-locks",
       options: `-c lock_timeout=${LOCK_TIMEOUT_MS}`,
     });
     this.pool.on("error", (err) => options.log?.("a lock connection failed; it will be replaced", { error: String(err) }));
@@ -59,7 +70,7 @@ export class PostgresLocks implements Locks {
         } catch (err) {
           broken = true;
           throw (err as { code?: string }).code === "55P03"
-            ? new UnavailableError("Another request held this account's cards too long; nothing was changed. Try again in a moment.")
+            ? new UnavailableError(this.busy)
             : new UnavailableError();
         }
         try {
