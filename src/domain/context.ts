@@ -59,6 +59,8 @@ const NO_PEERS: Peers = {
   onLoginFailed: () => () => undefined,
   signedUp: () => undefined,
   onSignedUp: () => () => undefined,
+  treeContended: () => undefined,
+  onTreeContended: () => () => undefined,
 };
 
 /** What the composition root (the server, the CLI, a test) plugs into the domain's ports. */
@@ -81,6 +83,7 @@ export function createDomainContext(
   { formats, hasher, clock = systemClock, shared = {} }: DomainAdapters,
 ): DomainContext {
   const feed = shared.feed ?? new LocalChangeFeed();
+  const peers = shared.peers ?? NO_PEERS;
   const treeLocks = new KeyedLock();
   const live = new LiveStreams(config.live);
   // Notices from other processes may have been missed: every stream catches up from the log.
@@ -96,8 +99,8 @@ export function createDomainContext(
     clock,
     treeLocks,
     ownerLocks: shared.ownerLocks ?? new KeyedLock(),
-    treeRaces: new TreeRaces(shared.treeLocks),
-    peers: shared.peers ?? NO_PEERS,
+    treeRaces: new TreeRaces(shared.treeLocks, peers),
+    peers,
     treeRevisions: new TreeRevisions(feed),
     readModel: new ReadModel({ store, feed, treeLocks, othersWrite: shared.feed !== undefined }, config.readModelCards),
     live,

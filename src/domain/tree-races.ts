@@ -5,25 +5,39 @@
  * (tree-access.ts `withTree`). Under steady writing to one tree through several processes
  * those races repeat, and a write that lost every try answered 409.
  *
- * So once a process has lost a race on a tree, its writes to that tree hold a lock every
+ * So a lost race marks the tree contended, here and, through the peers' channel, in every
+ * other process: for `CONTENDED_MS` each process's writes to that tree hold a lock every
  * process respects (`Locks`: a PostgreSQL advisory lock) from loading the tree to the
- * commit, for `CONTENDED_MS` after its last loss. When each of the processes writing the
- * tree has lost once, their writes take turns on the lock and no longer race at all;
- * writes to trees nobody contends pay nothing.
+ * commit, and take turns instead of racing. Telling the others matters: a process that
+ * kept winning would otherwise never lock, and the one that locked (its tries now slower)
+ * would lose to it again and again. Writes to trees nobody contends pay nothing.
  */
 import type { Locks } from "./ports/locks.js";
+import type { Peers } from "./ports/peers.js";
 
-/** How long after its last lost race a process keeps locking a tree's writes. */
+/** How long after the last lost race (here or elsewhere) a tree's writes are locked. */
 export const CONTENDED_MS = 30_000;
+/** A process tells the others of a tree at most this often (each loss would be one notice). */
+const TELL_EVERY_MS = 5_000;
 /** Trees remembered as contended before the expired ones are forgotten. */
 const PRUNE_AT = 1_000;
 
 export class TreeRaces {
   /** Tree id to the time (performance.now) its contention ends. */
   private readonly until = new Map<string, number>();
+  /** Tree id to when the other processes were last told. */
+  private readonly told = new Map<string, number>();
 
-  /** `locks`: held across processes; absent, this process writes alone and never races. */
-  constructor(private readonly locks?: Locks) {}
+  /**
+   * `locks`: held across processes; absent, this process writes alone and never races.
+   * `peers`: the other processes, told of each contended tree and telling of theirs.
+   */
+  constructor(
+    private readonly locks?: Locks,
+    private readonly peers?: Peers,
+  ) {
+    peers?.onTreeContended((treeId) => this.mark(treeId));
+  }
 
   /** Runs one attempt at a write to `treeId`, under the cross-process lock while the tree is contended. */
   attempt<T>(treeId: string, work: () => Promise<T>): Promise<T> {
@@ -33,14 +47,26 @@ export class TreeRaces {
 
   /** A write to `treeId` lost its revision to another process. */
   lost(treeId: string): void {
-    const now = performance.now();
-    if (this.until.size >= PRUNE_AT) {
-      for (const [id, end] of this.until) if (end <= now) this.until.delete(id);
-    }
-    this.until.set(treeId, now + CONTENDED_MS);
+    const now = this.mark(treeId);
+    if ((this.told.get(treeId) ?? -Infinity) > now - TELL_EVERY_MS) return;
+    this.told.set(treeId, now);
+    this.peers?.treeContended(treeId);
   }
 
   contended(treeId: string): boolean {
     return (this.until.get(treeId) ?? 0) > performance.now();
+  }
+
+  private mark(treeId: string): number {
+    const now = performance.now();
+    if (this.until.size >= PRUNE_AT) {
+      for (const [id, end] of this.until) {
+        if (end > now) continue;
+        this.until.delete(id);
+        this.told.delete(id);
+      }
+    }
+    this.until.set(treeId, now + CONTENDED_MS);
+    return now;
   }
 }

@@ -1,10 +1,11 @@
 /**
  * Writes racing for one tree's revisions across processes (issue 17; src/domain/tree-races.ts).
  * Two domain contexts on one PostgreSQL database stand for two server processes: each has
- * its own connection pool, its own write queue per tree and its own pool of lock
- * connections, as two `npm start` processes have. A write that loses its revision to the
- * other is tried again; once each side has lost once, their writes to that tree take turns
- * on a lock the database holds, and none loses any more.
+ * its own connection pool, its own write queue per tree, its own pool of lock connections
+ * and its own notice connection, as two `npm start` processes have. A write that loses its
+ * revision to the other is tried again, and the tree is then contended in both (the loser
+ * tells the other): their writes to it take turns on a lock the database holds, and none
+ * loses any more.
  *
  * The losses are counted where they happen: the store refusing a commit whose revision the
  * other side took first.
@@ -20,6 +21,8 @@ import { createTree } from "../../src/domain/trees.js";
 import { signUp } from "../../src/domain/users.js";
 import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { RevisionTakenError } from "../../src/shared/errors.js";
+import { randomUUID } from "node:crypto";
+import { PostgresChangeFeed } from "../../src/store/postgres/change-feed.js";
 import { PostgresLocks } from "../../src/store/postgres/locks.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
 import { adminQuery, createTestDatabase, dropTestDatabase, withDatabase } from "../helpers/postgres.js";
@@ -28,22 +31,50 @@ const quiet = { log: () => undefined };
 let url: string;
 const stores: PostgresStore[] = [];
 const locks: PostgresLocks[] = [];
-/** Commits refused because the other side took the revision first. */
+const feeds: PostgresChangeFeed[] = [];
+/** Commits refused because the other side took the revision first, both sides. */
 let lost = 0;
+/** The same, by process. */
+const lostBy = new Map<DomainContext, number>();
+/** When set, the next commit of that process says it has come, then waits for the release. */
+const holdNextCommit = new Map<DomainContext, { reached: () => void; released: Promise<void> }>();
 
-/** A process of its own: a store pool, a domain context, lock connections. */
+/** Holds `ctx`'s next commit: `reached` resolves once the commit waits, `release` lets it go. */
+function holdCommit(ctx: DomainContext): { reached: Promise<void>; release: () => void } {
+  let release!: () => void;
+  let reached!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const arrived = new Promise<void>((resolve) => (reached = resolve));
+  holdNextCommit.set(ctx, { reached, released });
+  return { reached: arrived, release };
+}
+
+/** A process of its own: a store pool, a domain context, lock connections, a notice connection. */
 async function startProcess(): Promise<DomainContext> {
-  const store = await openPostgresStore(url, quiet);
+  const origin = randomUUID();
+  const store = await openPostgresStore(url, { ...quiet, origin });
   stores.push(store);
+  const feed = new PostgresChangeFeed(url, origin, quiet.log);
+  await feed.start();
+  feeds.push(feed);
   const counted = {
     ...store,
     changes: {
       ...store.changes,
       commit: async (...args: Parameters<PostgresStore["changes"]["commit"]>) => {
+        const held = holdNextCommit.get(ctx);
+        holdNextCommit.delete(ctx);
+        if (held) {
+          held.reached();
+          await held.released;
+        }
         try {
           return await store.changes.commit(...args);
         } catch (err) {
-          if (err instanceof RevisionTakenError) lost++;
+          if (err instanceof RevisionTakenError) {
+            lost++;
+            lostBy.set(ctx, (lostBy.get(ctx) ?? 0) + 1);
+          }
           throw err;
         }
       },
@@ -52,11 +83,12 @@ async function startProcess(): Promise<DomainContext> {
   const treeLocks = new PostgresLocks(url, { name: "cardtree-test-tree-locks" });
   locks.push(treeLocks);
   const config = loadConfig({ SIGNUP: "open", EXPORT_WORKERS: "0", STORE: "postgres", DATABASE_URL: url });
-  return createDomainContext(counted, config, {
+  const ctx: DomainContext = createDomainContext(counted, config, {
     formats: formatsOffThread(config.exports),
     hasher: scryptHasherFor(config.limits),
-    shared: { treeLocks },
+    shared: { feed, peers: feed, treeLocks },
   });
+  return ctx;
 }
 
 let a: DomainContext;
@@ -71,6 +103,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const feed of feeds) await feed.close();
   for (const lock of locks) await lock.close();
   for (const store of stores) await store.close();
   if (url) await dropTestDatabase(url);
@@ -87,11 +120,30 @@ async function race(treeId: string, count: number, label: string): Promise<void>
 }
 
 describe("two processes writing one tree at once", { timeout: 60_000 }, () => {
+  it("a race lost in one process makes the tree contended in the other, which won it", async () => {
+    const tree = await execute(a, owner, createTree, {}, { name: "Told" });
+    // A reads the tree and builds its change; B commits the revision meanwhile; then A commits.
+    const held = holdCommit(a);
+    const fromA = execute(a, owner, createCard, { treeId: tree._id }, { treeId: tree._id, content: "from A", position: 0 });
+    await held.reached;
+    const fromB = await execute(b, owner, createCard, { treeId: tree._id }, { treeId: tree._id, content: "from B", position: 1 });
+    held.release();
+    expect((await fromA).content).toBe("from A");
+    expect(fromB.content).toBe("from B");
+    expect(lostBy.get(a)).toBe(1);
+    expect(lostBy.get(b) ?? 0).toBe(0);
+    expect(a.treeRaces.contended(tree._id)).toBe(true);
+    // B never lost, and still locks its writes to the tree once A's word arrives.
+    const deadline = Date.now() + 5_000;
+    while (!b.treeRaces.contended(tree._id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(b.treeRaces.contended(tree._id)).toBe(true);
+  });
+
   it("race until each has lost once, then take turns: every write lands and none loses again", async () => {
     const tree = await execute(a, owner, createTree, {}, { name: "Raced" });
-    // Until both sides have lost a race on the tree (usually the first round).
+    // Until a race was lost and the loser's word reached the other (usually the first round).
     for (let round = 1; !(a.treeRaces.contended(tree._id) && b.treeRaces.contended(tree._id)); round++) {
-      if (round > 10) throw new Error(`ten rounds of racing writes and still not both contended (${lost} lost)`);
+      if (round > 10) throw new Error(`ten rounds of racing writes and the tree still not contended in both (${lost} lost)`);
       await race(tree._id, 20, `warm-up ${round}`);
     }
     expect(lost).toBeGreaterThan(0);

@@ -1,7 +1,8 @@
 /**
  * What the processes sharing one store tell each other beside changes (SPEC §11): failed
  * log-ins, so that the brute-force limit (SPEC §4) counts the attempts made through every
- * process, and sign-ups, so that the sign-up budget does. Advisory: a notice sent while
+ * process; sign-ups, so that the sign-up budget does; and trees whose writes raced, so
+ * that every process writing them takes turns (domain/tree-races.ts). Advisory: a notice sent while
  * the link is down is lost, and attempts made in the same instant through two processes
  * may each pass before hearing of the other. Within one process there is nobody to tell (`NO_PEERS`); on PostgreSQL the
  * change feed's connection carries them (src/store/postgres/change-feed.ts).
@@ -15,4 +16,8 @@ export interface Peers {
   signedUp(address: string, at: number): void;
   /** Calls `listener` for each sign-up through another process; returns the unsubscribe. */
   onSignedUp(listener: (address: string, at: number) => void): () => void;
+  /** Tells every other process that writes to `treeId` lost a race for its revision here. */
+  treeContended(treeId: string): void;
+  /** Calls `listener` for each tree another process found contended; returns the unsubscribe. */
+  onTreeContended(listener: (treeId: string) => void): () => void;
 }

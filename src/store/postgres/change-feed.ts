@@ -29,6 +29,7 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
   private readonly resyncListeners = new Set<() => void>();
   private readonly loginListeners = new Set<(keys: readonly string[], at: number) => void>();
   private readonly signupListeners = new Set<(address: string, at: number) => void>();
+  private readonly contendedListeners = new Set<(treeId: string) => void>();
   private readonly listener: NoticeListener;
 
   constructor(
@@ -96,6 +97,15 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
     return () => this.signupListeners.delete(listener);
   }
 
+  treeContended(treeId: string): void {
+    this.listener.notify(PEERS_CHANNEL, encodePeerNotice({ origin: this.origin, event: "contended", treeId, at: Date.now() }));
+  }
+
+  onTreeContended(listener: (treeId: string) => void): () => void {
+    this.contendedListeners.add(listener);
+    return () => this.contendedListeners.delete(listener);
+  }
+
   onLoginFailed(listener: (keys: readonly string[], at: number) => void): () => void {
     this.loginListeners.add(listener);
     return () => this.loginListeners.delete(listener);
@@ -114,7 +124,8 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
       const notice = decodePeerNotice(payload);
       if (!notice || notice.origin === this.origin) return;
       if (notice.event === "login") for (const listener of this.loginListeners) this.guard(() => listener(notice.keys, notice.at));
-      else for (const listener of this.signupListeners) this.guard(() => listener(notice.address, notice.at));
+      else if (notice.event === "signup") for (const listener of this.signupListeners) this.guard(() => listener(notice.address, notice.at));
+      else for (const listener of this.contendedListeners) this.guard(() => listener(notice.treeId));
     }
   }
 

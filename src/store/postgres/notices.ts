@@ -15,7 +15,8 @@
 export const CHANGES_CHANNEL = "cardtree_changes";
 /**
  * What processes tell each other beside changes (the Peers port): a failed log-in
- * `{o, e: "login", k: [throttle keys], at: epoch ms}`, a sign-up `{o, e: "signup", a: address, at}`.
+ * `{o, e: "login", k: [throttle keys], at: epoch ms}`, a sign-up `{o, e: "signup", a: address, at}`,
+ * a tree whose writes raced `{o, e: "contended", t: tree id, at}`.
  */
 export const PEERS_CHANNEL = "cardtree_peers";
 
@@ -43,23 +44,30 @@ export function decodeTreeNotice(payload: string | undefined): TreeNotice | null
 
 export type PeerNotice =
   | { origin: string; event: "login"; keys: string[]; at: number }
-  | { origin: string; event: "signup"; address: string; at: number };
+  | { origin: string; event: "signup"; address: string; at: number }
+  | { origin: string; event: "contended"; treeId: string; at: number };
 
 export function encodePeerNotice(notice: PeerNotice): string {
-  return notice.event === "login"
-    ? JSON.stringify({ o: notice.origin, e: "login", k: notice.keys, at: notice.at })
-    : JSON.stringify({ o: notice.origin, e: "signup", a: notice.address, at: notice.at });
+  switch (notice.event) {
+    case "login":
+      return JSON.stringify({ o: notice.origin, e: "login", k: notice.keys, at: notice.at });
+    case "signup":
+      return JSON.stringify({ o: notice.origin, e: "signup", a: notice.address, at: notice.at });
+    case "contended":
+      return JSON.stringify({ o: notice.origin, e: "contended", t: notice.treeId, at: notice.at });
+  }
 }
 
 /** The notice in `payload`, or null for one this version cannot read. */
 export function decodePeerNotice(payload: string | undefined): PeerNotice | null {
   try {
-    const { o, e, k, a, at } = JSON.parse(payload ?? "") as Record<string, unknown>;
+    const { o, e, k, a, t, at } = JSON.parse(payload ?? "") as Record<string, unknown>;
     if (typeof o !== "string" || typeof at !== "number") return null;
     if (e === "login" && Array.isArray(k) && k.every((key) => typeof key === "string")) {
       return { origin: o, event: "login", keys: k as string[], at };
     }
     if (e === "signup" && typeof a === "string") return { origin: o, event: "signup", address: a, at };
+    if (e === "contended" && typeof t === "string") return { origin: o, event: "contended", treeId: t, at };
     return null;
   } catch {
     return null;
