@@ -17,24 +17,22 @@ import type { Peers } from "./ports/peers.js";
 
 /** How long after the last lost race (here or elsewhere) a tree's writes are locked. */
 export const CONTENDED_MS = 30_000;
-/** A process tells the others of a tree at most this often (each loss would be one notice). */
-const TELL_EVERY_MS = 5_000;
 /** Trees remembered as contended before the expired ones are forgotten. */
 const PRUNE_AT = 1_000;
 
 export class TreeRaces {
-  /** Tree id to the time (performance.now) its contention ends. */
+  /** Tree id to the time (`now`) its contention ends. */
   private readonly until = new Map<string, number>();
-  /** Tree id to when the other processes were last told. */
-  private readonly told = new Map<string, number>();
 
   /**
    * `locks`: held across processes; absent, this process writes alone and never races.
-   * `peers`: the other processes, told of each contended tree and telling of theirs.
+   * `peers`: the other processes, told of each lost race and telling of theirs (once all
+   * take turns none loses, so the notices stop by themselves). `now`: a monotonic clock, ms.
    */
   constructor(
     private readonly locks?: Locks,
     private readonly peers?: Peers,
+    private readonly now: () => number = () => performance.now(),
   ) {
     peers?.onTreeContended((treeId) => this.mark(treeId));
   }
@@ -47,26 +45,24 @@ export class TreeRaces {
 
   /** A write to `treeId` lost its revision to another process. */
   lost(treeId: string): void {
-    const now = this.mark(treeId);
-    if ((this.told.get(treeId) ?? -Infinity) > now - TELL_EVERY_MS) return;
-    this.told.set(treeId, now);
+    this.mark(treeId);
     this.peers?.treeContended(treeId);
   }
 
   contended(treeId: string): boolean {
-    return (this.until.get(treeId) ?? 0) > performance.now();
+    return (this.until.get(treeId) ?? -Infinity) > this.now();
   }
 
-  private mark(treeId: string): number {
-    const now = performance.now();
+  /** How many trees are remembered (contended or not yet forgotten). */
+  get remembered(): number {
+    return this.until.size;
+  }
+
+  private mark(treeId: string): void {
+    const now = this.now();
     if (this.until.size >= PRUNE_AT) {
-      for (const [id, end] of this.until) {
-        if (end > now) continue;
-        this.until.delete(id);
-        this.told.delete(id);
-      }
+      for (const [id, end] of this.until) if (end <= now) this.until.delete(id);
     }
     this.until.set(treeId, now + CONTENDED_MS);
-    return now;
   }
 }
