@@ -3,7 +3,7 @@
  * which a mutation's caller learns the revisions of its own changes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildCard, buildTree, buildUser, type Api } from "../helpers/api.js";
+import { buildCard, buildSharedTree, buildUser, type Api } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 import { Gql } from "./client.js";
 
@@ -27,14 +27,7 @@ async function raw(api: Api, query: string, variables: Record<string, unknown>) 
   return (await res.json()) as { data: any; errors?: any[]; extensions?: any };
 }
 
-async function sharedTree() {
-  const alice = await buildUser(server.url, "alice");
-  const bob = await buildUser(server.url, "bob");
-  const tree = await buildTree(alice, { name: "shared", seed: "# root" });
-  await alice.post(`/api/trees/${tree._id}/collaborators`, { email: bob.user.email });
-  const [root] = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
-  return { alice, bob, tree, root };
-}
+const sharedTree = () => buildSharedTree(server.url);
 
 const contentOf = async (api: Api, treeId: string, cardId: string) =>
   (await api.get(`/api/trees/${treeId}/cards`)).body.find((c: any) => c._id === cardId)?.content;

@@ -89,6 +89,22 @@ export async function buildTree(api: Api, fields: { name?: string; seed?: string
   return res.body;
 }
 
+/** Adds `collaborator` to `owner`'s tree; throws unless the API answers 201. */
+export async function shareTree(owner: Api, treeId: string, collaborator: Api & { user: any }): Promise<void> {
+  const res = await owner.post(`/api/trees/${treeId}/collaborators`, { email: collaborator.user.email });
+  if (res.status !== 201) throw new Error(`sharing failed: ${res.status} ${res.text}`);
+}
+
+/** Two new users, alice and bob, and alice's tree of one card ("# root") shared with bob. */
+export async function buildSharedTree(baseUrl: string): Promise<{ alice: Api & { user: any }; bob: Api & { user: any }; tree: any; root: any }> {
+  const alice = await buildUser(baseUrl, "alice");
+  const bob = await buildUser(baseUrl, "bob");
+  const tree = await buildTree(alice, { name: "shared", seed: "# root" });
+  await shareTree(alice, tree._id, bob);
+  const [root] = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
+  return { alice, bob, tree, root };
+}
+
 export async function buildCard(
   api: Api,
   treeId: string,

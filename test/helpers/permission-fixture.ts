@@ -3,7 +3,7 @@
  * test/reliability/graphql-permissions.test.ts) ask every operation in: a tree with a card,
  * its owner, a collaborator, another signed-up user and an anonymous caller.
  */
-import { Api, buildCard, buildTree, buildUser } from "./api.js";
+import { Api, buildCard, buildTree, buildUser, shareTree } from "./api.js";
 
 export type Role = "owner" | "collaborator" | "other" | "anonymous";
 export const ROLES: readonly Role[] = ["owner", "collaborator", "other", "anonymous"];
@@ -34,7 +34,7 @@ export async function permissionFixture(url: string, isPublic: boolean, people?:
   const { owner, collaborator, other } = people ?? (await signUpPeople(url));
   const created = await buildTree(owner, { name: "Secret plans", seed: "# secret heading" });
   const card = await buildCard(owner, created._id, { content: "secret card" });
-  await owner.post(`/api/trees/${created._id}/collaborators`, { email: collaborator.user.email });
+  await shareTree(owner, created._id, collaborator);
   if (isPublic) await owner.put(`/api/trees/${created._id}`, { publicUrl: `pub-${created._id}` });
   const tree = (await owner.get("/api/trees")).body.find((t: any) => t._id === created._id);
   return { roles: { owner, collaborator, other, anonymous: new Api(url) }, tree, card };

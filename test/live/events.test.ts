@@ -7,7 +7,7 @@
  */
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { Api, buildCard, buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 import { permissionFixture, ROLES, signUpPeople, type People, type Role } from "../helpers/permission-fixture.js";
 import { SseReader } from "./sse-client.js";
@@ -41,7 +41,7 @@ function follow(as: Api, treeId: string, headers: Record<string, string> = {}, q
 
 async function sharedTree(): Promise<any> {
   const tree = await buildTree(owner, { name: "Live", seed: "# Root" });
-  expect((await owner.post(`/api/trees/${tree._id}/collaborators`, { email: friend.user.email })).status).toBe(201);
+  await shareTree(owner, tree._id, friend);
   return (await owner.get("/api/trees")).body.find((t: any) => t._id === tree._id);
 }
 
@@ -188,7 +188,7 @@ describe("GET /api/trees/:id/events", () => {
     first.close();
     expect((await owner.delete(`/api/trees/${tree._id}/collaborators/${friend.user._id}`)).status).toBe(204);
     await buildCard(owner, tree._id, { content: "while away" });
-    expect((await owner.post(`/api/trees/${tree._id}/collaborators`, { email: friend.user.email })).status).toBe(201);
+    await shareTree(owner, tree._id, friend);
     await buildCard(owner, tree._id, { content: "back again" });
     // The replay holds the change that took them off; the tree as it is now is theirs again.
     const resumed = await follow(friend, tree._id, { "Last-Event-ID": String(seen.revision) });

@@ -3,7 +3,7 @@
  * card, restoring a tree to a revision, the trash and restoring a deleted subtree.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildCard, buildTree, buildUser, type Api } from "../helpers/api.js";
+import { buildCard, buildSharedTree, buildUser, type Api } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
 let server: InProcessServer;
@@ -12,14 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-async function sharedTree() {
-  const alice = await buildUser(server.url, "alice");
-  const bob = await buildUser(server.url, "bob");
-  const tree = await buildTree(alice, { name: "shared", seed: "# root" });
-  await alice.post(`/api/trees/${tree._id}/collaborators`, { email: bob.user.email });
-  const [root] = (await alice.get(`/api/trees/${tree._id}/cards`)).body;
-  return { alice, bob, tree, root };
-}
+const sharedTree = () => buildSharedTree(server.url);
 
 const treeOf = async (api: Api, treeId: string) => (await api.get("/api/trees")).body.find((t: any) => t._id === treeId);
 
