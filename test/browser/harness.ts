@@ -151,6 +151,15 @@ export async function waitForSaved(page: Page): Promise<void> {
   });
 }
 
+/** Opens the active card's editor, types `text` at the end of its content, saves (Ctrl+Enter) and waits until saved. */
+export async function appendToActiveCard(page: Page, text: string): Promise<void> {
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("End");
+  await page.keyboard.type(text);
+  await page.keyboard.press("Control+Enter");
+  await waitForSaved(page);
+}
+
 export async function activeCardId(page: Page): Promise<string | null> {
   return page.evaluate(() => (window as any).app.get("cardId"));
 }

@@ -4,7 +4,7 @@
  * and the trash with "Restore". Each restore is checked on the page and on the server.
  */
 import { expect, it } from "vitest";
-import { activeCardId, describeInBrowser, serverCards, useWriterSession, waitForSaved } from "./harness.js";
+import { activeCardId, appendToActiveCard, describeInBrowser, serverCards, useWriterSession, waitForSaved } from "./harness.js";
 
 const SEED = ["# Act I", "## Setup", "## Inciting incident", "# Act II", "## Midpoint"].join("\n\n");
 
@@ -82,11 +82,7 @@ describeInBrowser("the history panel", () => {
 
   it("lists the tree's changes, shows what one changed, and restores the whole tree to that point", async () => {
     const midpoint = await select("## Midpoint");
-    await writer.page.keyboard.press("Enter");
-    await writer.page.keyboard.press("End");
-    await writer.page.keyboard.type(" and a twist");
-    await writer.page.keyboard.press("Control+Enter");
-    await waitForSaved(writer.page);
+    await appendToActiveCard(writer.page, " and a twist");
     const afterEdit = await shape();
     const { revision } = (await writer.api.get(`/api/trees/${writer.treeId}/history?limit=1`)).body[0];
     // Later: a delete and an import.

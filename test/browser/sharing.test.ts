@@ -9,13 +9,13 @@ import { beforeAll, expect, it } from "vitest";
 import { buildTree } from "../helpers/api.js";
 import {
   activeCardId,
+  appendToActiveCard,
   describeInBrowser,
   loggedInPage,
   openTree,
   screenshot,
   serverCards,
   useWorld,
-  waitForSaved,
   type LoggedInPage,
 } from "./harness.js";
 
@@ -59,11 +59,7 @@ describeInBrowser("sharing and public trees", () => {
     expect(await item.innerText()).toContain("Shared with you");
     await item.locator("a.tree-name").click();
     await page.locator(".columns .card").first().waitFor();
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("End");
-    await page.keyboard.type(" Second draft, by a friend.");
-    await page.keyboard.press("Control+Enter");
-    await waitForSaved(page);
+    await appendToActiveCard(page, " Second draft, by a friend.");
   });
 
   it("shows the owner the collaborator's change after a reload", async () => {

@@ -5,7 +5,7 @@
  */
 import type { Page } from "playwright-core";
 import { expect, it } from "vitest";
-import { activeCardId, describeInBrowser, loggedInPage, openTree, serverCards, useWriterSession, waitForSaved } from "./harness.js";
+import { activeCardId, appendToActiveCard, describeInBrowser, loggedInPage, openTree, serverCards, useWriterSession, waitForSaved } from "./harness.js";
 
 const SEED = ["# Act I", "## Setup", "## Inciting incident", "# Act II", "## Midpoint", "## Crisis", "# Act III"].join("\n\n");
 
@@ -84,11 +84,7 @@ describeInBrowser("undo and redo", () => {
 
   it("undoes an edit, and leaves Ctrl+Z inside the editor to the text", async () => {
     const setup = await select("## Setup");
-    await writer.page.keyboard.press("Enter");
-    await writer.page.keyboard.press("End");
-    await writer.page.keyboard.type(" and more");
-    await writer.page.keyboard.press("Control+Enter");
-    await waitForSaved(writer.page);
+    await appendToActiveCard(writer.page, " and more");
     expect((await cards()).find((c) => c._id === setup).content).toBe("## Setup and more");
 
     // In the editor, Ctrl+Z is the textarea's own: the saved card stays as it is.
@@ -112,19 +108,11 @@ describeInBrowser("undo and redo", () => {
     await writer.page.route(events, (route) => route.abort("connectionrefused"));
     await openTree(writer.page, writer.treeId);
     const setup = await select("## Setup");
-    await writer.page.keyboard.press("Enter");
-    await writer.page.keyboard.press("End");
-    await writer.page.keyboard.type(" first");
-    await writer.page.keyboard.press("Control+Enter");
-    await waitForSaved(writer.page);
+    await appendToActiveCard(writer.page, " first");
     await writer.page.keyboard.press("Control+z");
     await expect.poll(async () => (await cards()).find((c) => c._id === setup).content).toBe("## Setup");
 
-    await writer.page.keyboard.press("Enter");
-    await writer.page.keyboard.press("End");
-    await writer.page.keyboard.type(" second");
-    await writer.page.keyboard.press("Control+Enter");
-    await waitForSaved(writer.page);
+    await appendToActiveCard(writer.page, " second");
     expect(await writer.page.locator("dialog[open]").count()).toBe(0);
     const saved = (await cards()).find((c) => c._id === setup);
     expect(saved.content).toBe("## Setup second");
@@ -182,11 +170,7 @@ describeInBrowser("undo and redo", () => {
 
   it("asks before undoing over a collaborator's later edit: Cancel keeps theirs, Undo anyway takes it back", async () => {
     const midpoint = await select("## Midpoint");
-    await writer.page.keyboard.press("Enter");
-    await writer.page.keyboard.press("End");
-    await writer.page.keyboard.type(" (mine)");
-    await writer.page.keyboard.press("Control+Enter");
-    await waitForSaved(writer.page);
+    await appendToActiveCard(writer.page, " (mine)");
 
     // A collaborator, in their own browser, rewrites the same card.
     const other = await loggedInPage(writer.world, "collaborator");
