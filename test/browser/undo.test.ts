@@ -111,6 +111,8 @@ describeInBrowser("undo and redo", () => {
     await appendToActiveCard(writer.page, " first");
     await writer.page.keyboard.press("Control+z");
     await expect.poll(async () => (await cards()).find((c) => c._id === setup).content).toBe("## Setup");
+    // The writer edits once the tab shows the undone card (the server may be there first).
+    await expect.poll(() => contentOnPage(writer.page, setup)).toBe("Setup");
 
     await appendToActiveCard(writer.page, " second");
     expect(await writer.page.locator("dialog[open]").count()).toBe(0);
