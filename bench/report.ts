@@ -114,6 +114,19 @@ export class Report {
   }
 }
 
+/** The nearest-rank percentile `p` (0-100) of `values`; NaN when there are none. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** The p50, p95 and largest of some timings (0 each when there are none). */
+export function spread(values: readonly number[]): { p50: number; p95: number; max: number } {
+  if (values.length === 0) return { p50: 0, p95: 0, max: 0 };
+  return { p50: percentile(values, 50), p95: percentile(values, 95), max: percentile(values, 100) };
+}
+
 /** Median of a few timings: one slow outlier (a GC, a neighbour's burst) does not move it. */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

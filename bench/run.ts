@@ -168,9 +168,8 @@ async function main(): Promise<void> {
   const smallTree = await writer.treeWith("Bench 1k", small);
   const writerBig = await writer.treeWith("Bench 10k (writes)", generateTree(10_000, 5));
 
-  if (writesOnly) {
-    console.log("Writes (wrk)...");
-    await writeScenarios({
+  const writes = (seconds: number) =>
+    writeScenarios({
       report,
       server,
       writer,
@@ -178,8 +177,12 @@ async function main(): Promise<void> {
         { id: smallTree, label: "1k-card tree", rowId: "create-1k" },
         { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
       ],
-      seconds: 10,
+      seconds,
     });
+
+  if (writesOnly) {
+    console.log("Writes (wrk)...");
+    await writes(10);
     await server.stop();
     report.print();
     rmSync(workDir, { recursive: true, force: true });
@@ -210,16 +213,7 @@ async function main(): Promise<void> {
   }
 
   console.log("Writes (wrk)...");
-  await writeScenarios({
-    report,
-    server,
-    writer,
-    trees: [
-      { id: smallTree, label: "1k-card tree", rowId: "create-1k" },
-      { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
-    ],
-    seconds: settings.loadSeconds,
-  });
+  await writes(settings.loadSeconds);
 
   console.log("Imports and exports...");
   await fileScenarios({ report, server, writer, workDir, repetitions: settings.repetitions, large: !quick });

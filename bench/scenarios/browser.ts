@@ -16,7 +16,7 @@ import { pathToFileURL } from "node:url";
 import { chromium, type Page } from "playwright-core";
 import { CardtreeClient } from "../cardtree-client.js";
 import { generateTree } from "../generate.js";
-import type { Report } from "../report.js";
+import { spread, type Report } from "../report.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 
@@ -100,9 +100,9 @@ async function measureTree(baseUrl: string, client: CardtreeClient, treeId: stri
       const times: number[] = [];
       for (const key of series.keys) times.push(await timedKey(page, key));
       all.push(...times);
-      keys.push({ label: series.label, ...summary(times) });
+      keys.push({ label: series.label, ...spread(times) });
     }
-    return { cards, openMs, longestTaskMs, keys, allKeysP95: summary(all).p95 };
+    return { cards, openMs, longestTaskMs, keys, allKeysP95: spread(all).p95 };
   } finally {
     await browser.close();
   }
@@ -120,12 +120,6 @@ async function timedKey(page: Page, key: string): Promise<number> {
   }); undefined`);
   await page.keyboard.press(key);
   return page.evaluate<number>("window.__keyTime");
-}
-
-function summary(times: number[]): { p50: number; p95: number; max: number } {
-  const sorted = [...times].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
-  return { p50: at(0.5), p95: at(0.95), max: sorted[sorted.length - 1] ?? 0 };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

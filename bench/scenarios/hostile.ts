@@ -16,7 +16,7 @@ import path from "node:path";
 import { CardtreeClient } from "../cardtree-client.js";
 import { generateTree } from "../generate.js";
 import { sampleRss, startPinned, type Pinned } from "../processes.js";
-import type { Report } from "../report.js";
+import { percentile, type Report } from "../report.js";
 
 interface Attack {
   id: string;
@@ -41,12 +41,6 @@ function slowest(samples: readonly Sample[]): string {
     .slice(0, 3)
     .map((s) => `${s.kind} ${s.ms.toFixed(0)}`)
     .join(", ");
-}
-
-function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 const HONEST_ADDRESS = { "X-Forwarded-For": "192.0.2.10" };

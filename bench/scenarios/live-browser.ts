@@ -16,7 +16,7 @@ import { pathToFileURL } from "node:url";
 import { chromium, type Page } from "playwright-core";
 import { CardtreeClient } from "../cardtree-client.js";
 import { generateTree } from "../generate.js";
-import type { Report } from "../report.js";
+import { spread, type Report } from "../report.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 
@@ -72,7 +72,7 @@ export async function liveBrowserScenarios(options: { report: Report; baseUrl: s
       const text = `UI save ${i} at ${stamp}`;
       ui.push(await timedWrite(readerPage, text, () => saveInPage(writerPage, cardId, text)));
     }
-    const figures = { rest: summary(rest), ui: summary(ui) };
+    const figures = { rest: spread(rest), ui: spread(ui) };
     report.add({ id: "live-browser-rest", scenario: `browser live: REST PUT answered → shown in another writer's page (${writes} writes)`, p50Ms: figures.rest.p50, note: `p95 ${figures.rest.p95.toFixed(1)} ms, max ${figures.rest.max.toFixed(1)} ms` });
     report.add({ id: "live-browser-ui", scenario: `browser live: Ctrl+Enter in one page → shown in another writer's page (${writes} saves)`, p50Ms: figures.ui.p50, note: `p95 ${figures.ui.p95.toFixed(1)} ms, max ${figures.ui.max.toFixed(1)} ms` });
     report.target({ name: "browser live: write to another writer's screen, p95", wanted: "≤ 1 s", measured: `${Math.max(figures.rest.p95, figures.ui.p95).toFixed(0)} ms`, met: Math.max(figures.rest.p95, figures.ui.p95) <= 1000 });
@@ -116,12 +116,6 @@ async function saveInPage(page: Page, cardId: string, text: string): Promise<num
   }); undefined`);
   await textarea.press("Control+Enter");
   return page.evaluate<number>("window.__saved");
-}
-
-function summary(times: number[]): { p50: number; p95: number; max: number } {
-  const sorted = [...times].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
-  return { p50: at(0.5), p95: at(0.95), max: sorted[sorted.length - 1] ?? 0 };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
