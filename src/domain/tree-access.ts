@@ -45,10 +45,10 @@ const REVISION_RACE_TRIES = 25;
  * written, so the step runs again, still holding the lock (this process's other writers
  * stay behind it), on the tree as it now is: loaded, authorised and checked afresh (a
  * conditional write whose card really changed now answers 409 from its own version
- * check). A lost race also marks the tree contended (tree-races.ts): from then on, for a
- * while, each attempt holds a lock all processes respect, so processes that have each
- * lost once take turns instead of racing. Only a write that loses `REVISION_RACE_TRIES`
- * times in a row answers the race's 409.
+ * check). A lost race also marks the tree contended, here and in the other processes,
+ * which are told (tree-races.ts): for a while every attempt on it holds a lock all
+ * processes respect, so their writes take turns instead of racing. Only a write that loses
+ * `REVISION_RACE_TRIES` times in a row answers the race's 409.
  */
 export function withTree<T>(
   ctx: DomainContext,
