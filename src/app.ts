@@ -3,6 +3,7 @@
  * (shared by /api and /graphql), the REST facade, GraphQL, the health check and the
  * browser client. Built here and listened on in server.ts, so tests can build it too.
  */
+import { compressResponses } from "./http/compression.js";
 import express, { type RequestHandler } from "express";
 import { authenticate } from "./auth/middleware.js";
 import { CredentialChecker } from "./auth/credentials.js";
@@ -42,6 +43,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   const who = authenticate({ store: ctx.store, credentials, sessions });
 
   app.use(securityHeaders);
+  app.use(compressResponses());
   app.use(closeConnectionsWhenStopping(lifecycle));
   if (ctx.config.logRequests) app.use(requestLog(logger));
   app.use(healthRoutes(ctx.store, lifecycle, probeStore, noticesHeard));
