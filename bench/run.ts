@@ -17,6 +17,8 @@
  * PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * `--writes` runs only the card writes (10 s each, even with --quick), for the change log's
  * cost against the first wave's figures.
+ * `--wire` runs only the compression scenario (issue 27: a 20,020-card list on the wire, the
+ * first compressed read of a revision, compressed and plain reads against a raw server).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -38,6 +40,7 @@ import { writeScenarios } from "./scenarios/writes.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
+import { wireScenarios } from "./scenarios/wire.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -56,6 +59,8 @@ const liveBrowserOnly = flag("live-browser");
 const scaleOnly = flag("scale");
 /** `--writes`: only the card writes, at full length (issue 14: writes with the change log vs the first wave). */
 const writesOnly = flag("writes");
+/** `--wire`: only compression on the wire (issue 27). */
+const wireOnly = flag("wire");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -180,6 +185,30 @@ async function main(): Promise<void> {
       seconds,
     });
 
+  const wire = async () => {
+    console.log("On the wire: a 20,020-card tree compressed...");
+    const count = 20_020;
+    const treeId = await writer.treeWith("Bench 20k (wire)", generateTree(count, 11));
+    await wireScenarios({
+      report,
+      server,
+      client: writer,
+      treeId,
+      cardCount: count,
+      workDir,
+      seconds: settings.loadSeconds,
+      connections: settings.readConnections,
+      rounds: settings.rounds,
+    });
+  };
+  if (wireOnly) {
+    await wire();
+    await server.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+
   if (writesOnly) {
     console.log("Writes (wrk)...");
     await writes(10);
@@ -202,6 +231,8 @@ async function main(): Promise<void> {
     connections: settings.readConnections,
     rounds: settings.rounds,
   });
+
+  await wire();
 
   console.log("Live streams...");
   await liveScenarios({ report, server, writer, treeId: smallTree, streams: 200, idleStreams: 1000, rounds: quick ? 30 : 100 });
