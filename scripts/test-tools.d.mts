@@ -1,5 +1,5 @@
 export interface ToolGroup {
-  name: "browser" | "office";
+  name: "browser" | "office" | "proxy";
   what: string;
   files: string[];
   packages: string[];

@@ -1,5 +1,5 @@
 /**
- * The programs outside npm that the test suite drives (issue 33), in one list: the test
+ * The programs outside npm that the test suite drives (issues 33 and 27), in one list: the test
  * runner (scripts/test.mjs) installs them, and the suites that use them
  * (test/browser/harness.ts, test/exports/reader-tools.ts, test/exports/html-reader.test.ts)
  * refuse to run without them unless the writer of the command left them out on purpose.
@@ -28,6 +28,14 @@ export const TOOL_GROUPS = [
     packages: ["libreoffice-writer-nogui", "libreoffice-impress-nogui", "poppler-utils"],
     optOut: "CARDTREE_TEST_SKIP_OFFICE",
     marker: "describeWithOffice",
+  },
+  {
+    name: "proxy",
+    what: "nginx and openssl (docs/self-hosting.md's reverse proxy, run in front of three processes)",
+    files: ["/usr/sbin/nginx", "/usr/bin/openssl"],
+    packages: ["nginx", "openssl"],
+    optOut: "CARDTREE_TEST_SKIP_PROXY",
+    marker: "describeWithNginx",
   },
 ];
 

@@ -1,8 +1,8 @@
 /**
  * `describe` for suites that drive programs outside npm (issue 33): Chromium, LibreOffice
- * and poppler. They run when the programs are here, are skipped only when the command left
- * them out on purpose (`CARDTREE_TEST_SKIP_BROWSER=1`, `CARDTREE_TEST_SKIP_OFFICE=1`; never
- * in CI), and otherwise fail at load with the command that installs what is missing.
+ * and poppler, nginx. They run when the programs are here, are skipped only when the command left
+ * them out on purpose (`CARDTREE_TEST_SKIP_BROWSER=1`, `CARDTREE_TEST_SKIP_OFFICE=1`,
+ * `CARDTREE_TEST_SKIP_PROXY=1`; never in CI), and otherwise fail at load with the command that installs what is missing.
  * `npm test` (scripts/test.mjs) installs the packages first when it runs as root.
  */
 import { describe } from "vitest";
@@ -29,3 +29,6 @@ export const describeInBrowser = describeWith("browser");
 
 /** Suites that open exports in LibreOffice and read the PDF with poppler. */
 export const describeWithOffice = describeWith("office");
+
+/** Suites that run Debian's nginx in front of the server. */
+export const describeWithNginx = describeWith("proxy");

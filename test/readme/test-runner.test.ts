@@ -15,7 +15,7 @@ const RUNNER = path.join(ROOT, "scripts", "test.mjs");
 const NOWHERE = "/nonexistent-cardtree-tools";
 
 function runner(args: string[], env: Record<string, string | undefined>, asNobody = false) {
-  const base = { ...process.env, CI: undefined, CARDTREE_TEST_SKIP_BROWSER: undefined, CARDTREE_TEST_SKIP_OFFICE: undefined, ...env };
+  const base = { ...process.env, CI: undefined, CARDTREE_TEST_SKIP_BROWSER: undefined, CARDTREE_TEST_SKIP_OFFICE: undefined, CARDTREE_TEST_SKIP_PROXY: undefined, ...env };
   const command = asNobody ? "setpriv" : process.execPath;
   const argv = asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, RUNNER, ...args] : [RUNNER, ...args];
   const result = spawnSync(command, argv, { cwd: ROOT, env: base as NodeJS.ProcessEnv, encoding: "utf8", timeout: 120_000 });
@@ -46,18 +46,18 @@ describe("suiteDecision", () => {
   });
 });
 
-describe("npm test on a machine without Chromium, LibreOffice and poppler", () => {
+describe("npm test on a machine without Chromium, LibreOffice, poppler and nginx", () => {
   it("stops before any test when it may not install them, naming the exact command", () => {
     const run = runner(["--project", "nedb", "test/readme/curl-examples.test.ts"], { CARDTREE_TEST_TOOLS_ROOT: NOWHERE }, true);
     expect(run.status).toBe(1);
-    expect(run.out).toContain("sudo apt-get install -y chromium libreoffice-writer-nogui libreoffice-impress-nogui poppler-utils");
-    expect(run.out).toContain("CARDTREE_TEST_SKIP_BROWSER=1 CARDTREE_TEST_SKIP_OFFICE=1 npm test");
+    expect(run.out).toContain("sudo apt-get install -y chromium libreoffice-writer-nogui libreoffice-impress-nogui poppler-utils nginx openssl");
+    expect(run.out).toContain("CARDTREE_TEST_SKIP_BROWSER=1 CARDTREE_TEST_SKIP_OFFICE=1 CARDTREE_TEST_SKIP_PROXY=1 npm test");
     // Nothing ran: no vitest output, no summary.
     expect(run.out).not.toMatch(/passed, \d+ failed/);
   });
 
   it("asks only for what is not left out", () => {
-    const run = runner(["--project", "nedb", "test/readme/curl-examples.test.ts"], { CARDTREE_TEST_TOOLS_ROOT: NOWHERE, CARDTREE_TEST_SKIP_OFFICE: "1" }, true);
+    const run = runner(["--project", "nedb", "test/readme/curl-examples.test.ts"], { CARDTREE_TEST_TOOLS_ROOT: NOWHERE, CARDTREE_TEST_SKIP_OFFICE: "1", CARDTREE_TEST_SKIP_PROXY: "1" }, true);
     expect(run.status).toBe(1);
     expect(run.out).toContain("sudo apt-get install -y chromium\n");
   });
@@ -73,6 +73,7 @@ describe("npm test on a machine without Chromium, LibreOffice and poppler", () =
       CARDTREE_TEST_TOOLS_ROOT: NOWHERE,
       CARDTREE_TEST_SKIP_BROWSER: "1",
       CARDTREE_TEST_SKIP_OFFICE: "1",
+      CARDTREE_TEST_SKIP_PROXY: "1",
     });
     expect(run.status, run.out).toBe(0);
     const skipped = /^0 passed, 0 failed, (\d+) skipped$/.exec(run.last);
