@@ -30,7 +30,7 @@ const SERVER_NAME = "cards.example.org";
 const run = promisify(execFile);
 
 /** The page's nginx block with the site's values put in, and nothing else changed. */
-export async function proxyConfiguration(site: { httpsPort: number; httpPort: number; upstreams: number[]; cert: string; key: string }): Promise<string> {
+async function proxyConfiguration(site: { httpsPort: number; httpPort: number; upstreams: number[]; cert: string; key: string }): Promise<string> {
   const doc = await readFile(path.join(ROOT, "docs", "self-hosting.md"), "utf8");
   const block = /```nginx\n([\s\S]*?)```/.exec(doc)?.[1];
   if (!block) throw new Error("docs/self-hosting.md has no nginx block");
@@ -175,7 +175,10 @@ class Stream {
         res.on("aborted", () => (stream.ended = true));
         resolve(stream);
       });
-      stream.req.on("error", (err) => (stream.ended = true) && reject(err));
+      stream.req.on("error", (err) => {
+        stream.ended = true;
+        reject(err);
+      });
       stream.req.end();
     });
   }
