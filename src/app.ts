@@ -30,7 +30,7 @@ export interface AppDeps {
   noticesHeard?: NoticesProbe;
 }
 
-export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready", probeStore, noticesHeard }: AppDeps): express.Express {
+export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready", probeStore, noticesHeard }: AppDeps): express.Express & { warmGraphql(): void } {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy);
@@ -58,20 +58,23 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
       importLimit: jsonBody(ctx.config.limits.importBodyBytes),
     }),
   );
-  app.use("/graphql", who, lazyGraphql(ctx, logger));
+  const graphql = lazyGraphql(ctx, logger);
+  app.use("/graphql", who, graphql);
   app.use(webClient(webDir));
   app.use(errorHandler(logger));
-  return app;
+  return Object.assign(app, { warmGraphql: graphql.warm });
 }
 
 /**
- * /graphql, with graphql-yoga and the schema imported on its first request rather than at
- * start-up (~0.5 s under tsx). Requests arriving meanwhile share the one import; if it
- * fails, they get the error handler's 500 and the next request tries again.
+ * /graphql, with graphql-yoga and the schema imported on its first request, or by `warm()`,
+ * which the server calls once it is listening: start-up does not wait for it (~0.5 s), and
+ * a first GraphQL request that comes after it finds everything ready (issue 27). Requests
+ * arriving meanwhile share the one import; if it fails, they get the error handler's 500
+ * and the next request tries again.
  */
-function lazyGraphql(ctx: DomainContext, logger: Logger): RequestHandler {
+function lazyGraphql(ctx: DomainContext, logger: Logger): RequestHandler & { warm(): void } {
   let handler: Promise<RequestHandler> | undefined;
-  return (req, res, next) => {
+  const load = () => {
     if (!handler) {
       const loading = import("./graphql/yoga.js").then(({ graphqlHandler }) => graphqlHandler(ctx, logger));
       loading.catch(() => {
@@ -79,6 +82,21 @@ function lazyGraphql(ctx: DomainContext, logger: Logger): RequestHandler {
       });
       handler = loading;
     }
-    handler.then((graphql) => graphql(req, res, next)).catch(next);
+    return handler;
   };
+  const serve: RequestHandler = (req, res, next) => {
+    load()
+      .then((graphql) => graphql(req, res, next))
+      .catch(next);
+  };
+  return Object.assign(serve, {
+    warm: () => {
+      const started = performance.now();
+      load().then(
+        () => logger.info("graphql loaded", { ms: Math.round(performance.now() - started) }),
+        // Not the process's end: the first request tries again, and answers 500 if it must.
+        (err: unknown) => logger.error("graphql warm-up failed", { error: String(err) }),
+      );
+    },
+  });
 }

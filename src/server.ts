@@ -72,6 +72,8 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     server.listen(config.port, config.host, () => resolve());
   });
   lifecycle = "ready";
+  // GraphQL's modules and schema load now, not on the first /graphql request (issue 27).
+  setImmediate(() => app.warmGraphql());
   const stopPruning = scheduleHistoryPruning(ctx, logger.info);
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
