@@ -19,6 +19,8 @@
  * cost against the first wave's figures.
  * `--wire` runs only the compression scenario (issue 27: a 20,020-card list on the wire, the
  * first compressed read of a revision, compressed and plain reads against a raw server).
+ * `--many-readers` runs only 10,000 SSE streams on one process (issue 27: one write's fan-out
+ * and the memory they hold), on a server of its own with the stream limits raised.
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -59,6 +61,8 @@ const liveBrowserOnly = flag("live-browser");
 const scaleOnly = flag("scale");
 /** `--writes`: only the card writes, at full length (issue 14: writes with the change log vs the first wave). */
 const writesOnly = flag("writes");
+/** `--many-readers`: only 10,000 SSE readers on one process (issue 27). */
+const manyReadersOnly = flag("many-readers");
 /** `--wire`: only compression on the wire (issue 27). */
 const wireOnly = flag("wire");
 const settings = {
@@ -129,6 +133,36 @@ async function main(): Promise<void> {
   if (hostileOnly) {
     console.log("Hostile traffic...");
     await hostileScenarios({ report, workDir, seconds: quick ? 2 : 6 });
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+  const manyReaders = async () => {
+    console.log("10,000 SSE readers on one process...");
+    const dir = path.join(workDir, "many-readers");
+    mkdirSync(dir);
+    const many = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: dir, LIVE_STREAMS_PER_USER: "10000", LIVE_STREAMS_PER_ADDRESS: "10000", LIVE_STREAMS_TOTAL: "10000" },
+      logFile: path.join(workDir, "many-readers.log"),
+      readyPath: "/healthz",
+    });
+    const follower = await CardtreeClient.signUp(many.url, "many@bench.example");
+    const tree = await follower.treeWith("Many readers", generateTree(100, 9));
+    await liveScenarios({
+      report,
+      server: many,
+      writer: follower,
+      treeId: tree,
+      streams: 10_000,
+      idleStreams: 0,
+      rounds: quick ? 10 : 30,
+      fanout: { id: "sse-fanout-10k", p99TargetMs: 250 },
+    });
+    await many.stop();
+  };
+  if (manyReadersOnly) {
+    await manyReaders();
     report.print();
     rmSync(workDir, { recursive: true, force: true });
     return;
@@ -279,6 +313,8 @@ async function main(): Promise<void> {
     repetitions: settings.repetitions,
     quick,
   });
+
+  await manyReaders();
 
   console.log("Hostile traffic...");
   await hostileScenarios({ report, workDir, seconds: quick ? 2 : 6 });
