@@ -5,6 +5,9 @@
  *   costs 1, a list multiplies what is selected under it by its expected length, and the
  *   expensive fields cost what FIELD_COSTS says. Over a limit: 400 `invalid_request`.
  * - the number of mutations (root fields of a mutation): 400 `invalid_request`.
+ * - how many times the answer may hold the same cards and trees, against their JSON
+ *   (answer-bound.ts: no re-entry through `parent`/`tree` under a list, at most
+ *   GRAPHQL_COPY_LIMIT copies): 400 `invalid_request`.
  * - the import limits (bytes, cards) across every `importSeed` and seeded `createTree` of
  *   the request together, not only per field: one 1,000-card variable used by 50 aliases
  *   is 50,000 cards. Over them: 413 `payload_too_large`, and nothing is imported.
@@ -33,6 +36,7 @@ import type { Config, GraphQLLimits } from "../config.js";
 import { PayloadTooLargeError, ValidationError } from "../shared/errors.js";
 import type { SeedParser } from "../domain/ports/formats.js";
 import { countSeedCards } from "../shared/seeds.js";
+import { boundAnswer } from "./answer-bound.js";
 import { refusal } from "./errors.js";
 
 /** Exports, imports and copies of whole trees: at most four fit the default cost limit. */
@@ -207,6 +211,7 @@ async function refusalFor(
   try {
     const variables = args.variableValues ?? {};
     const fields = checkOperation(args.schema, args.document, operation, fragments, variables, args.contextValue as object, config.graphql);
+    boundAnswer(args.schema, operation, fragments, coerced.coerced, config.graphql.copies);
     if (operation.operation === "mutation") await checkImportTotals(seedsOf(args.schema, fields, coerced.coerced), config, seeds);
   } catch (error) {
     if (error instanceof ValidationError) return refusal(error, 400);

@@ -147,58 +147,50 @@ export class ResultBudget {
    * @throws PayloadTooLargeError once the request has resolved more than its limit, or run longer.
    */
   list<T>(list: T[], info: GraphQLResolveInfo): T[] {
-    this.count(list.length * widthOf(info));
+    this.charge(list.length * widthOf(info), 0);
     return list;
-  }
-
-  /**
-   * Counts `count` records of `width` selected fields each: a list written without its
-   * resolvers (src/graphql/card-lists.ts). @throws as `list` does.
-   */
-  records(count: number, width: number): void {
-    this.count(count * width);
-  }
-
-  /** Whether `values` more values and `characters` more characters of text stay within the limits. */
-  fits(values: number, characters: number): boolean {
-    return this.values + values <= this.limits.values && this.characters + characters <= this.limits.text;
-  }
-
-  /**
-   * Counts, in one go, what a list that `fits` holds. @throws as `list` does, for the time
-   * limit only.
-   */
-  counted(values: number, characters: number): void {
-    this.values += values;
-    this.characters += characters;
-    this.tick();
   }
 
   /** Counts one record, for a field that returns one. @throws as `list` does. */
   one<T>(record: T, info: GraphQLResolveInfo): T {
-    this.count(widthOf(info));
+    this.charge(widthOf(info), 0);
     return record;
   }
 
   /** Counts the characters of `text` (card content) and returns it. @throws as `list` does. */
   text(text: string): string {
-    this.characters += text.length;
-    if (this.characters > this.limits.text) {
-      this.fail(`This request asks for more than ${this.limits.text} characters of card text; ask for less at once.`);
-    }
-    this.tick();
+    this.charge(0, text.length);
     return text;
   }
 
-  private count(values: number): void {
+  /** Whether `values` more values and `characters` more characters of text stay within the limits; counts nothing. */
+  fits(values: number, characters: number): boolean {
+    return this.values + values <= this.limits.values && this.characters + characters <= this.limits.text;
+  }
+
+  /**
+   * The one point where everything an answer holds is counted, whichever way it is written:
+   * by the resolvers (`list`, `one`, `text`) or as bytes without them (src/graphql/card-lists.ts,
+   * a whole list at once when it `fits`, else card by card). `values`: records × the fields
+   * selected on each; `characters`: card text.
+   * @throws as `list` does.
+   */
+  charge(values: number, characters: number): void {
     this.values += values;
-    if (this.values > this.limits.values) {
+    this.characters += characters;
+    // Only what this charge adds can pass a limit here: once a request is over one, its
+    // other fields go on (and answer null) until one that charges the same thing throws,
+    // as graphql-js would have met them.
+    if (values > 0 && this.values > this.limits.values) {
       this.fail(
         `This request resolves more than ${this.limits.values} values (each field of each card, tree or collaborator); ` +
           "ask for less at once. A tree's flat `cards` list (with `depth` and `parentId`) reads each card once; " +
           "`parent` and `children` nested in each other read the same cards again and again." +
           (this.limits.hint ?? ""),
       );
+    }
+    if (characters > 0 && this.characters > this.limits.text) {
+      this.fail(`This request asks for more than ${this.limits.text} characters of card text; ask for less at once.`);
     }
     this.tick();
   }
