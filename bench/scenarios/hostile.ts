@@ -23,8 +23,8 @@ interface Attack {
   name: string;
   /** Requests in flight at once. */
   concurrency: number;
-  /** One attacking request; returns its status (0 when the connection failed). */
-  send(i: number): Promise<number>;
+  /** One attacking request; returns its status (0 when the connection failed), or what a 200 held. */
+  send(i: number): Promise<number | string>;
 }
 
 interface Sample {
@@ -51,6 +51,22 @@ async function status(promise: Promise<Response>): Promise<number> {
     const res = await promise;
     await res.arrayBuffer();
     return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * What a GraphQL answer with status 200 held: "200 data" (answered) or "200 <code>" (its first
+ * error's code, e.g. payload_too_large: the result budget refused it while executing).
+ */
+async function graphqlOutcome(promise: Promise<Response>): Promise<number | string> {
+  try {
+    const res = await promise;
+    const text = await res.text();
+    if (res.status !== 200) return res.status;
+    const body = JSON.parse(text) as { errors?: { extensions?: { code?: string } }[] };
+    return `200 ${body.errors?.[0]?.extensions?.code ?? "data"}`;
   } catch {
     return 0;
   }
@@ -94,8 +110,8 @@ async function buildAttacks(server: Pinned): Promise<Attack[]> {
   await fetch(`${url}/graphql`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) });
   const session = await cookieSession(attacker);
 
-  const graphql = (query: string, variables?: unknown, auth = false) =>
-    status(
+  const graphql = (query: string, variables?: unknown, auth = false, read: (res: Promise<Response>) => Promise<number | string> = status) =>
+    read(
       fetch(`${url}/graphql`, {
         method: "POST",
         // As graphql-request asks: refusals then come with their HTTP status (429, 413, 400), not 200.
@@ -119,7 +135,17 @@ async function buildAttacks(server: Pinned): Promise<Attack[]> {
   // entry on the left, the address the proxy saw appended on the right.
   const spoofedAddress = () => ({ "X-Forwarded-For": `10.${(counter >> 16) & 255}.${(counter >> 8) & 255}.${counter++ & 255}, ${ATTACKER_ADDRESS["X-Forwarded-For"]}` });
 
+  // Issue 25: the probe that answered 7.4 MB signed in (children, parent, children on the
+  // 21-card tree, ~145 bytes), and a query over the anonymous result budget (three lists of
+  // the 5,000-card tree: 120,000 values) sent again and again: it must never be answered.
+  const amplification = '{publicTree(url:"hostile-21"){cards{children{parent{children{parent{children{id content position depth createdAt updatedAt}}}}}}}}';
+  const fields = "id treeId parentId content position createdAt updatedAt version";
+  const overBudget = `{publicTree(url:"hostile-5k"){a:cards{${fields}} b:cards{${fields}} c:cards{${fields}}}}`;
+
   return [
+    { id: "gql-amplification", name: "GraphQL children/parent/children probe of issue 25, ~145 bytes, on the 21-card tree (signed in)", concurrency: 2, send: () => graphql(amplification, undefined, true) },
+    { id: "gql-amplification-anonymous", name: "the same probe, anonymous", concurrency: 2, send: () => graphql(amplification) },
+    { id: "gql-over-budget-again", name: "GraphQL query over the anonymous result budget, sent again and again (anonymous)", concurrency: 2, send: () => graphql(overBudget, undefined, false, graphqlOutcome) },
     { id: "gql-nested", name: "GraphQL children/parent nesting on a public 21-card tree (anonymous)", concurrency: 2, send: () => graphql(nestedQuery("hostile-21", 6)) },
     { id: "gql-me-aliases", name: "GraphQL 1,000 aliases of me", concurrency: 4, send: () => graphql(`{${meAliases}}`, undefined, true) },
     { id: "gql-export-aliases", name: "GraphQL 10 aliases of export on a public 5,000-card tree (anonymous)", concurrency: 2, send: () => graphql(`{publicTree(url:"hostile-5k"){${exportAliases}}}`) },
@@ -222,8 +248,8 @@ function honestWriter(honest: CardtreeClient, treeId: string, cardId: string): {
   };
 }
 
-async function runAttack(attack: Attack, seconds: number, maxRequests: number): Promise<Map<number, number>> {
-  const statuses = new Map<number, number>();
+async function runAttack(attack: Attack, seconds: number, maxRequests: number): Promise<Map<number | string, number>> {
+  const statuses = new Map<number | string, number>();
   const deadline = performance.now() + seconds * 1000;
   let sent = 0;
   const lane = async () => {
@@ -254,6 +280,8 @@ export async function hostileScenarios(options: { report: Report; workDir: strin
 
   let worstP99 = percentile(quietMs, 99);
   let peakRss = 0;
+  let overBudgetAnswered = 0;
+  let amplificationP99 = 0;
   const crashed: string[] = [];
   for (const attack of attacks) {
     const rss = sampleRss(server.process.pid!, 100);
@@ -267,7 +295,12 @@ export async function hostileScenarios(options: { report: Report; workDir: strin
     const p99 = percentile(ms, 99);
     worstP99 = Math.max(worstP99, p99);
     peakRss = Math.max(peakRss, attackRss);
-    const answered = [...statuses].sort(([a], [b]) => a - b).map(([code, count]) => `${count}×${code || "failed"}`).join(" ");
+    const answered = [...statuses]
+      .sort(([a], [b]) => String(a).localeCompare(String(b)))
+      .map(([code, count]) => `${count}×${code || "failed"}`)
+      .join(" ");
+    if (attack.id === "gql-over-budget-again") overBudgetAnswered = statuses.get("200 data") ?? 0;
+    if (attack.id.startsWith("gql-amplification")) amplificationP99 = Math.max(amplificationP99, p99);
     report.add({
       id: `hostile-${attack.id}`,
       scenario: `honest writer during: ${attack.name}`,
@@ -288,6 +321,14 @@ export async function hostileScenarios(options: { report: Report; workDir: strin
   report.target({ name: "honest p99 under each attack (issue 12)", wanted: "≤ 250 ms", measured: `${worstP99.toFixed(0)} ms worst`, met: worstP99 <= 250 });
   report.target({ name: "no crash under attack (issue 12)", wanted: "none", measured: crashed.length === 0 ? "none" : crashed.join(", "), met: crashed.length === 0 });
   report.target({ name: "RSS under attack (issue 12)", wanted: "≤ 512 MB", measured: `${peakRss.toFixed(0)} MB peak`, met: peakRss <= 512 });
+  const quietP99 = percentile(quietMs, 99);
+  report.target({
+    name: "honest p99 during the amplification probe, over the quiet p99 (issue 25)",
+    wanted: "≤ 50 ms more",
+    measured: `${(amplificationP99 - quietP99).toFixed(0)} ms (${amplificationP99.toFixed(0)} against ${quietP99.toFixed(0)})`,
+    met: amplificationP99 - quietP99 <= 50,
+  });
+  report.target({ name: "over-budget query answered when sent again (issue 25)", wanted: "never", measured: `${overBudgetAnswered} times`, met: overBudgetAnswered === 0 });
 }
 
 function startHostileServer(dataDir: string, workDir: string, port?: number): Promise<Pinned> {
