@@ -45,7 +45,6 @@ import {
   isListType,
   isNonNullType,
   isObjectType,
-  Kind,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLField,
@@ -56,6 +55,7 @@ import {
   type SelectionSetNode,
 } from "graphql";
 import { ValidationError } from "../shared/errors.js";
+import { collectFields } from "./selections.js";
 
 /** JSON bytes a REST field's value can take: [fewest, most]. */
 type Range = readonly [number, number];
@@ -281,28 +281,8 @@ class Walk {
     }
   }
 
-  /** Response keys in first-appearance order, each with every field node answering to it. */
   private collect(sets: readonly SelectionSetNode[]): Map<string, FieldNode[]> {
-    const groups = new Map<string, FieldNode[]>();
-    const spread = new Set<string>();
-    const visit = (set: SelectionSetNode) => {
-      for (const selection of set.selections) {
-        if (selection.kind === Kind.FIELD) {
-          const key = selection.alias?.value ?? selection.name.value;
-          const group = groups.get(key);
-          if (group) group.push(selection);
-          else groups.set(key, [selection]);
-        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-          visit(selection.selectionSet);
-        } else if (!spread.has(selection.name.value)) {
-          spread.add(selection.name.value);
-          const fragment = this.fragments.get(selection.name.value);
-          if (fragment) visit(fragment.selectionSet);
-        }
-      }
-    };
-    for (const set of sets) visit(set);
-    return groups;
+    return collectFields(sets, this.fragments);
   }
 
   private subselections(nodes: readonly FieldNode[]): SelectionSetNode[] {

@@ -49,7 +49,8 @@ import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import { cardOf, type TreeShape, type TreeSnapshot } from "../domain/read-model.js";
 import type { Card, StoredCard } from "../shared/records.js";
 import type { GraphQLContext } from "./context.js";
-import { selectionWidth, type ResultBudget } from "./result-budget.js";
+import type { ResultBudget } from "./result-budget.js";
+import { selectionWidth } from "./selections.js";
 
 /** Card fields read from the record alone, as their JSON values. */
 const RECORD_FIELDS: Record<string, (card: Card) => string> = {

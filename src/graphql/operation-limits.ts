@@ -29,7 +29,6 @@ import {
   type FragmentDefinitionNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
-  type SelectionSetNode,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { Config, GraphQLLimits } from "../config.js";
@@ -37,6 +36,7 @@ import { PayloadTooLargeError, ValidationError } from "../shared/errors.js";
 import type { SeedParser } from "../domain/ports/formats.js";
 import { countSeedCards } from "../shared/seeds.js";
 import { boundAnswer } from "./answer-bound.js";
+import { collectFields } from "./selections.js";
 import { refusal } from "./errors.js";
 
 /** Exports, imports and copies of whole trees: at most four fit the default cost limit. */
@@ -87,31 +87,6 @@ export function applyFieldCosts(schema: GraphQLSchema): void {
     if (!field || !("resolve" in field)) throw new Error(`FIELD_COSTS names ${coordinate}, which the schema does not have.`);
     field.extensions = { ...field.extensions, complexity };
   }
-}
-
-/**
- * The root fields the operation runs, one per response key (as graphql-js merges them),
- * through fragments, with @skip and @include ignored (counting more, never less).
- */
-function rootFields(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): Map<string, FieldNode> {
-  const fields = new Map<string, FieldNode>();
-  const spread = new Set<string>();
-  const collect = (set: SelectionSetNode) => {
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) {
-        const key = selection.alias?.value ?? selection.name.value;
-        if (!fields.has(key)) fields.set(key, selection);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        collect(selection.selectionSet);
-      } else if (!spread.has(selection.name.value)) {
-        spread.add(selection.name.value);
-        const fragment = fragments.get(selection.name.value);
-        if (fragment) collect(fragment.selectionSet);
-      }
-    }
-  };
-  collect(selectionSet);
-  return fields;
 }
 
 /** The seeds of the mutation's imports (`importSeed`, `createTree` with a seed). */
@@ -183,7 +158,8 @@ function checkOperation(
         `Each export, import or copy of a tree costs ${EXPENSIVE}; lists count their expected length (docs/graphql.md).`,
     );
   }
-  const fields = rootFields(operation.selectionSet, fragments);
+  // The root fields the operation runs, one per response key.
+  const fields = new Map([...collectFields([operation.selectionSet], fragments)].map(([key, nodes]) => [key, nodes[0]!]));
   if (operation.operation === "mutation" && fields.size > limits.mutations) {
     throw new ValidationError(`Mutations limit of ${limits.mutations} exceeded, found ${fields.size}.`);
   }

@@ -1,11 +1,12 @@
 /**
  * What one request may make the server resolve, counted while it executes. The static
- * limits (src/graphql/operation-limits.ts) cannot know how long a list is: on a public
- * tree of 21 cards, `cards { parent { children { parent { children ... } } } }` revisits
- * the same cards 20 times per level. Every resolver that hands out cards, trees or
- * collaborators counts them here, each as many values as fields are selected on it (so
- * 30 aliases of `id` count 30), and `content` counts its characters; the first count past
- * a limit stops the request with `payload_too_large`. The unit is what an execution's
+ * limits (src/graphql/operation-limits.ts, answer-bound.ts) bound an answer against the
+ * trees it reads, but cannot know how big those are: three lists of a 10,000-card tree are
+ * within them. Every resolver that hands out cards, trees or collaborators counts them here,
+ * each as many values as fields are selected on it (so 30 aliases of `id` count 30), and
+ * `content` counts its characters; the first count past a limit stops the request with
+ * `payload_too_large`. Everything is counted by one method, `charge`, which the lists
+ * written without resolvers (card-lists.ts) call too: one point of charge for both paths. The unit is what an execution's
  * time and memory grow with: graphql-js resolves and stores every selected field of every
  * record.
  *
@@ -29,40 +30,15 @@
  * it; so what is left of the execution finishes at once. `resultBudgetPlugin` then
  * answers the one error (src/graphql/yoga.ts).
  */
-import {
-  getOperationAST,
-  Kind,
-  type ExecutionResult,
-  type FieldNode,
-  type FragmentDefinitionNode,
-  type GraphQLResolveInfo,
-  type SelectionSetNode,
-} from "graphql";
+import { getOperationAST, type ExecutionResult, type FieldNode, type GraphQLResolveInfo } from "graphql";
 import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { GraphQLLimits } from "../config.js";
 import { PayloadTooLargeError } from "../shared/errors.js";
 import type { GraphQLContext } from "./context.js";
+import { selectionWidth } from "./selections.js";
 
 /** Fields selected on each record a field returns, by its (parsed, cached) field node. */
 const widths = new WeakMap<FieldNode, number>();
-
-/** Fields selected in `set`, through fragments, each fragment once (as graphql-js merges them). */
-export function selectionWidth(
-  set: SelectionSetNode | undefined,
-  fragments: Record<string, FragmentDefinitionNode>,
-  spread: Set<string>,
-): number {
-  let width = 0;
-  for (const selection of set?.selections ?? []) {
-    if (selection.kind === Kind.FIELD) width += 1;
-    else if (selection.kind === Kind.INLINE_FRAGMENT) width += selectionWidth(selection.selectionSet, fragments, spread);
-    else if (!spread.has(selection.name.value)) {
-      spread.add(selection.name.value);
-      width += selectionWidth(fragments[selection.name.value]?.selectionSet, fragments, spread);
-    }
-  }
-  return width;
-}
 
 function widthOf(info: GraphQLResolveInfo): number {
   const node = info.fieldNodes[0]!;
