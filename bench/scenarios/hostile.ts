@@ -96,11 +96,53 @@ async function publicTreeWith(client: CardtreeClient, name: string, publicUrl: s
   return tree._id;
 }
 
-async function buildAttacks(server: Pinned): Promise<Attack[]> {
+/**
+ * Issue 25's probe sent alone, ten times one after another (each a new query text, so no
+ * cached answer helps), while /healthz is polled every 10 ms: how big its answer is against
+ * the tree's JSON (its record and cards as REST sends them), how long it takes, and how
+ * long it holds the server (the worst /healthz wait meanwhile). Signed in: anonymous
+ * callers had a smaller budget already.
+ */
+async function probeAlone(report: Report, attacker: CardtreeClient, treeId: string, query: string): Promise<void> {
+  const url = attacker.baseUrl;
+  const treeJson = (await (await attacker.request("GET", `/api/trees/${treeId}`)).arrayBuffer()).byteLength + (await (await attacker.request("GET", `/api/trees/${treeId}/cards`)).arrayBuffer()).byteLength;
+  const times: number[] = [];
+  let largest = 0;
+  let worstHealth = 0;
+  for (let i = 0; i < 10; i++) {
+    let done = false;
+    const poll = (async () => {
+      while (!done) {
+        const started = performance.now();
+        await (await fetch(`${url}/healthz`, { headers: HONEST_ADDRESS })).arrayBuffer();
+        worstHealth = Math.max(worstHealth, performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    const started = performance.now();
+    const res = await attacker.request("POST", "/graphql", { query: query.replace(/^\{/, `{round${i}: __typename `) }, ATTACKER_ADDRESS);
+    largest = Math.max(largest, (await res.arrayBuffer()).byteLength);
+    times.push(performance.now() - started);
+    done = true;
+    await poll;
+  }
+  report.add({
+    id: "hostile-amplification-alone",
+    scenario: "issue 25's probe alone, signed in (10 in turn)",
+    p50Ms: percentile(times, 50),
+    p99Ms: percentile(times, 99),
+    bytes: largest,
+    note: `tree JSON ${treeJson} bytes; answer ${(largest / treeJson).toFixed(2)}× that; worst /healthz meanwhile ${worstHealth.toFixed(0)} ms`,
+  });
+  report.target({ name: "issue 25's probe: answer against the tree's JSON", wanted: "≤ 4×", measured: `${(largest / treeJson).toFixed(2)}×`, met: largest <= 4 * treeJson });
+  report.target({ name: "issue 25's probe: worst /healthz wait while it runs", wanted: "≤ 50 ms", measured: `${worstHealth.toFixed(0)} ms`, met: worstHealth <= 50 });
+}
+
+async function buildAttacks(server: Pinned, report: Report): Promise<Attack[]> {
   const url = server.url;
   const attacker = await CardtreeClient.signUp(url, "attacker@bench.example");
   // A 21-card public tree: one root with 20 children, so each children/parent level multiplies by 20.
-  await publicTreeWith(attacker, "Small", "hostile-21", [{ content: "# Root", children: Array.from({ length: 20 }, (_, i) => ({ content: `Child ${i}` })) }]);
+  const smallId = await publicTreeWith(attacker, "Small", "hostile-21", [{ content: "# Root", children: Array.from({ length: 20 }, (_, i) => ({ content: `Child ${i}` })) }]);
   const bigId = await publicTreeWith(attacker, "Five thousand", "hostile-5k", generateTree(5_000, 3));
   const emphasisId = await publicTreeWith(attacker, "Emphasis", "hostile-emphasis", [{ content: "_a".repeat(50_000) }]);
   const quotesId = await publicTreeWith(attacker, "Quotes", "hostile-quotes", [{ content: `${"> ".repeat(20_000)}deep` }]);
@@ -141,6 +183,7 @@ async function buildAttacks(server: Pinned): Promise<Attack[]> {
   const amplification = '{publicTree(url:"hostile-21"){cards{children{parent{children{parent{children{id content position depth createdAt updatedAt}}}}}}}}';
   const fields = "id treeId parentId content position createdAt updatedAt version";
   const overBudget = `{publicTree(url:"hostile-5k"){a:cards{${fields}} b:cards{${fields}} c:cards{${fields}}}}`;
+  await probeAlone(report, attacker, smallId, amplification);
 
   return [
     { id: "gql-amplification", name: "GraphQL children/parent/children probe of issue 25, ~145 bytes, on the 21-card tree (signed in)", concurrency: 2, send: () => graphql(amplification, undefined, true) },
@@ -270,7 +313,7 @@ export async function hostileScenarios(options: { report: Report; workDir: strin
   const honest = await CardtreeClient.signUp(server.url, "honest@bench.example");
   const treeId = await honest.treeWith("Honest", generateTree(1_000, 7));
   const [card] = await honest.json<{ _id: string }[]>("GET", `/api/trees/${treeId}/cards`);
-  const attacks = await buildAttacks(server);
+  const attacks = await buildAttacks(server, report);
 
   const quietRss = sampleRss(server.process.pid!, 100);
   const quiet = honestWriter(honest, treeId, card._id);
