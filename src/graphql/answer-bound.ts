@@ -166,7 +166,6 @@ class Scope {
 type Family = "treeId" | "treeUrl" | "cardId" | "new" | "any";
 
 interface CardPlace {
-  kind: "card";
   scope: Scope;
   /** Where this place's fields are counted. */
   tally: Tally;
@@ -180,12 +179,10 @@ interface CardPlace {
 }
 
 interface TreePlace {
-  kind: "tree";
   scope: Scope;
   tally: Tally;
   reentered: boolean;
 }
-
 
 /** Root fields whose records are named by an argument. */
 const NAMED: Record<string, { family: Family; arg?: string }> = {
@@ -261,23 +258,24 @@ class Walk {
       const field = root.getFields()[name];
       if (!field) continue;
       const named = NAMED[`${root.name}.${name}`];
+      const key = named?.arg === undefined ? null : this.argument(field, nodes[0]!, named.arg);
       let scope: Scope;
-      if (!named) scope = this.scope("any");
-      else if (named.family === "new") scope = this.scope("new", String(this.fresh++));
-      else scope = this.scope(named.family, this.argument(field, nodes[0]!, named.arg!));
+      if (named?.family === "new") scope = this.scope("new", String(this.fresh++));
+      else if (named && key !== null) scope = this.scope(named.family, key);
+      else scope = this.scope("any");
       // Cards reached from a card named by id may be any cards; from a named tree, that tree's.
       const onward = named?.family === "cardId" || named?.family === "new" ? this.scope("any") : scope;
       this.enter(field.type, nodes, scope, onward, false);
     }
   }
 
-  /** The argument's value as a key; an unnamed one (a bad value) counts with everything else. */
-  private argument(field: GraphQLField<unknown, unknown>, node: FieldNode, arg: string): string {
+  /** The argument's value, or null when it has none (a bad value: it then counts with everything else). */
+  private argument(field: GraphQLField<unknown, unknown>, node: FieldNode, arg: string): string | null {
     try {
       const value = getArgumentValues(field, node, this.variables)[arg];
-      return typeof value === "string" ? value : `?${this.fresh++}`;
+      return typeof value === "string" ? value : null;
     } catch {
-      return `?${this.fresh++}`;
+      return null;
     }
   }
 
@@ -298,10 +296,10 @@ class Walk {
     const listed = belowList || isListType(isNonNullType(type) ? type.ofType : type);
     if (named.name === "Card") {
       scope.anywhere.add("extra", 3);
-      this.card({ kind: "card", scope, tally: scope.anywhere, depth: null, listed, reentered: false, onward }, nodes);
+      this.card({ scope, tally: scope.anywhere, depth: null, listed, reentered: false, onward }, nodes);
     } else if (named.name === "Tree") {
       scope.tree.add("treeExtra", 3);
-      this.tree({ kind: "tree", scope, tally: scope.tree, reentered: false }, nodes);
+      this.tree({ scope, tally: scope.tree, reentered: false }, nodes);
     } else if (isObjectType(named)) {
       for (const fieldNodes of this.collect(this.subselections(nodes)).values()) {
         const field = named.getFields()[fieldNodes[0]!.name.value];
@@ -330,7 +328,7 @@ class Walk {
         const scope = place.onward;
         const childTally = depth === null ? scope.anywhere : scope.depth(depth);
         childTally.add("extra", 3);
-        this.card({ kind: "card", scope, tally: childTally, depth, listed: true, reentered: false, onward: scope }, fieldNodes);
+        this.card({ scope, tally: childTally, depth, listed: true, reentered: false, onward: scope }, fieldNodes);
       } else if (name === "parent") {
         tally.add("extra", 4);
         if (place.listed || place.reentered) {
@@ -338,14 +336,14 @@ class Walk {
         } else {
           const scope = place.onward;
           scope.anywhere.add("extra", 3);
-          this.card({ kind: "card", scope, tally: scope.anywhere, depth: null, listed: false, reentered: false, onward: scope }, fieldNodes);
+          this.card({ scope, tally: scope.anywhere, depth: null, listed: false, reentered: false, onward: scope }, fieldNodes);
         }
       } else if (name === "tree") {
         tally.add("extra", 2);
-        if (place.listed || place.reentered) this.tree({ kind: "tree", scope: place.scope, tally, reentered: true }, fieldNodes);
+        if (place.listed || place.reentered) this.tree({ scope: place.scope, tally, reentered: true }, fieldNodes);
         else {
           place.onward.tree.add("treeExtra", 3);
-          this.tree({ kind: "tree", scope: place.onward, tally: place.onward.tree, reentered: false }, fieldNodes);
+          this.tree({ scope: place.onward, tally: place.onward.tree, reentered: false }, fieldNodes);
         }
       } else if (name === "versions") {
         if (place.reentered) refuse(`\`versions\` under \`parent\` inside a list ${REENTRY}`);
@@ -373,7 +371,7 @@ class Walk {
         const depth = name === "roots" ? 1 : null;
         const cardTally = depth === null ? place.scope.anywhere : place.scope.depth(depth);
         cardTally.add("extra", 3);
-        this.card({ kind: "card", scope: place.scope, tally: cardTally, depth, listed: true, reentered: false, onward: place.scope }, fieldNodes);
+        this.card({ scope: place.scope, tally: cardTally, depth, listed: true, reentered: false, onward: place.scope }, fieldNodes);
       } else if (name === "export") {
         tally.add("export", 1);
         const format = this.exportFormat(fieldNodes[0]!);
@@ -408,7 +406,7 @@ class Walk {
  * REST field can take: at a vertex of the box of sizes (the ratio is monotone in each one),
  * or, for a field with no upper size, as that field alone grows (the ratio tends to its copies).
  */
-export function ratio(tally: Tally, values: Record<string, Range>, frame: number, prefix: string, extra: string): number {
+function ratio(tally: Tally, values: Record<string, Range>, frame: number, prefix: string, extra: string): number {
   const fields = Object.keys(values);
   const copies = (field: string) => tally.get(prefix + field);
   let worst = 0;
