@@ -144,6 +144,79 @@ describe.each([
   }, 60_000);
 });
 
+/** A small seeded generator (mulberry32), so a failing query can be found again. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A random query of at most 1 KB over cards and trees: aliases, lists, `parent` and `tree` steps, exports. */
+function randomQuery(next: () => number, tree: string, root: string): string {
+  const pick = <T,>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
+  const alias = () => (next() < 0.3 ? `${pick(["a", "b", "c", "k"]).repeat(1 + Math.floor(next() * 40))}${Math.floor(next() * 1000)}:` : "");
+  const card = (depth: number): string => {
+    const fields: string[] = [];
+    for (let n = 1 + Math.floor(next() * 4); n > 0; n--) {
+      const field = pick(["id", "treeId", "parentId", "content", "position", "createdAt", "updatedAt", "version", "depth", "__typename", "children", "parent", "tree", "content"]);
+      if (field === "children" || field === "parent") fields.push(depth > 0 ? `${alias()}${field}{${card(depth - 1)}}` : "id");
+      else if (field === "tree") fields.push(depth > 0 ? `${alias()}tree{${treeFields(depth - 1)}}` : "id");
+      else fields.push(`${alias()}${field}`);
+    }
+    return fields.join(" ");
+  };
+  const treeFields = (depth: number): string => {
+    const fields: string[] = [];
+    for (let n = 1 + Math.floor(next() * 3); n > 0; n--) {
+      const field = pick(["id", "name", "users", "revision", "publicUrl", "cards", "roots", "cards", "export"]);
+      if (field === "cards" || field === "roots") fields.push(depth > 0 ? `${alias()}${field}{${card(depth - 1)}}` : "id");
+      else if (field === "export") fields.push(`${alias()}export(format:${pick(["TXT", "MD", "JSON", "HTML"])}){body}`);
+      else fields.push(`${alias()}${field}`);
+    }
+    return fields.join(" ");
+  };
+  const roots: string[] = [];
+  for (let n = 1 + Math.floor(next() * 3); n > 0; n--) {
+    roots.push(next() < 0.75 ? `${alias()}${tree}{${treeFields(4)}}` : `${alias()}card(id:"${root}"){${card(4)}}`);
+  }
+  return `{${roots.join(" ")}}`;
+}
+
+describe("random queries of at most 1 KB", () => {
+  it.each([
+    ["the 21-card tree, anonymous", () => small, false],
+    ["the 21-card tree, signed in", () => small, true],
+    ["the tree with a heavy root, anonymous", () => heavy, false],
+    ["the tree with a heavy root, signed in", () => heavy, true],
+  ])("on %s, each answers at most 4 times the tree's JSON, or is refused", async (_name, probed, signedIn) => {
+    const tree = probed();
+    const named = signedIn ? `tree(id:"${tree.id}")` : `publicTree(url:"${tree.url}")`;
+    const next = random(25 + (signedIn ? 1 : 0) + (tree === heavy ? 2 : 0));
+    let answered = 0;
+    let sent = 0;
+    while (sent < 60) {
+      const query = randomQuery(next, named, tree.root);
+      if (Buffer.byteLength(query) > 1024) continue;
+      sent++;
+      const answer = await graphql(query, signedIn ? owner : null);
+      expect(answer.bytes, `${query}: ${answer.bytes} bytes against the tree's ${tree.json}`).toBeLessThanOrEqual(4 * tree.json);
+      const code = answer.body.errors?.[0]?.extensions.code;
+      if (code === undefined) {
+        answered++;
+      } else {
+        // Refused before running, or stopped by the result budget (this server's is small); nothing else.
+        expect([400, 200], query).toContain(answer.status);
+        expect(["invalid_request", "payload_too_large"], `${query}: ${answer.body.errors![0]!.message}`).toContain(code);
+      }
+    }
+    // Not a test of refusals alone: a fair share of them is answered.
+    expect(answered).toBeGreaterThan(6);
+  }, 120_000);
+});
+
 describe("refusals say why", () => {
   it("the issue's probe is refused before it runs, naming the way round", async () => {
     const probe = `{publicTree(url:"amp-small"){cards{children{parent{children{parent{children{id content position depth createdAt updatedAt treeId}}}}}}}}`;
