@@ -280,13 +280,15 @@ describe("the result budget, charged at one point", () => {
       [null, `publicTree(url:"${tree.url}")`],
     ] as const) {
       const query = over(named, extra);
+      // Written from the read model, the lists before the one over the limit are kept, and the
+      // second send patches them from there (same revision, nothing to swap): charged the same.
       await expectSpent(query, as, message);
       await expectSpent(query, as, message);
-      // Two of the three lists fit: answered (and, written from the read model, kept to patch).
+      // Without its last list (values) or its second (text) the query fits, and is answered.
       const fewer = query.replace(/ c:cards\{[^}]*\}/, "").replace(/ b:cards\{[^}]*\}/, over === overText ? "" : "$&");
       const fits = await graphql(fewer, as);
       expect(fits.body.errors, fewer).toBeUndefined();
-      // An edit in place: the next lists are patched from the last ones, and charged the same.
+      // An edit in place: the kept lists are patched (the edited card's fields swapped).
       const cards = (await owner.get(`/api/trees/${tree.id}/cards`)).body;
       expect((await owner.put(`/api/trees/${tree.id}/cards/${cards[1]._id}`, { content: cards[1].content.replace(/^./, "e") })).status).toBe(200);
       expect((await graphql(fewer, as)).body.errors).toBeUndefined();
