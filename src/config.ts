@@ -102,6 +102,11 @@ export interface GraphQLLimits {
   cost: number;
   /** Mutation fields in one request. */
   mutations: number;
+  /**
+   * Most times an answer may hold the same data: each card and tree record against its REST
+   * JSON, and each history, trash, export... (src/graphql/answer-bound.ts).
+   */
+  copies: number;
   /** Values resolved while executing one request: each selected field of each card, tree or collaborator. */
   values: number;
   /** Characters of card text in one answer. */
@@ -189,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       directives: integer(env.GRAPHQL_DIRECTIVE_LIMIT, 50, "GRAPHQL_DIRECTIVE_LIMIT"),
       cost: integer(env.GRAPHQL_COST_LIMIT, 50_000, "GRAPHQL_COST_LIMIT"),
       mutations: integer(env.GRAPHQL_MUTATION_LIMIT, 20, "GRAPHQL_MUTATION_LIMIT"),
+      copies: atLeast(1, integer(env.GRAPHQL_COPY_LIMIT, 4, "GRAPHQL_COPY_LIMIT"), "GRAPHQL_COPY_LIMIT"),
       values: integer(env.GRAPHQL_VALUE_LIMIT, 1_000_000, "GRAPHQL_VALUE_LIMIT"),
       text: integer(env.GRAPHQL_TEXT_LIMIT, 64 * 1024 * 1024, "GRAPHQL_TEXT_LIMIT"),
       timeMs: atLeast(1, integer(env.GRAPHQL_TIME_LIMIT_MS, 10_000, "GRAPHQL_TIME_LIMIT_MS"), "GRAPHQL_TIME_LIMIT_MS"),
