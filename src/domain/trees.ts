@@ -140,11 +140,11 @@ export const clonePublicTree = command({
   name: "clonePublicTree",
   input: noInput,
   action: "clonePublic",
-  async run(ctx, actor, { idOrUrl }: { idOrUrl: string }): Promise<Tree> {
+  async subject(ctx, { idOrUrl }: { idOrUrl: string }): Promise<Tree | null> {
     const tree = RECORD_ID.test(idOrUrl) ? await ctx.store.trees.byId(idOrUrl) : null;
-    const found = tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
-    return copyTree(ctx, actor, authorizeTree(actor, "clonePublic", found));
+    return tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
   },
+  run: (ctx, actor, _target, _input, source) => copyTree(ctx, actor, source!),
 });
 
 /**
