@@ -38,7 +38,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   const credentials = new CredentialChecker(ctx, secret);
   // A password change checks the current password as a log-in attempt, with this throttle.
   ctx.loginAttempts = credentials;
-  const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }));
+  const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }), ctx.config.sessions.ttlMs);
   const who = authenticate({ store: ctx.store, credentials, sessions });
 
   app.use(securityHeaders);

@@ -59,6 +59,11 @@ export interface Config {
     userScriptBytes: number;
     userScripts: number;
   };
+  /**
+   * Cookie sessions: how long one lasts from log-in (its live streams end then too), and
+   * how often expired ones are deleted from the store.
+   */
+  sessions: { ttlMs: number; sweepMs: number };
   /** What one /graphql request may ask for (docs/graphql.md, "Limits"). */
   graphql: GraphQLLimits;
   /** Live streams: SSE and GraphQL subscriptions (docs/reliability.md, "Live streams"). */
@@ -197,6 +202,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         timeMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_LIMIT_MS, 100, "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"), "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"),
         perSecondMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS, 100, "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"), "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"),
       },
+    },
+    sessions: {
+      ttlMs: atLeast(1000, integer(env.SESSION_TTL_MS, 30 * 24 * 60 * 60 * 1000, "SESSION_TTL_MS"), "SESSION_TTL_MS"),
+      sweepMs: atLeast(100, integer(env.SESSION_SWEEP_MS, 60 * 60 * 1000, "SESSION_SWEEP_MS"), "SESSION_SWEEP_MS"),
     },
     live: {
       perUser: atLeast(0, integer(env.LIVE_STREAMS_PER_USER, 16, "LIVE_STREAMS_PER_USER"), "LIVE_STREAMS_PER_USER"),
