@@ -42,7 +42,10 @@ export interface Config {
     jsonBodyBytes: number;
     importBodyBytes: number;
     importCards: number;
+    /** Failed log-ins within `loginWindowMs` before 429: per account and address, per address, per account (auth/login-throttle.ts). */
     loginFailures: number;
+    loginAddressFailures: number;
+    loginAccountFailures: number;
     loginWindowMs: number;
     /** Scrypt hashes allowed to run at once; more wait their turn. */
     concurrentHashes: number;
@@ -174,6 +177,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       importBodyBytes: integer(env.IMPORT_BODY_LIMIT, 16 * 1024 * 1024, "IMPORT_BODY_LIMIT"),
       importCards: integer(env.IMPORT_CARD_LIMIT, 100_000, "IMPORT_CARD_LIMIT"),
       loginFailures: integer(env.LOGIN_FAILURE_LIMIT, 10, "LOGIN_FAILURE_LIMIT"),
+      loginAddressFailures: integer(env.LOGIN_ADDRESS_FAILURE_LIMIT, 50, "LOGIN_ADDRESS_FAILURE_LIMIT"),
+      loginAccountFailures: integer(env.LOGIN_ACCOUNT_FAILURE_LIMIT, 50, "LOGIN_ACCOUNT_FAILURE_LIMIT"),
       loginWindowMs: integer(env.LOGIN_WINDOW_MS, 15 * 60 * 1000, "LOGIN_WINDOW_MS"),
       // Two: half of libuv's pool of four threads, which file reads and writes need too (four
       // hashes at once made every save wait for one to finish), and as many as this two-core
