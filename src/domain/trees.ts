@@ -70,6 +70,9 @@ export const updateTree = treeCommand({
       if (holder && holder._id !== tree._id) throw new ConflictError("That public address is taken by another tree.");
       next.publicUrl = body.publicUrl;
     }
+    // Nothing to change (`{}`, or the values it has): no change is recorded, no revision
+    // taken, no live event sent, as for cards.
+    if (next.name === tree.name && (next.latex ?? false) === (tree.latex ?? false) && next.publicUrl === tree.publicUrl) return tree;
     next.__v = tree.__v + 1;
     try {
       return (await commitChange(ctx, actor, tree, { kind: "tree.update", tree: next })).tree;
