@@ -41,7 +41,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }), ctx.config.sessions.ttlMs);
   const who = authenticate({ store: ctx.store, credentials, sessions });
 
-  app.use(securityHeaders);
+  app.use(securityHeaders(ctx.config.remoteImages));
   app.use(closeConnectionsWhenStopping(lifecycle));
   if (ctx.config.logRequests) app.use(requestLog(logger));
   app.use(healthRoutes(ctx.store, lifecycle, probeStore, noticesHeard));
@@ -57,7 +57,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
     }),
   );
   app.use("/graphql", who, lazyGraphql(ctx, logger));
-  app.use(webClient(webDir));
+  app.use(webClient(webDir, ctx.config.remoteImages));
   app.use(errorHandler(logger));
   return app;
 }

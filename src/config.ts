@@ -63,6 +63,12 @@ export interface Config {
     userScripts: number;
   };
   /**
+   * Images in cards from other hosts, which learn each reader's address: `allow` loads them
+   * everywhere; `click` (the default) loads them on members' tree pages and, on public
+   * pages, only when the reader clicks; `block` loads images from this server only.
+   */
+  remoteImages: RemoteImagePolicy;
+  /**
    * Cookie sessions: how long one lasts from log-in (its live streams end then too), and
    * how often expired ones are deleted from the store.
    */
@@ -72,6 +78,8 @@ export interface Config {
   /** Live streams: SSE and GraphQL subscriptions (docs/reliability.md, "Live streams"). */
   live: LiveLimits;
 }
+
+export type RemoteImagePolicy = "allow" | "click" | "block";
 
 export interface LiveLimits {
   /** Streams one signed-in user may hold open at once. */
@@ -208,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         perSecondMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS, 100, "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"), "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"),
       },
     },
+    remoteImages: remoteImagePolicy(env.REMOTE_IMAGES),
     sessions: {
       ttlMs: atLeast(1000, integer(env.SESSION_TTL_MS, 30 * 24 * 60 * 60 * 1000, "SESSION_TTL_MS"), "SESSION_TTL_MS"),
       sweepMs: atLeast(100, integer(env.SESSION_SWEEP_MS, 60 * 60 * 1000, "SESSION_SWEEP_MS"), "SESSION_SWEEP_MS"),
@@ -222,6 +231,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queueEvents: atLeast(1, integer(env.LIVE_QUEUE_EVENTS, 256, "LIVE_QUEUE_EVENTS"), "LIVE_QUEUE_EVENTS"),
     },
   };
+}
+
+/** `REMOTE_IMAGES`: allow, click (the default) or block. */
+function remoteImagePolicy(value: string | undefined): RemoteImagePolicy {
+  if (value === undefined || value === "") return "click";
+  if (value === "allow" || value === "click" || value === "block") return value;
+  throw new Error(`REMOTE_IMAGES must be "allow", "click" or "block", got "${value}".`);
 }
 
 /** `STORE=nedb` (the default) or `STORE=postgres` with `DATABASE_URL`. */
