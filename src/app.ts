@@ -39,10 +39,10 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   const credentials = new CredentialChecker(ctx, secret);
   // A password change checks the current password as a log-in attempt, with this throttle.
   ctx.loginAttempts = credentials;
-  const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }));
+  const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }), ctx.config.sessions.ttlMs);
   const who = authenticate({ store: ctx.store, credentials, sessions });
 
-  app.use(securityHeaders);
+  app.use(securityHeaders(ctx.config.remoteImages));
   app.use(compressResponses());
   app.use(closeConnectionsWhenStopping(lifecycle));
   if (ctx.config.logRequests) app.use(requestLog(logger));
@@ -60,7 +60,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   );
   const graphql = lazyGraphql(ctx, logger);
   app.use("/graphql", who, graphql);
-  app.use(webClient(webDir));
+  app.use(webClient(webDir, ctx.config.remoteImages));
   app.use(errorHandler(logger));
   return Object.assign(app, { warmGraphql: graphql.warm });
 }
