@@ -4,8 +4,18 @@
  * not UTF-8 are a 400 (rather than stored with replacement characters).
  */
 import { isUtf8 } from "node:buffer";
+import { createHash } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { DomainError } from "../shared/errors.js";
+
+/** The SHA-256 of each keyed request's body as received (idempotency.ts compares requests by it). */
+const digests = new WeakMap<IncomingMessage, string>();
+
+/** The hash of the body `jsonBody` read for a request sent with an Idempotency-Key; "" for none. */
+export function bodyDigest(req: IncomingMessage): string {
+  return digests.get(req) ?? "";
+}
 
 function hasBody(req: Request): boolean {
   const length = req.headers["content-length"];
@@ -16,8 +26,9 @@ export function jsonBody(limitBytes: number) {
   const parse = express.json({
     limit: limitBytes,
     type: () => true,
-    verify: (_req, _res, bytes) => {
+    verify: (req, _res, bytes) => {
       if (!isUtf8(bytes)) throw Object.assign(new Error("not UTF-8"), { status: 400 });
+      if (req.headers["idempotency-key"] !== undefined) digests.set(req, createHash("sha256").update(bytes).digest("base64url"));
     },
   });
   return (req: Request, res: Response, next: NextFunction) => {
