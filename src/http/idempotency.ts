@@ -91,7 +91,7 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
     if (ending) return res;
     ending = true;
     const callback = args.find((arg) => typeof arg === "function") as (() => void) | undefined;
-    if (args[0] !== undefined && typeof args[0] !== "function") chunks.push(chunkBytes(args[0], args[1]));
+    if (args[0] !== undefined && args[0] !== null && typeof args[0] !== "function") chunks.push(chunkBytes(args[0], args[1]));
     const body = Buffer.concat(chunks);
     const all = { ...res.getHeaders(), ...headHeaders };
     const headers: Record<string, string> = {};

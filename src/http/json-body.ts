@@ -36,6 +36,12 @@ export function jsonBody(limitBytes: number) {
     if (!req.is("application/json") && !req.is("application/*+json")) {
       return next(new DomainError("unsupported_media_type", "Send the request body as application/json."));
     }
+    // body-parser skips the body of a request whose connection has closed (on-finished's
+    // "finished"), and the route would then run without it: a body-less revert, a keyed
+    // write kept under its key with the wrong request. The client is gone; nothing runs.
+    if (req.socket && !req.socket.readable) {
+      return next(new DomainError("invalid_request", "The connection closed before the request body was read; nothing was done."));
+    }
     parse(req, res, next);
   };
 }
