@@ -14,6 +14,12 @@ import { idempotencyId, recordsToSweep } from "./idempotency-records.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
 
+/** A record copied, its kept body a Buffer as the other engines return it (structuredClone makes a plain Uint8Array). */
+function copyKey(record: IdempotencyRecord): IdempotencyRecord {
+  const { answer, ...rest } = record;
+  return { ...copy(rest), ...(answer ? { answer: { ...copy({ ...answer, body: undefined }), body: Buffer.from(answer.body) } } : {}) };
+}
+
 class UniqueViolation extends Error {
   constructor(field: string, value: string) {
     super(`${field} ${JSON.stringify(value)} is already taken`);
@@ -239,15 +245,15 @@ export function openMemoryStore(): Store {
         open();
         const id = idempotencyId(record.userId, record.key);
         const there = keys.get(id);
-        if (there) return copy(there);
-        keys.set(id, copy(record));
+        if (there) return copyKey(there);
+        keys.set(id, copyKey(record));
         return null;
       },
       takeOver: async (record, previousClaim) => {
         open();
         const id = idempotencyId(record.userId, record.key);
         if (keys.get(id)?.claim !== previousClaim) return false;
-        keys.set(id, copy(record));
+        keys.set(id, copyKey(record));
         return true;
       },
       renew: async (userId, key, claim, leaseUntil) => {
@@ -260,7 +266,7 @@ export function openMemoryStore(): Store {
         const record = keys.get(idempotencyId(userId, key));
         if (record?.claim !== claim) return;
         delete record.claim;
-        record.answer = copy(answer);
+        record.answer = copyKey({ ...record, answer }).answer;
       },
       release: async (userId, key, claim) => {
         open();
