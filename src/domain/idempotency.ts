@@ -17,8 +17,8 @@
  *   each user keeps at most PER_USER.keys answers and PER_USER.bytes of bodies, and records
  *   go after KEEP_MS (the sweep, every SWEEP_EVERY_MS).
  */
-import { randomBytes } from "node:crypto";
 import { IdempotencyKeyReusedError, KeyInFlightError } from "../shared/errors.js";
+import { newRecordId } from "../shared/ids.js";
 import type { DomainContext } from "./context.js";
 import type { IdempotencyRecord, KeptAnswer } from "./ports/store.js";
 
@@ -62,7 +62,8 @@ export async function startKeyed(ctx: DomainContext, request: KeyedRequest): Pro
     const now = ctx.clock.now();
     const record: IdempotencyRecord = {
       ...request,
-      claim: randomBytes(12).toString("hex"),
+      // Unique, not secret: the pooled random ids are cheaper than a call to the CSPRNG each.
+      claim: newRecordId(),
       leaseUntil: later(now, LEASE_MS),
       createdAt: now,
       expiresAt: later(now, KEEP_MS),
