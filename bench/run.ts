@@ -217,6 +217,7 @@ async function main(): Promise<void> {
         { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
       ],
       seconds,
+      rounds: settings.rounds,
     });
 
   const wire = async () => {
