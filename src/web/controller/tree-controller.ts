@@ -225,6 +225,14 @@ export class TreeController {
     this.ready = this.adoptOutbox()
       .catch((error: unknown) => console.error("Reading the changes kept on this device failed", error))
       .finally(() => this.live?.start());
+    if (!this.readOnly) {
+      // Back online: changes another tab of this tree left (closed while offline) are sent from here.
+      window.addEventListener(
+        "online",
+        () => void this.adoptOutbox().catch((error: unknown) => console.error("Reading the changes kept on this device failed", error)),
+        { signal: this.stopped.signal },
+      );
+    }
     this.bus.trigger("tree:load", this.tree._id);
   }
 
