@@ -73,6 +73,8 @@ export interface ApiOptions {
   base?: string;
   /** Headers sent with every request (HTTP basic auth outside the browser). */
   headers?: Record<string, string>;
+  /** The fetch to use (the simulation's, which cuts the network at will); the global one by default. */
+  fetch?: typeof fetch;
 }
 
 /** Sends one request; `csrf` goes with every request that changes something. */
@@ -91,7 +93,7 @@ async function request<T>(
   if (method !== "GET") headers["X-CSRF-Token"] = csrf;
   let response: Response;
   try {
-    response = await fetch(`${options.base ?? ""}${path}`, {
+    response = await (options.fetch ?? fetch)(`${options.base ?? ""}${path}`, {
       method,
       headers,
       credentials: "same-origin",
