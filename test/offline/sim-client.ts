@@ -55,6 +55,7 @@ export class MemoryCoordinator implements Coordinator {
 export class SimDevice {
   readonly store = new MemoryDevice();
   readonly coordinator = new MemoryCoordinator();
+  readonly cameBack = new Map<string, string>();
   constructor(readonly name: string) {}
 }
 
@@ -86,7 +87,14 @@ export class SimTab {
   /** Conflicts kept visible (overlapping edits, both texts between markers). */
   conflicts = 0;
   broughtBack = 0;
+  /** Cards brought back: the id the writer edited, and the new card's (shared by a device's tabs). */
+  get cameBack(): Map<string, string> {
+    return this.device.cameBack;
+  }
   private readonly owner = `${Math.random().toString(36).slice(2)}`;
+  private died!: () => void;
+  /** Resolves when the tab dies: a lock it holds is then free, as the browser frees a dead tab's. */
+  private readonly death = new Promise<never>((_resolve, reject) => (this.died = () => reject(new Error("tab killed"))));
 
   constructor(
     readonly device: SimDevice,
@@ -104,6 +112,11 @@ export class SimTab {
     if (!this.net.online(this.device) || server === null) throw new TypeError("fetch failed (offline)");
     const drop = (init?.method ?? "GET") !== "GET" && this.net.dropAnswer();
     const response = await fetch(`${server}${path}`, init);
+    if (process.env.SIM_TRACE && init?.method && init.method !== "GET") {
+      const headers = init.headers as Record<string, string>;
+      const text = await response.clone().text();
+      console.error(`[${this.device.name}/${this.owner.slice(0, 4)}] ${init.method} ${path.slice(-30)} key=${headers["Idempotency-Key"]?.slice(-6)} body=${String(init.body ?? "").slice(0, 160)} -> ${response.status} ${response.headers.get("idempotent-replayed") ?? ""} ${text.slice(0, 200)}${drop ? " (DROPPED)" : ""}${this.dead ? " (DEAD)" : ""}`);
+    }
     if (this.dead) return never;
     if (drop) {
       await response.arrayBuffer().catch(() => undefined);
@@ -121,7 +134,10 @@ export class SimTab {
     };
   }
 
-  /** Loads the tree (retrying until a server answers) and adopts the outbox no live tab sends. */
+  /**
+   * Loads the tree from the server, or offline from the copy the device keeps (as the page
+   * does), and adopts the outbox no live tab sends.
+   */
   async open(): Promise<void> {
     let cards: Card[] | null = null;
     let tree: { _id: string; name: string; revision?: number } | undefined;
@@ -130,7 +146,11 @@ export class SimTab {
         tree = (await this.api.trees()).find((t) => t._id === this.treeId);
         cards = await this.api.cards(this.treeId);
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        const copy = await this.device.store.loadTree(this.treeId);
+        if (copy) {
+          tree = copy.tree;
+          cards = copy.cards;
+        } else await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
     this.state = new TreeState(tree as never, cards);
@@ -159,7 +179,17 @@ export class SimTab {
         imported: () => undefined,
       },
       this.versions,
-      { device: this.device.store, coordinator: this.device.coordinator, owner: this.owner, userId: "sim", environment: this.environment() },
+      {
+        device: this.device.store,
+        coordinator: {
+          hold: (owner) => this.device.coordinator.hold(owner),
+          alive: () => this.device.coordinator.alive(),
+          exclusive: (name, run) => this.device.coordinator.exclusive(name, () => Promise.race([run(), this.death])),
+        },
+        owner: this.owner,
+        userId: "sim",
+        environment: this.environment(),
+      },
     );
     await this.device.coordinator.exclusive(`adopt-${this.treeId}`, async () => {
       const alive = await this.device.coordinator.alive();
@@ -173,11 +203,25 @@ export class SimTab {
       }
       await this.sync.stored();
     });
+    await this.keepCopy();
+  }
+
+  /** As the page's TreeController.keepCopy: the tree as the server confirmed it. */
+  async keepCopy(): Promise<void> {
+    const cards: Card[] = [];
+    for (const { card } of this.state.treeOrder()) {
+      if (this.sync.hasPendingCreate(card)) continue;
+      const base = this.versions.base(card);
+      cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
+    }
+    await this.device.store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() });
   }
 
   /** The tab dies: nothing more runs in it; its outbox stays on the device. */
   kill(): void {
     this.dead = true;
+    this.death.catch(() => undefined);
+    this.died();
     this.sync.stop();
     this.device.coordinator.drop(this.owner);
   }
@@ -218,6 +262,7 @@ export class SimTab {
     const back = bringBack(this.state, entry);
     this.state.add(back.card);
     this.broughtBack++;
+    this.cameBack.set(entry.cardId, back.card._id);
     void this.sync.create(back.card, back.parentId === null ? [] : this.state.ancestors(back.parentId).map((c) => c._id));
   }
 
@@ -250,6 +295,7 @@ export class SimTab {
       this.state.removeSubtree(card._id);
     }
     this.state.changed();
+    await this.keepCopy();
     return true;
   }
 
@@ -286,10 +332,12 @@ export class SimTab {
     await this.sync.stored();
   }
 
-  async delete(card: Card): Promise<void> {
+  /** Returns the ids deleted: the writer's own edits of them not sent yet are withdrawn with them. */
+  async delete(card: Card): Promise<string[]> {
     const removed = this.state.removeSubtree(card._id);
     void this.sync.delete(card, removed).catch(() => undefined);
     await this.sync.stored();
+    return removed.map((c) => c._id);
   }
 
   /** Sends everything waiting, retrying until the queue is empty (the network must be up). */
