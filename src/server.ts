@@ -11,6 +11,7 @@ import { createApp } from "./app.js";
 import type { Config } from "./config.js";
 import { createDomainContext, type DomainContext } from "./domain/context.js";
 import { scheduleHistoryPruning } from "./domain/history.js";
+import { scheduleIdempotencySweep } from "./domain/idempotency.js";
 import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
 import { formatsOffThread } from "./formats/off-thread.js";
@@ -73,6 +74,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   });
   lifecycle = "ready";
   const stopPruning = scheduleHistoryPruning(ctx, logger.info);
+  const stopSweeping = scheduleIdempotencySweep(ctx, logger.error);
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   let closing: Promise<void> | undefined;
@@ -85,6 +87,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
       (closing ??= (async () => {
         lifecycle = "stopping";
         stopPruning();
+        stopSweeping();
         // Live streams never finish on their own; they end now, so their connections close.
         ctx.live.closeAll();
         if (config.timeouts.shutdownDelayMs > 0) {

@@ -27,6 +27,7 @@ import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { PRIVATE_DIR, tightenDirectory } from "./file-modes.js";
 import { HashIndex } from "./nedb-hash-index.js";
+import { nedbIdempotency } from "./nedb-idempotency.js";
 import {
   DatafileCompactor,
   DEFAULT_COMPACTION_POLICY,
@@ -51,7 +52,9 @@ import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.j
 type Doc = Record<string, unknown>;
 
 export const COLLECTIONS = ["users", "trees", "cards", "sessions", "scripts"] as const;
-type Collection = (typeof COLLECTIONS)[number];
+/** Idempotency keys (nedb-idempotency.ts): beside the records, not one of them. */
+const KEYS = "idempotency" as const;
+type Collection = (typeof COLLECTIONS)[number] | typeof KEYS;
 
 const require = createRequire(import.meta.url);
 const nedbStorage = require("@seald-io/nedb/lib/storage.js") as { ensureDatafileIntegrityAsync(file: string): Promise<void> };
@@ -197,9 +200,10 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const cards = open("cards");
   const sessions = open("sessions");
   const scripts = open("scripts");
-  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, scripts };
-  const all = [users, trees, cards, sessions, scripts];
-  for (const name of COLLECTIONS) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
+  const keys = open(KEYS);
+  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, scripts, idempotency: keys };
+  const all = [users, trees, cards, sessions, scripts, keys];
+  for (const name of [...COLLECTIONS, KEYS] as Collection[]) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
   const changeLog = await ChangeLog.open(dataDir, log, options.faults);
   // After the load, which creates missing datafiles with the umask's mode.
   await tightenDirectory(dataDir);
@@ -211,6 +215,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   await cards.ensureIndex({ fieldName: "parentId" });
   await sessions.ensureIndex({ fieldName: "userId" });
   await scripts.ensureIndex({ fieldName: "userId" });
+  await keys.ensureIndex({ fieldName: "userId" });
   // An index created just now (a new data directory) is NeDB's own AVL tree.
   for (const db of all) useHashIndexes(original(db));
 
@@ -380,6 +385,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         await scripts.remove({ _id: id }, {});
       },
     },
+    idempotency: nedbIdempotency(keys, () => original(keys).getAllData()),
     close: async () => {
       if (status === "closed") return;
       await stopCompaction();

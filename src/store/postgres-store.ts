@@ -17,6 +17,7 @@ import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
 import type { Change } from "../shared/changes.js";
 import { ConflictError, RevisionTakenError, UnavailableError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
+import { postgresIdempotency } from "./postgres/idempotency.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
 import { CHANGES_CHANNEL, encodeTreeNotice } from "./postgres/notices.js";
 import { transaction } from "./postgres/transaction.js";
@@ -375,6 +376,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         ]),
       remove: (id) => run("DELETE FROM scripts WHERE id = $1", [id]),
     },
+    idempotency: postgresIdempotency(pool),
     close: async () => {
       if (status === "closed") return;
       status = "closed";
@@ -389,5 +391,6 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     changes: reportingUnavailable(store.changes),
     sessions: reportingUnavailable(store.sessions),
     scripts: reportingUnavailable(store.scripts),
+    idempotency: reportingUnavailable(store.idempotency),
   };
 }

@@ -45,7 +45,7 @@ describe("GET /api/openapi.json", () => {
       Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
     );
     const noop = () => undefined;
-    const router = restApi({ ctx: server.ctx, credentials: {} as never, sessions: {} as never, jsonLimit: noop, importLimit: noop }) as Router & { stack: Layer[] };
+    const router = restApi({ ctx: server.ctx, credentials: {} as never, sessions: {} as never, logger: server.logger, jsonLimit: noop, importLimit: noop }) as Router & { stack: Layer[] };
     expect(documented.sort()).toEqual(routesOf(router.stack).sort());
   });
 
