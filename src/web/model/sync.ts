@@ -374,6 +374,12 @@ export class SyncQueue {
 
   private async send(op: Op): Promise<void> {
     const { entry, card } = op;
+    // Not sent yet: it goes with the card as it is now. An edit queued behind a change whose
+    // conflict was settled (merged) would otherwise carry the text from before the merge and
+    // put it back over the other writer's words.
+    if ((entry.kind === "create" || entry.kind === "update") && card && !entry.sent) {
+      entry.fields = { content: card.content, parentId: card.parentId, position: card.position };
+    }
     if (entry.kind === "create" && card) {
       await this.markSent(op);
       let saved: Card;
@@ -470,7 +476,10 @@ export class SyncQueue {
       entry.path = rest;
       if (entry.fields) entry.fields = { ...entry.fields, parentId };
       if (entry.seed) entry.seed = { ...entry.seed, parentId };
-      if (card) this.hooks.relocated(card, parentId);
+      if (card) {
+        card.parentId = parentId;
+        this.hooks.relocated(card, parentId);
+      }
       this.again(op);
       return false;
     }
@@ -479,7 +488,10 @@ export class SyncQueue {
       entry.path = [];
       if (entry.fields) entry.fields = { ...entry.fields, parentId: null };
       if (entry.seed) entry.seed = { ...entry.seed, parentId: null };
-      if (card) this.hooks.relocated(card, null);
+      if (card) {
+        card.parentId = null;
+        this.hooks.relocated(card, null);
+      }
       this.again(op);
       return false;
     }
