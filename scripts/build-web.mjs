@@ -8,13 +8,19 @@
  * bundled here, so the page loads nothing from elsewhere.
  */
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as esbuild from "esbuild";
 import { iconPng, iconSvg, manifest } from "./icons.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
 
 /** Which hashed files the last two builds wrote (a tab of the previous build may still load its chunk). */
 const BUILD_LIST = "web-build.json";
@@ -98,8 +104,30 @@ export async function buildWeb(options = {}) {
     await writeAtomically(file.path, file.contents);
     written.push(file.path);
   }
+  await precompress(outDir, [script, style]);
   await removeOlderBuilds(outDir, names);
   return { outDir, files: written };
+}
+
+/**
+ * Brotli (quality 11) and gzip (level 9) copies beside the hashed script and style sheet,
+ * made once per content (the name is the content's hash), so the server sends them as
+ * they are (src/http/web-client.ts) instead of compressing per request.
+ */
+async function precompress(outDir, names) {
+  for (const name of names) {
+    const path = join(outDir, name);
+    const plain = await readFile(path);
+    const copies = {
+      br: () => brotli(plain, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: plain.length } }),
+      gz: () => gzip(plain, { level: 9 }),
+    };
+    for (const [suffix, make] of Object.entries(copies)) {
+      const target = `${path}.${suffix}`;
+      if (existsSync(target)) continue;
+      await writeAtomically(target, await make());
+    }
+  }
 }
 
 /** Hashed files of builds before the previous one are removed. */
@@ -112,7 +140,8 @@ async function removeOlderBuilds(outDir, current) {
   }
   const keep = new Set([...current, ...previous]);
   for (const name of await readdir(outDir)) {
-    if (/^app(-[A-Z0-9]+)?\.(js|css)(\.map|\.LEGAL\.txt)?$/.test(name) && !keep.has(name)) await rm(join(outDir, name), { force: true });
+    const built = /^(app(-[A-Z0-9]+)?\.(js|css))(\.map|\.LEGAL\.txt|\.br|\.gz)?$/.exec(name);
+    if (built && !keep.has(name) && !(/\.(br|gz)$/.test(name) && keep.has(built[1]))) await rm(join(outDir, name), { force: true });
   }
   await writeAtomically(join(outDir, BUILD_LIST), `${JSON.stringify({ current, previous }, null, 1)}\n`);
 }

@@ -15,6 +15,7 @@ import path from "node:path";
 import sea from "node:sea";
 import express, { Router } from "express";
 import type { RemoteImagePolicy } from "../config.js";
+import { chooseEncoding } from "./compression.js";
 
 /** The asset holding the names of the client's files, each stored as `web/<name>`. */
 export const WEB_ASSET_LIST = "web/files.json";
@@ -46,6 +47,7 @@ function directoryClient(webDir: string, remoteImages: RemoteImagePolicy): Route
     );
   };
   router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings"], sendIndex);
+  router.get(HASHED, precompressed(webDir));
   router.use(
     express.static(webDir, {
       index: false,
@@ -55,6 +57,37 @@ function directoryClient(webDir: string, remoteImages: RemoteImagePolicy): Route
     }),
   );
   return router;
+}
+
+/**
+ * The hashed script and style sheet as the build compressed them (`app-<hash>.js.br`, `.gz`:
+ * scripts/build-web.mjs), when the request accepts that encoding; otherwise, or where the
+ * copy is missing, express.static sends the plain file (and the compression middleware may
+ * compress it).
+ */
+function precompressed(webDir: string): express.RequestHandler {
+  return (req, res, next) => {
+    if (HASHED.test(req.path) && !req.path.endsWith(".map")) {
+      const encoding = chooseEncoding(req.get("accept-encoding"));
+      if (encoding) {
+        const file = path.join(webDir, `${path.basename(req.path)}.${encoding === "br" ? "br" : "gz"}`);
+        res.set({ "Content-Encoding": encoding, "Cache-Control": cacheControl(req.path) });
+        res.vary("Accept-Encoding");
+        res.type(path.extname(req.path));
+        res.sendFile(file, { cacheControl: false }, (err) => {
+          if (!err) return;
+          // No such copy (a build without them): the plain file, as usual.
+          if (!res.headersSent) {
+            res.removeHeader("Content-Encoding");
+            return next();
+          }
+          next(err);
+        });
+        return;
+      }
+    }
+    next();
+  };
 }
 
 /** The binary's copy, read once: a few hundred kilobytes, held as the buffers sent. */
