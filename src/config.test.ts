@@ -82,3 +82,18 @@ describe("READ_MODEL_CARDS", () => {
     expect(() => loadConfig({ READ_MODEL_CARDS: "-1" })).toThrow(/READ_MODEL_CARDS must be at least 0/);
   });
 });
+
+describe("REMOTE_IMAGES, sessions and log-in limits (issue 25)", () => {
+  it("hold remote images back on public pages unless told otherwise, and refuse an unknown choice", () => {
+    expect(loadConfig({}).remoteImages).toBe("click");
+    for (const choice of ["allow", "click", "block"] as const) expect(loadConfig({ REMOTE_IMAGES: choice }).remoteImages).toBe(choice);
+    expect(() => loadConfig({ REMOTE_IMAGES: "yes" })).toThrow(/REMOTE_IMAGES must be "allow", "click" or "block"/);
+  });
+
+  it("last 30 days, swept hourly; limits of 10 / 50 / 50 failed log-ins", () => {
+    expect(loadConfig({}).sessions).toEqual({ ttlMs: 30 * 24 * 60 * 60 * 1000, sweepMs: 60 * 60 * 1000 });
+    expect(() => loadConfig({ SESSION_TTL_MS: "10" })).toThrow(/SESSION_TTL_MS/);
+    const { loginFailures, loginAddressFailures, loginAccountFailures } = loadConfig({}).limits;
+    expect([loginFailures, loginAddressFailures, loginAccountFailures]).toEqual([10, 50, 50]);
+  });
+});

@@ -8,7 +8,8 @@
  * others on an account or from an address never lock out its rightful users. The user record
  * is read from the store on every check, so with several processes on one database (SPEC
  * §11) a password changed or an account removed through one is refused by all at once;
- * failed log-ins are told to the others (`ctx.peers`), whose throttles count them too.
+ * failed log-ins are told to the others (`ctx.peers`), whose throttles count them too, and
+ * so are credentials verified for the first time, which then pass the throttle there too.
  */
 import { createHmac } from "node:crypto";
 import type { DomainContext } from "../domain/context.js";
@@ -41,8 +42,10 @@ export class CredentialChecker {
   ) {
     const { loginFailures, loginAddressFailures, loginAccountFailures, loginWindowMs } = ctx.config.limits;
     this.throttle = new LoginThrottle({ pair: loginFailures, address: loginAddressFailures, account: loginAccountFailures }, loginWindowMs);
-    // Processes sharing the store (SPEC §11) count each other's failures as their own.
+    // Processes sharing the store (SPEC §11) count each other's failures as their own, and
+    // trust the credentials the others verified.
     ctx.peers.onLoginFailed((keys, at) => this.throttle.recordFailure(keys, at));
+    ctx.peers.onCredentialsVerified((credentials, at) => this.remember(credentials, at));
   }
 
   private recordFailure(keys: string[]): void {
@@ -59,9 +62,9 @@ export class CredentialChecker {
     return false;
   }
 
-  private remember(credentials: string): void {
+  private remember(credentials: string, at = Date.now()): void {
     this.known.delete(credentials);
-    this.known.set(credentials, Date.now() + KNOWN_TTL_MS);
+    this.known.set(credentials, at + KNOWN_TTL_MS);
     if (this.known.size > KNOWN_MAX_ENTRIES) this.known.delete(this.known.keys().next().value!);
   }
 
@@ -108,6 +111,8 @@ export class CredentialChecker {
     }
     if (this.verified.size >= CACHE_MAX_ENTRIES) this.verified.clear();
     this.verified.set(cacheKey, Date.now() + CACHE_TTL_MS);
+    // Told to the other processes once, when first verified (not on each cache miss).
+    if (!known) this.ctx.peers.credentialsVerified(credentials, Date.now());
     this.remember(credentials);
     return user;
   }

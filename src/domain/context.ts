@@ -57,6 +57,8 @@ export interface DomainContext {
 const NO_PEERS: Peers = {
   loginFailed: () => undefined,
   onLoginFailed: () => () => undefined,
+  credentialsVerified: () => undefined,
+  onCredentialsVerified: () => () => undefined,
   onSignedOut: () => () => undefined,
   signedUp: () => undefined,
   onSignedUp: () => () => undefined,

@@ -2,7 +2,8 @@
  * Sign-outs cross processes (issue 25): two server processes on one PostgreSQL database.
  * A logout, a password change or the operator's `user passwd` (the CLI, a third process)
  * made through one ends that user's live streams on the other, SSE and the GraphQL
- * subscription, and only those the sign-out is about.
+ * subscription, and only those the sign-out is about. And the other way round: credentials
+ * verified through one process pass the log-in throttle on the other (issue 25).
  */
 import { execFile } from "node:child_process";
 import path from "node:path";
@@ -139,3 +140,21 @@ describe("sign-outs on one process end the streams on the other", { timeout: 60_
     expect((await renewed.get("/api/index")).status).toBe(200);
   });
 });
+
+describe("credentials verified on one process pass the other's log-in throttle", { timeout: 60_000 }, () => {
+  it("a user who logged in on A still logs in on B while their account is attacked there; a never-verified one waits", async () => {
+    const verified = await buildUser(a.url, "verified");
+    const unverified = await buildUser(a.url, "unverified");
+    expect((await new Api(a.url).post("/api/login", verified.credentials)).status).toBe(200);
+    for (const user of [verified, unverified]) {
+      const statuses: number[] = [];
+      for (let i = 0; i < 11; i++) statuses.push((await new Api(b.url).post("/api/login", { email: user.credentials!.email, password: `a wrong guess ${i}` })).status);
+      expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+      expect(statuses[10]).toBe(429);
+    }
+    expect((await new Api(b.url).post("/api/login", verified.credentials)).status).toBe(200);
+    expect((await new Api(b.url, verified.credentials).get("/api/index")).status).toBe(200);
+    expect((await new Api(b.url).post("/api/login", unverified.credentials)).status).toBe(429);
+  });
+});
+

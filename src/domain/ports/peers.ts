@@ -16,6 +16,14 @@ export interface Peers {
   loginFailed(keys: readonly string[], at: number): void;
   /** Calls `listener` for each failed log-in another process counted; returns the unsubscribe. */
   onLoginFailed(listener: (keys: readonly string[], at: number) => void): () => void;
+  /**
+   * Tells every other process that the credentials keyed `credentials` (an HMAC under the
+   * instance secret the processes share, never the password) were verified here at `at`:
+   * they pass the log-in throttle there too (auth/credentials.ts).
+   */
+  credentialsVerified(credentials: string, at: number): void;
+  /** Calls `listener` for credentials another process verified; returns the unsubscribe. */
+  onCredentialsVerified(listener: (credentials: string, at: number) => void): () => void;
   /** Tells every other process of an account made through web sign-up from `address`. */
   signedUp(address: string, at: number): void;
   /** Calls `listener` for each sign-up through another process; returns the unsubscribe. */
