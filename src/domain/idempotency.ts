@@ -94,20 +94,39 @@ function tooLargeToKeep(answer: KeptAnswer): KeptAnswer {
   return { status: 409, headers: { "content-type": "application/json; charset=utf-8" }, body: Buffer.from(JSON.stringify(body)) };
 }
 
+/**
+ * The keys running in this process, per context, renewed together by one timer while any
+ * runs (not one timer per request: most requests end long before the first renewal).
+ */
+const runningKeys = new WeakMap<DomainContext, { keys: Set<RunningKey>; timer?: NodeJS.Timeout }>();
+
+function renewAll(ctx: DomainContext, keys: Set<RunningKey>): void {
+  const leaseUntil = later(ctx.clock.now(), LEASE_MS);
+  for (const key of keys) key.renew(leaseUntil);
+}
+
 /** A key claimed for a request that runs now: renewed while it runs, then finished once. */
 export class RunningKey {
-  private readonly timer: NodeJS.Timeout;
   private done = false;
 
   constructor(
     private readonly ctx: DomainContext,
     private readonly record: IdempotencyRecord,
   ) {
-    this.timer = setInterval(() => {
-      const { userId, key, claim } = this.record;
-      ctx.store.idempotency.renew(userId, key, claim!, later(ctx.clock.now(), LEASE_MS)).catch(() => undefined);
-    }, RENEW_EVERY_MS);
-    this.timer.unref();
+    let running = runningKeys.get(ctx);
+    if (!running) runningKeys.set(ctx, (running = { keys: new Set() }));
+    running.keys.add(this);
+    if (!running.timer) {
+      const keys = running.keys;
+      running.timer = setInterval(() => renewAll(ctx, keys), RENEW_EVERY_MS);
+      running.timer.unref();
+    }
+  }
+
+  /** Moves this claim's lease on (the store ignores it once the claim is over). */
+  renew(leaseUntil: string): void {
+    const { userId, key, claim } = this.record;
+    this.ctx.store.idempotency.renew(userId, key, claim!, leaseUntil).catch(() => undefined);
   }
 
   /**
@@ -117,7 +136,12 @@ export class RunningKey {
   async finish(answer: KeptAnswer, errorCodes: readonly string[] = []): Promise<void> {
     if (this.done) return;
     this.done = true;
-    clearInterval(this.timer);
+    const running = runningKeys.get(this.ctx);
+    running?.keys.delete(this);
+    if (running?.timer && running.keys.size === 0) {
+      clearInterval(running.timer);
+      running.timer = undefined;
+    }
     const { userId, key, claim } = this.record;
     if (!isKept(answer.status, errorCodes)) return this.ctx.store.idempotency.release(userId, key, claim!);
     const kept = answer.body.byteLength > ANSWER_BYTES ? tooLargeToKeep(answer) : answer;
