@@ -84,7 +84,9 @@ export const exportQuerySchema = z.object({
     .string({ error: "must be text" })
     .max(MAX_DECORATION, `must be at most ${MAX_DECORATION} characters`)
     .optional(),
-  leaves: flag("must be 1 or 0 (true or false)").optional(),
+  leaves: flag("must be 1 or 0 (true or false)")
+    .optional()
+    .describe("1: only the cards without children, in tree order (Gingko Writer's leaves export)"),
 });
 
 export type ExportOptions = z.output<typeof exportQuerySchema>;
