@@ -1,7 +1,7 @@
 /**
  * The express application: security headers and request logs, then who is calling
- * (shared by /api and /graphql), the REST facade, GraphQL, the health check and the
- * browser client. Built here and listened on in server.ts, so tests can build it too.
+ * (shared by /api, /graphql and the print view), the REST facade, GraphQL, the health
+ * check, the print view and the browser client. Built here and listened on in server.ts, so tests can build it too.
  */
 import express, { type RequestHandler } from "express";
 import { authenticate } from "./auth/middleware.js";
@@ -11,6 +11,7 @@ import type { DomainContext } from "./domain/context.js";
 import { errorHandler } from "./http/error-response.js";
 import { closeConnectionsWhenStopping, healthRoutes, type Lifecycle, type NoticesProbe, type StoreProbe } from "./http/health.js";
 import { jsonBody } from "./http/json-body.js";
+import { printPage } from "./http/print-page.js";
 import { requestLog, type Logger } from "./http/logger.js";
 import { securityHeaders } from "./http/security-headers.js";
 import { webClient } from "./http/web-client.js";
@@ -57,6 +58,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
     }),
   );
   app.use("/graphql", who, lazyGraphql(ctx, logger));
+  app.use(printPage(ctx, who));
   app.use(webClient(webDir));
   app.use(errorHandler(logger));
   return app;

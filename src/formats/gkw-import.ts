@@ -19,11 +19,6 @@ import type { ImportNode } from "../shared/records.js";
 
 const TAG = /<\s*gingko-card\s+id="([^"]*)"\s*>|<\/\s*gingko-card\s*>\s*/g;
 
-/** Whether a seed is a Gingko Writer file: it starts with a card's opening tag. */
-export function looksLikeGkw(text: string): boolean {
-  return /^\uFEFF?\s*<\s*gingko-card\s+id="/.test(text);
-}
-
 /**
  * Reads a Gingko Writer file into the cards to create, each with the id the file gave it.
  * @throws ValidationError for text outside every card, a closing tag with no card open, or

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../shared/errors.js";
-import { keepAttributeBreaks, looksLikeOpml, opmlToCards } from "./opml-import.js";
+import { looksLikeOpml } from "../shared/seed-kind.js";
+import { keepAttributeBreaks, opmlToCards } from "./opml-import.js";
 import { parseSeed } from "./seed.js";
 
 const opml = (body: string, head = "<head><title>T</title></head>") => `<?xml version="1.0" encoding="UTF-8"?>\n<opml version="2.0">${head}<body>${body}</body></opml>`;

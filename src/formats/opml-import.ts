@@ -26,11 +26,6 @@ import type { ImportNode } from "../shared/records.js";
 /** The namespace our opml export declares on `<opml>`; its files' text is Markdown as written. */
 export const OUR_NAMESPACE = "urn:cardtree:opml";
 
-/** Whether a seed is an OPML (or at least an XML) document rather than Markdown. */
-export function looksLikeOpml(text: string): boolean {
-  return /^\uFEFF?\s*<(\?xml|opml[\s>/]|!DOCTYPE\s+opml)/i.test(text);
-}
-
 /**
  * Reads an OPML document into the cards to create.
  * @throws ValidationError for anything that is not a well-formed OPML document: XML

@@ -4,10 +4,11 @@
  * a Gingko Writer file when it starts with a `<gingko-card id="...">` tag; Markdown otherwise.
  */
 import type { ImportNode } from "../shared/records.js";
-import { gkwToCards, looksLikeGkw } from "./gkw-import.js";
+import { looksLikeGkw, looksLikeOpml } from "../shared/seed-kind.js";
+import { gkwToCards } from "./gkw-import.js";
 import { parseJsonSeed } from "./json-seed.js";
 import { markdownToCards } from "./markdown-import.js";
-import { looksLikeOpml, opmlToCards } from "./opml-import.js";
+import { opmlToCards } from "./opml-import.js";
 
 /**
  * Reads a seed into the tree of cards to create.
