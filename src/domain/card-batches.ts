@@ -25,13 +25,17 @@ interface Placement {
  */
 export function cardsFromSeed(nodes: readonly ImportNode[], place: Placement, keepIds: ReadonlySet<string> = NONE): StoredCard[] {
   const out: StoredCard[] = [];
+  const kept = new Set<string>();
   const stack: { node: ImportNode; parentId: string | null; position: number }[] = [];
   for (let i = nodes.length - 1; i >= 0; i--) {
     stack.push({ node: nodes[i], parentId: place.parentId, position: place.firstPosition + i });
   }
   while (stack.length > 0) {
     const { node, parentId, position } = stack.pop()!;
-    const _id = node.id !== undefined && keepIds.has(node.id) ? node.id : newRecordId();
+    // A file may name two cards alike: the first keeps the id.
+    const keep = node.id !== undefined && keepIds.has(node.id) && !kept.has(node.id);
+    const _id = keep ? node.id! : newRecordId();
+    if (keep) kept.add(_id);
     out.push({
       _id,
       treeId: place.treeId,

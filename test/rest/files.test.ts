@@ -158,6 +158,30 @@ describe("Gingko Writer seeds", () => {
     expect((await alice.get(`/api/trees/${first.body._id}/cards`)).body).toEqual(before);
   });
 
+  it("two imports of one file at once never share an id: one keeps the file's ids, the other gets new ones", async () => {
+    const alice = await buildUser(server.url);
+    const seed = file.replaceAll("gkwcard", "gkwrace");
+    const [one, two] = await Promise.all([alice.post("/api/trees", { name: "One", seed }), alice.post("/api/trees", { name: "Two", seed })]);
+    expect([one.status, two.status]).toEqual([201, 201]);
+    const first = (await alice.get(`/api/trees/${one.body._id}/cards`)).body;
+    const second = (await alice.get(`/api/trees/${two.body._id}/cards`)).body;
+    expect(contents(first)).toEqual(contents(second));
+    expect(first.filter((card: any) => second.some((other: any) => other._id === card._id))).toEqual([]);
+    const kept = [...first, ...second].filter((card: any) => card._id.startsWith("gkwrace"));
+    expect(kept).toHaveLength(3);
+  });
+
+  it("an id used twice in one file is kept for its first card only", async () => {
+    const alice = await buildUser(server.url);
+    const twice = "gkwtwice0000000000000001";
+    const res = await alice.post("/api/trees", { name: "Twice", seed: `<gingko-card id="${twice}">\n\none\n\n</gingko-card>\n<gingko-card id="${twice}">\n\ntwo\n\n</gingko-card>` });
+    const cards = (await alice.get(`/api/trees/${res.body._id}/cards`)).body;
+    expect(cards.map((card: any) => [card.content, card._id === twice])).toEqual([
+      ["one", true],
+      ["two", false],
+    ]);
+  });
+
   it("a broken file is 400 with the line, and nothing is created", async () => {
     const alice = await buildUser(server.url);
     const trees = await treesOf(alice);
