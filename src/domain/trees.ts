@@ -74,6 +74,9 @@ export const updateTree = treeCommand({
       if (holder && holder._id !== tree._id) throw new ConflictError("That public address is taken by another tree.");
       next.publicUrl = body.publicUrl;
     }
+    // Nothing to change (`{}`, or the values it has): no change is recorded, no revision
+    // taken, no live event sent, as for cards.
+    if (next.name === tree.name && (next.latex ?? false) === (tree.latex ?? false) && next.publicUrl === tree.publicUrl) return tree;
     next.__v = tree.__v + 1;
     try {
       return (await commitChange(ctx, actor, tree, { kind: "tree.update", tree: next })).tree;
@@ -144,11 +147,11 @@ export const clonePublicTree = command({
   name: "clonePublicTree",
   input: noInput,
   action: "clonePublic",
-  async run(ctx, actor, { idOrUrl }: { idOrUrl: string }): Promise<Tree> {
+  async subject(ctx, { idOrUrl }: { idOrUrl: string }): Promise<Tree | null> {
     const tree = RECORD_ID.test(idOrUrl) ? await ctx.store.trees.byId(idOrUrl) : null;
-    const found = tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
-    return copyTree(ctx, actor, authorizeTree(actor, "clonePublic", found));
+    return tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
   },
+  run: (ctx, actor, _target, _input, source) => copyTree(ctx, actor, source!),
 });
 
 /**

@@ -3,24 +3,36 @@
  * (`/`, `/trees/:treeId`, `/p/:publicUrl`, `/settings`), which it routes itself. From a checkout the
  * files are dist/web's; in the single binary (`npm run package`) they are the binary's own
  * SEA assets, listed in `web/files.json` (scripts/package.mjs), and nothing is read from disk.
+ * index.html carries the operator's choice on remote images (`REMOTE_IMAGES`) in a
+ * `<meta name="cardtree-remote-images">`, which the client reads (src/web/remote-images.ts).
  */
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import sea from "node:sea";
 import express, { Router } from "express";
+import type { RemoteImagePolicy } from "../config.js";
 
 /** The asset holding the names of the client's files, each stored as `web/<name>`. */
 export const WEB_ASSET_LIST = "web/files.json";
 
-export function webClient(webDir: string): Router {
-  return sea.isSea() ? embeddedClient() : directoryClient(webDir);
+export function webClient(webDir: string, remoteImages: RemoteImagePolicy): Router {
+  return sea.isSea() ? embeddedClient(remoteImages) : directoryClient(webDir, remoteImages);
 }
 
-function directoryClient(webDir: string): Router {
+/** index.html with the remote-image policy in its head. */
+function withPolicy(index: string, remoteImages: RemoteImagePolicy): string {
+  return index.replace(/<head>/i, `<head>\n    <meta name="cardtree-remote-images" content="${remoteImages}" />`);
+}
+
+function directoryClient(webDir: string, remoteImages: RemoteImagePolicy): Router {
   const router = Router();
   const index = path.join(webDir, "index.html");
+  // Read each time, as a rebuilt client is served without a restart.
   const sendIndex: express.RequestHandler = (_req, res, next) => {
-    res.set("Cache-Control", "no-cache");
-    res.sendFile(index, (err) => err && next(err));
+    readFile(index, "utf8").then(
+      (html) => res.set("Cache-Control", "no-cache").type("html").send(withPolicy(html, remoteImages)),
+      next,
+    );
   };
   router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings"], sendIndex);
   router.use(express.static(webDir, { index: false, fallthrough: true }));
@@ -28,11 +40,12 @@ function directoryClient(webDir: string): Router {
 }
 
 /** The binary's copy, read once: a few hundred kilobytes, held as the buffers sent. */
-function embeddedClient(): Router {
+function embeddedClient(remoteImages: RemoteImagePolicy): Router {
   const names = JSON.parse(sea.getAsset(WEB_ASSET_LIST, "utf8")) as string[];
   const files = new Map(names.map((name) => [`/${name}`, Buffer.from(sea.getAsset(`web/${name}`))]));
-  const index = files.get("/index.html");
-  if (!index) throw new Error("The binary holds no browser client (web/index.html).");
+  const stored = files.get("/index.html");
+  if (!stored) throw new Error("The binary holds no browser client (web/index.html).");
+  const index = withPolicy(stored.toString("utf8"), remoteImages);
   const router = Router();
   router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings"], (_req, res) => {
     res.set("Cache-Control", "no-cache").type("html").send(index);

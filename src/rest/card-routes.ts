@@ -51,14 +51,14 @@ export function cardRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
       parts.push(body.subarray(1, -1));
     }
     parts.push(CLOSE_ARRAY);
-    sendJsonWithEtag(req, res, `"${etag.digest("base64url")}"`, parts);
+    await sendJsonWithEtag(req, res, `"${etag.digest("base64url")}"`, parts);
   });
 
   router.get("/trees/:treeId/cards", async (req, res) => {
     // Authorised on every request, before the cache is consulted.
     const tree = await loadTree(ctx, requireUser(req), req.params.treeId, "read");
     const { body, etag } = await cardsJson.forTree(tree);
-    sendJsonWithEtag(req, res, etag, [body]);
+    await sendJsonWithEtag(req, res, etag, [body]);
   });
 
   router.post("/trees/:treeId/cards/seed", importLimit, async (req, res) => {

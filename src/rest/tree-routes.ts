@@ -28,7 +28,7 @@ export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
     // `{"tree": ..., "cards": [...]}` around the cached cards body, without copying it.
     const head = Buffer.from(`{"tree":${JSON.stringify(presentTree(tree))},"cards":`);
     const etag = `"${cards.etag.slice(1, -1)}.${createHash("sha256").update(head).digest("base64url")}"`;
-    sendJsonWithEtag(req, res, etag, [head, cards.body, Buffer.from("}")]);
+    await sendJsonWithEtag(req, res, etag, [head, cards.body, Buffer.from("}")]);
   });
 
   router.get("/trees", async (req, res) => {

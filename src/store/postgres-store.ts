@@ -18,7 +18,7 @@ import type { Change } from "../shared/changes.js";
 import { RevisionTakenError, UnavailableError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
-import { CHANGES_CHANNEL, encodeTreeNotice } from "./postgres/notices.js";
+import { CHANGES_CHANNEL, encodePeerNotice, encodeTreeNotice, PEERS_CHANNEL } from "./postgres/notices.js";
 import { transaction } from "./postgres/transaction.js";
 import type { Settings } from "./settings.js";
 
@@ -343,9 +343,21 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
           json(session),
         ]),
       byId: (id) => one<Session>("SELECT record FROM sessions WHERE id = $1", [id]),
-      remove: (id) => run("DELETE FROM sessions WHERE id = $1", [id]),
+      // Each tells the other processes in the same statement, so their live streams on the
+      // credentials end exactly when the sessions are gone (even when the CLI removed them).
+      remove: (id) =>
+        run("WITH gone AS (DELETE FROM sessions WHERE id = $1) SELECT pg_notify($2, $3)", [
+          id,
+          PEERS_CHANNEL,
+          encodePeerNotice({ origin, event: "signout", which: { sessionId: id }, at: Date.now() }),
+        ]),
       removeForUser: (userId, exceptId) =>
-        run("DELETE FROM sessions WHERE user_id = $1 AND ($2::text IS NULL OR id <> $2)", [userId, exceptId ?? null]),
+        run("WITH gone AS (DELETE FROM sessions WHERE user_id = $1 AND ($2::text IS NULL OR id <> $2)) SELECT pg_notify($3, $4)", [
+          userId,
+          exceptId ?? null,
+          PEERS_CHANNEL,
+          encodePeerNotice({ origin, event: "signout", which: exceptId === undefined ? { userId } : { userId, keepSessionId: exceptId }, at: Date.now() }),
+        ]),
       removeExpired: (now) => run("DELETE FROM sessions WHERE expires_at < $1", [now]),
     },
     scripts: {

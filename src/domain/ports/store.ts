@@ -76,7 +76,12 @@ export interface ChangeRepository {
 export interface SessionRepository {
   insert(session: Session): Promise<void>;
   byId(id: string): Promise<Session | null>;
+  /**
+   * Ends the session. This and `removeForUser` tell the other processes sharing the store,
+   * in the same transaction, so their live streams on it end (`Peers.onSignedOut`).
+   */
   remove(id: string): Promise<void>;
+  /** Ends every session of the user but `exceptId`; their other streams end everywhere too. */
   removeForUser(userId: string, exceptId?: string): Promise<void>;
   removeExpired(now: string): Promise<void>;
 }
