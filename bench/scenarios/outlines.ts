@@ -4,8 +4,10 @@
  * each with a paragraph: one card each); the OPML and gkw files are the server's own exports
  * of the tree that Markdown made, so all three carry the same cards. Each import goes into a
  * fresh tree through POST /cards/seed; each export is a download of that tree. One request at
- * a time, the median of the repetitions. Target: OPML within 1.5x of Markdown, both ways.
+ * a time, the median of the repetitions; then each file's reader alone, in this process.
+ * Target: OPML within 1.5x of Markdown, both ways.
  */
+import { parseSeed } from "../../src/formats/seed.js";
 import type { CardtreeClient } from "../cardtree-client.js";
 import { generateMarkdown } from "../generate.js";
 import type { Pinned } from "../processes.js";
@@ -56,7 +58,19 @@ export async function outlineScenarios({ report, server, writer, repetitions }: 
     exportMs[format] = median(timings);
     report.add({ id: `export-${format}-20k`, scenario: `export ${format} of a ${cards}-card tree`, ms: exportMs[format], bytes, rssMb: server.rss() / 1e6 });
   }
-  for (const [way, ms] of [["import", importMs], ["export", exportMs]] as const) {
+  // The readers alone, in this process: what the format costs, without the write every import shares.
+  const parseMs = {} as Record<Format, number>;
+  for (const format of FORMATS) {
+    const timings: number[] = [];
+    for (let i = 0; i < repetitions; i++) {
+      const started = performance.now();
+      parseSeed(files[format]);
+      timings.push(performance.now() - started);
+    }
+    parseMs[format] = median(timings);
+    report.add({ id: `parse-${format}-20k`, scenario: `read ${format} of a ${cards}-card tree (the reader alone, in process)`, ms: parseMs[format] });
+  }
+  for (const [way, ms] of [["import", importMs], ["export", exportMs], ["read (parser alone)", parseMs]] as const) {
     const ratio = ms.opml / ms.md;
     report.target({ name: `OPML ${way}, 20k cards`, wanted: "≤ 1.5× Markdown", measured: `${ratio.toFixed(2)}× (${ms.opml.toFixed(0)} ms vs ${ms.md.toFixed(0)} ms)`, met: ratio <= 1.5 });
   }
