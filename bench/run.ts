@@ -231,6 +231,7 @@ async function main(): Promise<void> {
         { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
       ],
       seconds,
+      rounds: settings.rounds,
     });
 
   const wire = async () => {

@@ -56,6 +56,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
       ctx,
       credentials,
       sessions,
+      logger,
       jsonLimit: jsonBody(ctx.config.limits.jsonBodyBytes),
       importLimit: jsonBody(ctx.config.limits.importBodyBytes),
     }),

@@ -12,6 +12,7 @@ import type { Config } from "./config.js";
 import { createDomainContext, type DomainContext } from "./domain/context.js";
 import { scheduleHistoryPruning } from "./domain/history.js";
 import { scheduleSessionSweep } from "./domain/session-sweep.js";
+import { scheduleIdempotencySweep } from "./domain/idempotency.js";
 import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
 import { formatsOffThread } from "./formats/off-thread.js";
@@ -76,7 +77,8 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   // GraphQL's modules and schema load now, not on the first /graphql request (issue 27).
   setImmediate(() => app.warmGraphql());
   const stopPruning = scheduleHistoryPruning(ctx, logger.info);
-  const stopSweeping = scheduleSessionSweep(ctx, logger.error);
+  const stopSweepingSessions = scheduleSessionSweep(ctx, logger.error);
+  const stopSweepingKeys = scheduleIdempotencySweep(ctx, logger.error);
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   let closing: Promise<void> | undefined;
@@ -89,7 +91,8 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
       (closing ??= (async () => {
         lifecycle = "stopping";
         stopPruning();
-        stopSweeping();
+        stopSweepingSessions();
+        stopSweepingKeys();
         // Live streams never finish on their own; they end now, so their connections close.
         ctx.live.closeAll();
         if (config.timeouts.shutdownDelayMs > 0) {

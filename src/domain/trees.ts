@@ -12,6 +12,7 @@ import { command, treeCommand } from "./command.js";
 import { assertCardsFit, cardsFromSeed, withFileIds, withinCardAllowance } from "./card-batches.js";
 import { seedInTreeOrder } from "../shared/seeds.js";
 import { commitChange } from "./changes.js";
+import { withRecordId } from "./client-ids.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { walkTreeOrder } from "../shared/tree-order.js";
 
@@ -29,29 +30,33 @@ async function insertTreeWithCards(ctx: DomainContext, actor: Actor, tree: Tree,
   return (await commitChange(ctx, actor, null, { kind: "tree.create", tree, after: cards, at: tree.createdAt })).tree;
 }
 
-function newTree(owner: string, name: string, at: string): Tree {
-  return { __v: 0, _id: newRecordId(), createdAt: at, updatedAt: at, name, owner, users: [owner] };
+function newTree(owner: string, name: string, at: string, _id = newRecordId()): Tree {
+  return { __v: 0, _id, createdAt: at, updatedAt: at, name, owner, users: [owner] };
 }
 
 /**
- * Creates a tree owned by the actor, with the seed's cards or one empty card.
- * @throws ValidationError, PayloadTooLargeError (seed or a card too big), LimitReachedError.
+ * Creates a tree owned by the actor, with the seed's cards or one empty card; `_id`, when
+ * given, is the new tree's id (SPEC §13).
+ * @throws ValidationError, PayloadTooLargeError (seed or a card too big), LimitReachedError,
+ *   ConflictError (the id is taken).
  */
 export const createTree = command({
   name: "createTree",
   input: createTreeInput,
   action: "signedIn",
-  async run(ctx, actor, _target: Record<string, never>, { name, seed }): Promise<Tree> {
+  async run(ctx, actor, _target: Record<string, never>, { _id: chosenId, name, seed }): Promise<Tree> {
     const parsed: ImportNode[] = seed === undefined ? [] : await parseSeedOffThread(ctx, seed);
     // A tree always opens on a card: an absent seed, or a JSON seed of `[]`, gives one empty card.
     const nodes = parsed.length > 0 ? parsed : [{ content: "" }];
     const at = ctx.clock.now();
-    const tree = newTree(actor._id, name, at);
+    const tree = newTree(actor._id, name, at, chosenId);
     const place = { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id };
     const inOrder = seedInTreeOrder(nodes);
     assertCardsFit(ctx, inOrder);
     return withinCardAllowance(ctx, actor._id, inOrder.length, () =>
-      withFileIds(ctx, nodes, (keepIds) => insertTreeWithCards(ctx, actor, tree, cardsFromSeed(nodes, place, keepIds))),
+      withRecordId(ctx, "tree", chosenId, () =>
+        withFileIds(ctx, nodes, (keepIds) => insertTreeWithCards(ctx, actor, tree, cardsFromSeed(nodes, place, keepIds))),
+      ),
     );
   },
 });

@@ -34,6 +34,7 @@ import { documentLimits } from "./document-limits.js";
 import { documentErrorCodes, maskError } from "./errors.js";
 import { ExecutionAllowance, executionAllowancePlugin } from "./execution-allowance.js";
 import { graphiqlRoutes, renderGraphiQLPage } from "./graphiql.js";
+import { idempotentMutations } from "./idempotency.js";
 import { operationLimits } from "./operation-limits.js";
 import { resultBudgetPlugin } from "./result-budget.js";
 import { changeRevisionsPlugin } from "./change-revisions.js";
@@ -128,6 +129,7 @@ export function graphqlHandler(ctx: DomainContext, logger: Logger): RequestHandl
   const router = Router();
   router.use(graphiqlRoutes());
   router.use(jsonBody(ctx.config.limits.importBodyBytes));
+  router.use(idempotentMutations(ctx, logger));
   router.all("/", (req, res) => {
     // A current cached answer is sent as REST sends its cached bodies: one buffer.
     const hit = cachedAnswerTo(cache, req);

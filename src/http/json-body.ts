@@ -6,8 +6,18 @@
  * replacement characters). Used by /api and /graphql alike.
  */
 import { isUtf8 } from "node:buffer";
+import { createHash } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { DomainError } from "../shared/errors.js";
+
+/** The SHA-256 of each keyed request's body as received (idempotency.ts compares requests by it). */
+const digests = new WeakMap<IncomingMessage, string>();
+
+/** The hash of the body `jsonBody` read for a request sent with an Idempotency-Key; "" for none. */
+export function bodyDigest(req: IncomingMessage): string {
+  return digests.get(req) ?? "";
+}
 
 function hasBody(req: Request): boolean {
   const length = req.headers["content-length"];
@@ -32,8 +42,9 @@ export function jsonBody(limitBytes: number) {
   const parse = express.json({
     limit: limitBytes,
     type: () => true,
-    verify: (_req, _res, bytes) => {
+    verify: (req, _res, bytes) => {
       if (!isUtf8(bytes)) throw Object.assign(new Error("not UTF-8"), { status: 400 });
+      if (req.headers["idempotency-key"] !== undefined) digests.set(req, createHash("sha256").update(bytes).digest("base64url"));
     },
   });
   return (req: Request, res: Response, next: NextFunction) => {
@@ -44,6 +55,12 @@ export function jsonBody(limitBytes: number) {
     const charset = charsetOf(req.headers["content-type"]);
     if (charset !== undefined && charset !== "utf-8") {
       return next(new DomainError("unsupported_media_type", `Send the request body in UTF-8; charset=${charset.slice(0, 40)} is not accepted.`));
+    }
+    // body-parser skips the body of a request whose connection has closed (on-finished's
+    // "finished"), and the route would then run without it: a body-less revert, a keyed
+    // write kept under its key with the wrong request. The client is gone; nothing runs.
+    if (req.socket && !req.socket.readable) {
+      return next(new DomainError("invalid_request", "The connection closed before the request body was read; nothing was done."));
     }
     parse(req, res, next);
   };

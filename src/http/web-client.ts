@@ -5,15 +5,27 @@
  * SEA assets, listed in `web/files.json` (scripts/package.mjs), and nothing is read from disk.
  * index.html carries the operator's choice on remote images (`REMOTE_IMAGES`) in a
  * `<meta name="cardtree-remote-images">`, which the client reads (src/web/remote-images.ts).
+ *
+ * Caching (SPEC §13: never a stale app after a deploy): the script and style sheet have
+ * content-hashed names and are kept a year (`immutable`); index.html, the service worker
+ * (`sw.js`, fixed name), the manifest and icons are revalidated on every use.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import sea from "node:sea";
 import express, { Router } from "express";
 import type { RemoteImagePolicy } from "../config.js";
+import { chooseEncoding } from "./compression.js";
 
 /** The asset holding the names of the client's files, each stored as `web/<name>`. */
 export const WEB_ASSET_LIST = "web/files.json";
+
+/** `app-<hash>.js`, `app-<hash>.css` and their maps: a name never holds two contents. */
+const HASHED = /^\/app-[A-Z0-9]{8,}\.(js|css)(\.map)?$/;
+
+function cacheControl(urlPath: string): string {
+  return HASHED.test(urlPath) ? "public, max-age=31536000, immutable" : "no-cache";
+}
 
 export function webClient(webDir: string, remoteImages: RemoteImagePolicy): Router {
   return sea.isSea() ? embeddedClient(remoteImages) : directoryClient(webDir, remoteImages);
@@ -35,8 +47,47 @@ function directoryClient(webDir: string, remoteImages: RemoteImagePolicy): Route
     );
   };
   router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings"], sendIndex);
-  router.use(express.static(webDir, { index: false, fallthrough: true }));
+  router.get(HASHED, precompressed(webDir));
+  router.use(
+    express.static(webDir, {
+      index: false,
+      fallthrough: true,
+      cacheControl: false,
+      setHeaders: (res, filePath) => res.set("Cache-Control", cacheControl(`/${path.basename(filePath)}`)),
+    }),
+  );
   return router;
+}
+
+/**
+ * The hashed script and style sheet as the build compressed them (`app-<hash>.js.br`, `.gz`:
+ * scripts/build-web.mjs), when the request accepts that encoding; otherwise, or where the
+ * copy is missing, express.static sends the plain file (and the compression middleware may
+ * compress it).
+ */
+function precompressed(webDir: string): express.RequestHandler {
+  return (req, res, next) => {
+    if (HASHED.test(req.path) && !req.path.endsWith(".map")) {
+      const encoding = chooseEncoding(req.get("accept-encoding"));
+      if (encoding) {
+        const file = path.join(webDir, `${path.basename(req.path)}.${encoding === "br" ? "br" : "gz"}`);
+        res.set({ "Content-Encoding": encoding, "Cache-Control": cacheControl(req.path) });
+        res.vary("Accept-Encoding");
+        res.type(path.extname(req.path));
+        res.sendFile(file, { cacheControl: false }, (err) => {
+          if (!err) return;
+          // No such copy (a build without them): the plain file, as usual.
+          if (!res.headersSent) {
+            res.removeHeader("Content-Encoding");
+            return next();
+          }
+          next(err);
+        });
+        return;
+      }
+    }
+    next();
+  };
 }
 
 /** The binary's copy, read once: a few hundred kilobytes, held as the buffers sent. */
@@ -53,8 +104,7 @@ function embeddedClient(remoteImages: RemoteImagePolicy): Router {
   router.get("/{*file}", (req, res, next) => {
     const body = files.get(req.path);
     if (!body) return next();
-    // As express.static answers from disk: revalidated, since the names do not change per build.
-    res.set("Cache-Control", "public, max-age=0").type(path.extname(req.path)).send(body);
+    res.set("Cache-Control", cacheControl(req.path)).type(path.extname(req.path)).send(body);
   });
   return router;
 }

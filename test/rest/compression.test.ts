@@ -5,11 +5,16 @@
  * live streams never held in a compressor. fetch() decodes on its own, so these requests
  * use node:http.
  */
+import { readFile } from "node:fs/promises";
 import http from "node:http";
+import path from "node:path";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+
+/** Where the test servers serve the client from (test/global-setup.ts builds it there). */
+const WEB_DIR = path.resolve(import.meta.dirname, "../../dist/web");
 
 let server: TestServer;
 beforeAll(async () => {
@@ -148,7 +153,18 @@ describe("other answers on the wire", () => {
     expect(js.status).toBe(200);
     expect(js.headers["content-encoding"]).toBe("br");
     expect(js.headers.vary).toMatch(/Accept-Encoding/i);
+    expect(js.headers["cache-control"]).toContain("immutable");
+    expect(js.headers["content-type"]).toMatch(/javascript/);
     expect(decode(js).length).toBeGreaterThan(js.bytes.length * 2);
+    // The build's own copies, sent as they are: not compressed again per request.
+    const name = path.basename(script!.split("?")[0]);
+    expect(js.bytes.equals(await readFile(path.join(WEB_DIR, `${name}.br`)))).toBe(true);
+    const gz = await raw(`/${name}`, { "accept-encoding": "gzip" });
+    expect(gz.headers["content-encoding"]).toBe("gzip");
+    expect(gz.bytes.equals(await readFile(path.join(WEB_DIR, `${name}.gz`)))).toBe(true);
+    const plain = await raw(`/${name}`, { "accept-encoding": "identity" });
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(plain.bytes.toString("utf8")).toBe(decode(js));
 
     const spec = await raw("/api/openapi.json", { "accept-encoding": "gzip" });
     expect(spec.headers["content-encoding"]).toBe("gzip");
