@@ -15,6 +15,8 @@
  * `--scale` runs only the PostgreSQL scale scenario (issue 17: PostgreSQL against the
  * embedded store, two processes against one, a store of 1,000,000 cards); it needs a
  * PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
+ * `--outlines` runs only OPML and Gingko Writer files against Markdown: imports and exports of
+ * a 20,000-card tree, side by side (issue 29).
  * `--writes` runs only the card writes (10 s each, even with --quick), for the change log's
  * cost against the first wave's figures.
  * `--wire` runs only the compression scenario (issue 27: a 20,020-card list on the wire, the
@@ -35,6 +37,7 @@ import { summariseProfile } from "./profile-summary.js";
 import { Report } from "./report.js";
 import { fileScenarios } from "./scenarios/files.js";
 import { liveScenarios } from "./scenarios/live.js";
+import { outlineScenarios } from "./scenarios/outlines.js";
 import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
@@ -61,6 +64,8 @@ const liveBrowserOnly = flag("live-browser");
 const scaleOnly = flag("scale");
 /** `--writes`: only the card writes, at full length (issue 14: writes with the change log vs the first wave). */
 const writesOnly = flag("writes");
+/** `--outlines`: only OPML and gkw against Markdown, imports and exports of 20,000 cards (issue 29). */
+const outlinesOnly = flag("outlines");
 /** `--many-readers`: only 10,000 SSE readers on one process (issue 27). */
 const manyReadersOnly = flag("many-readers");
 /** `--wire`: only compression on the wire (issue 27). */
@@ -197,6 +202,15 @@ async function main(): Promise<void> {
   console.log("Generating and importing trees...");
   const reader = await CardtreeClient.signUp(server.url, "reader@bench.example");
   const writer = await CardtreeClient.signUp(server.url, "writer@bench.example");
+  if (outlinesOnly) {
+    console.log("OPML and gkw against Markdown...");
+    await outlineScenarios({ report, server, writer, repetitions: settings.repetitions });
+    await server.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+
   const big = generateTree(10_000, 1);
   let started = performance.now();
   const bigTree = await reader.treeWith("Bench 10k", big);
@@ -284,6 +298,8 @@ async function main(): Promise<void> {
   console.log("Imports and exports...");
   await fileScenarios({ report, server, writer, workDir, repetitions: settings.repetitions, large: !quick });
   if (quick) report.note("--quick: no 10 MB import; impress and pandoc pptx on a 100 KB sample, not the 1 MB document");
+  console.log("OPML and gkw against Markdown...");
+  await outlineScenarios({ report, server, writer, repetitions: settings.repetitions });
 
   console.log("Browser client in Chromium...");
   await browserScenarios({ report, baseUrl: server.url, sizes: quick ? [5_000] : [5_000, 20_000] });

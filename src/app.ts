@@ -1,7 +1,8 @@
 /**
  * The express application: security headers and request logs, then who is calling
- * (shared by /api and /graphql), the REST facade, GraphQL, the health check and the
- * browser client. Built here and listened on in server.ts, so tests can build it too.
+ * (shared by /api, /graphql and the print view), the REST facade, GraphQL, the health
+ * check, the print view and the browser client. Built here and listened on in server.ts,
+ * so tests can build it too.
  */
 import { compressResponses } from "./http/compression.js";
 import express, { type RequestHandler } from "express";
@@ -12,6 +13,7 @@ import type { DomainContext } from "./domain/context.js";
 import { errorHandler } from "./http/error-response.js";
 import { closeConnectionsWhenStopping, healthRoutes, type Lifecycle, type NoticesProbe, type StoreProbe } from "./http/health.js";
 import { jsonBody } from "./http/json-body.js";
+import { printPage } from "./http/print-page.js";
 import { requestLog, type Logger } from "./http/logger.js";
 import { securityHeaders } from "./http/security-headers.js";
 import { webClient } from "./http/web-client.js";
@@ -61,6 +63,7 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   );
   const graphql = lazyGraphql(ctx, logger);
   app.use("/graphql", who, graphql);
+  app.use(printPage(ctx, who));
   app.use(webClient(webDir, ctx.config.remoteImages));
   app.use(errorHandler(logger));
   return Object.assign(app, { warmGraphql: graphql.warm });

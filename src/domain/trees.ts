@@ -6,10 +6,11 @@ import type { DomainContext } from "./context.js";
 import { ConflictError } from "../shared/errors.js";
 import { newRecordId, PUBLIC_URL, RECORD_ID } from "../shared/ids.js";
 import { authorizeTree, type Actor } from "./policy.js";
-import type { SeedNode, StoredCard, Tree } from "../shared/records.js";
+import type { ImportNode, StoredCard, Tree } from "../shared/records.js";
 import { createTreeInput, noInput, updateTreeInput } from "../shared/schemas.js";
 import { command, treeCommand } from "./command.js";
-import { assertCardsFit, cardsFromSeed, withinCardAllowance } from "./card-batches.js";
+import { assertCardsFit, cardsFromSeed, withFileIds, withinCardAllowance } from "./card-batches.js";
+import { seedInTreeOrder } from "../shared/seeds.js";
 import { commitChange } from "./changes.js";
 import { withRecordId } from "./client-ids.js";
 import { parseSeedOffThread } from "./seed-limits.js";
@@ -44,15 +45,18 @@ export const createTree = command({
   input: createTreeInput,
   action: "signedIn",
   async run(ctx, actor, _target: Record<string, never>, { _id: chosenId, name, seed }): Promise<Tree> {
-    const parsed: SeedNode[] = seed === undefined ? [] : await parseSeedOffThread(ctx, seed);
+    const parsed: ImportNode[] = seed === undefined ? [] : await parseSeedOffThread(ctx, seed);
     // A tree always opens on a card: an absent seed, or a JSON seed of `[]`, gives one empty card.
     const nodes = parsed.length > 0 ? parsed : [{ content: "" }];
     const at = ctx.clock.now();
     const tree = newTree(actor._id, name, at, chosenId);
-    const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id });
-    assertCardsFit(ctx, cards);
-    return withinCardAllowance(ctx, actor._id, cards.length, () =>
-      withRecordId(ctx, "tree", chosenId, () => insertTreeWithCards(ctx, actor, tree, cards)),
+    const place = { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id };
+    const inOrder = seedInTreeOrder(nodes);
+    assertCardsFit(ctx, inOrder);
+    return withinCardAllowance(ctx, actor._id, inOrder.length, () =>
+      withRecordId(ctx, "tree", chosenId, () =>
+        withFileIds(ctx, nodes, (keepIds) => insertTreeWithCards(ctx, actor, tree, cardsFromSeed(nodes, place, keepIds))),
+      ),
     );
   },
 });

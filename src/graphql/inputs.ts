@@ -33,7 +33,7 @@ export const UpdateCardInput = builder.inputType("UpdateCardInput", {
 export const SeedInput = builder.inputType("SeedInput", {
   fields: (t) => ({
     parentId: t.id({ description: "Where the new cards go, after the existing children; null: the first column." }),
-    seed: t.string({ required: true, description: "Markdown (each heading starts a card), or JSON in the json export's shape." }),
+    seed: t.string({ required: true, description: "Markdown (each heading starts a card), JSON in the json export's shape, OPML 2.0, or a Gingko Writer (.gkw) file." }),
   }),
   validate: commands.importSeed.input,
 });

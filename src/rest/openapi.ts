@@ -100,7 +100,7 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   scriptId: { schema: inputs.recordId, description: "one of the caller's scripts' `_id`" },
   publicUrl: { schema: z.string(), description: "a public tree's `publicUrl`" },
   publicTreeId: { schema: z.string(), description: "a public tree's `_id` or its `publicUrl`" },
-  format: { schema: z.enum(exportFormats), description: "the export format (`impress` is a .pptx presentation)" },
+  format: { schema: z.enum(exportFormats), description: "the export format (`impress` is a .pptx presentation, `opml` an OPML 2.0 outline, `gkw` a Gingko Writer file)" },
 };
 
 interface Operation {

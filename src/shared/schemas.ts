@@ -122,10 +122,15 @@ export const revertChangeInput = z.object({
     .describe("more changes to revert with it, as the same one new change (the writes of one undo step); each card goes back to before the earliest"),
 });
 
+/** What an import reads; the text itself tells the format (src/formats/seed.ts). */
+const seedText = z
+  .string()
+  .describe("Markdown (each heading starts a card), JSON in the json export's shape, an OPML 2.0 outline, or a Gingko Writer (.gkw) file");
+
 export const createTreeInput = z.object({
   _id: clientChosenId,
   name: treeName,
-  seed: z.string().optional(),
+  seed: seedText.optional(),
 });
 
 /** Only these fields of a tree can change; others in the body are ignored. */
@@ -139,7 +144,7 @@ export const addCollaboratorInput = z.object({ email });
 
 export const seedInput = z.object({
   parentId: recordId.nullable().optional(),
-  seed: z.string(),
+  seed: seedText,
 });
 
 // A script's size limit is configurable (USER_SCRIPT_BYTES): the command checks it (413).

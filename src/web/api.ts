@@ -224,12 +224,30 @@ export function scriptUrl(scriptId: string): string {
   return `/api/scripts/${enc(scriptId)}.js`;
 }
 
-export function exportUrl(treeId: string, format: ExportFormat, scope: { cardId?: string; column?: number } = {}): string {
+/** What part of a tree an export or the print view holds (SPEC §6, §14). */
+export interface ExportScope {
+  cardId?: string;
+  column?: number;
+  /** Only the cards without children. */
+  leaves?: boolean;
+}
+
+export function exportUrl(treeId: string, format: ExportFormat, scope: ExportScope = {}): string {
+  return `/api/export/${enc(treeId)}.${format}${scopeQuery(scope)}`;
+}
+
+/** The print view of the tree (or part of it): one page to print from the browser. */
+export function printUrl(treeId: string, scope: ExportScope = {}): string {
+  return `/trees/${enc(treeId)}/print${scopeQuery(scope)}`;
+}
+
+function scopeQuery(scope: ExportScope): string {
   const query = new URLSearchParams();
   if (scope.cardId) query.set("cardId", scope.cardId);
   if (scope.column) query.set("column", String(scope.column));
+  if (scope.leaves) query.set("leaves", "1");
   const search = query.toString();
-  return `/api/export/${enc(treeId)}.${format}${search ? `?${search}` : ""}`;
+  return search ? `?${search}` : "";
 }
 
 /** A sentence for the person at the keyboard, whatever went wrong. */

@@ -64,7 +64,7 @@ describe("GET /api/openapi.json", () => {
     expect(Object.keys(createCard.responses).sort()).toEqual(["201", "400", "401", "403", "404", "409", "413", "415", "422", "429", "500", "503"]);
     expect(doc.components.responses.not_found.content["application/json"].schema.allOf[1]).toEqual({ properties: { error: { const: "not_found" } } });
     const exportParameters = doc.paths["/export/{treeId}.{format}"].get.parameters.map((p: { name: string }) => p.name);
-    expect(exportParameters).toEqual(["treeId", "format", "cardId", "column", "newlines", "start", "end"]);
+    expect(exportParameters).toEqual(["treeId", "format", "cardId", "column", "newlines", "start", "end", "leaves"]);
   });
 
   it("the response check refuses an undocumented status, a wrong body and an unlisted media type", async () => {

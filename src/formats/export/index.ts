@@ -9,7 +9,9 @@ import { docxExporter } from "./docx.js";
 import { htmlExporter } from "./html.js";
 import { impressExporter } from "./impress.js";
 import { jsonExporter } from "./json.js";
+import { gkwExporter } from "./gkw.js";
 import { mdExporter } from "./md.js";
+import { opmlExporter } from "./opml.js";
 import { EXPORT_FILES, type ExportFormat, type ExportOptions, type ExportResult } from "../../shared/export-options.js";
 import { selectCards, type ExportInput } from "./select.js";
 import { txtExporter } from "./txt.js";
@@ -25,6 +27,8 @@ const EXPORTERS: Record<ExportFormat, (input: ExportInput) => string | Promise<B
   json: jsonExporter,
   docx: docxExporter,
   impress: impressExporter,
+  opml: opmlExporter,
+  gkw: gkwExporter,
 };
 
 /**

@@ -1,7 +1,7 @@
 /**
  * `/trees/:treeId`: loads the tree and its cards, shows them in columns with the toolbar
  * (import, export, share, help) and the save status, and answers the tree-level events of
- * this page (`modal:show:import`, `cards:import`, `modal:show:export`). Also warns before the
+ * this page (`modal:show:import`, `cards:import`, `modal:show:export`, files dropped on it). Also warns before the
  * tab closes while changes are still on their way.
  */
 import { ApiError, describeError, NetworkError, type Card, type Tree } from "../api.js";
@@ -14,6 +14,7 @@ import { showImportDialog } from "../dialogs/import.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { notify, notifyWithText } from "../notify.js";
+import { acceptFileDrops, importProblem, readImportFile } from "./file-drop.js";
 import { formatBytes, nextTask, showProgress } from "./progress.js";
 import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
@@ -64,7 +65,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     if (disposed) return;
     controller.start();
     app.openTree = controller;
-    listen(app, controller, context);
+    listen(app, controller, main, context);
     if (fromDevice === null) void controller.keepCopy();
     else {
       const when = new Date(fromDevice).toLocaleString();
@@ -160,7 +161,7 @@ export function fillBar(app: AppContext, bar: TopBar, tree: Tree, editable: bool
   );
 }
 
-function listen(app: AppContext, controller: TreeController, context: object): void {
+function listen(app: AppContext, controller: TreeController, main: HTMLElement, context: object): void {
   const { bus } = app;
   const treeId = controller.tree._id;
   const active = () => {
@@ -168,6 +169,7 @@ function listen(app: AppContext, controller: TreeController, context: object): v
     return card ? { id: card._id, content: card.content, depth: controller.cards.depth(card._id) } : null;
   };
   bus.on("modal:show:import", () => showImportDialog(bus, active()), context);
+  acceptFileDrops(main, "Drop files to import them under the active card", (files) => void importFiles(bus, files, active()?.id ?? null));
   bus.on("modal:show:export", () => showExportDialog(bus, treeId, active()), context);
   bus.on(
     "modal:show:history",
@@ -227,6 +229,19 @@ function listen(app: AppContext, controller: TreeController, context: object): v
   bus.on("tree:deleted", (id) => id === treeId && bus.trigger("ui:navigate", "/"), context);
   // Dialogs opened by tree id (rename, share) show the tree's name.
   if (!app.trees.has(treeId)) rememberTrees(app, [controller.tree]);
+}
+
+/** Imports dropped files one after another under `parentId`, each with the import's progress. */
+async function importFiles(bus: AppContext["bus"], files: File[], parentId: string | null): Promise<void> {
+  for (const file of files) {
+    try {
+      const { seed } = await readImportFile(file);
+      const problem = await new Promise<string | null>((done) => bus.trigger("cards:import", { parentId, seed, done }));
+      if (problem) notify(`Couldn't import “${file.name}”: ${problem}`, { kind: "error" });
+    } catch (error) {
+      notify(importProblem(file, error, describeError), { kind: "error" });
+    }
+  }
 }
 
 /** The server said no for good: say so, keep the text, and undo what cannot stand locally. */
