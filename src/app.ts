@@ -3,8 +3,11 @@
  * (shared by /api and /graphql), the REST facade, GraphQL, the health check and the
  * browser client. Built here and listened on in server.ts, so tests can build it too.
  */
-import express, { type RequestHandler } from "express";
-import { authenticate } from "./auth/middleware.js";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import express, { type Request, type RequestHandler } from "express";
+import { authenticateConnection } from "./auth/connection-auth.js";
+import { authenticate, type Auth } from "./auth/middleware.js";
 import { CredentialChecker } from "./auth/credentials.js";
 import { SessionManager } from "./auth/sessions.js";
 import type { DomainContext } from "./domain/context.js";
@@ -29,7 +32,10 @@ export interface AppDeps {
   noticesHeard?: NoticesProbe;
 }
 
-export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready", probeStore, noticesHeard }: AppDeps): express.Express {
+/** The HTTP server's `upgrade` listener: GraphQL over WebSocket on /graphql. */
+export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready", probeStore, noticesHeard }: AppDeps): express.Express & { upgrade: UpgradeListener } {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy);
@@ -56,27 +62,59 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
       importLimit: jsonBody(ctx.config.limits.importBodyBytes),
     }),
   );
-  app.use("/graphql", who, lazyGraphql(ctx, logger));
+  const graphql = lazyGraphql(ctx, logger, (req, payload) => authenticateConnection({ store: ctx.store, credentials, sessions }, req, payload));
+  app.use("/graphql", who, graphql.http);
   app.use(webClient(webDir));
   app.use(errorHandler(logger));
-  return app;
+  const upgrade: UpgradeListener = (req, socket, head) => {
+    if (lifecycle() !== "ready") {
+      socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    // What express does to each request it handles: `req.ip` (TRUST_PROXY), `req.get`, cookies.
+    Object.setPrototypeOf(req, app.request);
+    Object.assign(req, { app });
+    graphql.upgrade(req as Request, socket, head);
+  };
+  return Object.assign(app, { upgrade });
 }
 
 /**
- * /graphql, with graphql-yoga and the schema imported on its first request rather than at
- * start-up (~0.5 s under tsx). Requests arriving meanwhile share the one import; if it
- * fails, they get the error handler's 500 and the next request tries again.
+ * /graphql, with graphql-yoga and the schema imported on its first request (HTTP or
+ * WebSocket) rather than at start-up (~0.5 s under tsx). Requests arriving meanwhile share
+ * the one import; if it fails, they get the error handler's 500 (a WebSocket upgrade: the
+ * socket closed) and the next request tries again.
  */
-function lazyGraphql(ctx: DomainContext, logger: Logger): RequestHandler {
-  let handler: Promise<RequestHandler> | undefined;
-  return (req, res, next) => {
-    if (!handler) {
-      const loading = import("./graphql/yoga.js").then(({ graphqlHandler }) => graphqlHandler(ctx, logger));
+function lazyGraphql(
+  ctx: DomainContext,
+  logger: Logger,
+  authenticateSocket: (req: Request, payload: Record<string, unknown>) => Promise<Auth>,
+): { http: RequestHandler; upgrade(req: Request, socket: Duplex, head: Buffer): void } {
+  type Transports = { http: RequestHandler; upgrade(req: Request, socket: Duplex, head: Buffer): void };
+  let transports: Promise<Transports> | undefined;
+  const load = () => {
+    if (!transports) {
+      const loading = import("./graphql/yoga.js").then(({ graphqlTransports }) => graphqlTransports(ctx, logger, authenticateSocket));
       loading.catch(() => {
-        if (handler === loading) handler = undefined;
+        if (transports === loading) transports = undefined;
       });
-      handler = loading;
+      transports = loading;
     }
-    handler.then((graphql) => graphql(req, res, next)).catch(next);
+    return transports;
+  };
+  return {
+    http: (req, res, next) => {
+      load()
+        .then((graphql) => graphql.http(req, res, next))
+        .catch(next);
+    },
+    upgrade: (req, socket, head) => {
+      load()
+        .then((graphql) => graphql.upgrade(req, socket, head))
+        .catch((error: unknown) => {
+          logger.error("graphql failed to load", { error: String((error as Error)?.stack ?? error) });
+          socket.destroy();
+        });
+    },
   };
 }

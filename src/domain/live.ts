@@ -73,10 +73,32 @@ export function presentChange(change: Change): ChangeView {
   return view;
 }
 
+/** Which credentials no longer hold: a cookie session, or a user's (all but one session's). */
+export type SignedOut = { sessionId: string } | { userId: string; keepSessionId?: string };
+
+/** Whether something opened by `userId` with the cookie session `sessionId` (null: basic credentials) ends at `which`. */
+export function endsAtSignOut(which: SignedOut, holder: { userId: string | null; sessionId: string | null }): boolean {
+  return "sessionId" in which
+    ? holder.sessionId === which.sessionId
+    : holder.userId === which.userId && (which.keepSessionId === undefined || holder.sessionId !== which.keepSessionId);
+}
+
+/**
+ * A long-lived connection that carries credentials besides a stream's (a GraphQL WebSocket
+ * connection, src/graphql/websocket.ts): it ends when they stop holding, as streams do, and
+ * when the server stops.
+ */
+export interface CredentialHolder {
+  userId: string | null;
+  sessionId: string | null;
+  end(reason: "signed-out" | "stopping"): void;
+}
+
 /** The open streams of the process, and how many each kind of caller may open. */
 export class LiveStreams {
   private readonly open = new Set<LiveStream>();
   private readonly byKey = new Map<string, number>();
+  private readonly holders = new Set<CredentialHolder>();
 
   constructor(readonly limits: LiveLimits) {}
 
@@ -127,24 +149,30 @@ export class LiveStreams {
     for (const stream of this.open) stream.catchUp();
   }
 
+  /** Keeps `holder` until the returned function is called: it ends with its credentials, or when the server stops. */
+  hold(holder: CredentialHolder): () => void {
+    this.holders.add(holder);
+    return () => this.holders.delete(holder);
+  }
+
   /**
-   * Ends the streams whose credentials no longer hold: those opened with the cookie session
-   * `sessionId`, or, with `userId`, every stream of that user but those of `keepSessionId`.
-   * The one entry point for sign-outs, whichever process heard of them.
+   * Ends the streams and connections whose credentials no longer hold: those opened with the
+   * cookie session `sessionId`, or, with `userId`, every one of that user but those of
+   * `keepSessionId`. The one entry point for sign-outs, whichever process heard of them.
    */
-  signedOut(which: { sessionId: string } | { userId: string; keepSessionId?: string }): void {
+  signedOut(which: SignedOut): void {
     for (const stream of [...this.open]) {
-      const ends =
-        "sessionId" in which
-          ? stream.sessionId === which.sessionId
-          : stream.userId === which.userId && (which.keepSessionId === undefined || stream.sessionId !== which.keepSessionId);
-      if (ends) stream.end("signed-out");
+      if (endsAtSignOut(which, stream)) stream.end("signed-out");
+    }
+    for (const holder of [...this.holders]) {
+      if (endsAtSignOut(which, holder)) holder.end("signed-out");
     }
   }
 
-  /** Ends every stream (the server is stopping), so their connections close. */
+  /** Ends every stream and connection (the server is stopping), so their connections close. */
   closeAll(): void {
     for (const stream of [...this.open]) stream.end("stopping");
+    for (const holder of [...this.holders]) holder.end("stopping");
   }
 }
 
