@@ -7,7 +7,8 @@ import { isUtf8 } from "node:buffer";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { DomainError } from "../shared/errors.js";
 
-function hasBody(req: Request): boolean {
+/** Whether the request carries a body at all (a length above 0, or chunks). */
+export function hasBody(req: Request): boolean {
   const length = req.headers["content-length"];
   return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
 }
