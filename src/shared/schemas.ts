@@ -76,7 +76,7 @@ export const preferencesInput = z.strictObject({
 });
 
 export const createCardInput = z.object({
-  treeId: recordId,
+  treeId: recordId.describe("the tree of the path (anything else is 400)"),
   position,
   content: content.optional(),
   parentId: recordId.nullable().optional(),
@@ -132,7 +132,10 @@ export const revertChangeInput = z.object({
 
 export const createTreeInput = z.object({
   name: treeName,
-  seed: z.string().optional(),
+  seed: z
+    .string()
+    .optional()
+    .describe("Markdown (each heading starts a card), or JSON in the json export's shape: JSON of another shape is 400"),
 });
 
 /** Only these fields of a tree can change; others in the body are ignored. */
@@ -146,7 +149,7 @@ export const addCollaboratorInput = z.object({ email });
 
 export const seedInput = z.object({
   parentId: recordId.nullable().optional(),
-  seed: z.string(),
+  seed: z.string().describe("Markdown (each heading starts a card), or JSON in the json export's shape: JSON of another shape is 400"),
 });
 
 // A script's size limit is configurable (USER_SCRIPT_BYTES): the command checks it (413).
