@@ -57,6 +57,18 @@ describe("Apollo InMemoryCache after each mutation", () => {
       const { cached, truth } = await cachedAndTrue(apollo, alice, COLLABORATORS, { id: tree._id });
       expect(cached).toEqual(truth);
     }
+    // Removing bob from alice's tree: the answer (his user id) with the tree names the
+    // collaborator to evict, and the cached list then reads as the server's.
+    await apollo.mutate({
+      mutation: gql`mutation ($t: ID!, $u: ID!) { removeCollaborator(treeId: $t, userId: $u) }`,
+      variables: { t: mine._id, u: bob.user._id },
+      update(cache, { data }) {
+        cache.evict({ id: cache.identify({ __typename: "Collaborator", id: `${mine._id}:${(data as any).removeCollaborator}` }) });
+      },
+    });
+    const afterRemoval = await cachedAndTrue(apollo, alice, COLLABORATORS, { id: mine._id });
+    expect(afterRemoval.cached).toEqual(afterRemoval.truth);
+    expect((afterRemoval.truth as any).tree.collaborators).toHaveLength(1);
     const aliceOn = (id: string) =>
       (apollo.readQuery({ query: COLLABORATORS, variables: { id } }) as any).tree.collaborators.find((c: any) => c.email === alice.user.email).owner;
     expect([aliceOn(mine._id), aliceOn(theirs._id)]).toEqual([true, false]);
