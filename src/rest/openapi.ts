@@ -5,7 +5,9 @@
  * presenters' types come from (src/shared/record-schemas.ts), converted with zod's
  * `toJSONSchema`; nothing here restates a field. What is written here is what zod cannot
  * know: which path answers what, with which statuses. The tests check every REST response
- * they receive against this document (test/helpers/openapi-check.ts), so it cannot drift.
+ * they receive against this document (test/helpers/openapi-check.ts), so it cannot drift;
+ * requests drawn from it are accepted or refused as it says (test/rest/openapi-fuzz.test.ts),
+ * and its `requestBody.required` is what the server enforces (required-bodies.ts).
  */
 import { z } from "zod";
 import packageJson from "../../package.json" with { type: "json" };
