@@ -17,6 +17,10 @@
  * PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * `--writes` runs only the card writes (10 s each, even with --quick), for the change log's
  * cost against the first wave's figures.
+ * `--wire` runs only the compression scenario (issue 27: a 20,020-card list on the wire, the
+ * first compressed read of a revision, compressed and plain reads against a raw server).
+ * `--many-readers` runs only 10,000 SSE streams on one process (issue 27: one write's fan-out
+ * and the memory they hold), on a server of its own with the stream limits raised.
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -38,6 +42,7 @@ import { writeScenarios } from "./scenarios/writes.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
+import { wireScenarios } from "./scenarios/wire.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -56,6 +61,10 @@ const liveBrowserOnly = flag("live-browser");
 const scaleOnly = flag("scale");
 /** `--writes`: only the card writes, at full length (issue 14: writes with the change log vs the first wave). */
 const writesOnly = flag("writes");
+/** `--many-readers`: only 10,000 SSE readers on one process (issue 27). */
+const manyReadersOnly = flag("many-readers");
+/** `--wire`: only compression on the wire (issue 27). */
+const wireOnly = flag("wire");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -128,6 +137,36 @@ async function main(): Promise<void> {
     rmSync(workDir, { recursive: true, force: true });
     return;
   }
+  const manyReaders = async () => {
+    console.log("10,000 SSE readers on one process...");
+    const dir = path.join(workDir, "many-readers");
+    mkdirSync(dir);
+    const many = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: dir, LIVE_STREAMS_PER_USER: "10000", LIVE_STREAMS_PER_ADDRESS: "10000", LIVE_STREAMS_TOTAL: "10000" },
+      logFile: path.join(workDir, "many-readers.log"),
+      readyPath: "/healthz",
+    });
+    const follower = await CardtreeClient.signUp(many.url, "many@bench.example");
+    const tree = await follower.treeWith("Many readers", generateTree(100, 9));
+    await liveScenarios({
+      report,
+      server: many,
+      writer: follower,
+      treeId: tree,
+      streams: 10_000,
+      idleStreams: 0,
+      rounds: quick ? 10 : 30,
+      fanout: { id: "sse-fanout-10k", p99TargetMs: 250 },
+    });
+    await many.stop();
+  };
+  if (manyReadersOnly) {
+    await manyReaders();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
   const dataDir = path.join(workDir, "data");
   mkdirSync(dataDir);
   if (liveBrowserOnly) {
@@ -178,7 +217,32 @@ async function main(): Promise<void> {
         { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
       ],
       seconds,
+      rounds: settings.rounds,
     });
+
+  const wire = async () => {
+    console.log("On the wire: a 20,020-card tree compressed...");
+    const count = 20_020;
+    const treeId = await writer.treeWith("Bench 20k (wire)", generateTree(count, 11));
+    await wireScenarios({
+      report,
+      server,
+      client: writer,
+      treeId,
+      cardCount: count,
+      workDir,
+      seconds: settings.loadSeconds,
+      connections: settings.readConnections,
+      rounds: settings.rounds,
+    });
+  };
+  if (wireOnly) {
+    await wire();
+    await server.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
 
   if (writesOnly) {
     console.log("Writes (wrk)...");
@@ -202,6 +266,8 @@ async function main(): Promise<void> {
     connections: settings.readConnections,
     rounds: settings.rounds,
   });
+
+  await wire();
 
   console.log("Live streams...");
   await liveScenarios({ report, server, writer, treeId: smallTree, streams: 200, idleStreams: 1000, rounds: quick ? 30 : 100 });
@@ -248,6 +314,8 @@ async function main(): Promise<void> {
     repetitions: settings.repetitions,
     quick,
   });
+
+  await manyReaders();
 
   console.log("Hostile traffic...");
   await hostileScenarios({ report, workDir, seconds: quick ? 2 : 6 });

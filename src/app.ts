@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
+import { compressResponses } from "./http/compression.js";
 import express, { type Request, type RequestHandler } from "express";
 import { authenticateConnection } from "./auth/connection-auth.js";
 import { authenticate, type Auth } from "./auth/middleware.js";
@@ -35,7 +36,15 @@ export interface AppDeps {
 /** The HTTP server's `upgrade` listener: GraphQL over WebSocket on /graphql. */
 export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
-export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready", probeStore, noticesHeard }: AppDeps): express.Express & { upgrade: UpgradeListener } {
+export function createApp({
+  ctx,
+  secret,
+  logger,
+  webDir,
+  lifecycle = () => "ready",
+  probeStore,
+  noticesHeard,
+}: AppDeps): express.Express & { warmGraphql(): void; upgrade: UpgradeListener } {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy);
@@ -44,10 +53,11 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
   const credentials = new CredentialChecker(ctx, secret);
   // A password change checks the current password as a log-in attempt, with this throttle.
   ctx.loginAttempts = credentials;
-  const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }));
+  const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }), ctx.config.sessions.ttlMs);
   const who = authenticate({ store: ctx.store, credentials, sessions });
 
-  app.use(securityHeaders);
+  app.use(securityHeaders(ctx.config.remoteImages));
+  app.use(compressResponses());
   app.use(closeConnectionsWhenStopping(lifecycle));
   if (ctx.config.logRequests) app.use(requestLog(logger));
   app.use(healthRoutes(ctx.store, lifecycle, probeStore, noticesHeard));
@@ -58,13 +68,14 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
       ctx,
       credentials,
       sessions,
+      logger,
       jsonLimit: jsonBody(ctx.config.limits.jsonBodyBytes),
       importLimit: jsonBody(ctx.config.limits.importBodyBytes),
     }),
   );
   const graphql = lazyGraphql(ctx, logger, (req, payload) => authenticateConnection({ store: ctx.store, credentials, sessions }, req, payload));
   app.use("/graphql", who, graphql.http);
-  app.use(webClient(webDir));
+  app.use(webClient(webDir, ctx.config.remoteImages));
   app.use(errorHandler(logger));
   const upgrade: UpgradeListener = (req, socket, head) => {
     if (lifecycle() !== "ready") {
@@ -76,22 +87,25 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
     Object.assign(req, { app });
     graphql.upgrade(req as Request, socket, head);
   };
-  return Object.assign(app, { upgrade });
+  return Object.assign(app, { warmGraphql: graphql.warm, upgrade });
 }
 
+type GraphQLTransports = { http: RequestHandler; upgrade(req: Request, socket: Duplex, head: Buffer): void };
+
 /**
- * /graphql, with graphql-yoga and the schema imported on its first request (HTTP or
- * WebSocket) rather than at start-up (~0.5 s under tsx). Requests arriving meanwhile share
- * the one import; if it fails, they get the error handler's 500 (a WebSocket upgrade: the
- * socket closed) and the next request tries again.
+ * /graphql over HTTP and WebSocket, with graphql-yoga and the schema imported on its first
+ * request (either transport), or by `warm()`, which the server calls once it is listening:
+ * start-up does not wait for it (~0.5 s), and a first GraphQL request that comes after it
+ * finds everything ready (issue 27). Requests arriving meanwhile share the one import; if it
+ * fails, they get the error handler's 500 (a WebSocket upgrade: the socket closed) and the
+ * next request tries again.
  */
 function lazyGraphql(
   ctx: DomainContext,
   logger: Logger,
   authenticateSocket: (req: Request, payload: Record<string, unknown>) => Promise<Auth>,
-): { http: RequestHandler; upgrade(req: Request, socket: Duplex, head: Buffer): void } {
-  type Transports = { http: RequestHandler; upgrade(req: Request, socket: Duplex, head: Buffer): void };
-  let transports: Promise<Transports> | undefined;
+): GraphQLTransports & { warm(): void } {
+  let transports: Promise<GraphQLTransports> | undefined;
   const load = () => {
     if (!transports) {
       const loading = import("./graphql/yoga.js").then(({ graphqlTransports }) => graphqlTransports(ctx, logger, authenticateSocket));
@@ -115,6 +129,14 @@ function lazyGraphql(
           logger.error("graphql failed to load", { error: String((error as Error)?.stack ?? error) });
           socket.destroy();
         });
+    },
+    warm: () => {
+      const started = performance.now();
+      load().then(
+        () => logger.info("graphql loaded", { ms: Math.round(performance.now() - started) }),
+        // Not the process's end: the first request tries again, and answers 500 if it must.
+        (err: unknown) => logger.error("graphql warm-up failed", { error: String(err) }),
+      );
     },
   };
 }

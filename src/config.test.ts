@@ -54,6 +54,13 @@ describe("GraphQL budgets", () => {
     expect(() => loadConfig({ GRAPHQL_TIME_LIMIT_MS: "0" })).toThrow(/GRAPHQL_TIME_LIMIT_MS must be at least 1/);
     expect(() => loadConfig({ GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS: "0" })).toThrow(/GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS/);
   });
+
+  it("allow 4 copies of a tree in an answer unless told otherwise, never fewer than one", () => {
+    expect(loadConfig({}).graphql.copies).toBe(4);
+    expect(loadConfig({ GRAPHQL_COPY_LIMIT: "2" }).graphql.copies).toBe(2);
+    expect(() => loadConfig({ GRAPHQL_COPY_LIMIT: "0" })).toThrow(/GRAPHQL_COPY_LIMIT must be at least 1/);
+    expect(() => loadConfig({ GRAPHQL_COPY_LIMIT: "1.5" })).toThrow(/GRAPHQL_COPY_LIMIT must be a whole number/);
+  });
 });
 
 describe("HISTORY_DAYS", () => {

@@ -15,9 +15,10 @@
  * - Only subscriptions: a query or mutation is answered with an error naming HTTP. Queries'
  *   card lists and cached answers are written into the HTTP response itself
  *   (card-lists.ts, result-cache.ts), which a WebSocket message does not have.
- * - The connection ends with its credentials (`LiveStreams.hold`): at sign-out, a password
- *   change elsewhere or the account's removal it closes with 4401, which graphql-ws's client
- *   does not retry; when the server stops, with 1001.
+ * - The connection ends with its credentials (`LiveStreams.join`, as every stream does): at
+ *   sign-out, its session's expiry, a password change elsewhere (in any process) or the
+ *   account's removal it closes with 4401, which graphql-ws's client does not retry; when
+ *   the server stops, with 1001.
  * - Bounded like an HTTP request and an SSE reader: a message over the JSON body limit
  *   closes with 1009, `connection_init` must come within 3 s, a reader that leaves more
  *   than the SSE buffer limit unread is dropped (1013: reconnect and resume with `since`),
@@ -31,7 +32,7 @@ import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { YogaServerInstance } from "graphql-yoga";
 import type { Auth } from "../auth/middleware.js";
-import type { LiveStreams } from "../domain/live.js";
+import { accessOf, type LiveStreams } from "../domain/live.js";
 import { DomainError, TooManyRequestsError } from "../shared/errors.js";
 import type { Logger } from "../http/logger.js";
 import type { GraphQLContext } from "./context.js";
@@ -113,13 +114,13 @@ export function graphqlWebSocket(deps: WebSocketDeps): (req: Request, socket: Du
         }
         if (socket.readyState !== socket.OPEN) return false;
         const auth = ctx.extra.auth!;
-        ctx.extra.release = deps.live.hold({
-          userId: auth.user?._id ?? null,
-          sessionId: auth.session?._id ?? null,
-          end: (reason) =>
-            reason === "stopping"
-              ? socket.close(CLOSE.goingAway, "The server is stopping")
-              : socket.close(CLOSE.unauthorized, "Signed out: the credentials of this connection no longer hold"),
+        ctx.extra.release = deps.live.join({
+          access: accessOf(auth.user, auth.session),
+          end: (reason) => {
+            if (reason === "stopping") socket.close(CLOSE.goingAway, "The server is stopping");
+            else if (reason === "expired") socket.close(CLOSE.unauthorized, "Signed out: the session expired");
+            else socket.close(CLOSE.unauthorized, "Signed out: the credentials of this connection no longer hold");
+          },
         });
         return true;
       },

@@ -75,7 +75,14 @@ export const preferencesInput = z.strictObject({
   fontSize: z.literal(FONT_SIZES, "must be one of 14, 16, 18, 20 or 22").optional(),
 });
 
+/**
+ * A record id the client chose (SPEC §13), so that a card or tree made offline keeps the id
+ * it was given on the device; the server's own ids have the same shape.
+ */
+const clientChosenId = recordId.optional().describe("the new record's id, chosen by the client (24 characters of a-z and 0-9); a taken id is 409");
+
 export const createCardInput = z.object({
+  _id: clientChosenId,
   treeId: recordId.describe("the tree of the path (anything else is 400)"),
   position,
   content: content.optional(),
@@ -131,6 +138,7 @@ export const revertChangeInput = z.object({
 });
 
 export const createTreeInput = z.object({
+  _id: clientChosenId,
   name: treeName,
   seed: z
     .string()
@@ -167,6 +175,18 @@ export const updateScriptInput = z.object({
   body: z.string().optional(),
   enabled: z.boolean().optional(),
 });
+
+/** GraphQL's `id` of a creation handed on as the command's `_id`. */
+function idAsRecordId<T extends { id?: string }>({ id, ...rest }: T): Omit<T, "id"> & { _id?: string } {
+  return id === undefined ? rest : { ...rest, _id: id };
+}
+
+/**
+ * The creations' schemas as GraphQL takes them (SPEC §5: records expose `id`, the REST
+ * `_id`): the same fields and checks, the client-chosen id named `id`.
+ */
+export const createCardGraphqlInput = createCardInput.omit({ _id: true }).extend({ id: clientChosenId }).transform(idAsRecordId);
+export const createTreeGraphqlInput = createTreeInput.omit({ _id: true }).extend({ id: clientChosenId }).transform(idAsRecordId);
 
 export type CreateCardInput = z.infer<typeof createCardInput>;
 export type UpdateCardInput = z.infer<typeof updateCardInput>;

@@ -27,6 +27,7 @@ import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { PRIVATE_DIR, tightenDirectory } from "./file-modes.js";
 import { HashIndex } from "./nedb-hash-index.js";
+import { openIdempotencyFile } from "./idempotency-file.js";
 import {
   DatafileCompactor,
   DEFAULT_COMPACTION_POLICY,
@@ -200,6 +201,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, scripts };
   const all = [users, trees, cards, sessions, scripts];
   for (const name of COLLECTIONS) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
+  const idempotency = await openIdempotencyFile(path.join(dataDir, "idempotency.log"), log);
   const changeLog = await ChangeLog.open(dataDir, log, options.faults);
   // After the load, which creates missing datafiles with the umask's mode.
   await tightenDirectory(dataDir);
@@ -380,6 +382,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         await scripts.remove({ _id: id }, {});
       },
     },
+    idempotency,
     close: async () => {
       if (status === "closed") return;
       await stopCompaction();
@@ -387,6 +390,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       // leaves one line per record for a fast next start. A failed store is left as it is.
       if (!failure) await Promise.all(all.map((db) => original(db).compactDatafileAsync()));
       await changeLog.close();
+      await idempotency.close();
       status = "closed";
       // NeDB's own compaction above wrote new files with the umask's mode.
       await tightenDirectory(dataDir).catch((err) => log("could not make the data files private", { error: String(err) }));

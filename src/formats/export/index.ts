@@ -56,6 +56,9 @@ export async function exportTree(
 const MAX_NAME_BYTES = 200;
 // Characters Windows, macOS or Linux refuse in names, and controls (C0, DEL, C1).
 const UNSAFE_IN_NAMES = /[\\/:*?"<>|\u0000-\u001f\u007f-\u009f]/g;
+// Bidi marks, embeddings, overrides and isolates, and line and paragraph separators: they
+// make `invoice\u202Egpj.exe` show as `invoiceexe.jpg`. Dropped, as Content-Disposition does.
+const BIDI_AND_SEPARATORS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u2028\u2029]/g;
 
 /**
  * A file name for the tree: its name made safe for file systems (and short enough),
@@ -64,6 +67,7 @@ const UNSAFE_IN_NAMES = /[\\/:*?"<>|\u0000-\u001f\u007f-\u009f]/g;
 export function exportFilename(treeName: string, extension: string): string {
   const cleaned = treeName
     .replace(LONE_SURROGATE, "\uFFFD")
+    .replace(BIDI_AND_SEPARATORS, "")
     .replace(UNSAFE_IN_NAMES, "_")
     .replace(/\s+/g, " ")
     // Windows drops trailing dots and spaces; leading dots hide files on Unix.

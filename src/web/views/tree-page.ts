@@ -4,7 +4,8 @@
  * this page (`modal:show:import`, `cards:import`, `modal:show:export`). Also warns before the
  * tab closes while changes are still on their way.
  */
-import { ApiError, describeError, type Card, type Tree } from "../api.js";
+import { ApiError, describeError, NetworkError, type Card, type Tree } from "../api.js";
+import { deviceCoordinator, deviceFor } from "../offline/device.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
@@ -35,12 +36,25 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   };
   window.addEventListener("beforeunload", warnBeforeClose);
 
-  const open = async (tree: Tree, cards: Card[]) => {
-    controller = new TreeController(app, tree, cards, false, {
-      status: (status) => renderSyncStatus(bar.status, status, () => controller?.retrySaving()),
-      refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
-      signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
-    });
+  const userId = app.session.user?._id ?? "";
+  const device = deviceFor(userId);
+  // The copy on the device is written when the tab goes away, so it opens offline as it was.
+  const keepCopy = () => void controller?.keepCopy();
+  window.addEventListener("pagehide", keepCopy);
+
+  const open = async (tree: Tree, cards: Card[], fromDevice: number | null) => {
+    controller = new TreeController(
+      app,
+      tree,
+      cards,
+      false,
+      {
+        status: (status) => renderSyncStatus(bar.status, status, () => controller?.retrySaving()),
+        refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
+        signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
+      },
+      { store: device, coordinator: deviceCoordinator(), userId },
+    );
     undo = new UndoStack(app.bus, app.api, controller);
     fillBar(app, bar, tree, true);
     renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
@@ -51,6 +65,23 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     controller.start();
     app.openTree = controller;
     listen(app, controller, context);
+    if (fromDevice === null) void controller.keepCopy();
+    else {
+      const when = new Date(fromDevice).toLocaleString();
+      notify(`Offline: this tree as this device last saw it (${when}). Your changes are kept here and sent when the server is back.`, {
+        timeout: 8000,
+      });
+    }
+  };
+
+  /** The tree as this device kept it, when the server cannot be reached. */
+  const fromDevice = async (error: unknown): Promise<boolean> => {
+    const unreachable = error instanceof NetworkError || (error instanceof ApiError && error.transient);
+    if (!unreachable || !device) return false;
+    const copy = await device.loadTree(treeId).catch(() => null);
+    if (!copy || disposed) return false;
+    await open(copy.tree, copy.cards, copy.savedAt);
+    return true;
   };
 
   const load = async () => {
@@ -58,9 +89,17 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     try {
       // The tree (its revision) first, then the cards: the cards are then at least as new as
       // the revision the live stream resumes after, so no change falls between the two.
-      const trees = await app.api.trees();
-      const cards = await app.api.cards(treeId);
+      let trees: Tree[];
+      let cards: Card[];
+      try {
+        trees = await app.api.trees();
+        cards = await app.api.cards(treeId);
+      } catch (error) {
+        if (await fromDevice(error)) return;
+        throw error;
+      }
       rememberTrees(app, trees);
+      void device?.saveTreeList(trees).catch(() => undefined);
       const tree = trees.find((t) => t._id === treeId);
       if (disposed) return;
       if (!tree) throw new ApiError(404, "not_found", "");
@@ -68,7 +107,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       progress.step(`Drawing ${cards.length.toLocaleString("en")} cards`);
       await nextTask();
       if (disposed) return;
-      await open(tree, cards);
+      await open(tree, cards, null);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
@@ -89,6 +128,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   return () => {
     disposed = true;
     window.removeEventListener("beforeunload", warnBeforeClose);
+    window.removeEventListener("pagehide", keepCopy);
     controller?.stop();
     undo?.stop();
     if (app.openTree === controller) app.openTree = null;
@@ -151,18 +191,20 @@ function listen(app: AppContext, controller: TreeController, context: object): v
     async ({ parentId, seed, at, kind, done }) => {
       const progress = showProgress(kind === "paste" ? "Pasting" : "Importing", `${formatBytes(seed.length)} to send`);
       try {
-        // The parent may have been created moments ago: wait until the server has it.
-        progress.step("Saving earlier changes first");
-        await controller.flush();
+        // Kept in the outbox first, sent after the changes before it (its parent may be new).
         const parent = parentId === null ? null : controller.currentId(parentId);
+        const sent = controller.importSeed({ parentId: parent, text: seed, at, kind: kind === "paste" ? "paste" : "import" });
+        await controller.stored();
+        if (!navigator.onLine) {
+          done?.(null);
+          notify(`Offline: the ${kind === "paste" ? "paste" : "import"} is kept on this device and made when the server is back.`, { timeout: 6000 });
+          void sent.catch(() => undefined);
+          return;
+        }
         progress.step(`Sending ${formatBytes(seed.length)}; the server makes the cards`);
-        const created = await app.api.importSeed(treeId, parent, seed);
+        // The cards are shown by the controller when the server made them (SyncHooks.imported).
+        await sent;
         done?.(null);
-        progress.step(`Adding ${created.length.toLocaleString()} cards`);
-        await nextTask();
-        controller.insertSaved(created, parent, at, kind ?? "import");
-        notify(`${kind === "paste" ? "Pasted" : "Imported"} ${created.length} card${created.length === 1 ? "" : "s"}.`, { kind: "success" });
-        bus.trigger("cards:imported", created.map((card) => card._id));
       } catch (error) {
         done?.(describeError(error));
       } finally {
@@ -188,10 +230,16 @@ function listen(app: AppContext, controller: TreeController, context: object): v
 }
 
 /** The server said no for good: say so, keep the text, and undo what cannot stand locally. */
-function refused(controller: TreeController, kind: "create" | "update" | "delete", card: Card, error: ApiError, text: string | null): void {
-  const what = kind === "create" ? "add a card" : kind === "update" ? "save a card" : "delete a card";
+function refused(
+  controller: TreeController,
+  kind: "create" | "update" | "delete" | "import",
+  card: Card | null,
+  error: ApiError,
+  text: string | null,
+): void {
+  const what = kind === "create" ? "add a card" : kind === "update" ? "save a card" : kind === "import" ? "import cards" : "delete a card";
   const message = error.status === 404 ? `Couldn't ${what}: it was deleted meanwhile, perhaps by a collaborator.` : `Couldn't ${what}: ${error.message}`;
   if (text) notifyWithText(message, text);
   else notify(message, { kind: "error" });
-  if (kind === "create") controller.dropRefused(card);
+  if (kind === "create" && card) controller.dropRefused(card);
 }
