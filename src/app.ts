@@ -4,9 +4,12 @@
  * check, the print view and the browser client. Built here and listened on in server.ts,
  * so tests can build it too.
  */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import { compressResponses } from "./http/compression.js";
-import express, { type RequestHandler } from "express";
-import { authenticate } from "./auth/middleware.js";
+import express, { type Request, type RequestHandler } from "express";
+import { authenticateConnection } from "./auth/connection-auth.js";
+import { authenticate, type Auth } from "./auth/middleware.js";
 import { CredentialChecker } from "./auth/credentials.js";
 import { SessionManager } from "./auth/sessions.js";
 import type { DomainContext } from "./domain/context.js";
@@ -32,7 +35,18 @@ export interface AppDeps {
   noticesHeard?: NoticesProbe;
 }
 
-export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "ready", probeStore, noticesHeard }: AppDeps): express.Express & { warmGraphql(): void } {
+/** The HTTP server's `upgrade` listener: GraphQL over WebSocket on /graphql. */
+export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+export function createApp({
+  ctx,
+  secret,
+  logger,
+  webDir,
+  lifecycle = () => "ready",
+  probeStore,
+  noticesHeard,
+}: AppDeps): express.Express & { warmGraphql(): void; upgrade: UpgradeListener } {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy);
@@ -61,39 +75,64 @@ export function createApp({ ctx, secret, logger, webDir, lifecycle = () => "read
       importLimit: jsonBody(ctx.config.limits.importBodyBytes),
     }),
   );
-  const graphql = lazyGraphql(ctx, logger);
-  app.use("/graphql", who, graphql);
+  const graphql = lazyGraphql(ctx, logger, (req, payload) => authenticateConnection({ store: ctx.store, credentials, sessions }, req, payload));
+  app.use("/graphql", who, graphql.http);
   app.use(printPage(ctx, who));
   app.use(webClient(webDir, ctx.config.remoteImages));
   app.use(errorHandler(logger));
-  return Object.assign(app, { warmGraphql: graphql.warm });
+  const upgrade: UpgradeListener = (req, socket, head) => {
+    if (lifecycle() !== "ready") {
+      socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    // What express does to each request it handles: `req.ip` (TRUST_PROXY), `req.get`, cookies.
+    Object.setPrototypeOf(req, app.request);
+    Object.assign(req, { app });
+    graphql.upgrade(req as Request, socket, head);
+  };
+  return Object.assign(app, { warmGraphql: graphql.warm, upgrade });
 }
 
+type GraphQLTransports = { http: RequestHandler; upgrade(req: Request, socket: Duplex, head: Buffer): void };
+
 /**
- * /graphql, with graphql-yoga and the schema imported on its first request, or by `warm()`,
- * which the server calls once it is listening: start-up does not wait for it (~0.5 s), and
- * a first GraphQL request that comes after it finds everything ready (issue 27). Requests
- * arriving meanwhile share the one import; if it fails, they get the error handler's 500
- * and the next request tries again.
+ * /graphql over HTTP and WebSocket, with graphql-yoga and the schema imported on its first
+ * request (either transport), or by `warm()`, which the server calls once it is listening:
+ * start-up does not wait for it (~0.5 s), and a first GraphQL request that comes after it
+ * finds everything ready (issue 27). Requests arriving meanwhile share the one import; if it
+ * fails, they get the error handler's 500 (a WebSocket upgrade: the socket closed) and the
+ * next request tries again.
  */
-function lazyGraphql(ctx: DomainContext, logger: Logger): RequestHandler & { warm(): void } {
-  let handler: Promise<RequestHandler> | undefined;
+function lazyGraphql(
+  ctx: DomainContext,
+  logger: Logger,
+  authenticateSocket: (req: Request, payload: Record<string, unknown>) => Promise<Auth>,
+): GraphQLTransports & { warm(): void } {
+  let transports: Promise<GraphQLTransports> | undefined;
   const load = () => {
-    if (!handler) {
-      const loading = import("./graphql/yoga.js").then(({ graphqlHandler }) => graphqlHandler(ctx, logger));
+    if (!transports) {
+      const loading = import("./graphql/yoga.js").then(({ graphqlTransports }) => graphqlTransports(ctx, logger, authenticateSocket));
       loading.catch(() => {
-        if (handler === loading) handler = undefined;
+        if (transports === loading) transports = undefined;
       });
-      handler = loading;
+      transports = loading;
     }
-    return handler;
+    return transports;
   };
-  const serve: RequestHandler = (req, res, next) => {
-    load()
-      .then((graphql) => graphql(req, res, next))
-      .catch(next);
-  };
-  return Object.assign(serve, {
+  return {
+    http: (req, res, next) => {
+      load()
+        .then((graphql) => graphql.http(req, res, next))
+        .catch(next);
+    },
+    upgrade: (req, socket, head) => {
+      load()
+        .then((graphql) => graphql.upgrade(req, socket, head))
+        .catch((error: unknown) => {
+          logger.error("graphql failed to load", { error: String((error as Error)?.stack ?? error) });
+          socket.destroy();
+        });
+    },
     warm: () => {
       const started = performance.now();
       load().then(
@@ -102,5 +141,5 @@ function lazyGraphql(ctx: DomainContext, logger: Logger): RequestHandler & { war
         (err: unknown) => logger.error("graphql warm-up failed", { error: String(err) }),
       );
     },
-  });
+  };
 }

@@ -66,6 +66,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   // Timeouts are enforced on this check's beat, so it must be a fraction of the shortest.
   const checkEvery = Math.max(250, Math.min(30_000, Math.floor(config.timeouts.headersMs / 4)));
   const server = http.createServer({ connectionsCheckingInterval: checkEvery }, app);
+  server.on("upgrade", app.upgrade);
   // Slow clients may not hold a connection open forever.
   server.requestTimeout = config.timeouts.requestMs;
   server.headersTimeout = config.timeouts.headersMs;
@@ -93,7 +94,8 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
         stopPruning();
         stopSweepingSessions();
         stopSweepingKeys();
-        // Live streams never finish on their own; they end now, so their connections close.
+        // Live streams and GraphQL WebSocket connections never finish on their own; they end
+        // now, so their connections close.
         ctx.live.closeAll();
         if (config.timeouts.shutdownDelayMs > 0) {
           await new Promise((resolve) => setTimeout(resolve, config.timeouts.shutdownDelayMs));

@@ -40,12 +40,13 @@ export async function getCard(ctx: DomainContext, actor: Actor | null, cardId: s
   return card;
 }
 
+/**
+ * A parent that is not a live card of the tree is a record not found (404), not a malformed
+ * request: the same id was a fine parent until someone deleted it, and the OpenAPI document
+ * can only say what an id looks like (issue 28: requests it allows are never a 400).
+ */
 function assertParent(exists: boolean): void {
-  if (!exists) {
-    throw new ValidationError("The parent card does not exist in this tree.", [
-      { path: "parentId", message: "must be a live card of the same tree" },
-    ]);
-  }
+  if (!exists) throw new NotFoundError("The parent card (a live card of this tree)");
 }
 
 /**
@@ -165,9 +166,8 @@ export const updateCard = treeCommand({
 function assertNoCycle(live: Map<string, StoredCard>, cardId: string, parentId: string | null): void {
   for (let id = parentId; id !== null; id = live.get(id)?.parentId ?? null) {
     if (id === cardId) {
-      throw new ValidationError("A card cannot be moved under itself or one of its descendants.", [
-        { path: "parentId", message: "would make a cycle" },
-      ]);
+      // The tree as it stands forbids it (a conflict with its state, 409), not the request's form.
+      throw new ConflictError("A card cannot be moved under itself or one of its descendants.");
     }
   }
 }

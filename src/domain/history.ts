@@ -13,7 +13,7 @@
  */
 import type { z } from "zod";
 import type { Change } from "../shared/changes.js";
-import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.js";
+import { ConflictError, NotFoundError } from "../shared/errors.js";
 import type { cardVersionRecord, historyEntry, trashEntry } from "../shared/record-schemas.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import { historyQuery, noInput, parseInput, restoreTreeInput, revertChangeInput } from "../shared/schemas.js";
@@ -238,8 +238,9 @@ const NOT_REVERTIBLE = new Set<Change["kind"]>(["tree.create", "tree.share"]);
  * whose `details.changed` lists those cards as they now are, unless `force`; so are live
  * cards added since under a card the revert would trash (they would go with it). When the
  * tree is already as the revert would leave it, nothing is written and the change is null.
- * @throws ValidationError (a tree.create or tree.share change), NotFoundError (no such
- *   revision, or pruned), ConflictError, LimitReachedError and the policy's errors.
+ * @throws ValidationError, NotFoundError (no such revision, pruned, or a tree.create or
+ *   tree.share change, which has no revert), ConflictError, LimitReachedError and the
+ *   policy's errors.
  */
 export const revertChange = treeCommand({
   name: "revertChange",
@@ -252,11 +253,9 @@ export const revertChange = treeCommand({
       if (r > (tree.revision ?? 0)) throw new NotFoundError(`Revision ${r} of this tree`);
       const [target] = await ctx.store.changes.since(tree._id, r - 1, 1);
       if (!target || target.revision !== r) throw new NotFoundError(`Revision ${r} of this tree (its history was pruned)`);
-      if (NOT_REVERTIBLE.has(target.kind)) {
-        throw new ValidationError(`Revision ${r} (${target.kind}) changed who may open the tree; there is nothing to revert.`, [
-          { path: "revision", message: `a ${target.kind} change cannot be reverted` },
-        ]);
-      }
+      // It changed who may open the tree, not its content: there is no revert of it to make.
+      // Not a 400: the request is well formed, and which change a revision is depends on the tree.
+      if (NOT_REVERTIBLE.has(target.kind)) throw new NotFoundError(`A change to revert at revision ${r} (a ${target.kind} cannot be reverted)`);
       targets.push(target);
     }
     // Each card back to how the earliest of the changes found it; changed since when it is

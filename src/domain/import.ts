@@ -2,7 +2,7 @@
  * Import (SPEC §7): a Markdown or JSON seed becomes a subtree under `parentId`, after the
  * existing children, all or nothing. Parsing lives in src/formats/; this is the command.
  */
-import { ValidationError } from "../shared/errors.js";
+import { NotFoundError } from "../shared/errors.js";
 import type { StoredCard } from "../shared/records.js";
 import { seedInput } from "../shared/schemas.js";
 import { assertCardsFit, cardsFromSeed, positionAfter, withFileIds, withinCardAllowance } from "./card-batches.js";
@@ -25,9 +25,7 @@ export const importSeed = treeCommand({
     const nodes = await parseSeedOffThread(ctx, seed);
     const live = await ctx.store.cards.liveByTree(tree._id);
     if (parentId !== null && !live.some((c) => c._id === parentId)) {
-      throw new ValidationError("The parent card does not exist in this tree.", [
-        { path: "parentId", message: "must be a live card of the same tree" },
-      ]);
+      throw new NotFoundError("The parent card (a live card of this tree)");
     }
     const firstPosition = positionAfter(live.filter((c) => c.parentId === parentId));
     const at = ctx.clock.now();

@@ -246,9 +246,11 @@ export class LiveStreams {
     }
   }
 
-  /** Ends every stream (the server is stopping), so their connections close. */
+  /** Ends every stream and held connection (the server is stopping), so their connections close. */
   closeAll(): void {
     for (const stream of [...this.open]) stream.end("stopping");
+    // And whatever else holds access open (a GraphQL WebSocket connection), so its socket closes.
+    for (const holder of [...this.holders.keys()]) holder.end("stopping");
   }
 }
 

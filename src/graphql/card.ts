@@ -2,8 +2,8 @@
  * The Card type with its place in the tree (children, parent, depth: all computed from the
  * tree's cards as loaded once for the request), the `card` query and the card mutations.
  */
-import { execute, runValidated } from "./commands.js";
-import { createCard, deleteCard, getCard, updateCard } from "../domain/cards.js";
+import { runValidated } from "./commands.js";
+import { createCard, getCard, updateCard } from "../domain/cards.js";
 import { NotFoundError } from "../shared/errors.js";
 import { importSeed } from "../domain/import.js";
 import { presentCard } from "../domain/presenters.js";
@@ -94,16 +94,6 @@ builder.mutationFields((t) => ({
         await runValidated(context, requireUser(context), updateCard, { treeId: args.treeId, cardId: args.id, version: args.version ?? undefined }, args.input),
       );
     },
-  }),
-  deleteCard: t.idList({
-    description: "Moves the card and its whole subtree to the tree's trash; returns their ids in tree order.",
-    args: {
-      treeId: t.arg.id({ required: true, validate: recordId }),
-      id: t.arg.id({ required: true, validate: recordId }),
-      version: t.arg.int({ validate: cardVersion, description: "The card's version you read; a stale one is `conflict`." }),
-    },
-    resolve: (_root, args, context) =>
-      execute(context.domain, requireUser(context), deleteCard, { treeId: args.treeId, cardId: args.id, version: args.version ?? undefined }, undefined),
   }),
   importSeed: t.field({
     type: [CardType],

@@ -10,12 +10,22 @@ import { requireUser } from "./context.js";
 import { AddCollaboratorInput } from "./inputs.js";
 import { TreeType } from "./tree.js";
 
-export const CollaboratorType = builder.objectRef<Collaborator>("Collaborator").implement({
-  description: "A user with access to a tree.",
+/** A user's place on one tree: the same user on two trees is two collaborators. */
+type TreeCollaborator = Collaborator & { treeId: string };
+
+const onTree = (treeId: string) => (collaborator: Collaborator): TreeCollaborator => ({ ...collaborator, treeId });
+
+export const CollaboratorType = builder.objectRef<TreeCollaborator>("Collaborator").implement({
+  description: "A user with access to one tree. The same user on two trees is two collaborators, each with its own id and `owner`.",
   fields: (t) => ({
-    id: t.exposeID("_id"),
+    id: t.id({
+      description: "This user on this tree (`<treeId>:<userId>`), so a normalized client cache keeps each tree's `owner` apart.",
+      resolve: (c) => `${c.treeId}:${c._id}`,
+    }),
+    userId: t.exposeID("_id", { description: "The user's id (REST's collaborator `_id`; removeCollaborator's `userId`)." }),
+    treeId: t.exposeID("treeId"),
     email: t.exposeString("email"),
-    owner: t.exposeBoolean("owner"),
+    owner: t.exposeBoolean("owner", { description: "Whether this user owns this tree." }),
   }),
 });
 
@@ -27,7 +37,9 @@ builder.objectField(TreeType, "collaborators", (t) =>
     nullable: true,
     description: "Owner first, then in the order they were added. Members only.",
     resolve: async (tree, _args, context, info) =>
-      context.budget.spent ? null : context.budget.list(await listCollaborators(context.domain, requireUser(context), tree._id), info),
+      context.budget.spent
+        ? null
+        : context.budget.list((await listCollaborators(context.domain, requireUser(context), tree._id)).map(onTree(tree._id)), info),
   }),
 );
 
@@ -39,7 +51,8 @@ builder.mutationFields((t) => ({
       treeId: t.arg.id({ required: true, validate: recordId }),
       input: t.arg({ type: AddCollaboratorInput, required: true }),
     },
-    resolve: (_root, args, context) => runValidated(context, requireUser(context), addCollaborator, { treeId: args.treeId }, args.input),
+    resolve: async (_root, args, context) =>
+      onTree(args.treeId)(await runValidated(context, requireUser(context), addCollaborator, { treeId: args.treeId }, args.input)),
   }),
   removeCollaborator: t.id({
     description: "Removes a collaborator (owner), or leaves the tree (a collaborator removing themself). Returns the user id.",

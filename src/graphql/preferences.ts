@@ -10,9 +10,15 @@ import { builder } from "./builder.js";
 import { requireUser } from "./context.js";
 import { UserType } from "./user.js";
 
-const PreferencesType = builder.objectRef<Preferences>("Preferences").implement({
+/** A user's preferences, with whose they are (their id). */
+type UserPreferences = Preferences & { userId: string };
+
+const PreferencesType = builder.objectRef<UserPreferences>("Preferences").implement({
   description: "How the browser client looks for this user, on every browser they use.",
   fields: (t) => ({
+    id: t.exposeID("userId", {
+      description: "The user's id: `me { preferences { id } }` and `setPreferences { id }` are one object in a normalized client cache.",
+    }),
     theme: t.exposeString("theme", { description: "forest, light or dark." }),
     fontSize: t.exposeInt("fontSize", { description: "The cards' text size in CSS pixels: 14, 16, 18, 20 or 22." }),
   }),
@@ -31,7 +37,7 @@ builder.objectField(UserType, "preferences", (t) =>
   t.field({
     type: PreferencesType,
     description: "Defaults where the user never chose.",
-    resolve: (user, _args, context) => preferencesOf(context.domain, requireUser(context), user._id),
+    resolve: async (user, _args, context) => ({ ...(await preferencesOf(context.domain, requireUser(context), user._id)), userId: user._id }),
   }),
 );
 
@@ -40,9 +46,9 @@ builder.mutationField("setPreferences", (t) =>
     type: PreferencesType,
     description: "Sets the caller's appearance preferences; returns them as they now are.",
     args: { input: t.arg({ type: PreferencesInput, required: true }) },
-    resolve: (_root, { input }, context) => {
+    resolve: async (_root, { input }, context) => {
       const user = requireUser(context);
-      return runValidated(context, user, setPreferences, { userId: user._id }, input);
+      return { ...(await runValidated(context, user, setPreferences, { userId: user._id }, input)), userId: user._id };
     },
   }),
 );

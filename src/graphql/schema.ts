@@ -8,6 +8,7 @@ import "./user.js";
 import "./preferences.js";
 import "./card.js";
 import "./tree.js";
+import "./card-changes.js";
 import "./collaborator.js";
 import "./history.js";
 import "./export-format.js";

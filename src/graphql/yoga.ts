@@ -40,6 +40,8 @@ import { resultBudgetPlugin } from "./result-budget.js";
 import { changeRevisionsPlugin } from "./change-revisions.js";
 import { cachedAnswerTo, ResultCache, resultCachePlugin } from "./result-cache.js";
 import { schema } from "./schema.js";
+import { subscriptionTransports } from "./subscription-transports.js";
+import { graphqlWebSocket, type WebSocketDeps } from "./websocket.js";
 
 interface ServerContext {
   req: Request;
@@ -110,6 +112,7 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = 
       documentErrorCodes,
       resultCachePlugin(cache),
       eventStreamHeaders,
+      subscriptionTransports,
       changeRevisionsPlugin,
     ],
     graphiql: (_request, server) => ({
@@ -123,9 +126,12 @@ export function createGraphQLServer(ctx: DomainContext, logger: Logger, cache = 
   });
 }
 
-export function graphqlHandler(ctx: DomainContext, logger: Logger): RequestHandler {
-  const cache = new ResultCache(ctx.treeRevisions);
-  const yoga = createGraphQLServer(ctx, logger, cache);
+export function graphqlHandler(
+  ctx: DomainContext,
+  logger: Logger,
+  cache = new ResultCache(ctx.treeRevisions),
+  yoga = createGraphQLServer(ctx, logger, cache),
+): RequestHandler {
   const router = Router();
   router.use(graphiqlRoutes());
   router.use(jsonBody(ctx.config.limits.importBodyBytes));
@@ -143,4 +149,25 @@ export function graphqlHandler(ctx: DomainContext, logger: Logger): RequestHandl
     throw new NotFoundError("This GraphQL path");
   });
   return router;
+}
+
+/**
+ * /graphql over HTTP and over WebSocket (websocket.ts), from one yoga instance: one parse
+ * and validation cache, one set of limits.
+ */
+export function graphqlTransports(ctx: DomainContext, logger: Logger, authenticate: WebSocketDeps["authenticate"]) {
+  const cache = new ResultCache(ctx.treeRevisions);
+  const yoga = createGraphQLServer(ctx, logger, cache);
+  return {
+    http: graphqlHandler(ctx, logger, cache, yoga),
+    upgrade: graphqlWebSocket({
+      yoga,
+      live: ctx.live,
+      authenticate,
+      maxPayloadBytes: ctx.config.limits.jsonBodyBytes,
+      heartbeatMs: ctx.config.live.heartbeatMs,
+      bufferBytes: ctx.config.live.bufferBytes,
+      logger,
+    }),
+  };
 }

@@ -19,7 +19,8 @@ export function bodyDigest(req: IncomingMessage): string {
   return digests.get(req) ?? "";
 }
 
-function hasBody(req: Request): boolean {
+/** Whether the request carries a body at all (a length above 0, or chunks). */
+export function hasBody(req: Request): boolean {
   const length = req.headers["content-length"];
   return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
 }

@@ -15,6 +15,7 @@ import { exportRoutes } from "./export-routes.js";
 import { historyRoutes } from "./history-routes.js";
 import { openApiDocument } from "./openapi.js";
 import { openApiPage } from "./openapi-page.js";
+import { requireDocumentedBodies } from "./required-bodies.js";
 import { scriptRoutes } from "./script-routes.js";
 import { treeRoutes } from "./tree-routes.js";
 
@@ -58,6 +59,7 @@ export function restApi(rest: RestDeps): Router {
   router.get("/docs", (_req, res) => {
     res.type("html").send(openApiPage());
   });
+  router.use(requireDocumentedBodies());
   router.use(answerRevisions);
   router.use(accountRoutes(deps));
   router.use(treeRoutes(deps));

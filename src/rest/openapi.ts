@@ -5,7 +5,9 @@
  * presenters' types come from (src/shared/record-schemas.ts), converted with zod's
  * `toJSONSchema`; nothing here restates a field. What is written here is what zod cannot
  * know: which path answers what, with which statuses. The tests check every REST response
- * they receive against this document (test/helpers/openapi-check.ts), so it cannot drift.
+ * they receive against this document (test/helpers/openapi-check.ts), so it cannot drift;
+ * requests drawn from it are accepted or refused as it says (test/rest/openapi-fuzz.test.ts),
+ * and its `requestBody.required` is what the server enforces (required-bodies.ts).
  */
 import { z } from "zod";
 import packageJson from "../../package.json" with { type: "json" };
@@ -174,6 +176,68 @@ const OPERATIONS: Operation[] = [
   { method: "get", path: "/docs", summary: "This document as a page to read", credentials: "optional", ok: { status: 200, html: true, description: "HTML, with nothing loaded from elsewhere" }, errors: [] },
 ];
 
+/** Each operation's group in the document and on /api/docs, by its path. */
+const TAGS = [
+  { name: "Account", description: "Sign-up, log-in and log-out (cookie sessions), the caller's own record, password and appearance preferences." },
+  { name: "Trees", description: "Trees the caller can open: create, rename, publish, copy, delete; public trees for anyone." },
+  { name: "Collaborators", description: "Who shares a tree: the owner adds and removes them; a collaborator may leave." },
+  { name: "Cards", description: "A tree's cards in tree order: create, edit, move, delete, import a seed." },
+  { name: "History", description: "A tree's change log (SPEC §10): changes, card versions, the trash, restores and reverts (undo)." },
+  { name: "Export", description: "A tree, or part of it, as a file: text, Markdown, HTML, JSON, Word, PowerPoint." },
+  { name: "Live", description: "A tree's changes as Server-Sent Events, as they happen." },
+  { name: "Scripts", description: "The caller's own browser scripts, which their tree pages load." },
+  { name: "Documentation", description: "This document, for tools and as a page." },
+] as const;
+type Tag = (typeof TAGS)[number]["name"];
+
+function tagOf(op: Operation): Tag {
+  const { path } = op;
+  if (/^\/(signup|login|logout|index|preferences)$/.test(path)) return "Account";
+  if (path === "/openapi.json" || path === "/docs") return "Documentation";
+  if (path.startsWith("/scripts")) return "Scripts";
+  if (path.startsWith("/export")) return "Export";
+  if (path.endsWith("/events")) return "Live";
+  if (path.includes("/collaborators")) return "Collaborators";
+  if (/\/(history|versions|trash|restore|revert)$/.test(path)) return "History";
+  if (path.includes("/cards")) return "Cards";
+  return "Trees";
+}
+
+/** The business statuses an operation answers, in words, for its description. */
+const STATUS_WORDS: Record<number, string> = {
+  404: "404 when the tree, card, user or script does not exist or the caller may not open it",
+  409: "409 on a conflict (taken already, or a stale version)",
+  413: "413 past a size or count limit",
+  415: "415 for a body that is not JSON",
+  422: "422 past the owner's card limit or the number of scripts",
+};
+
+/**
+ * An operation's description: its summary, then what a caller must know to call it, from
+ * the same facts the rest of its entry is built from.
+ */
+function describe(op: Operation): string {
+  const sentences = [`${op.summary}.`];
+  sentences.push(
+    op.credentials === "required"
+      ? "Needs basic credentials or a cookie session."
+      : "Anonymous callers may call it; signed-in callers (basic credentials or a cookie session) may get more.",
+  );
+  if (op.method !== "get" && !op.startsSession) sentences.push("With a cookie session, send its X-CSRF-Token.");
+  if (op.body) {
+    sentences.push(
+      op.body.required
+        ? "Takes a JSON body, which is required (an empty body is 400)."
+        : "Takes an optional JSON body.",
+    );
+  }
+  if (op.ifMatch) sentences.push("If-Match makes it conditional on the card's version (409 with the current card when stale).");
+  if (writesTree(op)) sentences.push(`Answers the revision it made in ${TREE_REVISION_HEADER}.`);
+  const business = op.errors.filter((status) => STATUS_WORDS[status]).map((status) => STATUS_WORDS[status]);
+  if (business.length > 0) sentences.push(`Besides the errors of every call: ${business.join("; ")}.`);
+  return sentences.join(" ");
+}
+
 /** Writes that take an Idempotency-Key (SPEC §13): every write but starting or ending a session. */
 function takesIdempotencyKey(op: Operation): boolean {
   return op.method !== "get" && !op.startsSession && op.path !== "/logout";
@@ -327,6 +391,8 @@ function operationObject(op: Operation) {
   for (const status of errorStatuses(op)) responses[status] = { $ref: `#/components/responses/${responseName(status)}` };
   return {
     summary: op.summary,
+    description: describe(op),
+    tags: [tagOf(op)],
     operationId: op.method + op.path.split(/[^a-zA-Z]+/).filter(Boolean).map((word) => word[0].toUpperCase() + word.slice(1)).join(""),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(op.body
@@ -348,7 +414,9 @@ function buildDocument() {
       version: packageJson.version,
       description:
         "Gingko's REST paths for trees of Markdown cards. Basic credentials on every call, or a cookie session (POST /login) whose changes carry X-CSRF-Token. Errors are {error, message, details?}.",
+      contact: { name: "The operator of this Cardtree server (self-hosted)" },
     },
+    tags: TAGS.map((tag) => ({ ...tag })),
     servers: [{ url: "/api" }],
     paths,
     components: {

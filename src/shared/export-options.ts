@@ -41,14 +41,12 @@ export const MAX_NEWLINES = 10;
  * Only plain digits count: "1e2", "0x10", " 3" and "" are refused, which `Number()` would take.
  */
 function wholeNumber(min: number, max: number, message: string) {
-  return z.union([z.number(), z.string()], { error: message }).transform((value, ctx) => {
-    const n = typeof value === "number" ? value : /^[0-9]{1,15}$/.test(value) ? Number(value) : NaN;
-    if (!Number.isInteger(n) || n < min || n > max) {
-      ctx.addIssue({ code: "custom", message });
-      return z.NEVER;
-    }
-    return n;
-  });
+  // A number to check, from digits only; anything else is left as it is and refused below.
+  // Written as a preprocess so that JSON Schema (the OpenAPI document) says integer, min, max.
+  return z.preprocess(
+    (value) => (typeof value === "string" && /^[0-9]{1,15}$/.test(value) ? Number(value) : value),
+    z.int({ error: message }).min(min, { error: message }).max(max, { error: message }),
+  );
 }
 
 /**

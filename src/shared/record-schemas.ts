@@ -8,14 +8,14 @@
 import { z } from "zod";
 import { FONT_SIZES, THEMES } from "./preferences.js";
 import { changeKinds } from "./changes.js";
-import { publicUrl, recordId, userId } from "./schemas.js";
+import { EMAIL_PATTERN, publicUrl, recordId, userId } from "./schemas.js";
 
 /** ISO 8601 UTC with milliseconds, as every record's timestamps are written. */
 const timestamp = z.iso.datetime({ precision: 3 });
 
 export const userView = z.object({
   _id: userId,
-  email: z.email(),
+  email: z.email({ pattern: EMAIL_PATTERN }),
   limit: z.int().min(-1).describe("the most cards the user may own; -1: unlimited"),
   hasBillingId: z.literal(false),
   createdAt: timestamp,
@@ -63,7 +63,7 @@ export const cardRecord = z.object({
 
 export const collaboratorRecord = z.object({
   _id: userId,
-  email: z.email(),
+  email: z.email({ pattern: EMAIL_PATTERN }),
   owner: z.boolean(),
 });
 

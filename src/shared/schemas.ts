@@ -10,11 +10,19 @@ import { FONT_SIZES, THEMES } from "./preferences.js";
 export const recordId = z.string().regex(RECORD_ID, "must be 24 characters of a-z and 0-9");
 export const userId = z.string().regex(USER_ID, "must be 24 lowercase hexadecimal characters");
 
+/**
+ * What `format: email` allows, exactly as JSON Schema validators check it (ajv-formats'
+ * "full" email: dot-separated atoms of RFC 5322's atext, an @, then dot-separated host
+ * labels), spelled without a case flag because the OpenAPI document repeats it as `pattern`.
+ * The server accepts what the document allows and nothing else: no spaces around it (the
+ * browser client trims what a person types). Stored lower-cased.
+ */
+export const EMAIL_PATTERN =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/;
+
 const email = z
-  .string()
-  .trim()
-  .max(254)
-  .pipe(z.email("must be an email address"))
+  .email({ pattern: EMAIL_PATTERN, error: "must be an email address" })
+  .max(254, "must be at most 254 characters")
   .transform((e) => e.toLowerCase());
 const password = z
   .string()
@@ -54,7 +62,9 @@ export const updateMeInput = z
   .refine((input) => (input.newPassword === undefined) === (input.currentPassword === undefined), {
     message: "currentPassword and newPassword go together",
     path: ["currentPassword"],
-  });
+  })
+  // The refinement in JSON Schema's words, for the OpenAPI document.
+  .meta({ dependentRequired: { currentPassword: ["newPassword"], newPassword: ["currentPassword"] } });
 
 /**
  * `PUT /api/preferences`, GraphQL `setPreferences`: the fields given change, the others stay.
@@ -73,7 +83,7 @@ const clientChosenId = recordId.optional().describe("the new record's id, chosen
 
 export const createCardInput = z.object({
   _id: clientChosenId,
-  treeId: recordId,
+  treeId: recordId.describe("the tree of the path (anything else is 400)"),
   position,
   content: content.optional(),
   parentId: recordId.nullable().optional(),
@@ -108,15 +118,20 @@ export const historyQuery = z.object({
   limit: wholeNumber(1, HISTORY_PAGE_MAX).optional().describe("at most this many (default 50)"),
 });
 
+/** A revision in a JSON body: a number, as the OpenAPI document says (no digits in a string). */
+const revisionNumber = z
+  .int({ message: "must be a whole number, 1 or more" })
+  .min(1, { message: "must be a whole number, 1 or more" });
+
 export const restoreTreeInput = z.object({
-  revision: wholeNumber(1).describe("bring the tree back to how it was after this revision"),
+  revision: revisionNumber.describe("bring the tree back to how it was after this revision"),
 });
 
 export const revertChangeInput = z.object({
   revision: wholeNumber(1).describe("the change to revert (the tree's revision it made)"),
   force: z.boolean().optional().describe("revert even the cards changed since that change (default false: 409 instead)"),
   together: z
-    .array(wholeNumber(1))
+    .array(revisionNumber)
     .max(100)
     .optional()
     .describe("more changes to revert with it, as the same one new change (the writes of one undo step); each card goes back to before the earliest"),
@@ -125,7 +140,7 @@ export const revertChangeInput = z.object({
 /** What an import reads; the text itself tells the format (src/formats/seed.ts). */
 const seedText = z
   .string()
-  .describe("Markdown (each heading starts a card), JSON in the json export's shape, an OPML 2.0 outline, or a Gingko Writer (.gkw) file");
+  .describe("Markdown (each heading starts a card), JSON in the json export's shape (JSON of another shape is 400), an OPML 2.0 outline, or a Gingko Writer (.gkw) file");
 
 export const createTreeInput = z.object({
   _id: clientChosenId,

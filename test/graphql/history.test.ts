@@ -29,7 +29,7 @@ describe("GraphQL history", () => {
     const stale = await gql.reply(UPDATE, { treeId: tree._id, id: root._id, content: "lost?", version: 0 });
     expect(stale.errors[0].extensions.code).toBe("conflict");
     expect((stale.errors[0].extensions.details as any).current).toMatchObject({ content: "first", __v: 1 });
-    const del = await gql.reply("mutation($t: ID!, $id: ID!) { deleteCard(treeId: $t, id: $id, version: 7) }", { t: tree._id, id: root._id });
+    const del = await gql.reply("mutation($t: ID!, $id: ID!) { deleteCard(treeId: $t, id: $id, version: 7) { deleted } }", { t: tree._id, id: root._id });
     expect(del.errors[0].extensions.code).toBe("conflict");
     const negative = await gql.reply(UPDATE, { treeId: tree._id, id: root._id, content: "x", version: -1 });
     expect(negative.errors[0].extensions.code).toBe("invalid_request");

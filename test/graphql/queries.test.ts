@@ -104,10 +104,10 @@ describe("who sees what", () => {
     const friend = await buildUser(server.url, "friend");
     const shared = await buildTree(owner, { name: "Shared" });
     await owner.post(`/api/trees/${shared._id}/collaborators`, { email: friend.user.email });
-    const data = await Gql.as(friend).data(`query ($id: ID!) { tree(id: $id) { collaborators { id email owner } } }`, { id: shared._id });
+    const data = await Gql.as(friend).data(`query ($id: ID!) { tree(id: $id) { collaborators { id userId treeId email owner } } }`, { id: shared._id });
     expect(data.tree.collaborators).toEqual([
-      { id: owner.user._id, email: owner.user.email, owner: true },
-      { id: friend.user._id, email: friend.user.email, owner: false },
+      { id: `${shared._id}:${owner.user._id}`, userId: owner.user._id, treeId: shared._id, email: owner.user.email, owner: true },
+      { id: `${shared._id}:${friend.user._id}`, userId: friend.user._id, treeId: shared._id, email: friend.user.email, owner: false },
     ]);
   });
 

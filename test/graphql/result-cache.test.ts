@@ -213,7 +213,7 @@ describe("every change shows on the next query", () => {
     await gql.data(`mutation ($treeId: ID!) { importSeed(treeId: $treeId, input: { seed: "# C" }) { id } }`, { treeId: tree._id });
     expect((await warm(owner, tree._id)).roots.map((c: any) => c.content)).toEqual(["A, edited", "# C"]);
 
-    await gql.data(`mutation ($treeId: ID!, $id: ID!) { deleteCard(treeId: $treeId, id: $id) }`, { treeId: tree._id, id: a.id });
+    await gql.data(`mutation ($treeId: ID!, $id: ID!) { deleteCard(treeId: $treeId, id: $id) { deleted } }`, { treeId: tree._id, id: a.id });
     expect((await warm(owner, tree._id)).cards.map((c: any) => c.content)).toEqual(["# C"]);
 
     await gql.data(`mutation ($id: ID!) { updateTree(id: $id, input: { name: "Renamed by GraphQL" }) { id } }`, { id: tree._id });

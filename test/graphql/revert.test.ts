@@ -68,7 +68,7 @@ describe("revertChange", () => {
 
     expect(await gql.codes(REVERT, { t: tree._id, r: 99 })).toEqual(["not_found"]);
     expect(await gql.codes(REVERT, { t: tree._id, r: 0 })).toEqual(["invalid_request"]);
-    expect(await gql.codes(REVERT, { t: tree._id, r: 2 })).toEqual(["invalid_request"]);
+    expect(await gql.codes(REVERT, { t: tree._id, r: 2 })).toEqual(["not_found"]);
     expect(await gql.codes(REVERT, { t: "nope", r: 3 })).toEqual(["invalid_request"]);
     const other = Gql.as(await buildUser(server.url, "other"));
     expect(await other.codes(REVERT, { t: tree._id, r: 3 })).toEqual(["not_found"]);

@@ -98,7 +98,7 @@ const cases: Case[] = [
   },
   {
     name: "deleteCard",
-    op: async (f) => ({ query: "mutation($id: ID!, $treeId: ID!) { deleteCard(id: $id, treeId: $treeId) }", variables: { id: f.card._id, treeId: f.tree._id }, field: "deleteCard" }),
+    op: async (f) => ({ query: "mutation($id: ID!, $treeId: ID!) { deleteCard(id: $id, treeId: $treeId) { deleted } }", variables: { id: f.card._id, treeId: f.tree._id }, field: "deleteCard" }),
     private: write,
     public: write,
   },

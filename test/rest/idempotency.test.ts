@@ -48,11 +48,12 @@ describe("a replay", () => {
     const parentId = newRecordId();
     const key = newKey();
     const body = { treeId: tree._id, position: 1, parentId, content: "child" };
+    // No such parent (yet): 404.
     const first = await alice.post(`/api/trees/${tree._id}/cards`, body, keyed(key));
-    expect(first.status).toBe(400);
+    expect(first.status).toBe(404);
     await alice.post(`/api/trees/${tree._id}/cards`, { _id: parentId, treeId: tree._id, position: 2 });
     const again = await alice.post(`/api/trees/${tree._id}/cards`, body, keyed(key));
-    expect(again.status).toBe(400);
+    expect(again.status).toBe(404);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.body).toEqual(first.body);
     expect((await liveCards(alice, tree._id)).map((c) => c.content)).not.toContain("child");

@@ -76,14 +76,13 @@ describe("POST /api/trees/:treeId/cards/seed", () => {
     expect((await alice.get(`/api/trees/${tree._id}/cards`)).body).toHaveLength(1);
   });
 
-  it("rejects a missing seed, an unknown parent and a bad parent id with 400", async () => {
+  it("rejects a missing seed and a bad parent id with 400, an unknown parent with 404", async () => {
     const { alice, tree } = await ownerWithTree();
     const other = await buildTree(alice);
     const [otherRoot] = (await alice.get(`/api/trees/${other._id}/cards`)).body;
     const cases: [unknown, string][] = [
       [{ parentId: null }, "seed"],
       [{ seed: 42 }, "seed"],
-      [{ seed: "# x", parentId: otherRoot._id }, "parentId"],
       [{ seed: "# x", parentId: "nope" }, "parentId"],
     ];
     for (const [body, path] of cases) {
@@ -91,6 +90,9 @@ describe("POST /api/trees/:treeId/cards/seed", () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.details.map((d: any) => d.path)).toContain(path);
     }
+    // A well-formed id that is no live card of this tree names a record not found.
+    const elsewhere = await alice.post(`/api/trees/${tree._id}/cards/seed`, { seed: "# x", parentId: otherRoot._id });
+    expect(elsewhere.status).toBe(404);
     expect((await alice.get(`/api/trees/${tree._id}/cards`)).body).toHaveLength(1);
   });
 
