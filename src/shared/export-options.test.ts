@@ -48,7 +48,7 @@ describe("exportQuerySchema", () => {
     expect(issuesOf({ start: "x".repeat(101), end: "y".repeat(101) })).toEqual(["start", "end"]);
   });
 
-  it("lists every format of SPEC §6", () => {
-    expect(exportFormats).toEqual(["txt", "md", "html", "json", "docx", "impress"]);
+  it("lists every format of SPEC §6 and §14", () => {
+    expect(exportFormats).toEqual(["txt", "md", "html", "json", "docx", "impress", "opml", "gkw"]);
   });
 });

@@ -54,13 +54,8 @@ function wholeNumber(min: number, max: number, message: string) {
  * (a boolean). Anything else is refused rather than guessed.
  */
 function flag(message: string) {
-  return z.union([z.boolean(), z.string()], { error: message }).transform((value, ctx) => {
-    if (typeof value === "boolean") return value;
-    if (value === "1" || value === "true") return true;
-    if (value === "0" || value === "false") return false;
-    ctx.addIssue({ code: "custom", message });
-    return z.NEVER;
-  });
+  // The accepted spellings as an enum, so that the OpenAPI document lists exactly them.
+  return z.union([z.boolean(), z.enum(["1", "0", "true", "false"])], { error: message }).transform((value) => value === true || value === "1" || value === "true");
 }
 
 /**
