@@ -17,6 +17,8 @@
  * PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * `--writes` runs only the card writes (10 s each, even with --quick), for the change log's
  * cost against the first wave's figures.
+ * `--offline` runs only the offline figures (issue 26: 1,000 changes queued offline sent on
+ * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -38,6 +40,7 @@ import { writeScenarios } from "./scenarios/writes.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
+import { offlineScenarios } from "./scenarios/offline.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -56,6 +59,8 @@ const liveBrowserOnly = flag("live-browser");
 const scaleOnly = flag("scale");
 /** `--writes`: only the card writes, at full length (issue 14: writes with the change log vs the first wave). */
 const writesOnly = flag("writes");
+/** `--offline`: only the offline figures (issue 26). */
+const offlineOnly = flag("offline");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -130,6 +135,21 @@ async function main(): Promise<void> {
   }
   const dataDir = path.join(workDir, "data");
   mkdirSync(dataDir);
+  if (offlineOnly) {
+    const offline = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: dataDir },
+      logFile: path.join(workDir, "server.log"),
+      readyPath: "/healthz",
+    });
+    console.log("Offline writing...");
+    await offlineScenarios({ report, baseUrl: offline.url, quick, serverArgs: ["dist/server.mjs"] });
+    await offline.stop();
+    report.print();
+    report.write(path.join(ROOT, "bench", "results.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
   if (liveBrowserOnly) {
     const live = await startPinned({
       command: () => [process.execPath, "dist/server.mjs"],
@@ -223,6 +243,8 @@ async function main(): Promise<void> {
   await browserScenarios({ report, baseUrl: server.url, sizes: quick ? [5_000] : [5_000, 20_000] });
   if (quick) report.note("--quick: browser scenarios on the 5,000-card tree only");
   await liveBrowserScenarios({ report, baseUrl: server.url, writes: quick ? 10 : 30 });
+  console.log("Offline writing...");
+  await offlineScenarios({ report, baseUrl: server.url, quick, serverArgs: ["dist/server.mjs"] });
   await server.stop();
 
   console.log(`Start-up with ${settings.startupCards} cards...`);
