@@ -315,7 +315,10 @@ export class SyncQueue {
     this.report();
     op.stored = op.stored
       .then(write)
-      .catch((error: unknown) => console.error("Keeping a change on this device failed", error))
+      .catch((error: unknown) => {
+        // A log-out deleted the user's data on this browser (the writer chose to): nothing to keep.
+        if ((error as Error | null)?.name !== "DeviceClosedError") console.error("Keeping a change on this device failed", error);
+      })
       .finally(() => {
         this.writing--;
         this.report();
