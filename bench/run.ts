@@ -198,6 +198,7 @@ async function main(): Promise<void> {
         { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
       ],
       seconds,
+      rounds: settings.rounds,
     });
 
   if (writesOnly) {

@@ -17,8 +17,8 @@
  *   each user keeps at most PER_USER.keys answers and PER_USER.bytes of bodies, and records
  *   go after KEEP_MS (the sweep, every SWEEP_EVERY_MS).
  */
-import { randomBytes } from "node:crypto";
 import { IdempotencyKeyReusedError, KeyInFlightError } from "../shared/errors.js";
+import { newRecordId } from "../shared/ids.js";
 import type { DomainContext } from "./context.js";
 import type { IdempotencyRecord, KeptAnswer } from "./ports/store.js";
 
@@ -62,7 +62,8 @@ export async function startKeyed(ctx: DomainContext, request: KeyedRequest): Pro
     const now = ctx.clock.now();
     const record: IdempotencyRecord = {
       ...request,
-      claim: randomBytes(12).toString("hex"),
+      // Unique, not secret: the pooled random ids are cheaper than a call to the CSPRNG each.
+      claim: newRecordId(),
       leaseUntil: later(now, LEASE_MS),
       createdAt: now,
       expiresAt: later(now, KEEP_MS),
@@ -93,20 +94,39 @@ function tooLargeToKeep(answer: KeptAnswer): KeptAnswer {
   return { status: 409, headers: { "content-type": "application/json; charset=utf-8" }, body: Buffer.from(JSON.stringify(body)) };
 }
 
+/**
+ * The keys running in this process, per context, renewed together by one timer while any
+ * runs (not one timer per request: most requests end long before the first renewal).
+ */
+const runningKeys = new WeakMap<DomainContext, { keys: Set<RunningKey>; timer?: NodeJS.Timeout }>();
+
+function renewAll(ctx: DomainContext, keys: Set<RunningKey>): void {
+  const leaseUntil = later(ctx.clock.now(), LEASE_MS);
+  for (const key of keys) key.renew(leaseUntil);
+}
+
 /** A key claimed for a request that runs now: renewed while it runs, then finished once. */
 export class RunningKey {
-  private readonly timer: NodeJS.Timeout;
   private done = false;
 
   constructor(
     private readonly ctx: DomainContext,
     private readonly record: IdempotencyRecord,
   ) {
-    this.timer = setInterval(() => {
-      const { userId, key, claim } = this.record;
-      ctx.store.idempotency.renew(userId, key, claim!, later(ctx.clock.now(), LEASE_MS)).catch(() => undefined);
-    }, RENEW_EVERY_MS);
-    this.timer.unref();
+    let running = runningKeys.get(ctx);
+    if (!running) runningKeys.set(ctx, (running = { keys: new Set() }));
+    running.keys.add(this);
+    if (!running.timer) {
+      const keys = running.keys;
+      running.timer = setInterval(() => renewAll(ctx, keys), RENEW_EVERY_MS);
+      running.timer.unref();
+    }
+  }
+
+  /** Moves this claim's lease on (the store ignores it once the claim is over). */
+  renew(leaseUntil: string): void {
+    const { userId, key, claim } = this.record;
+    this.ctx.store.idempotency.renew(userId, key, claim!, leaseUntil).catch(() => undefined);
   }
 
   /**
@@ -116,7 +136,12 @@ export class RunningKey {
   async finish(answer: KeptAnswer, errorCodes: readonly string[] = []): Promise<void> {
     if (this.done) return;
     this.done = true;
-    clearInterval(this.timer);
+    const running = runningKeys.get(this.ctx);
+    running?.keys.delete(this);
+    if (running?.timer && running.keys.size === 0) {
+      clearInterval(running.timer);
+      running.timer = undefined;
+    }
     const { userId, key, claim } = this.record;
     if (!isKept(answer.status, errorCodes)) return this.ctx.store.idempotency.release(userId, key, claim!);
     const kept = answer.body.byteLength > ANSWER_BYTES ? tooLargeToKeep(answer) : answer;

@@ -27,7 +27,7 @@ import type { BatchMark } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { PRIVATE_DIR, tightenDirectory } from "./file-modes.js";
 import { HashIndex } from "./nedb-hash-index.js";
-import { nedbIdempotency } from "./nedb-idempotency.js";
+import { openIdempotencyFile } from "./idempotency-file.js";
 import {
   DatafileCompactor,
   DEFAULT_COMPACTION_POLICY,
@@ -52,9 +52,7 @@ import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.j
 type Doc = Record<string, unknown>;
 
 export const COLLECTIONS = ["users", "trees", "cards", "sessions", "scripts"] as const;
-/** Idempotency keys (nedb-idempotency.ts): beside the records, not one of them. */
-const KEYS = "idempotency" as const;
-type Collection = (typeof COLLECTIONS)[number] | typeof KEYS;
+type Collection = (typeof COLLECTIONS)[number];
 
 const require = createRequire(import.meta.url);
 const nedbStorage = require("@seald-io/nedb/lib/storage.js") as { ensureDatafileIntegrityAsync(file: string): Promise<void> };
@@ -200,10 +198,10 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const cards = open("cards");
   const sessions = open("sessions");
   const scripts = open("scripts");
-  const keys = open(KEYS);
-  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, scripts, idempotency: keys };
-  const all = [users, trees, cards, sessions, scripts, keys];
-  for (const name of [...COLLECTIONS, KEYS] as Collection[]) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
+  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, scripts };
+  const all = [users, trees, cards, sessions, scripts];
+  for (const name of COLLECTIONS) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
+  const idempotency = await openIdempotencyFile(path.join(dataDir, "idempotency.log"), log);
   const changeLog = await ChangeLog.open(dataDir, log, options.faults);
   // After the load, which creates missing datafiles with the umask's mode.
   await tightenDirectory(dataDir);
@@ -215,7 +213,6 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   await cards.ensureIndex({ fieldName: "parentId" });
   await sessions.ensureIndex({ fieldName: "userId" });
   await scripts.ensureIndex({ fieldName: "userId" });
-  await keys.ensureIndex({ fieldName: "userId" });
   // An index created just now (a new data directory) is NeDB's own AVL tree.
   for (const db of all) useHashIndexes(original(db));
 
@@ -385,7 +382,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         await scripts.remove({ _id: id }, {});
       },
     },
-    idempotency: nedbIdempotency(keys, () => original(keys).getAllData()),
+    idempotency,
     close: async () => {
       if (status === "closed") return;
       await stopCompaction();
@@ -393,6 +390,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       // leaves one line per record for a fast next start. A failed store is left as it is.
       if (!failure) await Promise.all(all.map((db) => original(db).compactDatafileAsync()));
       await changeLog.close();
+      await idempotency.close();
       status = "closed";
       // NeDB's own compaction above wrote new files with the umask's mode.
       await tightenDirectory(dataDir).catch((err) => log("could not make the data files private", { error: String(err) }));

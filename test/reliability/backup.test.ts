@@ -65,6 +65,29 @@ describe("backup and restore", () => {
     }
   }, 120_000);
 
+  it("a restore over a data directory forgets its kept idempotency answers: a retry then runs again", async () => {
+    const dataDir = await freshDataDir();
+    const server = await startTestServer({ dataDir, env: { LOG: "off" } });
+    servers.push(server);
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice);
+    const dir = path.join(await mkdtemp(path.join(os.tmpdir(), "cardtree-backup-")), "backup");
+    await cli(dataDir, "backup", dir);
+    const body = { treeId: tree._id, position: 1, content: "after the backup" };
+    const key = { "Idempotency-Key": "after-backup" };
+    expect((await alice.post(`/api/trees/${tree._id}/cards`, body, key)).status).toBe(201);
+    await server.stop();
+    servers = [];
+    await cli(dataDir, "restore", dir);
+    const restored = await startTestServer({ dataDir, env: { LOG: "off" } });
+    servers.push(restored);
+    const client = new Api(restored.url, alice.credentials);
+    const retry = await client.post(`/api/trees/${tree._id}/cards`, body, key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect((await cardsOf(client, tree._id)).filter((c) => c.content === "after the backup")).toHaveLength(1);
+  }, 60_000);
+
   it("refuses a target directory that is not empty, and a source that is not a backup", async () => {
     const dataDir = await freshDataDir();
     await expect(cli(dataDir, "restore", dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("not a Cardtree backup") });
