@@ -23,6 +23,8 @@
  * first compressed read of a revision, compressed and plain reads against a raw server).
  * `--many-readers` runs only 10,000 SSE streams on one process (issue 27: one write's fan-out
  * and the memory they hold), on a server of its own with the stream limits raised.
+ * `--offline` runs only the offline figures (issue 26: 1,000 changes queued offline sent on
+ * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -46,6 +48,7 @@ import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
 import { wireScenarios } from "./scenarios/wire.js";
+import { offlineScenarios } from "./scenarios/offline.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -70,6 +73,8 @@ const outlinesOnly = flag("outlines");
 const manyReadersOnly = flag("many-readers");
 /** `--wire`: only compression on the wire (issue 27). */
 const wireOnly = flag("wire");
+/** `--offline`: only the offline figures (issue 26). */
+const offlineOnly = flag("offline");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -174,6 +179,21 @@ async function main(): Promise<void> {
   }
   const dataDir = path.join(workDir, "data");
   mkdirSync(dataDir);
+  if (offlineOnly) {
+    const offline = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: dataDir },
+      logFile: path.join(workDir, "server.log"),
+      readyPath: "/healthz",
+    });
+    console.log("Offline writing...");
+    await offlineScenarios({ report, baseUrl: offline.url, quick, serverArgs: ["dist/server.mjs"] });
+    await offline.stop();
+    report.print();
+    report.write(path.join(ROOT, "bench", "results.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
   if (liveBrowserOnly) {
     const live = await startPinned({
       command: () => [process.execPath, "dist/server.mjs"],
@@ -305,6 +325,8 @@ async function main(): Promise<void> {
   await browserScenarios({ report, baseUrl: server.url, sizes: quick ? [5_000] : [5_000, 20_000] });
   if (quick) report.note("--quick: browser scenarios on the 5,000-card tree only");
   await liveBrowserScenarios({ report, baseUrl: server.url, writes: quick ? 10 : 30 });
+  console.log("Offline writing...");
+  await offlineScenarios({ report, baseUrl: server.url, quick, serverArgs: ["dist/server.mjs"] });
   await server.stop();
 
   console.log(`Start-up with ${settings.startupCards} cards...`);

@@ -146,6 +146,13 @@ describeInBrowser("offline writing in a browser profile kept on disk", () => {
     await reopened.goto(`/trees/${treeId}`);
     await expect.poll(() => columnTexts(reopened)).toEqual(["One from tab one", "Two from tab two", "Three", "Doomed"]);
     await expect.poll(() => status(reopened)).toContain("2 changes waiting on this device");
+    // The list of trees opens offline too, and the tree again from it, its changes still waiting.
+    await reopened.goto("/");
+    await expect.poll(() => reopened.locator(".trees-page").innerText()).toContain("Train notes");
+    expect(await reopened.locator(".trees-page").innerText()).toContain("Offline");
+    await reopened.goto(`/trees/${treeId}`);
+    await expect.poll(() => columnTexts(reopened)).toEqual(["One from tab one", "Two from tab two", "Three", "Doomed"]);
+    await expect.poll(() => status(reopened)).toContain("2 changes waiting on this device");
 
     await context!.setOffline(false);
     await expect.poll(() => reopened.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
@@ -187,6 +194,32 @@ describeInBrowser("offline writing in a browser profile kept on disk", () => {
     await expect.poll(() => columnTexts(page)).toContain("One on the phone");
     await context!.setOffline(false);
     await expect.poll(async () => (await serverCards(api, treeId))[0].content, { timeout: 30_000 }).toBe("One on the phone");
+  });
+
+  it("logging out asks while changes wait, then deletes what the browser kept for the user", async () => {
+    const { api, treeId, page } = await writer();
+    const userId = await page.evaluate(() => JSON.parse(localStorage.getItem("cardtree:user") ?? "null")._id);
+    // The server cannot be reached for card writes: the change waits in the outbox.
+    await context!.route("**/api/trees/*/cards/*", (route) => (route.request().method() === "PUT" ? route.abort("internetdisconnected") : route.fallback()));
+    await activate(page, "One");
+    await typeAtEnd(page, " never sent");
+    await expect.poll(() => status(page)).toContain("1 change waiting on this device");
+
+    const dialog = page.locator("dialog[open]");
+    await page.locator(".topbar-user button", { hasText: "Log out" }).click();
+    await expect.poll(() => dialog.innerText()).toContain("1 change made on this device has not reached the server yet");
+    await dialog.locator("button", { hasText: "Stay logged in" }).click();
+    expect(await databases(page)).toContain(`cardtree-${userId}`);
+    expect(await outboxSize(page)).toBe(1);
+
+    await page.locator(".topbar-user button", { hasText: "Log out" }).click();
+    await dialog.locator("button", { hasText: "Discard and log out" }).click();
+    // The page reloads after a log-out (the user's scripts must not outlive it): poll through it.
+    await expect.poll(() => page.locator(".login-form").count().catch(() => 0)).toBe(1);
+    await expect.poll(() => databases(page).catch(() => ["page reloading"])).not.toContain(`cardtree-${userId}`);
+    const kept = () => page.evaluate(() => Object.keys(localStorage).filter((key) => /^cardtree:(user|draft|active|clipboard)/.test(key)));
+    await expect.poll(() => kept().catch(() => ["page reloading"])).toEqual([]);
+    expect((await serverCards(api, treeId))[0].content).toBe("One");
   });
 
   it("installable: the manifest and its icons are served, and the page names them", async () => {
@@ -244,6 +277,10 @@ async function offlineReady(page: Page, treeId: string): Promise<void> {
     treeId,
     { timeout: 30_000, polling: 100 },
   );
+}
+
+async function databases(page: Page): Promise<string[]> {
+  return page.evaluate(async () => (await indexedDB.databases()).map((db) => db.name ?? ""));
 }
 
 async function outboxSize(page: Page): Promise<number> {

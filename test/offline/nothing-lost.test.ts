@@ -39,7 +39,7 @@ describe(`nothing lost: seeded simulation on ${TEST_STORE === "postgres" ? "two 
       if (report.problems.length > 0) console.error(`Simulation failed with seed ${seed} (SIM_SEED=${seed} runs it again):\n${report.problems.join("\n")}`);
       expect(report.problems, `seed ${seed}`).toEqual([]);
       // The run did what it claims: writes, and each kind of fault.
-      expect(report.accepted).toBeGreaterThan(100);
+      expect(report.accepted).toBeGreaterThan(50);
       expect(report.offlineWindows).toBeGreaterThan(0);
       expect(report.droppedAnswers).toBeGreaterThan(0);
       expect(report.tabKills).toBeGreaterThan(0);

@@ -47,6 +47,8 @@ export interface ControllerDevice {
 
 /** How long after a change the tree's copy on the device is written again. */
 const COPY_DELAY_MS = 1500;
+/** How often a tab looks for changes left by another tab of the tree while that one has some waiting. */
+const ADOPT_AGAIN_MS = 3000;
 
 /** The open tree as the pages and user scripts see it. */
 export type OpenTree = TreeController;
@@ -70,6 +72,7 @@ export class TreeController {
   private readonly savedIds = new Map<string, string>();
   private readonly device: ControllerDevice | null;
   private copyTimer: number | undefined;
+  private adoptTimer: number | undefined;
   /** Resolves once the outbox left by earlier visits is adopted (and the live stream started). */
   ready: Promise<void> = Promise.resolve();
 
@@ -248,7 +251,10 @@ export class TreeController {
     const treeId = this.tree._id;
     await device.coordinator.exclusive(`cardtree-adopt-${device.userId}-${treeId}`, async () => {
       const alive = await device.coordinator.alive();
-      const orphans = (await store.entries(treeId)).filter((entry) => entry.owner !== sync.owner && (alive === null || !alive.has(entry.owner)));
+      const entries = await store.entries(treeId);
+      const orphans = entries.filter((entry) => entry.owner !== sync.owner && (alive === null || !alive.has(entry.owner)));
+      // Another tab of this tree has changes waiting: if it closes, this one takes them over.
+      if (entries.some((entry) => entry.owner !== sync.owner && alive?.has(entry.owner))) this.adoptLater();
       if (orphans.length === 0) return;
       const replayed = replayEntries(this.state, this.versions, orphans);
       for (const entry of replayed.dropped) await store.remove(entry.seq!);
@@ -263,6 +269,16 @@ export class TreeController {
       const waiting = replayed.items.length;
       if (waiting > 0) notify(`${waiting} change${waiting === 1 ? "" : "s"} made earlier on this device ${waiting === 1 ? "is" : "are"} being saved.`, { timeout: 6000 });
     });
+  }
+
+  /** Looks again in a few seconds for changes a closed tab left. */
+  private adoptLater(): void {
+    if (this.adoptTimer !== undefined || this.stopped.signal.aborted) return;
+    this.adoptTimer = window.setTimeout(() => {
+      this.adoptTimer = undefined;
+      if (this.stopped.signal.aborted) return;
+      void this.adoptOutbox().catch((error: unknown) => console.error("Reading the changes kept on this device failed", error));
+    }, ADOPT_AGAIN_MS);
   }
 
   /** Writes the tree's copy on the device (for opening it offline) a moment after the last change. */
@@ -289,7 +305,8 @@ export class TreeController {
     try {
       await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() });
     } catch (error) {
-      console.error("Keeping the tree on this device failed", error);
+      // Logged out meanwhile: nothing is to be kept.
+      if ((error as Error | null)?.name !== "DeviceClosedError") console.error("Keeping the tree on this device failed", error);
     }
   }
 
@@ -300,6 +317,7 @@ export class TreeController {
 
   stop(): void {
     if (this.copyTimer !== undefined) void this.keepCopy();
+    window.clearTimeout(this.adoptTimer);
     this.stopped.abort();
     this.live?.stop();
     this.bus.offAll(this);

@@ -37,6 +37,8 @@ export type SyncStatus =
 type OpKind = "create" | "update" | "delete" | "import";
 
 interface Op {
+  /** Its conflict is being settled (a merge, or the writer choosing): nothing else starts. */
+  holding?: boolean;
   entry: OutboxEntry;
   /** The card changed (null for an import). */
   card: Card | null;
@@ -101,6 +103,9 @@ export interface SyncOptions {
 
 export const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000, 30000];
 
+/** Changes in flight at once (of different cards). */
+const WINDOW = 8;
+
 /** A change this long in the outbox before it is sent was made without the server's view. */
 const DELAYED_MS = 3000;
 
@@ -111,8 +116,10 @@ function subtreeOf(removed: Card[], versions: CardVersions): { id: string; v: nu
 
 export class SyncQueue {
   private readonly ops: Op[] = [];
-  private inFlight: Op | null = null;
-  private inFlightDone: Promise<void> | null = null;
+  /** Sent and not answered yet: up to WINDOW at once, never two of one card (see `startable`). */
+  private readonly inFlight = new Set<Op>();
+  /** Resolves when the creates now in flight are answered. */
+  private createsDone: Promise<void> = Promise.resolve();
   private failures = 0;
   private retryTimer: unknown = undefined;
   private paused = false;
@@ -140,12 +147,12 @@ export class SyncQueue {
   }
 
   get pending(): number {
-    return this.ops.length + (this.inFlight ? 1 : 0);
+    return this.ops.length + this.inFlight.size;
   }
 
   /** When the oldest change waiting was made (ms), null when none waits. */
   get since(): number | null {
-    const all = this.inFlight ? [this.inFlight, ...this.ops] : this.ops;
+    const all = [...this.inFlight, ...this.ops];
     return all.length === 0 ? null : Math.min(...all.map((op) => op.entry.at));
   }
 
@@ -156,17 +163,17 @@ export class SyncQueue {
 
   /** The card has a change queued or on its way: the server's copy is not the writer's. */
   hasPending(card: Card): boolean {
-    return this.inFlight?.card === card || this.ops.some((op) => op.card === card);
+    return this.ops.some((op) => op.card === card) || [...this.inFlight].some((op) => op.card === card);
   }
 
   /** The card was made here and its create has not been answered yet. */
   hasPendingCreate(card: Card): boolean {
-    return [this.inFlight, ...this.ops].some((op) => op?.card === card && op.entry.kind === "create");
+    return [...this.inFlight, ...this.ops].some((op) => op.card === card && op.entry.kind === "create");
   }
 
   /** Resolves once no create is on its way (a change announced meanwhile may be that create). */
   async createsSettled(): Promise<void> {
-    while (this.inFlight?.entry.kind === "create" && this.inFlightDone) await this.inFlightDone;
+    while ([...this.inFlight].some((op) => op.entry.kind === "create")) await this.createsDone;
   }
 
   /** A new card; `path` is the ancestors of its parent, nearest first. */
@@ -239,7 +246,7 @@ export class SyncQueue {
       this.ops.push(op);
     }
     this.ops.sort((a, b) => (a.entry.seq ?? Infinity) - (b.entry.seq ?? Infinity));
-    void this.pump();
+    this.pump();
   }
 
   /** Carry on after a new log-in. */
@@ -252,17 +259,17 @@ export class SyncQueue {
     if (this.retryTimer !== undefined) this.options.environment.clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.failures = 0;
-    void this.pump();
+    this.pump();
   }
 
   /** Resolves when everything queued so far has reached the server or been refused. */
   async flush(): Promise<void> {
-    await Promise.allSettled([this.inFlight, ...this.ops].filter((op): op is Op => op !== null).map((op) => this.wait(op)));
+    await Promise.allSettled([...this.inFlight, ...this.ops].map((op) => this.wait(op)));
   }
 
   /** Resolves once every change handed over is in the device's outbox. */
   async stored(): Promise<void> {
-    await Promise.allSettled([this.inFlight, ...this.ops].filter((op): op is Op => op !== null).map((op) => op.stored));
+    await Promise.allSettled([...this.inFlight, ...this.ops].map((op) => op.stored));
   }
 
   /** The tree closes: go on sending while the server answers; stop when empty or when it does not. */
@@ -298,7 +305,7 @@ export class SyncQueue {
     });
     this.ops.push(op);
     const done = this.wait(op);
-    void this.pump();
+    this.pump();
     return done;
   }
 
@@ -308,7 +315,10 @@ export class SyncQueue {
     this.report();
     op.stored = op.stored
       .then(write)
-      .catch((error: unknown) => console.error("Keeping a change on this device failed", error))
+      .catch((error: unknown) => {
+        // A log-out deleted the user's data on this browser (the writer chose to): nothing to keep.
+        if ((error as Error | null)?.name !== "DeviceClosedError") console.error("Keeping a change on this device failed", error);
+      })
       .finally(() => {
         this.writing--;
         this.report();
@@ -319,34 +329,71 @@ export class SyncQueue {
     return new Promise((resolve, reject) => op.waiters.push({ resolve, reject }));
   }
 
-  private async pump(): Promise<void> {
-    if (this.inFlight || this.paused || this.stopped || this.retryTimer !== undefined) return;
-    const op = this.ops.shift();
-    if (!op) {
+  /**
+   * Starts the changes at the head of the queue, in order, up to WINDOW at once: a change
+   * starts only when no change before it is of the same card, or creates the card it goes
+   * under (or is an import, or settles a conflict): those wait for what they depend on.
+   * Many changes of many cards (1,000 made offline) then go without one round trip each.
+   */
+  private pump(): void {
+    while (!this.paused && !this.stopped && this.retryTimer === undefined && this.inFlight.size < WINDOW && this.ops.length > 0) {
+      if (!this.startable(this.ops[0])) break;
+      const op = this.ops.shift()!;
+      this.inFlight.add(op);
+      void this.run(op);
+    }
+    if (this.inFlight.size === 0 && this.ops.length === 0) {
       this.report();
       if (this.leaving) this.stop();
       return;
     }
-    this.inFlight = op;
-    let settle = () => undefined as void;
-    this.inFlightDone = new Promise<void>((resolve) => (settle = resolve));
     this.report();
+  }
+
+  /** Whether `op` may go while the changes in flight are not answered yet. */
+  private startable(op: Op): boolean {
+    if (this.inFlight.size === 0) return true;
+    if (op.entry.kind === "import") return false;
+    for (const other of this.inFlight) {
+      if (other.entry.kind === "import" || other.holding) return false;
+      if (other.card !== null && other.card === op.card) return false;
+      if (other.entry.kind === "create" && other.card) {
+        const id = other.card._id;
+        if (op.entry.fields?.parentId === id || op.entry.path?.includes(id)) return false;
+      }
+      if (other.entry.kind === "delete" && op.entry.path?.includes(other.entry.cardId)) return false;
+    }
+    return true;
+  }
+
+  private async run(op: Op): Promise<void> {
+    let answered = () => undefined as void;
+    if (op.entry.kind === "create") {
+      const done = new Promise<void>((resolve) => (answered = resolve));
+      this.createsDone = Promise.all([this.createsDone, done]).then(() => undefined);
+    }
     try {
       await op.stored;
-      const lock = `cardtree-send-${this.options.userId}-${this.treeId}`;
+      const lock = `cardtree-send-${this.options.userId}-${this.treeId}-${op.entry.kind === "import" ? "import" : op.entry.cardId}`;
       await this.options.coordinator.exclusive(lock, () => this.send(op));
-      this.inFlight = null;
+      this.inFlight.delete(op);
       this.failures = 0;
       this.forget(op);
       for (const waiter of op.waiters) waiter.resolve();
     } catch (error) {
-      if (await this.settle(op, error)) {
-        settle();
-        return;
-      }
+      await this.settle(op, error);
+    } finally {
+      answered();
     }
-    settle();
-    void this.pump();
+    this.pump();
+  }
+
+  /** Puts a change back in the queue at its place (by sequence number), to go again. */
+  private requeue(op: Op): void {
+    this.inFlight.delete(op);
+    const at = this.ops.findIndex((other) => (other.entry.seq ?? Infinity) > (op.entry.seq ?? Infinity));
+    if (at === -1) this.ops.push(op);
+    else this.ops.splice(at, 0, op);
   }
 
   /** The change is answered for good: out of the outbox. */
@@ -361,7 +408,7 @@ export class SyncQueue {
     op.entry.key = newIdempotencyKey();
     op.entry.sent = false;
     this.store(op, () => this.options.device.put(op.entry));
-    this.ops.unshift(op);
+    this.requeue(op);
   }
 
   /** Marks the entry as sent before it first goes: what goes under its key never changes after. */
@@ -443,16 +490,18 @@ export class SyncQueue {
     const { entry, card } = op;
     if (error instanceof SubtreeChanged && card) {
       await this.hooks.conflict("delete", card, error.current).catch(() => "done" as const);
-      this.inFlight = null;
+      this.inFlight.delete(op);
       this.forget(op);
       for (const waiter of op.waiters) waiter.resolve();
       return false;
     }
     const conflict = (entry.kind === "update" || entry.kind === "delete") && card && error instanceof ApiError && error.code === "conflict" ? currentCard(error) : null;
     if (conflict && card) {
-      // The op stays in flight while the conflict is settled: nothing after it may overtake it.
+      // The op stays in flight while the conflict is settled: nothing after it starts meanwhile.
+      op.holding = true;
       const outcome = await this.hooks.conflict(entry.kind as "update" | "delete", card, conflict).catch(() => "done" as const);
-      this.inFlight = null;
+      op.holding = false;
+      this.inFlight.delete(op);
       if (outcome === "send") {
         entry.fields = { content: card.content, parentId: card.parentId, position: card.position };
         this.again(op);
@@ -462,7 +511,7 @@ export class SyncQueue {
       }
       return false;
     }
-    this.inFlight = null;
+    this.inFlight.delete(op);
     if (error instanceof ApiError && error.status === 404 && entry.kind === "update" && card) {
       // Deleted on the server meanwhile (it, or an ancestor): the writer's card comes back.
       this.forget(op);
@@ -501,7 +550,7 @@ export class SyncQueue {
   /** Returns true when the queue should go on with the next op. */
   private handleFailure(op: Op, error: unknown): boolean {
     if (error instanceof ApiError && error.status === 401) {
-      this.ops.unshift(op);
+      this.requeue(op);
       this.paused = true;
       if (this.leaving) {
         this.stop();
@@ -520,7 +569,7 @@ export class SyncQueue {
       return true;
     }
     // No answer, or the server failed: keep the change and send it again later, same key.
-    this.ops.unshift(op);
+    this.requeue(op);
     if (this.leaving) {
       this.stop();
       return false;
@@ -528,9 +577,11 @@ export class SyncQueue {
     const hinted = error instanceof ApiError && error.retryAfterSeconds ? error.retryAfterSeconds * 1000 : 0;
     const delay = Math.max(hinted, BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)]);
     this.failures++;
+    // Several changes in flight may fail together: one timer for them all.
+    if (this.retryTimer !== undefined) return false;
     this.retryTimer = this.options.environment.setTimeout(() => {
       this.retryTimer = undefined;
-      void this.pump();
+      this.pump();
     }, delay);
     this.hooks.status({
       kind: "retrying",

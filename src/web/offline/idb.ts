@@ -56,12 +56,23 @@ function open(name: string): Promise<IDBDatabase> {
   });
 }
 
+/** The user's data on this browser was deleted (a log-out): writes after it are dropped, quietly. */
+export class DeviceClosedError extends Error {
+  constructor() {
+    super("This browser's copy of the user's data was deleted (logged out).");
+    this.name = "DeviceClosedError";
+  }
+}
+
 export class IndexedDbDevice implements DeviceStore {
   private db: Promise<IDBDatabase> | null = null;
+  /** Closed for good (the user logged out): a late write must not make the database again. */
+  private closed = false;
 
   constructor(readonly userId: string) {}
 
   private database(): Promise<IDBDatabase> {
+    if (this.closed) return Promise.reject(new DeviceClosedError());
     this.db ??= open(databaseName(this.userId)).catch((error: unknown) => {
       this.db = null;
       throw error;
@@ -133,6 +144,7 @@ export class IndexedDbDevice implements DeviceStore {
   }
 
   close(): void {
+    this.closed = true;
     void this.db?.then((db) => db.close()).catch(() => undefined);
     this.db = null;
   }

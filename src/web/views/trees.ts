@@ -3,7 +3,8 @@
  * (open, rename, copy, share, make public, delete or leave); files dropped on it become trees. Buttons only trigger bus events
  * (actions/tree-actions.ts does the work); the page redraws on the results.
  */
-import { describeError, type Tree } from "../api.js";
+import { ApiError, describeError, NetworkError, type Tree } from "../api.js";
+import { deviceFor } from "../offline/device.js";
 import type { AppBus } from "../bus.js";
 import type { AppContext } from "../context.js";
 import { publicLink } from "../dialogs/publish.js";
@@ -43,12 +44,25 @@ export function renderTrees(app: AppContext, root: HTMLElement, context: object)
     message.textContent = "No trees yet. Create one to start writing.";
   };
 
+  const device = app.session.user ? deviceFor(app.session.user._id) : null;
   const load = async () => {
     try {
       trees = await app.api.trees();
       rememberTrees(app, trees);
       draw();
+      void device?.saveTreeList(trees).catch(() => undefined);
     } catch (error) {
+      // Offline: the list as this browser last saw it; the trees kept here open offline.
+      const unreachable = error instanceof NetworkError || (error instanceof ApiError && error.transient);
+      const kept = unreachable ? await device?.loadTreeList().catch(() => null) : null;
+      if (kept) {
+        trees = kept;
+        rememberTrees(app, trees);
+        draw();
+        message.hidden = false;
+        message.textContent = "Offline: your trees as this browser last saw them. Those opened lately open offline too.";
+        return;
+      }
       message.textContent = describeError(error);
       message.classList.add("page-message-error");
     }
