@@ -17,6 +17,9 @@
  * PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * `--writes` runs only the card writes (10 s each, even with --quick), for the change log's
  * cost against the first wave's figures.
+ * `--durability` runs only issue 32's figures: card writes of today's code (BENCH_BASELINE,
+ * default main), SYNC=on and SYNC=off side by side, start-up with 100,000 cards, and
+ * thousands of power cuts on the simulated disk (results-durability.json).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -35,6 +38,7 @@ import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
 import { writeScenarios } from "./scenarios/writes.js";
+import { durabilityScenarios } from "./scenarios/durability.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
@@ -56,6 +60,8 @@ const liveBrowserOnly = flag("live-browser");
 const scaleOnly = flag("scale");
 /** `--writes`: only the card writes, at full length (issue 14: writes with the change log vs the first wave). */
 const writesOnly = flag("writes");
+/** `--durability`: only what fsync costs (today's code, SYNC=on, SYNC=off), start-up, and thousands of power cuts (issue 32). */
+const durabilityOnly = flag("durability");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -119,6 +125,21 @@ async function main(): Promise<void> {
     if (!failed) report.write(path.join(ROOT, "bench", "results.json"));
     rmSync(workDir, { recursive: true, force: true });
     if (failed) process.exit(1);
+    return;
+  }
+  if (durabilityOnly) {
+    await durabilityScenarios({
+      report,
+      workDir,
+      seconds: quick ? 3 : 10,
+      rounds: quick ? 1 : 3,
+      startupCards: settings.startupCards,
+      startupRepetitions: quick ? 1 : 3,
+      powerCuts: quick ? 300 : 2000,
+    });
+    report.print();
+    report.write(path.join(ROOT, "bench", "results-durability.json"));
+    rmSync(workDir, { recursive: true, force: true });
     return;
   }
   if (hostileOnly) {
