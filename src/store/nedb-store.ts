@@ -227,7 +227,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
           const opened = await Datafile.open(fs, file, log, checkpoint);
           datafiles.set(name, opened.datafile);
           checkpointUses.set(name, opened.checkpointUse);
-          const compactor = new DatafileCompactor(nedb, opened.datafile);
+          const compactor = new DatafileCompactor(nedb, opened.datafile, options.compaction?.sliceMs);
           compactors.set(name, compactor);
           return { text: opened.text, compactor };
         },

@@ -20,9 +20,47 @@ import type { FileHandle, FileSystem, OpenFlags } from "../../src/store/file-sys
 
 type Op = { kind: "write"; offset: number; bytes: Buffer } | { kind: "truncate"; size: number };
 
+/** Bytes that grow in place (a file written by appends would otherwise be copied whole at every write). */
+class Bytes {
+  private buffer: Buffer;
+  length: number;
+
+  constructor(initial: Buffer = Buffer.alloc(0)) {
+    this.buffer = Buffer.alloc(Math.max(1024, initial.length * 2));
+    initial.copy(this.buffer);
+    this.length = initial.length;
+  }
+
+  private reserve(size: number): void {
+    if (size <= this.buffer.length) return;
+    const grown = Buffer.alloc(Math.max(size, this.buffer.length * 2));
+    this.buffer.copy(grown, 0, 0, this.length);
+    this.buffer = grown;
+  }
+
+  apply(op: Op): void {
+    if (op.kind === "truncate") {
+      this.reserve(op.size);
+      if (op.size > this.length) this.buffer.fill(0, this.length, op.size);
+      this.length = op.size;
+      return;
+    }
+    const end = op.offset + op.bytes.length;
+    this.reserve(end);
+    if (op.offset > this.length) this.buffer.fill(0, this.length, op.offset);
+    op.bytes.copy(this.buffer, op.offset);
+    this.length = Math.max(this.length, end);
+  }
+
+  /** The bytes, shared: copy before keeping them. */
+  view(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
 interface Inode {
-  data: Buffer;
-  durable: Buffer;
+  data: Bytes;
+  durable: Bytes;
   pending: Op[];
 }
 
@@ -89,7 +127,7 @@ export class PowerCutFs implements FileSystem {
   ) {
     this.cut = new Promise<void>((resolve) => (this.onCut = resolve));
     for (const [name, bytes] of image) {
-      const inode: Inode = { data: Buffer.from(bytes), durable: Buffer.from(bytes), pending: [] };
+      const inode: Inode = { data: new Bytes(bytes), durable: new Bytes(bytes), pending: [] };
       this.names.set(name, inode);
       this.durableNames.set(name, inode);
     }
@@ -117,7 +155,7 @@ export class PowerCutFs implements FileSystem {
 
   /** The disk as it is, everything synced: a clean stop. */
   cleanImage(): DiskImage {
-    return new Map([...this.names].map(([name, inode]) => [name, Buffer.from(inode.data)]));
+    return new Map([...this.names].map(([name, inode]) => [name, Buffer.from(inode.data.view())]));
   }
 
   private powerFails(): void {
@@ -149,7 +187,7 @@ export class PowerCutFs implements FileSystem {
   }
 
   private survivingContent(inode: Inode): Buffer {
-    let content: Buffer = Buffer.from(inode.durable);
+    let content: Buffer = Buffer.from(inode.durable.view());
     const ops = inode.pending;
     if (ops.length === 0) return content;
     // Often nothing unsynced survives at all; otherwise a prefix in order, a torn one, and a random rest.
@@ -188,7 +226,7 @@ export class PowerCutFs implements FileSystem {
   }
 
   private record(inode: Inode, op: Op): void {
-    inode.data = applyOp(inode.data, op);
+    inode.data.apply(op);
     inode.pending.push(op);
   }
 
@@ -203,7 +241,7 @@ export class PowerCutFs implements FileSystem {
       let inode = this.names.get(file);
       if (!inode) {
         if (flags === "r" || flags === "r+") throw enoent("open", file);
-        inode = { data: Buffer.alloc(0), durable: Buffer.alloc(0), pending: [] };
+        inode = { data: new Bytes(), durable: new Bytes(), pending: [] };
         this.names.set(file, inode);
         this.dirOp(file, { kind: "link", name: file, inode });
       } else if (flags === "w") {
@@ -223,12 +261,12 @@ export class PowerCutFs implements FileSystem {
   }
 
   datasync(inode: Inode): void {
-    inode.durable = Buffer.from(inode.data);
+    for (const op of inode.pending) inode.durable.apply(op);
     inode.pending = [];
   }
 
   readFile(file: string): Promise<Buffer> {
-    return this.step(() => Buffer.from(this.inode(file, "open").data));
+    return this.step(() => Buffer.from(this.inode(file, "open").data.view()));
   }
 
   size(file: string): Promise<number | null> {
@@ -323,7 +361,7 @@ class SimHandle implements FileHandle {
     return this.fs.handleCall(() => {
       this.check();
       const available = Math.max(0, Math.min(length, this.inode.data.length - position));
-      this.inode.data.copy(buffer, offset, position, position + available);
+      this.inode.data.view().copy(buffer, offset, position, position + available);
       return available;
     });
   }

@@ -24,6 +24,7 @@ import { openNedbStore, type NedbStore } from "../../src/store/nedb-store.js";
 import { PowerCutFs, seededRandom, type DiskImage } from "./power-cut-fs.js";
 
 const DATA = "/data";
+const MAX_CARDS = 1500;
 
 export interface PowerCutOptions {
   seed: number;
@@ -117,7 +118,7 @@ export async function runPowerCuts(options: PowerCutOptions): Promise<PowerCutFi
       fs,
       log: logOf,
       // Compaction and checkpoints are driven by the run; a small checkpoint threshold makes them happen mid-write too.
-      compaction: { checkIntervalMs: 0x7fffffff, minAppendedLines: 50, garbageRatio: 1 },
+      compaction: { checkIntervalMs: 0x7fffffff, minAppendedLines: 50, garbageRatio: 1, sliceMs: Infinity },
       checkpoint: { intervalMs: 0, logBytes: 24 * 1024 },
     });
 
@@ -174,7 +175,7 @@ export async function runPowerCuts(options: PowerCutOptions): Promise<PowerCutFi
         else if (roll < 0.12) await addSession(store);
         else if (roll < 0.15) await removeSession(store);
         else if (roll < 0.25 || liveTrees().length < 2) await createTree(store);
-        else if (roll < 0.3 && liveTrees().length > 4) await deleteTree(store);
+        else if ((roll < 0.3 && liveTrees().length > 4) || cardCount() > MAX_CARDS) await deleteTree(store);
         else if (roll < 0.4) await importCards(store);
         else await changeCards(store);
       } catch (err) {
@@ -186,12 +187,20 @@ export async function runPowerCuts(options: PowerCutOptions): Promise<PowerCutFi
 
   async function maintenance(store: NedbStore, fs: PowerCutFs): Promise<void> {
     for (let i = 0; i < 3 && !fs.isCut; i++) {
-      await new Promise((resolve) => setTimeout(resolve, int(3)));
+      // A few turns of the event loop (not a timer: the run must repeat exactly from its seed).
+      for (let turns = int(40); turns > 0; turns--) await new Promise((resolve) => setImmediate(resolve));
       const roll = random();
       if (roll < 0.45) await store.compactNow();
       else if (roll < 0.8) await store.checkpointNow();
       else await store.changes.prune(new Date(clock - 20_000).toISOString());
     }
+  }
+
+  /** Cards the live trees hold: the run deletes trees past MAX_CARDS, so every cut costs about the same. */
+  function cardCount(): number {
+    let count = 0;
+    for (const model of liveTrees()) count += cardsAt(model, model.revision).size;
+    return count;
   }
 
   function liveTrees(): TreeModel[] {
@@ -304,7 +313,9 @@ export async function runPowerCuts(options: PowerCutOptions): Promise<PowerCutFi
   }
 
   async function deleteTree(store: NedbStore): Promise<void> {
-    const model = idleTree();
+    const candidates = liveTrees().filter((t) => !t.busy && t.revision > 0);
+    // The largest, mostly: it keeps the store small.
+    const model = candidates.length === 0 ? null : random() < 0.7 ? candidates.reduce((a, b) => (a.revision >= b.revision ? a : b)) : pick(candidates);
     if (!model) return;
     model.deleteTried = true;
     model.busy = true;
