@@ -1,11 +1,12 @@
 /**
  * Bringing an NeDB datafile back to a state some finished sequence of writes produced:
- * at open, after a crash (torn last line, cut-short batch), and after a failed append,
- * when NeDB has already changed its in-memory copy and the file holds part of the write.
+ * at open, after a crash (torn last line, cut-short batch; datafile.ts), and after a failed
+ * append, when NeDB has already changed its in-memory copy and the file holds part of the
+ * write. File I/O goes through the store's file-system port (file-system.ts).
  */
 import path from "node:path";
 import { createRequire } from "node:module";
-import { repairDatafileText, type Repair } from "./datafile-repair.js";
+import { repairDatafileText } from "./datafile-repair.js";
 import { nodeFileSystem, type FileSystem } from "./file-system.js";
 
 type Doc = Record<string, unknown>;
@@ -44,32 +45,6 @@ export async function replaceFileDurably(file: string, text: string | Buffer, fs
 
 export function syncDirectory(dir: string, fs: FileSystem = nodeFileSystem): Promise<void> {
   return fs.syncDirectory(dir);
-}
-
-function describe(repair: Repair): Record<string, unknown> {
-  return {
-    tornLine: repair.tornLine,
-    partialBatch: repair.partialBatch,
-  };
-}
-
-/**
- * Before the store loads `file`: drops a torn tail and a cut-short batch, logs what went,
- * and resolves to the text kept ("" when there is no file), so the load need not read it
- * again.
- */
-export async function repairDatafileOnDisk(file: string, log: RepairLog, fs: FileSystem = nodeFileSystem): Promise<string> {
-  if ((await fs.size(file)) === null) return "";
-  const text = (await fs.readFile(file)).toString("utf8");
-  const repair = repairDatafileText(text);
-  if (repair.text.length === text.length) return text;
-  log("store file repaired after a crash: dropped an unfinished write", {
-    file: path.basename(file),
-    droppedBytes: Buffer.byteLength(text) - Buffer.byteLength(repair.text),
-    ...describe(repair),
-  });
-  await replaceFileDurably(file, repair.text, fs);
-  return repair.text;
 }
 
 /** An index definition as NeDB writes it into the datafile (`$$indexCreated`). */
@@ -147,8 +122,4 @@ function isIndexDefinition(value: unknown): value is IndexDefinition {
  */
 export async function docsFromDatafile(file: string, fs: FileSystem = nodeFileSystem): Promise<Doc[]> {
   return parseDatafile(repairDatafileText((await fs.readFile(file)).toString("utf8")).text).docs;
-}
-
-export async function fileSize(file: string, fs: FileSystem = nodeFileSystem): Promise<number> {
-  return (await fs.size(file)) ?? 0;
 }

@@ -1,7 +1,13 @@
 /**
  * The embedded store: NeDB (through nedb-promises), one datafile per collection under the
- * data directory. NeDB answers a write only after appending it to the datafile, which is
- * what makes a 201 survive a crash of the process. Query objects stay inside this file.
+ * data directory. NeDB answers a write only after its append hook resolved, and the hook
+ * writes the lines itself through the file-system port (file-system.ts, datafile.ts): NeDB
+ * writes no byte of its own. Query objects stay inside this file.
+ *
+ * Power loss (docs/reliability.md, "Power loss"): a change is answered once its line in the
+ * change log is on stable storage (group commit, change-log.ts); cards and trees are
+ * checkpointed rather than synced per write, and an open redoes the log past the
+ * checkpoints; every other collection is synced by each write. `SYNC=off` answers sooner.
  *
  * What NeDB does not do by itself, and this adapter adds (docs/reliability.md):
  * - a write of several records is framed as a batch, so a crash mid-append drops all of
@@ -57,7 +63,6 @@ interface Original extends NedbInternals {
   _updateIndexes(modifications: { oldDoc: Doc; newDoc: Doc }[]): void;
   _insertMultipleDocsInCache(docs: Doc[]): void;
   stopAutocompaction(): void;
-  compactDatafileAsync(): Promise<void>;
 }
 interface IndexUndo {
   revertUpdate(modifications: { oldDoc: Doc; newDoc: Doc }[]): void;
