@@ -44,3 +44,33 @@ describe("power cuts (simulated disk)", () => {
     }
   }, 60_000);
 });
+
+describe("a data directory from before checkpoints", () => {
+  it("opens with every change applied, then is checkpointed", async () => {
+    const fs = new PowerCutFs(seededRandom(seed));
+    const store = await openNedbStore("/data", { fs, log: () => undefined, checkpoint: { intervalMs: 0, logBytes: 1 << 20 } });
+    const at = "2026-01-01T00:00:00.000Z";
+    const tree = { __v: 0, revision: 1, _id: "tree00000000000000000001", createdAt: at, updatedAt: at, name: "old", owner: "u1", users: ["u1"] };
+    const card = { _id: "card00000000000000000001", treeId: tree._id, parentId: null, content: "old card", position: 0, createdAt: at, updatedAt: at, __v: 0 };
+    await store.changes.commit({ treeId: tree._id, revision: 1, at, userId: "u1", kind: "tree.create", before: [], after: [card], tree: { before: null, after: tree } }, tree);
+    await store.close();
+    // The files as the version before wrote them: no epoch line, no sequence numbers, no checkpoints;
+    // and the crash that version could leave: the change in the log only.
+    const disk = fs.cleanImage();
+    const log = disk.get("/data/changes.log")!.toString().split("\n").filter((line) => !line.startsWith('{"t":"ckpt"'));
+    disk.set("/data/changes.log", Buffer.from(log.map((line) => line.replace(/,"s":\d+\}\t/, "}\t")).join("\n")));
+    for (const name of ["users", "sessions", "scripts"]) {
+      disk.set(`/data/${name}.db`, Buffer.from(disk.get(`/data/${name}.db`)!.toString().replace(/^\{"\$\$epoch":"[0-9a-f]+"\}\n/, "")));
+    }
+    disk.set("/data/cards.db", Buffer.from(""));
+    disk.set("/data/trees.db", Buffer.from(""));
+    expect(disk.get("/data/changes.log")!.toString()).not.toMatch(/"s":|ckpt/);
+    const reopened = new PowerCutFs(seededRandom(seed), disk);
+    const opened = await openNedbStore("/data", { fs: reopened, log: () => undefined });
+    expect(await opened.cards.byId(card._id)).toEqual(card);
+    expect((await opened.trees.byId(tree._id))?.revision).toBe(1);
+    expect((await opened.changes.since(tree._id, 0, 10)).map((c) => c.revision)).toEqual([1]);
+    await opened.close();
+    expect(reopened.cleanImage().get("/data/changes.log")!.toString()).toMatch(/"t":"ckpt","file":"cards.db"/);
+  });
+});
