@@ -180,7 +180,7 @@ export class DatafileCompactor implements Compactable {
 }
 
 export interface CompactionPolicy {
-  /** How often to look at the datafiles. */
+  /** How often to look at the datafiles (0: never; compactions only when asked for). */
   checkIntervalMs: number;
   /** Compact once at least this many lines were appended since the last compaction, */
   minAppendedLines: number;
@@ -201,6 +201,9 @@ export function scheduleCompaction(
   policy: CompactionPolicy,
   onError: (err: unknown, file: string) => void,
 ): () => Promise<void> {
+  // 0: never by time (the power-cut runs compact when they choose; an abandoned store's
+  // timer would keep all of it alive).
+  if (policy.checkIntervalMs <= 0) return async () => Promise.all(compactors.map((c) => c.idle())).then(() => undefined);
   let busy = false;
   const timer = setInterval(async () => {
     if (busy) return;

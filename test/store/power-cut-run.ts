@@ -118,7 +118,7 @@ export async function runPowerCuts(options: PowerCutOptions): Promise<PowerCutFi
       fs,
       log: logOf,
       // Compaction and checkpoints are driven by the run; a small checkpoint threshold makes them happen mid-write too.
-      compaction: { checkIntervalMs: 0x7fffffff, minAppendedLines: 50, garbageRatio: 1, sliceMs: Infinity },
+      compaction: { checkIntervalMs: 0, minAppendedLines: 50, garbageRatio: 1, sliceMs: Infinity },
       checkpoint: { intervalMs: 0, logBytes: 24 * 1024 },
     });
 
