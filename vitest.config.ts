@@ -6,7 +6,7 @@ import { defineConfig } from "vitest/config";
  * (CARDTREE_TEST_STORE=postgres: each test server gets its own database, see
  * test/helpers/postgres.ts; test/postgres-setup.ts finds or starts the server).
  */
-const POSTGRES_INCLUDE = ["test/store/**/*.test.ts", "test/postgres/**/*.test.ts", "test/rest/**/*.test.ts", "test/graphql/**/*.test.ts", "test/reliability/**/*.test.ts"];
+const POSTGRES_INCLUDE = ["test/offline/**/*.test.ts", "test/store/**/*.test.ts", "test/postgres/**/*.test.ts", "test/rest/**/*.test.ts", "test/graphql/**/*.test.ts", "test/reliability/**/*.test.ts"];
 
 /**
  * Left out of the postgres project, with why. What stays (about 70% of the HTTP suites'

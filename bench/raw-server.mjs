@@ -10,6 +10,9 @@ import http from "node:http";
 
 const body = readFileSync(process.argv[2]);
 const headers = { "Content-Type": "application/json; charset=utf-8", "Content-Length": String(body.length) };
+// `node bench/raw-server.mjs BODY_FILE br`: the file holds compressed bytes, sent as such
+// (bench/scenarios/wire.ts compares Cardtree's compressed read with it).
+if (process.argv[3]) Object.assign(headers, { "Content-Encoding": process.argv[3], Vary: "Accept-Encoding" });
 
 http
   .createServer((_req, res) => {

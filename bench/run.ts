@@ -15,11 +15,17 @@
  * `--scale` runs only the PostgreSQL scale scenario (issue 17: PostgreSQL against the
  * embedded store, two processes against one, a store of 1,000,000 cards); it needs a
  * PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
+ * `--outlines` runs only OPML and Gingko Writer files against Markdown: imports and exports of
+ * a 20,000-card tree, side by side (issue 29).
  * `--writes` runs only the card writes (10 s each, even with --quick), for the change log's
  * cost against the first wave's figures.
  * `--durability` runs only issue 32's figures: card writes of today's code (BENCH_BASELINE,
  * default main), SYNC=on and SYNC=off side by side, start-up with 100,000 cards, and
  * thousands of power cuts on the simulated disk (results-durability.json).
+ * `--wire` runs only the compression scenario (issue 27: a 20,020-card list on the wire, the
+ * first compressed read of a revision, compressed and plain reads against a raw server).
+ * `--many-readers` runs only 10,000 SSE streams on one process (issue 27: one write's fan-out
+ * and the memory they hold), on a server of its own with the stream limits raised.
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -34,6 +40,7 @@ import { summariseProfile } from "./profile-summary.js";
 import { Report } from "./report.js";
 import { fileScenarios } from "./scenarios/files.js";
 import { liveScenarios } from "./scenarios/live.js";
+import { outlineScenarios } from "./scenarios/outlines.js";
 import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
@@ -42,6 +49,7 @@ import { durabilityScenarios } from "./scenarios/durability.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
+import { wireScenarios } from "./scenarios/wire.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -62,6 +70,12 @@ const scaleOnly = flag("scale");
 const writesOnly = flag("writes");
 /** `--durability`: only what fsync costs (today's code, SYNC=on, SYNC=off), start-up, and thousands of power cuts (issue 32). */
 const durabilityOnly = flag("durability");
+/** `--outlines`: only OPML and gkw against Markdown, imports and exports of 20,000 cards (issue 29). */
+const outlinesOnly = flag("outlines");
+/** `--many-readers`: only 10,000 SSE readers on one process (issue 27). */
+const manyReadersOnly = flag("many-readers");
+/** `--wire`: only compression on the wire (issue 27). */
+const wireOnly = flag("wire");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -149,6 +163,36 @@ async function main(): Promise<void> {
     rmSync(workDir, { recursive: true, force: true });
     return;
   }
+  const manyReaders = async () => {
+    console.log("10,000 SSE readers on one process...");
+    const dir = path.join(workDir, "many-readers");
+    mkdirSync(dir);
+    const many = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: dir, LIVE_STREAMS_PER_USER: "10000", LIVE_STREAMS_PER_ADDRESS: "10000", LIVE_STREAMS_TOTAL: "10000" },
+      logFile: path.join(workDir, "many-readers.log"),
+      readyPath: "/healthz",
+    });
+    const follower = await CardtreeClient.signUp(many.url, "many@bench.example");
+    const tree = await follower.treeWith("Many readers", generateTree(100, 9));
+    await liveScenarios({
+      report,
+      server: many,
+      writer: follower,
+      treeId: tree,
+      streams: 10_000,
+      idleStreams: 0,
+      rounds: quick ? 10 : 30,
+      fanout: { id: "sse-fanout-10k", p99TargetMs: 250 },
+    });
+    await many.stop();
+  };
+  if (manyReadersOnly) {
+    await manyReaders();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
   const dataDir = path.join(workDir, "data");
   mkdirSync(dataDir);
   if (liveBrowserOnly) {
@@ -179,6 +223,15 @@ async function main(): Promise<void> {
   console.log("Generating and importing trees...");
   const reader = await CardtreeClient.signUp(server.url, "reader@bench.example");
   const writer = await CardtreeClient.signUp(server.url, "writer@bench.example");
+  if (outlinesOnly) {
+    console.log("OPML and gkw against Markdown...");
+    await outlineScenarios({ report, server, writer, repetitions: settings.repetitions });
+    await server.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+
   const big = generateTree(10_000, 1);
   let started = performance.now();
   const bigTree = await reader.treeWith("Bench 10k", big);
@@ -199,7 +252,32 @@ async function main(): Promise<void> {
         { id: writerBig, label: "10k-card tree", rowId: "create-10k" },
       ],
       seconds,
+      rounds: settings.rounds,
     });
+
+  const wire = async () => {
+    console.log("On the wire: a 20,020-card tree compressed...");
+    const count = 20_020;
+    const treeId = await writer.treeWith("Bench 20k (wire)", generateTree(count, 11));
+    await wireScenarios({
+      report,
+      server,
+      client: writer,
+      treeId,
+      cardCount: count,
+      workDir,
+      seconds: settings.loadSeconds,
+      connections: settings.readConnections,
+      rounds: settings.rounds,
+    });
+  };
+  if (wireOnly) {
+    await wire();
+    await server.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
 
   if (writesOnly) {
     console.log("Writes (wrk)...");
@@ -224,6 +302,8 @@ async function main(): Promise<void> {
     rounds: settings.rounds,
   });
 
+  await wire();
+
   console.log("Live streams...");
   await liveScenarios({ report, server, writer, treeId: smallTree, streams: 200, idleStreams: 1000, rounds: quick ? 30 : 100 });
   if (liveOnly) {
@@ -239,6 +319,8 @@ async function main(): Promise<void> {
   console.log("Imports and exports...");
   await fileScenarios({ report, server, writer, workDir, repetitions: settings.repetitions, large: !quick });
   if (quick) report.note("--quick: no 10 MB import; impress and pandoc pptx on a 100 KB sample, not the 1 MB document");
+  console.log("OPML and gkw against Markdown...");
+  await outlineScenarios({ report, server, writer, repetitions: settings.repetitions });
 
   console.log("Browser client in Chromium...");
   await browserScenarios({ report, baseUrl: server.url, sizes: quick ? [5_000] : [5_000, 20_000] });
@@ -269,6 +351,8 @@ async function main(): Promise<void> {
     repetitions: settings.repetitions,
     quick,
   });
+
+  await manyReaders();
 
   console.log("Hostile traffic...");
   await hostileScenarios({ report, workDir, seconds: quick ? 2 : 6 });

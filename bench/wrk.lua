@@ -2,6 +2,8 @@
 --   BENCH_METHOD, BENCH_BODY_FILE: send this method with this file as the body;
 --   BENCH_CARD_TREE (+ BENCH_CARD_PARENT): POST a new card to that tree on each request,
 --     numbered so every body differs.
+--   BENCH_IDEMPOTENCY_KEYS: with BENCH_CARD_TREE, each POST carries its own Idempotency-Key
+--     (thread number and request number: never one key twice, so each runs; SPEC §13).
 --   BENCH_TARGETS: "host:port[:tree:parent]" items separated by commas; wrk's threads are
 --     dealt out to them in turn (thread 1 to the first, thread 2 to the second, ...), each
 --     connecting to its own server and, when a tree is given, creating cards in that tree.
@@ -29,6 +31,19 @@ if targets then
   end
 end
 
+-- Each thread's number, for keys no other thread sends (every thread counts from 1).
+thread_number = 0
+if os.getenv("BENCH_IDEMPOTENCY_KEYS") then
+  local numbered = 0
+  local deal = setup
+  setup = function(thread)
+    numbered = numbered + 1
+    thread:set("thread_number", numbered)
+    if deal then deal(thread) end
+  end
+end
+local keyed = os.getenv("BENCH_IDEMPOTENCY_KEYS") ~= nil
+
 if method then wrk.method = method end
 if body_file then
   local f = assert(io.open(body_file, "rb"))
@@ -46,6 +61,12 @@ if writes then
     local body = string.format(
       '{"treeId":"%s","parentId":%s,"position":%d,"content":"## Bench card %d\\n\\nWritten by wrk under load."}',
       card_tree, parent, 100000 + counter, counter)
+    if keyed then
+      local headers = {}
+      for name, value in pairs(wrk.headers) do headers[name] = value end
+      headers["Idempotency-Key"] = string.format("bench-%d-%d-%d", os.time(), thread_number, counter)
+      return wrk.format("POST", path, headers, body)
+    end
     return wrk.format("POST", path, nil, body)
   end
 end

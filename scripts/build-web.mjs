@@ -1,15 +1,29 @@
 /**
- * Builds the browser client (src/web) into dist/web: app.js, app.css and index.html.
- * `npm run build` runs this file; the server imports `buildWeb()` to build on start when the
- * bundle is missing. Everything is bundled here, so the page loads nothing from elsewhere.
+ * Builds the browser client (src/web) into dist/web: the app's script and style sheet under
+ * content-hashed names (`app-<hash>.js`, `app-<hash>.css`: a new build is a new name, so no
+ * cache anywhere can hand out an old one after a deploy), index.html naming them, the service
+ * worker `sw.js` (src/web/sw.ts, its fixed name carrying the build's asset list and version),
+ * the web app manifest and the icons (scripts/icons.mjs). `npm run build` runs this file;
+ * the server imports `buildWeb()` to build on start when the bundle is missing. Everything is
+ * bundled here, so the page loads nothing from elsewhere.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as esbuild from "esbuild";
+import { iconPng, iconSvg, manifest } from "./icons.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
+
+/** Which hashed files the last two builds wrote (a tab of the previous build may still load its chunk). */
+const BUILD_LIST = "web-build.json";
 
 /**
  * Bundles the client. Files are written to a temporary name and renamed, so a server that is
@@ -27,6 +41,7 @@ export async function buildWeb(options = {}) {
       { in: "src/web/styles/app.css", out: "app" },
     ],
     outdir: outDir,
+    entryNames: "[name]-[hash]",
     bundle: true,
     format: "iife",
     platform: "browser",
@@ -40,22 +55,95 @@ export async function buildWeb(options = {}) {
 
   await mkdir(outDir, { recursive: true });
   const written = [];
-  const hashes = {};
+  const names = [];
   for (const file of result.outputFiles) {
     await writeAtomically(file.path, file.contents);
     written.push(file.path);
-    hashes[file.path.slice(outDir.length + 1)] = createHash("sha256").update(file.contents).digest("hex").slice(0, 10);
+    names.push(basename(file.path));
+  }
+  const script = names.find((name) => /^app-[A-Z0-9]+\.js$/.test(name));
+  const style = names.find((name) => /^app-[A-Z0-9]+\.css$/.test(name));
+  if (!script || !style) throw new Error(`The client build named no app script or style sheet: ${names.join(", ")}`);
+
+  const statics = {
+    "manifest.webmanifest": manifest(),
+    "icon.svg": iconSvg(),
+    "icon-192.png": iconPng(192),
+    "icon-512.png": iconPng(512),
+  };
+  for (const [name, contents] of Object.entries(statics)) {
+    const path = join(outDir, name);
+    await writeAtomically(path, contents);
+    written.push(path);
   }
 
-  // The query string changes with the bundle's content, so a browser never runs a cached old app.
   const template = await readFile(join(root, "src", "web", "index.html"), "utf8");
-  const html = template
-    .replace("/app.js", `/app.js?v=${hashes["app.js"]}`)
-    .replace("/app.css", `/app.css?v=${hashes["app.css"]}`);
+  const html = template.replace("/app.js", `/${script}`).replace("/app.css", `/${style}`);
   const indexPath = join(outDir, "index.html");
   await writeAtomically(indexPath, html);
   written.push(indexPath);
+
+  // The service worker keeps exactly this build's shell; its bytes change with every build,
+  // which is how browsers learn that a new version is out.
+  const shell = [`/${script}`, `/${style}`, ...Object.keys(statics).map((name) => `/${name}`)];
+  const version = createHash("sha256").update(html).update(shell.join("\n")).update(Object.values(statics).join("")).digest("hex").slice(0, 16);
+  const worker = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [{ in: "src/web/sw.ts", out: "sw" }],
+    outdir: outDir,
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: ["es2022", "chrome110", "firefox110", "safari16"],
+    minify,
+    define: { __CARDTREE_BUILD__: JSON.stringify({ version, shell }) },
+    write: false,
+    logLevel: "silent",
+  });
+  for (const file of worker.outputFiles) {
+    await writeAtomically(file.path, file.contents);
+    written.push(file.path);
+  }
+  await precompress(outDir, [script, style]);
+  await removeOlderBuilds(outDir, names);
   return { outDir, files: written };
+}
+
+/**
+ * Brotli (quality 11) and gzip (level 9) copies beside the hashed script and style sheet,
+ * made once per content (the name is the content's hash), so the server sends them as
+ * they are (src/http/web-client.ts) instead of compressing per request.
+ */
+async function precompress(outDir, names) {
+  for (const name of names) {
+    const path = join(outDir, name);
+    const plain = await readFile(path);
+    const copies = {
+      br: () => brotli(plain, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: plain.length } }),
+      gz: () => gzip(plain, { level: 9 }),
+    };
+    for (const [suffix, make] of Object.entries(copies)) {
+      const target = `${path}.${suffix}`;
+      if (existsSync(target)) continue;
+      await writeAtomically(target, await make());
+    }
+  }
+}
+
+/** Hashed files of builds before the previous one are removed. */
+async function removeOlderBuilds(outDir, current) {
+  let previous = [];
+  try {
+    previous = JSON.parse(await readFile(join(outDir, BUILD_LIST), "utf8")).current ?? [];
+  } catch {
+    // First build here: remove nothing we cannot name.
+  }
+  const keep = new Set([...current, ...previous]);
+  for (const name of await readdir(outDir)) {
+    const built = /^(app(-[A-Z0-9]+)?\.(js|css))(\.map|\.LEGAL\.txt|\.br|\.gz)?$/.exec(name);
+    if (built && !keep.has(name) && !(/\.(br|gz)$/.test(name) && keep.has(built[1]))) await rm(join(outDir, name), { force: true });
+  }
+  await writeAtomically(join(outDir, BUILD_LIST), `${JSON.stringify({ current, previous }, null, 1)}\n`);
 }
 
 async function writeAtomically(path, contents) {

@@ -54,6 +54,13 @@ describe("GraphQL budgets", () => {
     expect(() => loadConfig({ GRAPHQL_TIME_LIMIT_MS: "0" })).toThrow(/GRAPHQL_TIME_LIMIT_MS must be at least 1/);
     expect(() => loadConfig({ GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS: "0" })).toThrow(/GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS/);
   });
+
+  it("allow 4 copies of a tree in an answer unless told otherwise, never fewer than one", () => {
+    expect(loadConfig({}).graphql.copies).toBe(4);
+    expect(loadConfig({ GRAPHQL_COPY_LIMIT: "2" }).graphql.copies).toBe(2);
+    expect(() => loadConfig({ GRAPHQL_COPY_LIMIT: "0" })).toThrow(/GRAPHQL_COPY_LIMIT must be at least 1/);
+    expect(() => loadConfig({ GRAPHQL_COPY_LIMIT: "1.5" })).toThrow(/GRAPHQL_COPY_LIMIT must be a whole number/);
+  });
 });
 
 describe("HISTORY_DAYS", () => {
@@ -73,5 +80,20 @@ describe("READ_MODEL_CARDS", () => {
     expect(loadConfig({ ...postgres, READ_MODEL_CARDS: "100000" }).readModelCards).toBe(100_000);
     expect(loadConfig({ READ_MODEL_CARDS: "0" }).readModelCards).toBe(0);
     expect(() => loadConfig({ READ_MODEL_CARDS: "-1" })).toThrow(/READ_MODEL_CARDS must be at least 0/);
+  });
+});
+
+describe("REMOTE_IMAGES, sessions and log-in limits (issue 25)", () => {
+  it("hold remote images back on public pages unless told otherwise, and refuse an unknown choice", () => {
+    expect(loadConfig({}).remoteImages).toBe("click");
+    for (const choice of ["allow", "click", "block"] as const) expect(loadConfig({ REMOTE_IMAGES: choice }).remoteImages).toBe(choice);
+    expect(() => loadConfig({ REMOTE_IMAGES: "yes" })).toThrow(/REMOTE_IMAGES must be "allow", "click" or "block"/);
+  });
+
+  it("last 30 days, swept hourly; limits of 10 / 50 / 50 failed log-ins", () => {
+    expect(loadConfig({}).sessions).toEqual({ ttlMs: 30 * 24 * 60 * 60 * 1000, sweepMs: 60 * 60 * 1000 });
+    expect(() => loadConfig({ SESSION_TTL_MS: "10" })).toThrow(/SESSION_TTL_MS/);
+    const { loginFailures, loginAddressFailures, loginAccountFailures } = loadConfig({}).limits;
+    expect([loginFailures, loginAddressFailures, loginAccountFailures]).toEqual([10, 50, 50]);
   });
 });

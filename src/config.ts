@@ -49,7 +49,10 @@ export interface Config {
     jsonBodyBytes: number;
     importBodyBytes: number;
     importCards: number;
+    /** Failed log-ins within `loginWindowMs` before 429: per account and address, per address, per account (auth/login-throttle.ts). */
     loginFailures: number;
+    loginAddressFailures: number;
+    loginAccountFailures: number;
     loginWindowMs: number;
     /** Scrypt hashes allowed to run at once; more wait their turn. */
     concurrentHashes: number;
@@ -66,11 +69,24 @@ export interface Config {
     userScriptBytes: number;
     userScripts: number;
   };
+  /**
+   * Images in cards from other hosts, which learn each reader's address: `allow` loads them
+   * everywhere; `click` (the default) loads them on members' tree pages and, on public
+   * pages, only when the reader clicks; `block` loads images from this server only.
+   */
+  remoteImages: RemoteImagePolicy;
+  /**
+   * Cookie sessions: how long one lasts from log-in (its live streams end then too), and
+   * how often expired ones are deleted from the store.
+   */
+  sessions: { ttlMs: number; sweepMs: number };
   /** What one /graphql request may ask for (docs/graphql.md, "Limits"). */
   graphql: GraphQLLimits;
   /** Live streams: SSE and GraphQL subscriptions (docs/reliability.md, "Live streams"). */
   live: LiveLimits;
 }
+
+export type RemoteImagePolicy = "allow" | "click" | "block";
 
 export interface LiveLimits {
   /** Streams one signed-in user may hold open at once. */
@@ -109,6 +125,11 @@ export interface GraphQLLimits {
   cost: number;
   /** Mutation fields in one request. */
   mutations: number;
+  /**
+   * Most times an answer may hold the same data: each card and tree record against its REST
+   * JSON, and each history, trash, export... (src/graphql/answer-bound.ts).
+   */
+  copies: number;
   /** Values resolved while executing one request: each selected field of each card, tree or collaborator. */
   values: number;
   /** Characters of card text in one answer. */
@@ -183,6 +204,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       importBodyBytes: integer(env.IMPORT_BODY_LIMIT, 16 * 1024 * 1024, "IMPORT_BODY_LIMIT"),
       importCards: integer(env.IMPORT_CARD_LIMIT, 100_000, "IMPORT_CARD_LIMIT"),
       loginFailures: integer(env.LOGIN_FAILURE_LIMIT, 10, "LOGIN_FAILURE_LIMIT"),
+      loginAddressFailures: integer(env.LOGIN_ADDRESS_FAILURE_LIMIT, 50, "LOGIN_ADDRESS_FAILURE_LIMIT"),
+      loginAccountFailures: integer(env.LOGIN_ACCOUNT_FAILURE_LIMIT, 50, "LOGIN_ACCOUNT_FAILURE_LIMIT"),
       loginWindowMs: integer(env.LOGIN_WINDOW_MS, 15 * 60 * 1000, "LOGIN_WINDOW_MS"),
       // Two: half of libuv's pool of four threads, which file reads and writes need too (four
       // hashes at once made every save wait for one to finish), and as many as this two-core
@@ -203,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       directives: integer(env.GRAPHQL_DIRECTIVE_LIMIT, 50, "GRAPHQL_DIRECTIVE_LIMIT"),
       cost: integer(env.GRAPHQL_COST_LIMIT, 50_000, "GRAPHQL_COST_LIMIT"),
       mutations: integer(env.GRAPHQL_MUTATION_LIMIT, 20, "GRAPHQL_MUTATION_LIMIT"),
+      copies: atLeast(1, integer(env.GRAPHQL_COPY_LIMIT, 4, "GRAPHQL_COPY_LIMIT"), "GRAPHQL_COPY_LIMIT"),
       values: integer(env.GRAPHQL_VALUE_LIMIT, 1_000_000, "GRAPHQL_VALUE_LIMIT"),
       text: integer(env.GRAPHQL_TEXT_LIMIT, 64 * 1024 * 1024, "GRAPHQL_TEXT_LIMIT"),
       timeMs: atLeast(1, integer(env.GRAPHQL_TIME_LIMIT_MS, 10_000, "GRAPHQL_TIME_LIMIT_MS"), "GRAPHQL_TIME_LIMIT_MS"),
@@ -211,6 +235,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         timeMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_LIMIT_MS, 100, "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"), "GRAPHQL_ANONYMOUS_TIME_LIMIT_MS"),
         perSecondMs: atLeast(1, integer(env.GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS, 100, "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"), "GRAPHQL_ANONYMOUS_TIME_PER_SECOND_MS"),
       },
+    },
+    remoteImages: remoteImagePolicy(env.REMOTE_IMAGES),
+    sessions: {
+      ttlMs: atLeast(1000, integer(env.SESSION_TTL_MS, 30 * 24 * 60 * 60 * 1000, "SESSION_TTL_MS"), "SESSION_TTL_MS"),
+      sweepMs: atLeast(100, integer(env.SESSION_SWEEP_MS, 60 * 60 * 1000, "SESSION_SWEEP_MS"), "SESSION_SWEEP_MS"),
     },
     live: {
       perUser: atLeast(0, integer(env.LIVE_STREAMS_PER_USER, 16, "LIVE_STREAMS_PER_USER"), "LIVE_STREAMS_PER_USER"),
@@ -222,6 +251,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queueEvents: atLeast(1, integer(env.LIVE_QUEUE_EVENTS, 256, "LIVE_QUEUE_EVENTS"), "LIVE_QUEUE_EVENTS"),
     },
   };
+}
+
+/** `REMOTE_IMAGES`: allow, click (the default) or block. */
+function remoteImagePolicy(value: string | undefined): RemoteImagePolicy {
+  if (value === undefined || value === "") return "click";
+  if (value === "allow" || value === "click" || value === "block") return value;
+  throw new Error(`REMOTE_IMAGES must be "allow", "click" or "block", got "${value}".`);
 }
 
 /** `STORE=nedb` (the default) or `STORE=postgres` with `DATABASE_URL`. */

@@ -23,8 +23,8 @@ interface Attack {
   name: string;
   /** Requests in flight at once. */
   concurrency: number;
-  /** One attacking request; returns its status (0 when the connection failed). */
-  send(i: number): Promise<number>;
+  /** One attacking request; returns its status (0 when the connection failed), or what a 200 held. */
+  send(i: number): Promise<number | string>;
 }
 
 interface Sample {
@@ -56,6 +56,22 @@ async function status(promise: Promise<Response>): Promise<number> {
   }
 }
 
+/**
+ * What a GraphQL answer with status 200 held: "200 data" (answered) or "200 <code>" (its first
+ * error's code, e.g. payload_too_large: the result budget refused it while executing).
+ */
+async function graphqlOutcome(promise: Promise<Response>): Promise<number | string> {
+  try {
+    const res = await promise;
+    const text = await res.text();
+    if (res.status !== 200) return res.status;
+    const body = JSON.parse(text) as { errors?: { extensions?: { code?: string } }[] };
+    return `200 ${body.errors?.[0]?.extensions?.code ?? "data"}`;
+  } catch {
+    return 0;
+  }
+}
+
 /** Nested `children { parent { … } }` selections: each level multiplies by the siblings' count. */
 function nestedQuery(url: string, levels: number): string {
   return `{publicTree(url:"${url}"){cards{${"children{parent{".repeat(levels)}id${"}}".repeat(levels)}}}}`;
@@ -80,11 +96,67 @@ async function publicTreeWith(client: CardtreeClient, name: string, publicUrl: s
   return tree._id;
 }
 
-async function buildAttacks(server: Pinned): Promise<Attack[]> {
+/**
+ * Issue 25's probe sent alone, ten times one after another (each a new query text, so no
+ * cached answer helps), while /healthz is polled every 10 ms: how big its answer is against
+ * the tree's JSON (its record and cards as REST sends them), how long it takes, and how
+ * long it holds the server (the worst /healthz wait meanwhile). Signed in: anonymous
+ * callers had a smaller budget already.
+ */
+async function probeAlone(report: Report, attacker: CardtreeClient, treeId: string, query: string): Promise<void> {
+  const url = attacker.baseUrl;
+  const treeJson = (await (await attacker.request("GET", `/api/trees/${treeId}`)).arrayBuffer()).byteLength + (await (await attacker.request("GET", `/api/trees/${treeId}/cards`)).arrayBuffer()).byteLength;
+  const times: number[] = [];
+  let largest = 0;
+  let worstHealth = 0;
+  // The same polling with nothing else sent, as long: what the machine alone makes /healthz wait.
+  let quietHealth = 0;
+  const quietUntil = performance.now() + 1_000;
+  while (performance.now() < quietUntil) {
+    const started = performance.now();
+    await (await fetch(`${url}/healthz`, { headers: HONEST_ADDRESS })).arrayBuffer();
+    quietHealth = Math.max(quietHealth, performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  for (let i = 0; i < 10; i++) {
+    let done = false;
+    const poll = (async () => {
+      while (!done) {
+        const started = performance.now();
+        await (await fetch(`${url}/healthz`, { headers: HONEST_ADDRESS })).arrayBuffer();
+        worstHealth = Math.max(worstHealth, performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    const started = performance.now();
+    const res = await attacker.request("POST", "/graphql", { query: query.replace(/^\{/, `{round${i}: __typename `) }, ATTACKER_ADDRESS);
+    largest = Math.max(largest, (await res.arrayBuffer()).byteLength);
+    times.push(performance.now() - started);
+    done = true;
+    await poll;
+  }
+  report.add({
+    id: "hostile-amplification-alone",
+    scenario: "issue 25's probe alone, signed in (10 in turn)",
+    p50Ms: percentile(times, 50),
+    p99Ms: percentile(times, 99),
+    bytes: largest,
+    note: `tree JSON ${treeJson} bytes; answer ${(largest / treeJson).toFixed(2)}× that; worst /healthz meanwhile ${worstHealth.toFixed(0)} ms (${quietHealth.toFixed(0)} ms with nothing sent)`,
+  });
+  report.target({ name: "issue 25's probe: answer against the tree's JSON", wanted: "≤ 4×", measured: `${(largest / treeJson).toFixed(2)}×`, met: largest <= 4 * treeJson });
+  report.target({
+    name: "issue 25's probe: worst /healthz wait while it runs, over the same with nothing sent",
+    wanted: "≤ 50 ms more",
+    measured: `${(worstHealth - quietHealth).toFixed(0)} ms (${worstHealth.toFixed(0)} against ${quietHealth.toFixed(0)})`,
+    met: worstHealth - quietHealth <= 50,
+  });
+}
+
+async function buildAttacks(server: Pinned, report: Report): Promise<Attack[]> {
   const url = server.url;
   const attacker = await CardtreeClient.signUp(url, "attacker@bench.example");
   // A 21-card public tree: one root with 20 children, so each children/parent level multiplies by 20.
-  await publicTreeWith(attacker, "Small", "hostile-21", [{ content: "# Root", children: Array.from({ length: 20 }, (_, i) => ({ content: `Child ${i}` })) }]);
+  const smallId = await publicTreeWith(attacker, "Small", "hostile-21", [{ content: "# Root", children: Array.from({ length: 20 }, (_, i) => ({ content: `Child ${i}` })) }]);
   const bigId = await publicTreeWith(attacker, "Five thousand", "hostile-5k", generateTree(5_000, 3));
   const emphasisId = await publicTreeWith(attacker, "Emphasis", "hostile-emphasis", [{ content: "_a".repeat(50_000) }]);
   const quotesId = await publicTreeWith(attacker, "Quotes", "hostile-quotes", [{ content: `${"> ".repeat(20_000)}deep` }]);
@@ -94,8 +166,8 @@ async function buildAttacks(server: Pinned): Promise<Attack[]> {
   await fetch(`${url}/graphql`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) });
   const session = await cookieSession(attacker);
 
-  const graphql = (query: string, variables?: unknown, auth = false) =>
-    status(
+  const graphql = (query: string, variables?: unknown, auth = false, read: (res: Promise<Response>) => Promise<number | string> = status) =>
+    read(
       fetch(`${url}/graphql`, {
         method: "POST",
         // As graphql-request asks: refusals then come with their HTTP status (429, 413, 400), not 200.
@@ -119,7 +191,18 @@ async function buildAttacks(server: Pinned): Promise<Attack[]> {
   // entry on the left, the address the proxy saw appended on the right.
   const spoofedAddress = () => ({ "X-Forwarded-For": `10.${(counter >> 16) & 255}.${(counter >> 8) & 255}.${counter++ & 255}, ${ATTACKER_ADDRESS["X-Forwarded-For"]}` });
 
+  // Issue 25: the probe that answered 7.4 MB signed in (children, parent, children on the
+  // 21-card tree, ~145 bytes), and a query over the anonymous result budget (three lists of
+  // the 5,000-card tree: 120,000 values) sent again and again: it must never be answered.
+  const amplification = '{publicTree(url:"hostile-21"){cards{children{parent{children{parent{children{id content position depth createdAt updatedAt}}}}}}}}';
+  const fields = "id treeId parentId content position createdAt updatedAt version";
+  const overBudget = `{publicTree(url:"hostile-5k"){a:cards{${fields}} b:cards{${fields}} c:cards{${fields}}}}`;
+  await probeAlone(report, attacker, smallId, amplification);
+
   return [
+    { id: "gql-amplification", name: "GraphQL children/parent/children probe of issue 25, ~145 bytes, on the 21-card tree (signed in)", concurrency: 2, send: () => graphql(amplification, undefined, true) },
+    { id: "gql-amplification-anonymous", name: "the same probe, anonymous", concurrency: 2, send: () => graphql(amplification) },
+    { id: "gql-over-budget-again", name: "GraphQL query over the anonymous result budget, sent again and again (anonymous)", concurrency: 2, send: () => graphql(overBudget, undefined, false, graphqlOutcome) },
     { id: "gql-nested", name: "GraphQL children/parent nesting on a public 21-card tree (anonymous)", concurrency: 2, send: () => graphql(nestedQuery("hostile-21", 6)) },
     { id: "gql-me-aliases", name: "GraphQL 1,000 aliases of me", concurrency: 4, send: () => graphql(`{${meAliases}}`, undefined, true) },
     { id: "gql-export-aliases", name: "GraphQL 10 aliases of export on a public 5,000-card tree (anonymous)", concurrency: 2, send: () => graphql(`{publicTree(url:"hostile-5k"){${exportAliases}}}`) },
@@ -222,8 +305,8 @@ function honestWriter(honest: CardtreeClient, treeId: string, cardId: string): {
   };
 }
 
-async function runAttack(attack: Attack, seconds: number, maxRequests: number): Promise<Map<number, number>> {
-  const statuses = new Map<number, number>();
+async function runAttack(attack: Attack, seconds: number, maxRequests: number): Promise<Map<number | string, number>> {
+  const statuses = new Map<number | string, number>();
   const deadline = performance.now() + seconds * 1000;
   let sent = 0;
   const lane = async () => {
@@ -244,7 +327,7 @@ export async function hostileScenarios(options: { report: Report; workDir: strin
   const honest = await CardtreeClient.signUp(server.url, "honest@bench.example");
   const treeId = await honest.treeWith("Honest", generateTree(1_000, 7));
   const [card] = await honest.json<{ _id: string }[]>("GET", `/api/trees/${treeId}/cards`);
-  const attacks = await buildAttacks(server);
+  const attacks = await buildAttacks(server, report);
 
   const quietRss = sampleRss(server.process.pid!, 100);
   const quiet = honestWriter(honest, treeId, card._id);
@@ -254,6 +337,7 @@ export async function hostileScenarios(options: { report: Report; workDir: strin
 
   let worstP99 = percentile(quietMs, 99);
   let peakRss = 0;
+  let overBudgetAnswered = 0;
   const crashed: string[] = [];
   for (const attack of attacks) {
     const rss = sampleRss(server.process.pid!, 100);
@@ -267,7 +351,11 @@ export async function hostileScenarios(options: { report: Report; workDir: strin
     const p99 = percentile(ms, 99);
     worstP99 = Math.max(worstP99, p99);
     peakRss = Math.max(peakRss, attackRss);
-    const answered = [...statuses].sort(([a], [b]) => a - b).map(([code, count]) => `${count}×${code || "failed"}`).join(" ");
+    const answered = [...statuses]
+      .sort(([a], [b]) => String(a).localeCompare(String(b)))
+      .map(([code, count]) => `${count}×${code || "failed"}`)
+      .join(" ");
+    if (attack.id === "gql-over-budget-again") overBudgetAnswered = statuses.get("200 data") ?? 0;
     report.add({
       id: `hostile-${attack.id}`,
       scenario: `honest writer during: ${attack.name}`,
@@ -288,6 +376,7 @@ export async function hostileScenarios(options: { report: Report; workDir: strin
   report.target({ name: "honest p99 under each attack (issue 12)", wanted: "≤ 250 ms", measured: `${worstP99.toFixed(0)} ms worst`, met: worstP99 <= 250 });
   report.target({ name: "no crash under attack (issue 12)", wanted: "none", measured: crashed.length === 0 ? "none" : crashed.join(", "), met: crashed.length === 0 });
   report.target({ name: "RSS under attack (issue 12)", wanted: "≤ 512 MB", measured: `${peakRss.toFixed(0)} MB peak`, met: peakRss <= 512 });
+  report.target({ name: "over-budget query answered when sent again (issue 25)", wanted: "never", measured: `${overBudgetAnswered} times`, met: overBudgetAnswered === 0 });
 }
 
 function startHostileServer(dataDir: string, workDir: string, port?: number): Promise<Pinned> {

@@ -17,6 +17,8 @@ export interface LiveSetup {
   streams: number;
   idleStreams: number;
   rounds: number;
+  /** The fan-out's row id and p99 target (default: "sse-fanout", 100 ms for 200 streams). */
+  fanout?: { id: string; p99TargetMs: number };
 }
 
 interface Follower {
@@ -56,7 +58,14 @@ export async function liveScenarios(setup: LiveSetup): Promise<void> {
 
   // Fan-out: every round, one edit; the time from its 200 to the last reader's event.
   let waiting: (() => void) | null = null;
-  const followers = await Promise.all(Array.from({ length: setup.streams }, () => follow(setup, () => waiting?.())));
+  // Opened in batches: 10,000 connections at once would overrun the listen backlog.
+  const followers: Follower[] = [];
+  for (let opened = 0; opened < setup.streams; opened += 500) {
+    const batch = Math.min(500, setup.streams - opened);
+    followers.push(...(await Promise.all(Array.from({ length: batch }, () => follow(setup, () => waiting?.())))));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const rssWithStreams = server.rss();
   const delays: number[] = [];
   const trees = await writer.json<{ _id: string; revision: number }[]>("GET", "/api/trees");
   let target = trees.find((t) => t._id === treeId)!.revision;
@@ -83,14 +92,25 @@ export async function liveScenarios(setup: LiveSetup): Promise<void> {
   for (const follower of followers) follower.close();
   delays.sort((a, b) => a - b);
   const p99 = delays[Math.min(delays.length - 1, Math.floor(delays.length * 0.99))];
+  const fanout = setup.fanout ?? { id: "sse-fanout", p99TargetMs: 100 };
   report.add({
-    id: "sse-fanout",
+    id: fanout.id,
     scenario: `SSE fan-out: ${setup.streams} streams on one tree, a write's 200 to the last stream's event`,
     p50Ms: median(delays),
     p99Ms: p99,
-    note: `${setup.rounds} edits, one at a time`,
+    rssMb: rssWithStreams / 1e6,
+    note: `${setup.rounds} edits, one at a time; RSS with the streams open`,
   });
-  report.target({ name: "SSE fan-out to 200 streams", wanted: "p99 <= 100 ms", measured: `${p99.toFixed(1)} ms`, met: p99 <= 100 });
+  report.target({
+    name: `SSE fan-out to ${setup.streams} streams`,
+    wanted: `p99 <= ${fanout.p99TargetMs} ms`,
+    measured: `${p99.toFixed(1)} ms`,
+    met: p99 <= fanout.p99TargetMs,
+  });
+  if (setup.idleStreams === 0) {
+    report.target({ name: `RSS with ${setup.streams} streams open`, wanted: "<= 400 MB", measured: `${(rssWithStreams / 1e6).toFixed(0)} MB`, met: rssWithStreams <= 400e6 });
+    return;
+  }
 
   // Memory: the server's RSS with 1,000 idle streams open, against none.
   await new Promise((resolve) => setTimeout(resolve, 1000));

@@ -7,6 +7,8 @@
 import type { CardtreeClient } from "../cardtree-client.js";
 import type { Pinned } from "../processes.js";
 import type { Report } from "../report.js";
+import { readFileSync } from "node:fs";
+import { median } from "../report.js";
 import { runWrk } from "../wrk.js";
 
 /**
@@ -21,6 +23,8 @@ export async function writeScenarios(options: {
   writer: CardtreeClient;
   trees: { id: string; label: string; rowId: string }[];
   seconds: number;
+  /** Alternations of the runs with and without Idempotency-Key. */
+  rounds: number;
 }): Promise<void> {
   const { report, server, writer } = options;
   for (const tree of options.trees) {
@@ -56,4 +60,79 @@ export async function writeScenarios(options: {
       });
     }
   }
+  await idempotencyCost({ ...options, tree: options.trees[0] });
+}
+
+/** CPU seconds the process has used (user + system), from /proc: 100 ticks a second on Linux. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * What Idempotency-Key costs a card write (issue 26: at most 10% of the throughput): the
+ * same creations with and without a key each, alternated `rounds` times (ABBA) so that drift
+ * of the machine's load falls on both alike; the medians are compared. The server's CPU time
+ * per answered write is measured too: on a machine others load, throughput swings with
+ * their load, CPU per write much less.
+ */
+async function idempotencyCost(options: {
+  report: Report;
+  server: Pinned;
+  writer: CardtreeClient;
+  tree: { id: string; label: string };
+  seconds: number;
+  rounds: number;
+}): Promise<void> {
+  const { report, server, writer, tree } = options;
+  const cards = await writer.json<{ _id: string; parentId: string | null }[]>("GET", `/api/trees/${tree.id}/cards`);
+  const parent = cards.find((c) => c.parentId === null)!;
+  const runs = { plain: [] as number[], keyed: [] as number[] };
+  const p50 = { plain: [] as number[], keyed: [] as number[] };
+  const cpuMs = { plain: [] as number[], keyed: [] as number[] };
+  let errors = 0;
+  for (let round = 0; round < options.rounds; round++) {
+    // Plain first in even rounds, keyed first in odd ones: the tree grows and the machine's
+    // load drifts during a round, and neither should fall on one kind only.
+    const order = round % 2 === 0 ? (["plain", "keyed"] as const) : (["keyed", "plain"] as const);
+    for (const kind of order) {
+      const cpuBefore = cpuSeconds(server.process.pid!);
+      const result = await runWrk({
+        url: `${server.url}/api/trees/${tree.id}/cards`,
+        headers: { Authorization: writer.authorization },
+        script: { BENCH_CARD_TREE: tree.id, BENCH_CARD_PARENT: parent._id, ...(kind === "keyed" ? { BENCH_IDEMPOTENCY_KEYS: "1" } : {}) },
+        seconds: options.seconds,
+        connections: 16,
+        targetPid: server.process.pid!,
+      });
+      cpuMs[kind].push(((cpuSeconds(server.process.pid!) - cpuBefore) * 1000) / Math.max(1, result.requests));
+      runs[kind].push(result.requestsPerSecond);
+      p50[kind].push(result.p50Ms);
+      errors += result.errors;
+    }
+  }
+  for (const kind of ["plain", "keyed"] as const) {
+    report.add({
+      id: `create-idempotency-${kind}`,
+      scenario: `create cards, 16 connections, ${tree.label}, ${kind === "keyed" ? "each with its own Idempotency-Key" : "no Idempotency-Key"} (median of ${options.rounds})`,
+      requestsPerSecond: median(runs[kind]),
+      p50Ms: median(p50[kind]),
+      errors,
+      note: `${runs[kind].map((r) => r.toFixed(0)).join(" / ")} req/s; server CPU ${median(cpuMs[kind]).toFixed(2)} ms a write`,
+    });
+  }
+  const cpuRatio = median(cpuMs.plain) / median(cpuMs.keyed);
+  report.target({
+    name: `card writes with an Idempotency-Key each vs without, ${tree.label}: server CPU a write (without / with)`,
+    wanted: ">= 0.90",
+    measured: cpuRatio.toFixed(2),
+    met: cpuRatio >= 0.9,
+  });
+  const ratio = median(runs.keyed) / median(runs.plain);
+  report.target({
+    name: `card writes with an Idempotency-Key each vs without, ${tree.label}`,
+    wanted: ">= 0.90",
+    measured: ratio.toFixed(2),
+    met: ratio >= 0.9,
+  });
 }

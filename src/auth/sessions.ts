@@ -6,7 +6,6 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Session, Store } from "../domain/ports/store.js";
 
 export const SESSION_COOKIE = "cardtree_session";
-export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
 export class SessionManager {
   constructor(
@@ -14,6 +13,8 @@ export class SessionManager {
     private readonly secret: string,
     /** Told of every session that ends (logout, a new login, expiry): the live streams opened with it end. */
     private readonly ended: (sessionId: string) => void = () => {},
+    /** How long a session lasts from its start (`SESSION_TTL_MS`). */
+    readonly ttlMs = 30 * 24 * 60 * 60 * 1000,
   ) {}
 
   private idOf(token: string): string {
@@ -29,7 +30,7 @@ export class SessionManager {
       userId,
       csrf: randomBytes(24).toString("base64url"),
       createdAt: new Date(at).toISOString(),
-      expiresAt: new Date(at + SESSION_TTL_MS).toISOString(),
+      expiresAt: new Date(at + this.ttlMs).toISOString(),
     };
     await this.store.sessions.insert(session);
     return { token, session };

@@ -7,8 +7,8 @@
  *   user passwd EMAIL [--password P]            set a new password, ending its sessions
  *   user limit EMAIL N                          set the card limit (-1: unlimited)
  *   user list                                   one line per user
- *   import FILE --tree ID [--parent CARD]       import Markdown or JSON into a tree
- *   export TREE --format F [-o FILE] [--card ID] [--column N]
+ *   import FILE --tree ID [--parent CARD]       import Markdown, JSON, OPML or a .gkw file into a tree
+ *   export TREE --format F [-o FILE] [--card ID] [--column N] [--leaves]
  *   backup DIR                                  copy the data, also while the server runs
  *   restore DIR                                 replace the data with a backup (server stopped)
  *   migrate --to postgres [--force]             copy the data into DATABASE_URL, verified
@@ -35,7 +35,7 @@ export const COMMAND_LINES = [
   "user limit EMAIL N",
   "user list",
   "import FILE --tree ID [--parent CARD]",
-  "export TREE --format txt|md|html|json|docx|impress [-o FILE] [--card ID] [--column N] [--newlines N] [--start S] [--end S]",
+  "export TREE --format txt|md|html|json|docx|impress|opml|gkw [-o FILE] [--card ID] [--column N] [--leaves] [--newlines N] [--start S] [--end S]",
   "backup DIR",
   "restore DIR",
   "migrate --to postgres [--force]",

@@ -71,6 +71,7 @@ export async function exportCommand(ctx: DomainContext, rest: string[], args: Cl
     const value = args.values[flag];
     if (value !== undefined) query[key] = value;
   }
+  if (args.values.leaves) query.leaves = "1";
   const result = await exportTreeAs(ctx, SYSTEM_ACTOR, treeId, args.values.format, query);
   const output = args.values.output ?? result.filename;
   if (output === "-") process.stdout.write(result.body);

@@ -16,6 +16,7 @@ const OPTIONS = {
   newlines: { type: "string" },
   start: { type: "string" },
   end: { type: "string" },
+  leaves: { type: "boolean" },
   to: { type: "string" },
   force: { type: "boolean" },
   help: { type: "boolean", short: "h" },

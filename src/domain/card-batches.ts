@@ -5,8 +5,8 @@
  */
 import type { DomainContext } from "./context.js";
 import { LimitReachedError, NotFoundError, PayloadTooLargeError } from "../shared/errors.js";
-import { newRecordId } from "../shared/ids.js";
-import type { SeedNode, StoredCard } from "../shared/records.js";
+import { newRecordId, RECORD_ID } from "../shared/ids.js";
+import type { ImportNode, StoredCard } from "../shared/records.js";
 import { ownedCardsCount } from "./users.js";
 
 interface Placement {
@@ -19,18 +19,23 @@ interface Placement {
 }
 
 /**
- * Card records for `nodes` placed under `parentId`, in tree order. Iterative, so a
+ * Card records for `nodes` placed under `parentId`, in tree order. A node whose `id` is in
+ * `keepIds` (see `withFileIds`) keeps it; every other card gets a new id. Iterative, so a
  * 10,000-level seed does not overflow the stack. Children are positioned 0, 1, 2, ...
  */
-export function cardsFromSeed(nodes: readonly SeedNode[], place: Placement): StoredCard[] {
+export function cardsFromSeed(nodes: readonly ImportNode[], place: Placement, keepIds: ReadonlySet<string> = NONE): StoredCard[] {
   const out: StoredCard[] = [];
-  const stack: { node: SeedNode; parentId: string | null; position: number }[] = [];
+  const kept = new Set<string>();
+  const stack: { node: ImportNode; parentId: string | null; position: number }[] = [];
   for (let i = nodes.length - 1; i >= 0; i--) {
     stack.push({ node: nodes[i], parentId: place.parentId, position: place.firstPosition + i });
   }
   while (stack.length > 0) {
     const { node, parentId, position } = stack.pop()!;
-    const _id = newRecordId();
+    // A file may name two cards alike: the first keeps the id.
+    const keep = node.id !== undefined && keepIds.has(node.id) && !kept.has(node.id);
+    const _id = keep ? node.id! : newRecordId();
+    if (keep) kept.add(_id);
     out.push({
       _id,
       treeId: place.treeId,
@@ -46,6 +51,47 @@ export function cardsFromSeed(nodes: readonly SeedNode[], place: Placement): Sto
   }
   return out;
 }
+
+const NONE: ReadonlySet<string> = new Set();
+
+/** The lock key under which ids from files are checked and written (any tree, any process). */
+const FILE_IDS_LOCK = "import:file-card-ids";
+
+/**
+ * Runs `write` with the set of ids from `nodes` (a Gingko Writer file names its cards) that
+ * the import may keep: of our form (24 characters of a-z and 0-9), the first use of it in the
+ * file, and no card's id yet, live or trashed, in any tree. Every other card gets a new id.
+ * A store write replaces a card of the same id, so the check and the write run under one
+ * lock shared by all processes: two imports of one file cannot both keep an id.
+ */
+export async function withFileIds<T>(ctx: DomainContext, nodes: readonly ImportNode[], write: (keepIds: ReadonlySet<string>) => Promise<T>): Promise<T> {
+  const candidates = new Set<string>();
+  const seen = new Set<string>();
+  const stack: (readonly ImportNode[])[] = [nodes];
+  while (stack.length > 0) {
+    for (const node of stack.pop()!) {
+      if (node.id !== undefined && !seen.has(node.id)) {
+        seen.add(node.id);
+        if (RECORD_ID.test(node.id)) candidates.add(node.id);
+      }
+      if (node.children) stack.push(node.children);
+    }
+  }
+  if (candidates.size === 0) return write(NONE);
+  return ctx.ownerLocks.run(FILE_IDS_LOCK, async () => {
+    const ids = [...candidates];
+    const keep = new Set<string>();
+    for (let i = 0; i < ids.length; i += ID_CHECKS_AT_ONCE) {
+      const batch = ids.slice(i, i + ID_CHECKS_AT_ONCE);
+      const found = await Promise.all(batch.map((id) => ctx.store.cards.byId(id)));
+      batch.forEach((id, j) => found[j] === null && keep.add(id));
+    }
+    return write(keep);
+  });
+}
+
+/** Store reads in flight at once while checking a file's ids. */
+const ID_CHECKS_AT_ONCE = 32;
 
 /**
  * One limit for a card's content on every path that writes one (create, edit, import,

@@ -6,7 +6,8 @@
 import type { DomainContext } from "./context.js";
 import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.js";
 import { presentCard } from "./presenters.js";
-import { newRecordId, RECORD_ID } from "../shared/ids.js";
+import { RECORD_ID } from "../shared/ids.js";
+import { withRecordId } from "./client-ids.js";
 import type { Actor } from "./policy.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import { createCardInput, noInput, updateCardInput } from "../shared/schemas.js";
@@ -59,8 +60,10 @@ async function assertParentInTree(ctx: DomainContext, tree: Tree, parentId: stri
 }
 
 /**
- * Creates a card. `treeId` in the body must equal the target's (the path's).
- * @throws ValidationError, PayloadTooLargeError, LimitReachedError and the policy's errors.
+ * Creates a card. `treeId` in the body must equal the target's (the path's); `_id`, when
+ * given, is the new card's id (SPEC §13).
+ * @throws ValidationError, PayloadTooLargeError, LimitReachedError, ConflictError (the id
+ *   is taken) and the policy's errors.
  */
 export const createCard = treeCommand({
   name: "createCard",
@@ -77,10 +80,10 @@ export const createCard = treeCommand({
   async run(ctx, actor, tree, _target, body): Promise<StoredCard> {
     const parentId = body.parentId ?? null;
     await assertParentInTree(ctx, tree, parentId);
-    return withinCardAllowance(ctx, tree.owner, 1, async () => {
+    return withinCardAllowance(ctx, tree.owner, 1, () => withRecordId(ctx, "card", body._id, async (_id) => {
       const at = ctx.clock.now();
       const card: StoredCard = {
-        _id: newRecordId(),
+        _id,
         treeId: tree._id,
         parentId,
         content: body.content ?? "",
@@ -91,7 +94,7 @@ export const createCard = treeCommand({
       };
       const { change } = await commitChange(ctx, actor, tree, { kind: "card.create", after: [card], at });
       return change.after[0];
-    });
+    }));
   },
 });
 

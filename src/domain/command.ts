@@ -11,22 +11,27 @@
  * The command's `target` is what names the thing acted on (a tree's and a card's id, an
  * expected version): it comes from the path or the arguments, not from the body, and `run`
  * checks its syntax. For tree commands the target's tree is loaded, locked when the command
- * writes, and authorised with the declared action by `treeCommand`, so the action a command
- * declares is the one the policy checks; test/domain/commands.test.ts holds every command
- * to the SPEC §3 matrix through that declaration.
+ * writes, and authorised with the declared action by `treeCommand`; every other command
+ * (accounts, scripts, preferences, creating and cloning trees) is checked by `command`
+ * against the subject it declares how to load. Either way the action a command declares is
+ * the one the policy checks before `run` (deny by default: no `run` has to remember to
+ * authorise); test/domain/commands.test.ts holds every command to the SPEC §3 matrix and
+ * the account rules through that declaration.
  */
 import type { z } from "zod";
 import { parseInput } from "../shared/schemas.js";
 import type { Tree } from "../shared/records.js";
 import type { DomainContext } from "./context.js";
-import type { Actor, TreeAction } from "./policy.js";
+import { ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
+import { authorizeOperator, authorizeOwnAccount, authorizeScript, authorizeTree, maySignUp, type Actor, type TreeAction } from "./policy.js";
 import { loadTree, withTree } from "./tree-access.js";
 
 /**
  * What the policy checks before a command runs: a tree action of SPEC §3, or one of the
  * account rules (`signUp`: anyone while sign-up is open, else the operator; `ownAccount`:
  * the user or the operator; `ownScript`: the script's owner alone; `operator`: the CLI's
- * system actor alone; `signedIn`: any signed-in user, for what creates their own things).
+ * system actor alone; `signedIn`: any signed-in user, for what creates their own things;
+ * the operator owns nothing, so not the system actor).
  */
 export type PolicyAction = TreeAction | "signUp" | "ownAccount" | "ownScript" | "operator" | "signedIn";
 
@@ -39,11 +44,80 @@ export interface Command<Target, Schema extends z.ZodType, Output, A extends Act
   run(ctx: DomainContext, actor: A, target: Target, input: z.output<Schema>): Promise<Output>;
 }
 
-/** Declares a command whose `run` asks the policy itself (account and script commands). */
-export function command<Target, Schema extends z.ZodType, Output, A extends Actor | null = Actor>(
-  definition: Command<Target, Schema, Output, A>,
-): Command<Target, Schema, Output, A> {
-  return Object.freeze(definition);
+/**
+ * What a command's action is checked on, loaded from its target (and input) before `run`:
+ * a tree for a tree action (clonePublic finds it by id or public address), the script for
+ * `ownScript`, the id of the account for `ownAccount`. Null when the thing does not exist
+ * (the policy answers not found). `signUp`, `operator` and `signedIn` need none.
+ */
+export type Subject = Tree | { userId: string } | string | null;
+
+/** The actions decided from who acts alone, with no subject. */
+const ACTOR_ONLY_ACTIONS = new Set<PolicyAction>(["signUp", "operator", "signedIn"]);
+
+/**
+ * Declares a command that is refused unless its declared action is allowed (deny by
+ * default): before `run`, the action is checked against the actor and, for actions on
+ * something, against the `subject` the definition loads. `run` receives that subject; it
+ * never has to remember to authorise. A definition whose action needs a subject but that
+ * loads none is refused here, when its module loads.
+ */
+export function command<Target, Schema extends z.ZodType, Output, A extends Actor | null = Actor, S extends Subject = never>(definition: {
+  name: string;
+  input: Schema;
+  action: PolicyAction | ((input: z.output<Schema>, target: Target, actor: A) => PolicyAction);
+  /** Checks that need nothing loaded (ids' syntax), made before the subject is loaded. */
+  precheck?(ctx: DomainContext, target: Target, input: z.output<Schema>): void;
+  /** Loads what the action is checked on; required unless every action it may declare is actor-only. */
+  subject?(ctx: DomainContext, target: Target, input: z.output<Schema>): S | Promise<S>;
+  run(ctx: DomainContext, actor: A, target: Target, input: z.output<Schema>, subject: S): Promise<Output>;
+}): Command<Target, Schema, Output, A> {
+  const { run, subject, precheck, ...rest } = definition;
+  if (typeof rest.action === "string" && !ACTOR_ONLY_ACTIONS.has(rest.action) && !subject) {
+    throw new Error(`Command ${rest.name} declares "${rest.action}" but loads nothing to check it on.`);
+  }
+  const self: Command<Target, Schema, Output, A> = {
+    ...rest,
+    async run(ctx, actor, target, input) {
+      const action = actionOf(self, input, target, actor);
+      if (ACTOR_ONLY_ACTIONS.has(action)) {
+        authorizeAction(ctx, actor, action, null);
+        precheck?.(ctx, target, input);
+        return run(ctx, actor, target, input, null as unknown as S);
+      }
+      if (!subject) throw new Error(`Command ${rest.name} declares "${action}" but loads nothing to check it on.`);
+      precheck?.(ctx, target, input);
+      const loaded = await subject(ctx, target, input);
+      authorizeAction(ctx, actor, action, loaded);
+      return run(ctx, actor, target, input, loaded);
+    },
+  };
+  return Object.freeze(self);
+}
+
+/**
+ * The one check of a command's action: the policy's rule for it, on `subject`.
+ * @throws UnauthenticatedError, ForbiddenError or NotFoundError as the policy decides.
+ */
+function authorizeAction(ctx: DomainContext, actor: Actor | null, action: PolicyAction, subject: Subject): void {
+  switch (action) {
+    case "signUp":
+      if (!maySignUp(actor, ctx.config.signup)) throw new ForbiddenError("Sign-up is closed on this server.");
+      return;
+    case "operator":
+      return authorizeOperator(actor);
+    case "signedIn":
+      if (actor === null) throw new UnauthenticatedError();
+      if (actor.system) throw new ForbiddenError("The operator owns nothing; act as a user.");
+      return;
+    case "ownAccount":
+      return authorizeOwnAccount(actor, typeof subject === "string" ? subject : "");
+    case "ownScript":
+      authorizeScript(actor, subject !== null && typeof subject === "object" && "userId" in subject ? subject : null);
+      return;
+    default:
+      authorizeTree(actor, action, subject !== null && typeof subject === "object" && "owner" in subject ? subject : null);
+  }
 }
 
 /** The action a command is checked against for this input. */

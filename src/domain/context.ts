@@ -57,6 +57,9 @@ export interface DomainContext {
 const NO_PEERS: Peers = {
   loginFailed: () => undefined,
   onLoginFailed: () => () => undefined,
+  credentialsVerified: () => undefined,
+  onCredentialsVerified: () => () => undefined,
+  onSignedOut: () => () => undefined,
   signedUp: () => undefined,
   onSignedUp: () => () => undefined,
   treeContended: () => undefined,
@@ -85,9 +88,13 @@ export function createDomainContext(
   const feed = shared.feed ?? new LocalChangeFeed();
   const peers = shared.peers ?? NO_PEERS;
   const treeLocks = new KeyedLock();
-  const live = new LiveStreams(config.live);
-  // Notices from other processes may have been missed: every stream catches up from the log.
-  feed.subscribeResync(() => live.catchUpAll());
+  const live = new LiveStreams(config.live, peers);
+  // Notices from other processes may have been missed: every stream catches up from the
+  // log, and ends if the store no longer grants the access it was opened with.
+  feed.subscribeResync(() => {
+    live.catchUpAll();
+    live.recheckAccess(store).catch(() => undefined);
+  });
   return {
     store,
     config,

@@ -5,7 +5,8 @@
 import { ValidationError } from "../shared/errors.js";
 import type { StoredCard } from "../shared/records.js";
 import { seedInput } from "../shared/schemas.js";
-import { assertCardsFit, cardsFromSeed, positionAfter, withinCardAllowance } from "./card-batches.js";
+import { assertCardsFit, cardsFromSeed, positionAfter, withFileIds, withinCardAllowance } from "./card-batches.js";
+import { seedInTreeOrder } from "../shared/seeds.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { commitChange } from "./changes.js";
 import { treeCommand } from "./command.js";
@@ -30,11 +31,15 @@ export const importSeed = treeCommand({
     }
     const firstPosition = positionAfter(live.filter((c) => c.parentId === parentId));
     const at = ctx.clock.now();
-    const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId, firstPosition, at, author: actor._id });
-    assertCardsFit(ctx, cards);
-    return withinCardAllowance(ctx, tree.owner, cards.length, async () => {
-      const { change } = await commitChange(ctx, actor, tree, { kind: "import", after: cards, at });
-      return change.after;
-    });
+    const place = { treeId: tree._id, parentId, firstPosition, at, author: actor._id };
+    const inOrder = seedInTreeOrder(nodes);
+    assertCardsFit(ctx, inOrder);
+    return withinCardAllowance(ctx, tree.owner, inOrder.length, () =>
+      withFileIds(ctx, nodes, async (keepIds) => {
+        const cards = cardsFromSeed(nodes, place, keepIds);
+        const { change } = await commitChange(ctx, actor, tree, { kind: "import", after: cards, at });
+        return change.after;
+      }),
+    );
   },
 });

@@ -6,10 +6,15 @@
  * - Authorised like a read (the policy's `watch`: members, and anyone for a public tree).
  *   A change to the tree record (sharing, publishing) is checked again against the
  *   reader, who is cut off (`revoked`) the moment it no longer may; a deleted tree ends its
- *   streams (`removed`). A stream opened with a cookie session ends when that session does
- *   (logout, a new login, a password change elsewhere); every stream of a user ends when the
- *   user is deleted or their password changes (basic credentials with the old password no
- *   longer authenticate), except those of the session that changed it (`signedOut`).
+ *   streams (`removed`).
+ * - A stream lasts no longer than the access it was opened with (`StreamAccess`): one opened
+ *   with a cookie session ends at the session's `expiresAt` (`expired`) or when the session
+ *   ends (logout); every stream of a user ends when their password changes (basic
+ *   credentials with the old password no longer authenticate), except those of the session
+ *   that changed it (`signed-out`). Sign-outs cross to the other processes sharing the
+ *   store (`Peers.onSignedOut`), and a process whose link to them was down checks each
+ *   stream's access against the store once it is back (`recheckAccess`). Any long-lived
+ *   connection, not only a `LiveStream`, can `join` the registry to be ended the same way.
  * - Replay then live, in revision order, without gap or duplicate: the stream listens on the
  *   feed before it reads the log, so a change committed meanwhile is in one or the other
  *   (or both: anything at or below the last revision sent is skipped). A notice past a gap,
@@ -25,10 +30,12 @@
 import type { LiveLimits } from "../config.js";
 import type { Change, ChangeKind } from "../shared/changes.js";
 import { TooManyRequestsError, UnavailableError } from "../shared/errors.js";
-import type { Card, TreeView } from "../shared/records.js";
+import type { Card, StoredUser, TreeView } from "../shared/records.js";
 import type { DomainContext } from "./context.js";
 import { can, type Actor } from "./policy.js";
 import type { ChangeNotice } from "./ports/change-feed.js";
+import type { Peers, SignOut } from "./ports/peers.js";
+import type { Session, Store } from "./ports/store.js";
 import { presentCard, presentTree } from "./presenters.js";
 import { loadTree } from "./trees.js";
 
@@ -38,7 +45,39 @@ const UNAVAILABLE_RETRIES = 8;
 export type LiveEvent = { type: "change"; change: Change } | { type: "reset"; revision: number };
 
 /** Why a stream ended. */
-export type EndReason = "reset" | "revoked" | "removed" | "signed-out" | "slow" | "closed" | "stopping";
+export type EndReason = "reset" | "revoked" | "removed" | "signed-out" | "expired" | "slow" | "closed" | "stopping";
+
+/** What a long-lived connection was opened with: it ends when this does. */
+export interface StreamAccess {
+  /** The signed-in user; null for an anonymous reader. */
+  userId: string | null;
+  /** The cookie session; null for basic credentials and anonymous readers. */
+  sessionId: string | null;
+  /** When that session ends by itself (an ISO time); null without a session. */
+  expiresAt: string | null;
+  /** Basic credentials: the password hash they matched, so a changed password is noticed in the store. */
+  passwordHash: string | null;
+}
+
+/** The access of a caller as the HTTP middleware settled it (either transport, any framing). */
+export function accessOf(user: StoredUser | null, session: Session | null): StreamAccess {
+  return {
+    userId: user?._id ?? null,
+    sessionId: session?._id ?? null,
+    expiresAt: session?.expiresAt ?? null,
+    passwordHash: user && !session ? user.passwordHash : null,
+  };
+}
+
+/** Anything held open on some access: a `LiveStream`, a WebSocket connection. */
+export interface AccessHolder {
+  readonly access: StreamAccess;
+  /** Ends it (idempotent): `signed-out` or `expired`. */
+  end(reason: EndReason): void;
+}
+
+/** setTimeout's longest delay (about 24.8 days); a session may last longer. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A change as a reader sees it: no private field (author, trash state) ever leaves. */
 export interface ChangeView {
@@ -77,8 +116,16 @@ export function presentChange(change: Change): ChangeView {
 export class LiveStreams {
   private readonly open = new Set<LiveStream>();
   private readonly byKey = new Map<string, number>();
+  /** Everything held open on some access, with the timer that ends it at its session's expiry. */
+  private readonly holders = new Map<AccessHolder, NodeJS.Timeout | undefined>();
 
-  constructor(readonly limits: LiveLimits) {}
+  /** `peers`: the other processes sharing the store, which tell of the sign-outs made there. */
+  constructor(
+    readonly limits: LiveLimits,
+    peers?: Peers,
+  ) {
+    peers?.onSignedOut((which) => this.signedOut(which));
+  }
 
   get count(): number {
     return this.open.size;
@@ -128,17 +175,74 @@ export class LiveStreams {
   }
 
   /**
-   * Ends the streams whose credentials no longer hold: those opened with the cookie session
-   * `sessionId`, or, with `userId`, every stream of that user but those of `keepSessionId`.
-   * The one entry point for sign-outs, whichever process heard of them.
+   * Holds `holder` until its access ends: it is ended (`signed-out`) by a sign-out of its
+   * session or user, here or in another process, and (`expired`) at its session's
+   * `expiresAt`. The hook every long-lived transport uses (SSE, GraphQL subscriptions,
+   * WebSockets). @returns the leave, to call when it ends otherwise.
    */
-  signedOut(which: { sessionId: string } | { userId: string; keepSessionId?: string }): void {
-    for (const stream of [...this.open]) {
+  join(holder: AccessHolder): () => void {
+    this.holders.set(holder, this.expiryTimer(holder));
+    return () => {
+      clearTimeout(this.holders.get(holder));
+      this.holders.delete(holder);
+    };
+  }
+
+  private expiryTimer(holder: AccessHolder): NodeJS.Timeout | undefined {
+    if (holder.access.expiresAt === null) return undefined;
+    const left = Date.parse(holder.access.expiresAt) - Date.now();
+    const timer = setTimeout(
+      () => {
+        if (!this.holders.has(holder)) return;
+        if (left > MAX_TIMER_MS) this.holders.set(holder, this.expiryTimer(holder));
+        else holder.end("expired");
+      },
+      Math.max(0, Math.min(left, MAX_TIMER_MS)),
+    );
+    timer.unref();
+    return timer;
+  }
+
+  /**
+   * Ends what was opened with credentials that no longer hold: the cookie session
+   * `sessionId`, or, with `userId`, everything of that user but what `keepSessionId` holds.
+   * The one entry point for sign-outs (logout, a password change, the operator's `user
+   * passwd`), made here or, heard through `peers`, in another process: a store shared by
+   * processes tells them in the same transaction that removes the sessions.
+   */
+  signedOut(which: SignOut): void {
+    for (const holder of [...this.holders.keys()]) {
+      const { userId, sessionId } = holder.access;
       const ends =
         "sessionId" in which
-          ? stream.sessionId === which.sessionId
-          : stream.userId === which.userId && (which.keepSessionId === undefined || stream.sessionId !== which.keepSessionId);
-      if (ends) stream.end("signed-out");
+          ? sessionId === which.sessionId
+          : userId === which.userId && (which.keepSessionId === undefined || sessionId !== which.keepSessionId);
+      if (ends) holder.end("signed-out");
+    }
+  }
+
+  /**
+   * Ends what was opened with access the store no longer grants: a session removed or
+   * expired, basic credentials whose password changed or whose user is gone. For sign-outs
+   * another process made while the link to it was down (a notice sent then is lost).
+   */
+  async recheckAccess(store: Store): Promise<void> {
+    const now = new Date().toISOString();
+    const sessions = new Map<string, Promise<boolean>>();
+    const users = new Map<string, Promise<string | null>>();
+    for (const holder of [...this.holders.keys()]) {
+      const { userId, sessionId, passwordHash } = holder.access;
+      let holds = true;
+      if (sessionId !== null) {
+        let live = sessions.get(sessionId);
+        if (!live) sessions.set(sessionId, (live = store.sessions.byId(sessionId).then((s) => s !== null && s.expiresAt > now)));
+        holds = await live;
+      } else if (userId !== null && passwordHash !== null) {
+        let hash = users.get(userId);
+        if (!hash) users.set(userId, (hash = store.users.byId(userId).then((u) => u?.passwordHash ?? null)));
+        holds = (await hash) === passwordHash;
+      }
+      if (!holds) holder.end("signed-out");
     }
   }
 
@@ -153,8 +257,8 @@ export interface FollowOptions {
   since?: number;
   /** The client's address, for the anonymous streams' limit. */
   address: string;
-  /** The cookie session the caller is signed in with, if any: the stream ends with it. */
-  sessionId?: string | null;
+  /** What the caller is signed in with (`accessOf`): the stream ends with it. Anonymous when absent. */
+  access?: StreamAccess;
 }
 
 /**
@@ -167,7 +271,7 @@ export async function followTree(ctx: DomainContext, actor: Actor | null, treeId
   let stream: LiveStream | undefined;
   try {
     const tree = await loadTree(ctx, actor, treeId, "watch");
-    stream = new LiveStream(ctx, actor, treeId, release, options.sessionId ?? null);
+    stream = new LiveStream(ctx, actor, treeId, release, options.access ?? accessOf(null, null));
     const current = tree.revision ?? 0;
     const since = options.since ?? current;
     stream.start(since, current);
@@ -179,7 +283,7 @@ export async function followTree(ctx: DomainContext, actor: Actor | null, treeId
   }
 }
 
-export class LiveStream implements AsyncIterableIterator<LiveEvent> {
+export class LiveStream implements AsyncIterableIterator<LiveEvent>, AccessHolder {
   /** Set once the stream has ended; the events queued before that are still handed out. */
   reason: EndReason | null = null;
   private readonly queue: LiveEvent[] = [];
@@ -188,6 +292,7 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
   /** Notices are handled one after another, each after any log read before it. */
   private work: Promise<void> = Promise.resolve();
   private readonly unsubscribe: () => void;
+  private readonly leave: () => void;
   private readonly endListeners: ((reason: EndReason) => void)[] = [];
 
   constructor(
@@ -195,12 +300,12 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     private readonly actor: Actor | null,
     readonly treeId: string,
     private readonly release: () => void,
-    /** The cookie session it was opened with; null for basic credentials and anonymous readers. */
-    readonly sessionId: string | null = null,
+    readonly access: StreamAccess,
   ) {
     // Before the log is read: a change committed meanwhile is heard, or in the log.
     this.unsubscribe = ctx.feed.subscribe(treeId, (notice) => this.hear(notice));
     ctx.live.track(this);
+    this.leave = ctx.live.join(this);
   }
 
   /** Replays the log after `since`, or resets a reader too far behind or ahead. */
@@ -213,11 +318,6 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     if (since < current) this.take(() => this.fillTo(current));
   }
 
-  /** The reader's user id; null when anonymous. */
-  get userId(): string | null {
-    return this.actor?._id ?? null;
-  }
-
   /** Calls `listener` once the stream ends (at once if it has). */
   onEnd(listener: (reason: EndReason) => void): void {
     if (this.reason) listener(this.reason);
@@ -228,10 +328,9 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent> {
     if (this.reason) return;
     this.reason = reason;
     // A reader cut off gets nothing more; one that ends normally gets what was queued.
-    if (reason === "slow" || reason === "closed" || reason === "revoked" || reason === "removed" || reason === "signed-out") {
-      this.queue.length = 0;
-    }
+    if (reason !== "reset" && reason !== "stopping") this.queue.length = 0;
     this.unsubscribe();
+    this.leave();
     this.release();
     this.ctx.live.untrack(this);
     if (this.waiting && this.queue.length === 0) {

@@ -33,8 +33,8 @@ export const setPreferences = command({
   name: "setPreferences",
   input: preferencesInput,
   action: "ownAccount",
-  async run(ctx, actor: Actor | null, { userId }: { userId: string }, change): Promise<Preferences> {
-    authorizeOwnAccount(actor, userId);
+  subject: (_ctx, { userId }: { userId: string }) => userId,
+  async run(ctx, _actor: Actor | null, { userId }, change): Promise<Preferences> {
     // The per-owner queue, under a key of its own: a card import does not wait for this.
     return ctx.ownerLocks.run(`preferences:${userId}`, async () => {
       const user = await ctx.store.users.byId(userId);

@@ -5,14 +5,14 @@
  */
 import type { DomainContext } from "./context.js";
 import { PayloadTooLargeError } from "../shared/errors.js";
-import type { SeedNode } from "../shared/records.js";
+import type { ImportNode } from "../shared/records.js";
 import { countSeedCards } from "../shared/seeds.js";
 
 /**
  * Parses a seed (on a worker thread when it is big) and checks it against the import limits.
  * @throws ValidationError for a malformed JSON seed; PayloadTooLargeError past the limits.
  */
-export async function parseSeedOffThread(ctx: DomainContext, seed: string): Promise<SeedNode[]> {
+export async function parseSeedOffThread(ctx: DomainContext, seed: string): Promise<ImportNode[]> {
   assertSeedBytes(ctx, seed);
   return withinCardLimit(ctx, await ctx.seeds.parseSeed(seed));
 }
@@ -23,7 +23,7 @@ function assertSeedBytes(ctx: DomainContext, seed: string): void {
   }
 }
 
-function withinCardLimit(ctx: DomainContext, nodes: SeedNode[]): SeedNode[] {
+function withinCardLimit(ctx: DomainContext, nodes: ImportNode[]): ImportNode[] {
   const count = countSeedCards(nodes);
   if (count > ctx.config.limits.importCards) {
     throw new PayloadTooLargeError(

@@ -6,11 +6,13 @@ import type { DomainContext } from "./context.js";
 import { ConflictError } from "../shared/errors.js";
 import { newRecordId, PUBLIC_URL, RECORD_ID } from "../shared/ids.js";
 import { authorizeTree, type Actor } from "./policy.js";
-import type { SeedNode, StoredCard, Tree } from "../shared/records.js";
+import type { ImportNode, StoredCard, Tree } from "../shared/records.js";
 import { createTreeInput, noInput, updateTreeInput } from "../shared/schemas.js";
 import { command, treeCommand } from "./command.js";
-import { assertCardsFit, cardsFromSeed, withinCardAllowance } from "./card-batches.js";
+import { assertCardsFit, cardsFromSeed, withFileIds, withinCardAllowance } from "./card-batches.js";
+import { seedInTreeOrder } from "../shared/seeds.js";
 import { commitChange } from "./changes.js";
+import { withRecordId } from "./client-ids.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { walkTreeOrder } from "../shared/tree-order.js";
 
@@ -28,27 +30,34 @@ async function insertTreeWithCards(ctx: DomainContext, actor: Actor, tree: Tree,
   return (await commitChange(ctx, actor, null, { kind: "tree.create", tree, after: cards, at: tree.createdAt })).tree;
 }
 
-function newTree(owner: string, name: string, at: string): Tree {
-  return { __v: 0, _id: newRecordId(), createdAt: at, updatedAt: at, name, owner, users: [owner] };
+function newTree(owner: string, name: string, at: string, _id = newRecordId()): Tree {
+  return { __v: 0, _id, createdAt: at, updatedAt: at, name, owner, users: [owner] };
 }
 
 /**
- * Creates a tree owned by the actor, with the seed's cards or one empty card.
- * @throws ValidationError, PayloadTooLargeError (seed or a card too big), LimitReachedError.
+ * Creates a tree owned by the actor, with the seed's cards or one empty card; `_id`, when
+ * given, is the new tree's id (SPEC §13).
+ * @throws ValidationError, PayloadTooLargeError (seed or a card too big), LimitReachedError,
+ *   ConflictError (the id is taken).
  */
 export const createTree = command({
   name: "createTree",
   input: createTreeInput,
   action: "signedIn",
-  async run(ctx, actor, _target: Record<string, never>, { name, seed }): Promise<Tree> {
-    const parsed: SeedNode[] = seed === undefined ? [] : await parseSeedOffThread(ctx, seed);
+  async run(ctx, actor, _target: Record<string, never>, { _id: chosenId, name, seed }): Promise<Tree> {
+    const parsed: ImportNode[] = seed === undefined ? [] : await parseSeedOffThread(ctx, seed);
     // A tree always opens on a card: an absent seed, or a JSON seed of `[]`, gives one empty card.
     const nodes = parsed.length > 0 ? parsed : [{ content: "" }];
     const at = ctx.clock.now();
-    const tree = newTree(actor._id, name, at);
-    const cards = cardsFromSeed(nodes, { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id });
-    assertCardsFit(ctx, cards);
-    return withinCardAllowance(ctx, actor._id, cards.length, () => insertTreeWithCards(ctx, actor, tree, cards));
+    const tree = newTree(actor._id, name, at, chosenId);
+    const place = { treeId: tree._id, parentId: null, firstPosition: 0, at, author: actor._id };
+    const inOrder = seedInTreeOrder(nodes);
+    assertCardsFit(ctx, inOrder);
+    return withinCardAllowance(ctx, actor._id, inOrder.length, () =>
+      withRecordId(ctx, "tree", chosenId, () =>
+        withFileIds(ctx, nodes, (keepIds) => insertTreeWithCards(ctx, actor, tree, cardsFromSeed(nodes, place, keepIds))),
+      ),
+    );
   },
 });
 
@@ -70,6 +79,9 @@ export const updateTree = treeCommand({
       if (holder && holder._id !== tree._id) throw new ConflictError("That public address is taken by another tree.");
       next.publicUrl = body.publicUrl;
     }
+    // Nothing to change (`{}`, or the values it has): no change is recorded, no revision
+    // taken, no live event sent, as for cards.
+    if (next.name === tree.name && (next.latex ?? false) === (tree.latex ?? false) && next.publicUrl === tree.publicUrl) return tree;
     next.__v = tree.__v + 1;
     try {
       return (await commitChange(ctx, actor, tree, { kind: "tree.update", tree: next })).tree;
@@ -140,11 +152,11 @@ export const clonePublicTree = command({
   name: "clonePublicTree",
   input: noInput,
   action: "clonePublic",
-  async run(ctx, actor, { idOrUrl }: { idOrUrl: string }): Promise<Tree> {
+  async subject(ctx, { idOrUrl }: { idOrUrl: string }): Promise<Tree | null> {
     const tree = RECORD_ID.test(idOrUrl) ? await ctx.store.trees.byId(idOrUrl) : null;
-    const found = tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
-    return copyTree(ctx, actor, authorizeTree(actor, "clonePublic", found));
+    return tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
   },
+  run: (ctx, actor, _target, _input, source) => copyTree(ctx, actor, source!),
 });
 
 /**

@@ -8,7 +8,7 @@
  * may keep.
  */
 import { Buffer } from "node:buffer";
-import { LimitReachedError, PayloadTooLargeError, ValidationError } from "../shared/errors.js";
+import { LimitReachedError, NotFoundError, PayloadTooLargeError, ValidationError } from "../shared/errors.js";
 import { newRecordId, RECORD_ID } from "../shared/ids.js";
 import type { StoredScript } from "../shared/records.js";
 import { createScriptInput, noInput, updateScriptInput } from "../shared/schemas.js";
@@ -57,11 +57,16 @@ export const updateScript = command({
   name: "updateScript",
   input: updateScriptInput,
   action: "ownScript",
-  async run(ctx, actor, { scriptId }: { scriptId: string }, changes): Promise<StoredScript> {
+  precheck(ctx, { scriptId }: { scriptId: string }, changes) {
     assertScriptIdSyntax(scriptId);
     if (changes.body !== undefined) assertScriptFits(ctx, changes.body);
+  },
+  subject: (ctx, { scriptId }) => ctx.store.scripts.byId(scriptId),
+  async run(ctx, actor, { scriptId }, changes): Promise<StoredScript> {
     return ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
-      const script = authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
+      // Read again in the owner's queue: a delete that ran meanwhile is not undone.
+      const script = await ctx.store.scripts.byId(scriptId);
+      if (!script) throw new NotFoundError("Script");
       const updated: StoredScript = {
         ...script,
         name: changes.name ?? script.name,
@@ -80,12 +85,10 @@ export const deleteScript = command({
   name: "deleteScript",
   input: noInput,
   action: "ownScript",
-  async run(ctx, actor, { scriptId }: { scriptId: string }): Promise<void> {
-    assertScriptIdSyntax(scriptId);
-    await ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
-      const script = authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
-      await ctx.store.scripts.remove(script._id);
-    });
+  precheck: (_ctx, { scriptId }: { scriptId: string }) => assertScriptIdSyntax(scriptId),
+  subject: (ctx, { scriptId }) => ctx.store.scripts.byId(scriptId),
+  async run(ctx, actor, { scriptId }): Promise<void> {
+    await ctx.ownerLocks.run(`scripts:${actor._id}`, () => ctx.store.scripts.remove(scriptId));
   },
 });
 

@@ -7,7 +7,7 @@ import { randomBytes, randomInt } from "node:crypto";
 import type { DomainContext } from "./context.js";
 import { ConflictError, ForbiddenError, NotFoundError } from "../shared/errors.js";
 import { newUserId } from "../shared/ids.js";
-import { authorizeOperator, authorizeOwnAccount, maySignUp, type Actor } from "./policy.js";
+import { authorizeOperator, type Actor } from "./policy.js";
 import { presentUser, type UserView } from "./presenters.js";
 import type { StoredUser } from "../shared/records.js";
 import { cardLimitInput, signupInput, updateMeInput } from "../shared/schemas.js";
@@ -26,8 +26,7 @@ export const signUp = command({
   name: "signUp",
   input: signupInput,
   action: "signUp",
-  async run(ctx, actor: Actor | null, { requester }: { requester?: string }, { email, password }): Promise<StoredUser> {
-    if (!maySignUp(actor, ctx.config.signup)) throw new ForbiddenError("Sign-up is closed on this server.");
+  async run(ctx, _actor: Actor | null, { requester }: { requester?: string }, { email, password }): Promise<StoredUser> {
     if (await ctx.store.users.byEmail(email)) throw new ConflictError("An account with this email already exists.");
     const user: StoredUser = {
       _id: newUserId(),
@@ -90,8 +89,8 @@ export const updateMe = command({
   name: "updateMe",
   input: updateMeInput,
   action: "ownAccount",
-  async run(ctx, actor, { user, keepSessionId, requester }: AccountTarget, body): Promise<StoredUser> {
-    authorizeOwnAccount(actor, user._id);
+  subject: (_ctx, { user }: AccountTarget) => user._id,
+  async run(ctx, _actor, { user, keepSessionId, requester }, body): Promise<StoredUser> {
     const fields: Partial<StoredUser> = {};
     if (body.favoriteTrees) fields.favoriteTrees = [...new Set(body.favoriteTrees)];
     if (body.newPassword !== undefined) {
@@ -123,8 +122,7 @@ export const resetPassword = command({
   name: "resetPassword",
   input: signupInput,
   action: "operator",
-  async run(ctx, actor, _target: Record<string, never>, { email, password }): Promise<StoredUser> {
-    authorizeOperator(actor);
+  async run(ctx, _actor, _target: Record<string, never>, { email, password }): Promise<StoredUser> {
     const user = await findUserByEmail(ctx, email);
     if (!user) throw new NotFoundError("User");
     const updated = await ctx.store.users.update(user._id, { passwordHash: await ctx.hasher.hash(password) });
@@ -143,8 +141,7 @@ export const setCardLimit = command({
   name: "setCardLimit",
   input: cardLimitInput,
   action: "operator",
-  async run(ctx, actor, { email }: { email: string }, { limit }): Promise<StoredUser> {
-    authorizeOperator(actor);
+  async run(ctx, _actor, { email }: { email: string }, { limit }): Promise<StoredUser> {
     const user = await findUserByEmail(ctx, email);
     if (!user) throw new NotFoundError("User");
     return (await ctx.store.users.update(user._id, { limit }))!;

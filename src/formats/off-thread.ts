@@ -4,13 +4,13 @@
  * only: with the exporters it is about half of the server's module loading.
  */
 import type { ExportJob, ExportResult } from "../shared/export-options.js";
-import type { SeedNode } from "../shared/records.js";
+import type { ImportNode } from "../shared/records.js";
 import type { ExportPoolConfig } from "./export/worker-pool.js";
 
 const loadPool = () => import("./export/worker-pool.js");
 
 export function formatsOffThread(config: ExportPoolConfig): {
-  parseSeed(seed: string): Promise<SeedNode[]>;
+  parseSeed(seed: string): Promise<ImportNode[]>;
   exportTree(job: ExportJob): Promise<ExportResult>;
 } {
   return {

@@ -49,7 +49,8 @@ import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import { cardOf, type TreeShape, type TreeSnapshot } from "../domain/read-model.js";
 import type { Card, StoredCard } from "../shared/records.js";
 import type { GraphQLContext } from "./context.js";
-import { selectionWidth, type ResultBudget } from "./result-budget.js";
+import type { ResultBudget } from "./result-budget.js";
+import { selectionWidth } from "./selections.js";
 
 /** Card fields read from the record alone, as their JSON values. */
 const RECORD_FIELDS: Record<string, (card: Card) => string> = {
@@ -262,7 +263,7 @@ function patched(last: Written, snapshot: TreeSnapshot, budget: ResultBudget): W
     characters += contents * (ordered[index].card.content.length - last.ordered[index].card.content.length);
   }
   if (!budget.fits(last.values, characters)) return null;
-  budget.counted(last.values, characters);
+  budget.charge(last.values, characters);
   if (changed.length === 0) return { ...last, ordered, characters };
   const fresh = changed.map((i) => runOf(last.segments[i], ordered[last.cards[i]].card));
   let length = last.bytes.length;
@@ -318,7 +319,7 @@ class Writer {
   /** Every card in tree order. */
   all(level: Level): void {
     const count = this.ordered.length;
-    this.budget.records(count, level.width);
+    this.budget.charge(count * level.width, 0);
     this.values += count * level.width;
     this.out.byte(OPEN_BRACKET);
     for (let i = 0; i < count; i++) {
@@ -330,7 +331,7 @@ class Writer {
 
   /** The children of the card at `parent` in sibling order; of -1: the first column. */
   children(level: Level, parent: number, count: number): void {
-    this.budget.records(count, level.width);
+    this.budget.charge(count * level.width, 0);
     this.values += count * level.width;
     this.out.byte(OPEN_BRACKET);
     const end = parent < 0 ? this.ordered.length : this.end[parent];
@@ -351,7 +352,7 @@ class Writer {
       if (i > 0) out.byte(COMMA);
       if (segment.kind === "record") {
         const run = runOf(segment, entry.card);
-        for (let n = 0; n < segment.contents; n++) this.budget.text(entry.card.content);
+        for (let n = 0; n < segment.contents; n++) this.budget.charge(0, entry.card.content.length);
         this.characters += segment.contents * entry.card.content.length;
         this.at.push(out.length);
         this.lengths.push(run.length);

@@ -6,6 +6,7 @@
  */
 import type { Auth } from "../auth/middleware.js";
 import type { DomainContext } from "../domain/context.js";
+import { accessOf, type StreamAccess } from "../domain/live.js";
 import { UnauthenticatedError } from "../shared/errors.js";
 import type { StoredUser } from "../shared/records.js";
 import type { Splices } from "./card-lists.js";
@@ -20,8 +21,8 @@ export interface GraphQLContext {
   csrf: string;
   /** The client's address, for the live streams' limits. */
   address: string;
-  /** The cookie session's id, null for basic credentials and anonymous callers: live streams end with it. */
-  sessionId: string | null;
+  /** What the caller is signed in with: live streams end with it (its expiry, a sign-out). */
+  access: StreamAccess;
   trees: TreeCards;
   /** What the request's store reads depended on, noted by the store itself. */
   dependencies: ResultDependencies;
@@ -45,7 +46,7 @@ export function createGraphQLContext(domain: DomainContext, auth: Auth, address:
     user: auth.user,
     csrf: auth.session?.csrf ?? "",
     address,
-    sessionId: auth.session?._id ?? null,
+    access: accessOf(auth.user, auth.session),
     trees: new TreeCards(watched, auth.user),
     dependencies,
     budget: new ResultBudget(budgetLimits(domain.config.graphql, auth.user !== null)),

@@ -14,6 +14,8 @@ export const ExportFormatEnum = builder.enumType("ExportFormat", {
     MD: { value: "md", description: "Like TXT; the cards are Markdown already." },
     HTML: { value: "html", description: "One standalone, sanitized HTML page." },
     JSON: { value: "json", description: "Nested `[{content, children}]`, the shape imports read." },
+    OPML: { value: "opml", description: "An OPML 2.0 outline: a card's first line as `text`, the rest as `_note`." },
+    GKW: { value: "gkw", description: "A Gingko Writer file: Markdown in nested `<gingko-card id>` elements." },
   } as const,
 });
 
@@ -45,6 +47,7 @@ builder.objectField(TreeType, "export", (t) =>
       newlines: t.arg.int({ validate: flags.newlines, description: "TXT and MD: newlines between cards (default 2)." }),
       start: t.arg.string({ validate: flags.start, description: "TXT and MD: written before each card." }),
       end: t.arg.string({ validate: flags.end, description: "TXT and MD: written after each card." }),
+      leaves: t.arg.boolean({ validate: flags.leaves, description: "Only the cards without children, in tree order." }),
     },
     resolve: async (tree, { format, ...given }, context) => {
       // An explicit null means the same as leaving the flag out.

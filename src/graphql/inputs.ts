@@ -2,19 +2,22 @@
  * Input types of the mutations. Each is checked by the validation plugin with the input
  * schema of the domain command the mutation runs (src/domain/command.ts), the one REST
  * parses its body with, so both surfaces accept and refuse the same things and report the
- * same messages, and a resolver hands the parsed input to the command as it is.
+ * same messages, and a resolver hands the parsed input to the command as it is (a
+ * creation's client-chosen `id` is renamed to the command's `_id` on the way: `createCardGraphqlInput`).
  */
 import { commands } from "../domain/commands.js";
+import { createCardGraphqlInput, createTreeGraphqlInput } from "../shared/schemas.js";
 import { builder } from "./builder.js";
 
 export const CreateCardInput = builder.inputType("CreateCardInput", {
   fields: (t) => ({
+    id: t.id({ description: "The new card's id, chosen by the client (24 characters of a-z and 0-9); a taken id is `conflict`. Left out: the server chooses." }),
     treeId: t.id({ required: true }),
     position: t.float({ required: true, description: "Among the siblings; fractions are fine (1.5 is between 1 and 2)." }),
     content: t.string({ description: 'Markdown; "" when left out.' }),
     parentId: t.id({ description: "null or left out: the first column." }),
   }),
-  validate: commands.createCard.input,
+  validate: createCardGraphqlInput,
 });
 
 export const UpdateCardInput = builder.inputType("UpdateCardInput", {
@@ -30,17 +33,18 @@ export const UpdateCardInput = builder.inputType("UpdateCardInput", {
 export const SeedInput = builder.inputType("SeedInput", {
   fields: (t) => ({
     parentId: t.id({ description: "Where the new cards go, after the existing children; null: the first column." }),
-    seed: t.string({ required: true, description: "Markdown (each heading starts a card), or JSON in the json export's shape." }),
+    seed: t.string({ required: true, description: "Markdown (each heading starts a card), JSON in the json export's shape, OPML 2.0, or a Gingko Writer (.gkw) file." }),
   }),
   validate: commands.importSeed.input,
 });
 
 export const CreateTreeInput = builder.inputType("CreateTreeInput", {
   fields: (t) => ({
+    id: t.id({ description: "The new tree's id, chosen by the client (24 characters of a-z and 0-9); a taken id is `conflict`. Left out: the server chooses." }),
     name: t.string({ required: true }),
     seed: t.string({ description: "Cards to start with; without it, one empty card." }),
   }),
-  validate: commands.createTree.input,
+  validate: createTreeGraphqlInput,
 });
 
 export const UpdateTreeInput = builder.inputType("UpdateTreeInput", {

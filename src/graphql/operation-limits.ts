@@ -5,6 +5,9 @@
  *   costs 1, a list multiplies what is selected under it by its expected length, and the
  *   expensive fields cost what FIELD_COSTS says. Over a limit: 400 `invalid_request`.
  * - the number of mutations (root fields of a mutation): 400 `invalid_request`.
+ * - how many times the answer may hold the same cards and trees, against their JSON
+ *   (answer-bound.ts: no re-entry through `parent`/`tree` under a list, at most
+ *   GRAPHQL_COPY_LIMIT copies): 400 `invalid_request`.
  * - the import limits (bytes, cards) across every `importSeed` and seeded `createTree` of
  *   the request together, not only per field: one 1,000-card variable used by 50 aliases
  *   is 50,000 cards. Over them: 413 `payload_too_large`, and nothing is imported.
@@ -26,13 +29,14 @@ import {
   type FragmentDefinitionNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
-  type SelectionSetNode,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { Config, GraphQLLimits } from "../config.js";
 import { PayloadTooLargeError, ValidationError } from "../shared/errors.js";
 import type { SeedParser } from "../domain/ports/formats.js";
 import { countSeedCards } from "../shared/seeds.js";
+import { boundAnswer } from "./answer-bound.js";
+import { collectFields } from "./selections.js";
 import { refusal } from "./errors.js";
 
 /** Exports, imports and copies of whole trees: at most four fit the default cost limit. */
@@ -83,31 +87,6 @@ export function applyFieldCosts(schema: GraphQLSchema): void {
     if (!field || !("resolve" in field)) throw new Error(`FIELD_COSTS names ${coordinate}, which the schema does not have.`);
     field.extensions = { ...field.extensions, complexity };
   }
-}
-
-/**
- * The root fields the operation runs, one per response key (as graphql-js merges them),
- * through fragments, with @skip and @include ignored (counting more, never less).
- */
-function rootFields(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): Map<string, FieldNode> {
-  const fields = new Map<string, FieldNode>();
-  const spread = new Set<string>();
-  const collect = (set: SelectionSetNode) => {
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) {
-        const key = selection.alias?.value ?? selection.name.value;
-        if (!fields.has(key)) fields.set(key, selection);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        collect(selection.selectionSet);
-      } else if (!spread.has(selection.name.value)) {
-        spread.add(selection.name.value);
-        const fragment = fragments.get(selection.name.value);
-        if (fragment) collect(fragment.selectionSet);
-      }
-    }
-  };
-  collect(selectionSet);
-  return fields;
 }
 
 /** The seeds of the mutation's imports (`importSeed`, `createTree` with a seed). */
@@ -179,7 +158,8 @@ function checkOperation(
         `Each export, import or copy of a tree costs ${EXPENSIVE}; lists count their expected length (docs/graphql.md).`,
     );
   }
-  const fields = rootFields(operation.selectionSet, fragments);
+  // The root fields the operation runs, one per response key.
+  const fields = new Map([...collectFields([operation.selectionSet], fragments)].map(([key, nodes]) => [key, nodes[0]!]));
   if (operation.operation === "mutation" && fields.size > limits.mutations) {
     throw new ValidationError(`Mutations limit of ${limits.mutations} exceeded, found ${fields.size}.`);
   }
@@ -207,6 +187,7 @@ async function refusalFor(
   try {
     const variables = args.variableValues ?? {};
     const fields = checkOperation(args.schema, args.document, operation, fragments, variables, args.contextValue as object, config.graphql);
+    boundAnswer(args.schema, operation, fragments, coerced.coerced, config.graphql.copies);
     if (operation.operation === "mutation") await checkImportTotals(seedsOf(args.schema, fields, coerced.coerced), config, seeds);
   } catch (error) {
     if (error instanceof ValidationError) return refusal(error, 400);

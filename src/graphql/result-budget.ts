@@ -1,11 +1,12 @@
 /**
  * What one request may make the server resolve, counted while it executes. The static
- * limits (src/graphql/operation-limits.ts) cannot know how long a list is: on a public
- * tree of 21 cards, `cards { parent { children { parent { children ... } } } }` revisits
- * the same cards 20 times per level. Every resolver that hands out cards, trees or
- * collaborators counts them here, each as many values as fields are selected on it (so
- * 30 aliases of `id` count 30), and `content` counts its characters; the first count past
- * a limit stops the request with `payload_too_large`. The unit is what an execution's
+ * limits (src/graphql/operation-limits.ts, answer-bound.ts) bound an answer against the
+ * trees it reads, but cannot know how big those are: three lists of a 10,000-card tree are
+ * within them. Every resolver that hands out cards, trees or collaborators counts them here,
+ * each as many values as fields are selected on it (so 30 aliases of `id` count 30), and
+ * `content` counts its characters; the first count past a limit stops the request with
+ * `payload_too_large`. Everything is counted by one method, `charge`, which the lists
+ * written without resolvers (card-lists.ts) call too: one point of charge for both paths. The unit is what an execution's
  * time and memory grow with: graphql-js resolves and stores every selected field of every
  * record.
  *
@@ -29,40 +30,15 @@
  * it; so what is left of the execution finishes at once. `resultBudgetPlugin` then
  * answers the one error (src/graphql/yoga.ts).
  */
-import {
-  getOperationAST,
-  Kind,
-  type ExecutionResult,
-  type FieldNode,
-  type FragmentDefinitionNode,
-  type GraphQLResolveInfo,
-  type SelectionSetNode,
-} from "graphql";
+import { getOperationAST, type ExecutionResult, type FieldNode, type GraphQLResolveInfo } from "graphql";
 import { isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { GraphQLLimits } from "../config.js";
 import { PayloadTooLargeError } from "../shared/errors.js";
 import type { GraphQLContext } from "./context.js";
+import { selectionWidth } from "./selections.js";
 
 /** Fields selected on each record a field returns, by its (parsed, cached) field node. */
 const widths = new WeakMap<FieldNode, number>();
-
-/** Fields selected in `set`, through fragments, each fragment once (as graphql-js merges them). */
-export function selectionWidth(
-  set: SelectionSetNode | undefined,
-  fragments: Record<string, FragmentDefinitionNode>,
-  spread: Set<string>,
-): number {
-  let width = 0;
-  for (const selection of set?.selections ?? []) {
-    if (selection.kind === Kind.FIELD) width += 1;
-    else if (selection.kind === Kind.INLINE_FRAGMENT) width += selectionWidth(selection.selectionSet, fragments, spread);
-    else if (!spread.has(selection.name.value)) {
-      spread.add(selection.name.value);
-      width += selectionWidth(fragments[selection.name.value]?.selectionSet, fragments, spread);
-    }
-  }
-  return width;
-}
 
 function widthOf(info: GraphQLResolveInfo): number {
   const node = info.fieldNodes[0]!;
@@ -147,58 +123,50 @@ export class ResultBudget {
    * @throws PayloadTooLargeError once the request has resolved more than its limit, or run longer.
    */
   list<T>(list: T[], info: GraphQLResolveInfo): T[] {
-    this.count(list.length * widthOf(info));
+    this.charge(list.length * widthOf(info), 0);
     return list;
-  }
-
-  /**
-   * Counts `count` records of `width` selected fields each: a list written without its
-   * resolvers (src/graphql/card-lists.ts). @throws as `list` does.
-   */
-  records(count: number, width: number): void {
-    this.count(count * width);
-  }
-
-  /** Whether `values` more values and `characters` more characters of text stay within the limits. */
-  fits(values: number, characters: number): boolean {
-    return this.values + values <= this.limits.values && this.characters + characters <= this.limits.text;
-  }
-
-  /**
-   * Counts, in one go, what a list that `fits` holds. @throws as `list` does, for the time
-   * limit only.
-   */
-  counted(values: number, characters: number): void {
-    this.values += values;
-    this.characters += characters;
-    this.tick();
   }
 
   /** Counts one record, for a field that returns one. @throws as `list` does. */
   one<T>(record: T, info: GraphQLResolveInfo): T {
-    this.count(widthOf(info));
+    this.charge(widthOf(info), 0);
     return record;
   }
 
   /** Counts the characters of `text` (card content) and returns it. @throws as `list` does. */
   text(text: string): string {
-    this.characters += text.length;
-    if (this.characters > this.limits.text) {
-      this.fail(`This request asks for more than ${this.limits.text} characters of card text; ask for less at once.`);
-    }
-    this.tick();
+    this.charge(0, text.length);
     return text;
   }
 
-  private count(values: number): void {
+  /** Whether `values` more values and `characters` more characters of text stay within the limits; counts nothing. */
+  fits(values: number, characters: number): boolean {
+    return this.values + values <= this.limits.values && this.characters + characters <= this.limits.text;
+  }
+
+  /**
+   * The one point where everything an answer holds is counted, whichever way it is written:
+   * by the resolvers (`list`, `one`, `text`) or as bytes without them (src/graphql/card-lists.ts,
+   * a whole list at once when it `fits`, else card by card). `values`: records × the fields
+   * selected on each; `characters`: card text.
+   * @throws as `list` does.
+   */
+  charge(values: number, characters: number): void {
     this.values += values;
-    if (this.values > this.limits.values) {
+    this.characters += characters;
+    // Only what this charge adds can pass a limit here: once a request is over one, its
+    // other fields go on (and answer null) until one that charges the same thing throws,
+    // as graphql-js would have met them.
+    if (values > 0 && this.values > this.limits.values) {
       this.fail(
         `This request resolves more than ${this.limits.values} values (each field of each card, tree or collaborator); ` +
           "ask for less at once. A tree's flat `cards` list (with `depth` and `parentId`) reads each card once; " +
           "`parent` and `children` nested in each other read the same cards again and again." +
           (this.limits.hint ?? ""),
       );
+    }
+    if (characters > 0 && this.characters > this.limits.text) {
+      this.fail(`This request asks for more than ${this.limits.text} characters of card text; ask for less at once.`);
     }
     this.tick();
   }

@@ -108,6 +108,8 @@ export function watchedStore(store: Store, dependencies: ResultDependencies): St
     changes: watched("changes", store.changes) as Store["changes"],
     sessions: watched("sessions", store.sessions) as Store["sessions"],
     scripts: watched("scripts", store.scripts) as Store["scripts"],
+    // Written around a mutation by the HTTP layer, never read by a resolver.
+    idempotency: store.idempotency,
     status: () => store.status(),
     close: () => store.close(),
   };

@@ -86,7 +86,7 @@ builder.subscriptionField("treeChanged", (t) =>
         await followTree(context.domain, context.user, args.treeId, {
           since: args.since ?? undefined,
           address: context.address,
-          sessionId: context.sessionId,
+          access: context.access,
         }),
       ),
     resolve: (change) => change,

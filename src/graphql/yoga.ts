@@ -12,10 +12,12 @@
  * - Errors are masked by src/graphql/errors.ts (codes in `extensions.code`).
  * - What one request may cost is bounded three times over: the document (tokens, aliases,
  *   directives, introspection: document-limits.ts), the operation with its variables
- *   (depth, cost, mutations, import totals: operation-limits.ts), and what execution
- *   resolves and how long it runs (result-budget.ts), and for anonymous callers how much of
- *   the event loop one address's executions take over time (execution-allowance.ts). The
- *   defaults are in src/config.ts, the reasons in docs/graphql.md.
+ *   (depth, cost, mutations, import totals: operation-limits.ts; the answer against the
+ *   trees it reads: answer-bound.ts), and what execution resolves and how long it runs
+ *   (result-budget.ts, charged at one point), and for anonymous callers how much of the
+ *   event loop one address's executions take over time (execution-allowance.ts). Which
+ *   module owns which guarantee: docs/architecture.md; the defaults are in src/config.ts,
+ *   the reasons in docs/graphql.md.
  * - Whole-tree query responses are kept, as bytes, per tree revision
  *   (src/graphql/result-cache.ts).
  */
@@ -32,6 +34,7 @@ import { documentLimits } from "./document-limits.js";
 import { documentErrorCodes, maskError } from "./errors.js";
 import { ExecutionAllowance, executionAllowancePlugin } from "./execution-allowance.js";
 import { graphiqlRoutes, renderGraphiQLPage } from "./graphiql.js";
+import { idempotentMutations } from "./idempotency.js";
 import { operationLimits } from "./operation-limits.js";
 import { resultBudgetPlugin } from "./result-budget.js";
 import { changeRevisionsPlugin } from "./change-revisions.js";
@@ -126,6 +129,7 @@ export function graphqlHandler(ctx: DomainContext, logger: Logger): RequestHandl
   const router = Router();
   router.use(graphiqlRoutes());
   router.use(jsonBody(ctx.config.limits.importBodyBytes));
+  router.use(idempotentMutations(ctx, logger));
   router.all("/", (req, res) => {
     // A current cached answer is sent as REST sends its cached bodies: one buffer.
     const hit = cachedAnswerTo(cache, req);

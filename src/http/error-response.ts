@@ -4,7 +4,7 @@
  * logged with its stack and never shown.
  */
 import type { NextFunction, Request, Response } from "express";
-import { ConflictError, DomainError, TooManyRequestsError, ValidationError, type ErrorCode } from "../shared/errors.js";
+import { ConflictError, DomainError, KeyInFlightError, TooManyRequestsError, ValidationError, type ErrorCode } from "../shared/errors.js";
 import type { Logger } from "./logger.js";
 
 export const STATUS: Record<ErrorCode, number> = {
@@ -16,6 +16,7 @@ export const STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   limit_reached: 422,
+  idempotency_key_reused: 422,
   too_many_requests: 429,
   internal: 500,
   unavailable: 503,
@@ -88,7 +89,9 @@ export function errorHandler(logger: Logger) {
       // X-Requested-With) is spared the browser's own password prompt.
       res.set("WWW-Authenticate", 'Basic realm="cardtree", charset="UTF-8"');
     }
-    if (error instanceof TooManyRequestsError) res.set("Retry-After", String(error.retryAfterSeconds));
+    if (error instanceof TooManyRequestsError || error instanceof KeyInFlightError) {
+      res.set("Retry-After", String(error.retryAfterSeconds));
+    }
     res.status(status).json(errorBody(error));
   };
 }

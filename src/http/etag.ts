@@ -4,27 +4,30 @@
  * revisions, src/domain/read-model.ts), so they cost nothing to check.
  */
 import type { Request, Response } from "express";
+import { CompressedBodies, etagMatches, sendCompressible } from "./compression.js";
+
+/** The process's compressed copies of cached bodies: one per revision, shared by every request. */
+const compressedBodies = new CompressedBodies();
 
 /**
  * Sends a JSON body with its ETag, or 304 when the request's If-None-Match names it.
- * `parts` are written one after another without copying them into one buffer.
+ * Plain, `parts` are written one after another without copying them into one buffer; where
+ * the request accepts brotli or gzip, the body's compressed copy for this revision is sent
+ * (made on the first such request, src/http/compression.ts).
  */
-export function sendJsonWithEtag(req: Request, res: Response, etag: string, parts: readonly Buffer[]): void {
+export async function sendJsonWithEtag(req: Request, res: Response, etag: string, parts: readonly Buffer[]): Promise<void> {
   res.set({
     "Content-Type": "application/json; charset=utf-8",
     ETag: etag,
     // Private: it is one user's view; no-cache: revalidate every time, which is cheap.
     "Cache-Control": "private, no-cache",
   });
+  res.vary("Accept-Encoding");
   if (noneMatch(req.get("if-none-match"), etag)) {
     res.status(304).end();
     return;
   }
-  let length = 0;
-  for (const part of parts) length += part.length;
-  res.set("Content-Length", String(length));
-  for (const part of parts.slice(0, -1)) res.write(part);
-  res.end(parts[parts.length - 1]);
+  await sendCompressible(req, res, parts, etag, compressedBodies);
 }
 
 /**
@@ -36,5 +39,5 @@ export function sendJsonWithEtag(req: Request, res: Response, etag: string, part
 function noneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
   if (header.trim() === "*") return true;
-  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+  return header.split(",").some((tag) => etagMatches(tag, etag));
 }

@@ -1,29 +1,66 @@
 /**
- * JSON request bodies: a body in any other media type is refused (415), one over the size
- * limit is refused (413) before it is buffered whole, and malformed JSON or bytes that are
- * not UTF-8 are a 400 (rather than stored with replacement characters).
+ * JSON request bodies: a body in any other media type, or labelled with any charset but
+ * UTF-8, is refused (415; body-parser would otherwise decode `charset=utf-16` and store
+ * what it made of it), one over the size limit is refused (413) before it is buffered
+ * whole, and malformed JSON or bytes that are not UTF-8 are a 400 (rather than stored with
+ * replacement characters). Used by /api and /graphql alike.
  */
 import { isUtf8 } from "node:buffer";
+import { createHash } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { DomainError } from "../shared/errors.js";
+
+/** The SHA-256 of each keyed request's body as received (idempotency.ts compares requests by it). */
+const digests = new WeakMap<IncomingMessage, string>();
+
+/** The hash of the body `jsonBody` read for a request sent with an Idempotency-Key; "" for none. */
+export function bodyDigest(req: IncomingMessage): string {
+  return digests.get(req) ?? "";
+}
 
 function hasBody(req: Request): boolean {
   const length = req.headers["content-length"];
   return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
 }
 
+/** The `charset` parameter of a Content-Type, lower-cased and unquoted; undefined when absent. */
+export function charsetOf(contentType: string | undefined): string | undefined {
+  for (const param of (contentType ?? "").split(";").slice(1)) {
+    const eq = param.indexOf("=");
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== "charset") continue;
+    return param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1")
+      .toLowerCase();
+  }
+  return undefined;
+}
+
 export function jsonBody(limitBytes: number) {
   const parse = express.json({
     limit: limitBytes,
     type: () => true,
-    verify: (_req, _res, bytes) => {
+    verify: (req, _res, bytes) => {
       if (!isUtf8(bytes)) throw Object.assign(new Error("not UTF-8"), { status: 400 });
+      if (req.headers["idempotency-key"] !== undefined) digests.set(req, createHash("sha256").update(bytes).digest("base64url"));
     },
   });
   return (req: Request, res: Response, next: NextFunction) => {
     if (!hasBody(req)) return next();
     if (!req.is("application/json") && !req.is("application/*+json")) {
       return next(new DomainError("unsupported_media_type", "Send the request body as application/json."));
+    }
+    const charset = charsetOf(req.headers["content-type"]);
+    if (charset !== undefined && charset !== "utf-8") {
+      return next(new DomainError("unsupported_media_type", `Send the request body in UTF-8; charset=${charset.slice(0, 40)} is not accepted.`));
+    }
+    // body-parser skips the body of a request whose connection has closed (on-finished's
+    // "finished"), and the route would then run without it: a body-less revert, a keyed
+    // write kept under its key with the wrong request. The client is gone; nothing runs.
+    if (req.socket && !req.socket.readable) {
+      return next(new DomainError("invalid_request", "The connection closed before the request body was read; nothing was done."));
     }
     parse(req, res, next);
   };

@@ -27,6 +27,8 @@ export function requestLog(logger: Logger) {
         status: res.statusCode,
         ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
         user: req.auth?.user?._id ?? null,
+        // The client's address as the server takes it (behind TRUST_PROXY, from X-Forwarded-For).
+        address: req.ip ?? null,
       });
     });
     next();

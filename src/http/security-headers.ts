@@ -1,28 +1,40 @@
 /**
  * Security headers for every response. The Content-Security-Policy is one the browser
  * client passes: its scripts and styles are files served from here, never inline script.
+ * Images from other hosts are allowed unless the operator keeps them out altogether
+ * (`REMOTE_IMAGES=block`); with `click`, the client holds them back on public pages
+ * (src/web/remote-images.ts). Everything else (media, fonts, frames) is this server's only.
  */
 import type { NextFunction, Request, Response } from "express";
+import type { RemoteImagePolicy } from "../config.js";
 
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "img-src 'self' data: https: http:",
-  "style-src 'self' 'unsafe-inline'",
-  "script-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
+/** The policy with images from anywhere (`allow`, `click`). */
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy("click");
 
-export function securityHeaders(req: Request, res: Response, next: NextFunction) {
-  res.set({
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "Cross-Origin-Opener-Policy": "same-origin",
-  });
-  if (req.secure) res.set("Strict-Transport-Security", "max-age=15552000");
-  next();
+export function contentSecurityPolicy(remoteImages: RemoteImagePolicy): string {
+  return [
+    "default-src 'self'",
+    remoteImages === "block" ? "img-src 'self' data: blob:" : "img-src 'self' data: https: http:",
+    "style-src 'self' 'unsafe-inline'",
+    "script-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+export function securityHeaders(remoteImages: RemoteImagePolicy) {
+  const policy = contentSecurityPolicy(remoteImages);
+  return (req: Request, res: Response, next: NextFunction) => {
+    res.set({
+      "Content-Security-Policy": policy,
+      "X-Content-Type-Options": "nosniff",
+      "X-Frame-Options": "DENY",
+      "Referrer-Policy": "same-origin",
+      "Cross-Origin-Opener-Policy": "same-origin",
+    });
+    if (req.secure) res.set("Strict-Transport-Security", "max-age=15552000");
+    next();
+  };
 }

@@ -5,7 +5,7 @@
 import { execute } from "../domain/command.js";
 import { Router, type Request, type Response } from "express";
 import { clientAddress, requireUser } from "../auth/middleware.js";
-import { SESSION_COOKIE, SESSION_TTL_MS } from "../auth/sessions.js";
+import { SESSION_COOKIE } from "../auth/sessions.js";
 import { SignupBudget } from "../auth/signup-budget.js";
 import { credentialsInput, parseInput } from "../shared/schemas.js";
 import { preferencesOf, setPreferences } from "../domain/preferences.js";
@@ -22,7 +22,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
       sameSite: "lax",
       secure: req.secure,
       path: "/",
-      maxAge: SESSION_TTL_MS,
+      maxAge: sessions.ttlMs,
     });
     return session;
   };

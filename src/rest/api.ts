@@ -5,6 +5,7 @@ import { Router, type RequestHandler } from "express";
 import { observeCommits } from "../domain/commit-observer.js";
 import { TREE_REVISION_HEADER } from "../shared/changes.js";
 import { NotFoundError } from "../shared/errors.js";
+import { idempotentWrites } from "../http/idempotency.js";
 import type { Tree } from "../shared/records.js";
 import { accountRoutes } from "./account-routes.js";
 import { cardRoutes } from "./card-routes.js";
@@ -32,10 +33,25 @@ const answerRevisions: RequestHandler = (req, res, next) => {
   observeCommits(observer, next);
 };
 
+/** Where a cookie session starts or ends: its answer (a Set-Cookie) is not one to replay, so a key is ignored. */
+const SESSION_PATHS = new Set(["/signup", "/login", "/logout"]);
+
+/** `parse`, then `then`: a body parser followed by the step that needs the body. */
+function followedBy(parse: RequestHandler, then: RequestHandler): RequestHandler {
+  return (req, res, next) => parse(req, res, (err?: unknown) => (err ? next(err) : then(req, res, next)));
+}
+
 export function restApi(rest: RestDeps): Router {
   const router = Router();
   const readModel = rest.ctx.readModel;
-  const deps = { ...rest, cardsJson: { forTree: async (tree: Tree) => (await readModel.read(tree)).json() } };
+  const idempotent = idempotentWrites(rest.ctx, { logger: rest.logger, applies: (req) => !SESSION_PATHS.has(req.path) });
+  const deps = {
+    ...rest,
+    jsonLimit: followedBy(rest.jsonLimit, idempotent),
+    importLimit: followedBy(rest.importLimit, idempotent),
+    idempotent,
+    cardsJson: { forTree: async (tree: Tree) => (await readModel.read(tree)).json() },
+  };
   router.get("/openapi.json", (_req, res) => {
     res.json(openApiDocument());
   });

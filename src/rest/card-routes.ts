@@ -34,7 +34,7 @@ const OPEN_ARRAY = Buffer.from("[");
 const COMMA = Buffer.from(",");
 const CLOSE_ARRAY = Buffer.from("]");
 
-export function cardRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps): Router {
+export function cardRoutes({ ctx, jsonLimit, importLimit, idempotent, cardsJson }: RouteDeps): Router {
   const router = Router();
 
   router.get("/cards", async (req, res) => {
@@ -51,14 +51,14 @@ export function cardRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
       parts.push(body.subarray(1, -1));
     }
     parts.push(CLOSE_ARRAY);
-    sendJsonWithEtag(req, res, `"${etag.digest("base64url")}"`, parts);
+    await sendJsonWithEtag(req, res, `"${etag.digest("base64url")}"`, parts);
   });
 
   router.get("/trees/:treeId/cards", async (req, res) => {
     // Authorised on every request, before the cache is consulted.
     const tree = await loadTree(ctx, requireUser(req), req.params.treeId, "read");
     const { body, etag } = await cardsJson.forTree(tree);
-    sendJsonWithEtag(req, res, etag, [body]);
+    await sendJsonWithEtag(req, res, etag, [body]);
   });
 
   router.post("/trees/:treeId/cards/seed", importLimit, async (req, res) => {
@@ -76,7 +76,7 @@ export function cardRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
     res.json(presentCard(card));
   });
 
-  router.delete("/trees/:treeId/cards/:cardId", async (req, res) => {
+  router.delete("/trees/:treeId/cards/:cardId", idempotent, async (req, res) => {
     const target = { treeId: req.params.treeId, cardId: req.params.cardId, version: versionFromIfMatch(req.get("if-match")) };
     res.json({ deleted: await execute(ctx, requireUser(req), deleteCard, target, undefined) });
   });

@@ -8,7 +8,7 @@
  */
 import { Router, type Request } from "express";
 import { clientAddress } from "../auth/middleware.js";
-import { followTree, presentChange, type LiveEvent } from "../domain/live.js";
+import { accessOf, followTree, presentChange, type LiveEvent } from "../domain/live.js";
 import { ValidationError } from "../shared/errors.js";
 import type { Change } from "../shared/changes.js";
 import { SseHub } from "../http/sse.js";
@@ -50,7 +50,7 @@ export function eventRoutes({ ctx }: RouteDeps): Router {
     const stream = await followTree(ctx, req.auth.user, req.params.treeId, {
       since,
       address: clientAddress(req),
-      sessionId: req.auth.session?._id ?? null,
+      access: accessOf(req.auth.user, req.auth.session),
     });
     // Gone while the stream was being opened: nothing will tell it later.
     if (req.socket.destroyed) {

@@ -11,7 +11,7 @@ import { presentCard, presentTree } from "../domain/presenters.js";
 import { parseInput, revertChangeInput } from "../shared/schemas.js";
 import type { RouteDeps } from "./deps.js";
 
-export function historyRoutes({ ctx, jsonLimit }: RouteDeps): Router {
+export function historyRoutes({ ctx, jsonLimit, idempotent }: RouteDeps): Router {
   const router = Router();
 
   router.get("/trees/:treeId/history", async (req, res) => {
@@ -30,7 +30,7 @@ export function historyRoutes({ ctx, jsonLimit }: RouteDeps): Router {
     res.json(presentTree(await execute(ctx, requireUser(req), restoreTree, { treeId: req.params.treeId }, req.body ?? {})));
   });
 
-  router.post("/trees/:treeId/cards/:cardId/restore", async (req, res) => {
+  router.post("/trees/:treeId/cards/:cardId/restore", idempotent, async (req, res) => {
     const cards = await execute(ctx, requireUser(req), restoreCard, { treeId: req.params.treeId, cardId: req.params.cardId }, undefined);
     res.json(cards.map(presentCard));
   });

@@ -16,6 +16,7 @@ import * as inputs from "../shared/schemas.js";
 import { EXPORT_FILES, exportFormats, exportQuerySchema } from "../shared/export-options.js";
 import { STATUS } from "../http/error-response.js";
 import { TREE_REVISION_HEADER } from "../shared/changes.js";
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "../shared/idempotency.js";
 
 /** SPEC §4's error body. */
 const errorBody = z.object({
@@ -42,10 +43,11 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   unauthenticated: "No credentials where they are needed, or wrong ones.",
   forbidden: "Not allowed: only the owner may do this, sign-up is off, a wrong current password, a missing X-CSRF-Token, or a change sent from another site.",
   not_found: "No such thing, or one the caller may not open (a private tree is never 403).",
-  conflict: "Taken already (the email, the public address, the collaborator), a conditional write's version is stale (details.current: the card as it is), or a revert's cards changed since (details.changed).",
+  conflict: "Taken already (the email, the public address, the collaborator, a client-chosen `_id`), a conditional write's version is stale (details.current: the card as it is), a revert's cards changed since (details.changed), or the request with this Idempotency-Key is still running (Retry-After).",
   payload_too_large: "The body is over its limit (1 MiB; 16 MiB for trees and imports), an import makes too many cards, a card's text is too long, or a script is over its size limit.",
   unsupported_media_type: "The body is not application/json in UTF-8.",
   limit_reached: "The owner's card limit would be passed, or the user keeps as many scripts as allowed.",
+  idempotency_key_reused: "This Idempotency-Key was used for a different request (method, path, If-Match or body); nothing was done.",
   too_many_requests: "Too many failed log-ins for this email or address; try again after Retry-After seconds.",
   internal: "Something went wrong on the server (logged; no details are given).",
   unavailable: "The database does not answer (STORE=postgres); nothing was changed, try again in a moment.",
@@ -98,7 +100,7 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   scriptId: { schema: inputs.recordId, description: "one of the caller's scripts' `_id`" },
   publicUrl: { schema: z.string(), description: "a public tree's `publicUrl`" },
   publicTreeId: { schema: z.string(), description: "a public tree's `_id` or its `publicUrl`" },
-  format: { schema: z.enum(exportFormats), description: "the export format (`impress` is a .pptx presentation)" },
+  format: { schema: z.enum(exportFormats), description: "the export format (`impress` is a .pptx presentation, `opml` an OPML 2.0 outline, `gkw` a Gingko Writer file)" },
 };
 
 interface Operation {
@@ -128,7 +130,8 @@ interface Operation {
  * Every /api operation. Order is the README's. Errors every path may answer are added by
  * `errorStatuses`: 400 (a path that is not valid percent-encoding), 401 (a malformed or
  * wrong Authorization header), 429 (the log-in throttle, also for basic credentials), 500
- * and 503 (the database does not answer, STORE=postgres); writes add 403 (CSRF, other sites), and bodies 413 and 415.
+ * and 503 (the database does not answer, STORE=postgres); writes add 403 (CSRF, other sites),
+ * 409 and 422 (an Idempotency-Key still running or used for another request), and bodies 413 and 415.
  */
 const OPERATIONS: Operation[] = [
   { method: "post", path: "/signup", summary: "Create an account and start a cookie session", credentials: "optional", body: { schema: "SignupInput", required: true }, ok: { status: 201, schema: "User", description: "The new user" }, errors: [409], startsSession: true },
@@ -141,7 +144,7 @@ const OPERATIONS: Operation[] = [
   { method: "get", path: "/public/{publicUrl}", summary: "A public tree and its cards, without credentials", credentials: "optional", ok: { status: 200, schema: "PublicTree", etag: true, description: "The tree and its cards in tree order" }, errors: [404] },
   { method: "get", path: "/cards", summary: "Every live card of every tree the caller can open", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, description: "Cards, tree order within each tree" }, errors: [] },
   { method: "get", path: "/trees", summary: "The trees the caller can open", credentials: "required", ok: { status: 200, schema: "Tree", list: true, description: "Most recently updated first" }, errors: [] },
-  { method: "post", path: "/trees", summary: "Create a tree, from a Markdown or JSON seed or with one empty card", credentials: "required", body: { schema: "CreateTreeInput", required: true }, ok: { status: 201, schema: "Tree", description: "The new tree" }, errors: [422] },
+  { method: "post", path: "/trees", summary: "Create a tree, from a Markdown or JSON seed or with one empty card; `_id` chooses its id (409 when taken)", credentials: "required", body: { schema: "CreateTreeInput", required: true }, ok: { status: 201, schema: "Tree", description: "The new tree" }, errors: [409, 422] },
   { method: "put", path: "/trees/{treeId}", summary: "Rename, set latex, set or clear (null) publicUrl", credentials: "required", body: { schema: "UpdateTreeInput", required: true }, ok: { status: 200, schema: "Tree", description: "The tree, updated" }, errors: [404, 409] },
   { method: "delete", path: "/trees/{treeId}", summary: "Delete the tree and all its cards (owner only)", credentials: "required", ok: { status: 204, description: "Deleted" }, errors: [404] },
   { method: "post", path: "/trees/{treeId}/clone", summary: "A full copy owned by the caller", credentials: "required", ok: { status: 201, schema: "Tree", description: "The copy" }, errors: [404, 413, 415, 422] },
@@ -150,7 +153,7 @@ const OPERATIONS: Operation[] = [
   { method: "post", path: "/trees/{treeId}/collaborators", summary: "Give an existing user access (owner only)", credentials: "required", body: { schema: "AddCollaboratorInput", required: true }, ok: { status: 201, schema: "Collaborator", description: "The collaborator added" }, errors: [404, 409] },
   { method: "delete", path: "/trees/{treeId}/collaborators/{userId}", summary: "Remove a collaborator (owner), or leave the tree (the collaborator)", credentials: "required", ok: { status: 204, description: "Removed" }, errors: [404] },
   { method: "get", path: "/trees/{treeId}/cards", summary: "The tree's cards in tree order", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, description: "Tree order" }, errors: [404] },
-  { method: "post", path: "/trees/{treeId}/cards", summary: "Create a card", credentials: "required", body: { schema: "CreateCardInput", required: true }, ok: { status: 201, schema: "Card", description: "The new card" }, errors: [404, 422] },
+  { method: "post", path: "/trees/{treeId}/cards", summary: "Create a card; `_id` chooses its id (409 when taken)", credentials: "required", body: { schema: "CreateCardInput", required: true }, ok: { status: 201, schema: "Card", description: "The new card" }, errors: [404, 409, 422] },
   { method: "put", path: "/trees/{treeId}/cards/{cardId}", summary: "Change a card's content, position or parent (other fields are ignored); If-Match or __v makes it conditional", credentials: "required", body: { schema: "UpdateCardInput", required: true }, ifMatch: true, ok: { status: 200, schema: "Card", description: "The card, updated" }, errors: [404, 409] },
   { method: "delete", path: "/trees/{treeId}/cards/{cardId}", summary: "Move a card and its subtree to the tree's trash; If-Match makes it conditional", credentials: "required", ifMatch: true, ok: { status: 200, schema: "Deleted", description: "The ids removed" }, errors: [404, 409] },
   { method: "get", path: "/trees/{treeId}/history", summary: "The tree's changes, newest first", credentials: "required", query: inputs.historyQuery, ok: { status: 200, schema: "HistoryEntry", list: true, description: "Newest first" }, errors: [404] },
@@ -171,9 +174,16 @@ const OPERATIONS: Operation[] = [
   { method: "get", path: "/docs", summary: "This document as a page to read", credentials: "optional", ok: { status: 200, html: true, description: "HTML, with nothing loaded from elsewhere" }, errors: [] },
 ];
 
+/** Writes that take an Idempotency-Key (SPEC §13): every write but starting or ending a session. */
+function takesIdempotencyKey(op: Operation): boolean {
+  return op.method !== "get" && !op.startsSession && op.path !== "/logout";
+}
+
 function errorStatuses(op: Operation): number[] {
   const statuses = new Set([400, 401, 429, 500, 503, ...op.errors]);
   if (op.method !== "get") statuses.add(403);
+  // The key still running (409), or used for another request (422).
+  if (takesIdempotencyKey(op)) [409, 422].forEach((status) => statuses.add(status));
   if (op.body) [413, 415].forEach((status) => statuses.add(status));
   return [...statuses].sort((a, b) => a - b);
 }
@@ -196,21 +206,27 @@ function inlineSchema(schema: z.ZodType, io: "input" | "output" = "input") {
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const CODE_BY_STATUS = new Map(Object.entries(STATUS).map(([code, status]) => [status, code as ErrorCode]));
+/** The codes each status answers with (422: limit_reached or idempotency_key_reused), the first naming its response. */
+const CODES_BY_STATUS = new Map<number, ErrorCode[]>();
+for (const [code, status] of Object.entries(STATUS)) CODES_BY_STATUS.set(status, [...(CODES_BY_STATUS.get(status) ?? []), code as ErrorCode]);
+const responseName = (status: number) => CODES_BY_STATUS.get(status)![0];
 
 function errorResponses() {
   const responses: Record<string, unknown> = {};
-  for (const code of CODE_BY_STATUS.values()) {
+  for (const codes of CODES_BY_STATUS.values()) {
     const headers: Record<string, unknown> = {};
-    if (code === "unauthenticated") {
+    if (codes.includes("unauthenticated")) {
       headers["WWW-Authenticate"] = { description: 'Basic realm="cardtree" (left out for requests sent with X-Requested-With)', schema: { type: "string" } };
     }
-    if (code === "too_many_requests") headers["Retry-After"] = { description: "seconds to wait", schema: { type: "integer" } };
-    responses[code] = {
-      description: `${code}: ${ERROR_MEANING[code]}`,
+    if (codes.includes("too_many_requests")) headers["Retry-After"] = { description: "seconds to wait", schema: { type: "integer" } };
+    if (codes.includes("conflict")) headers["Retry-After"] = { description: "with an Idempotency-Key still running: seconds to wait before sending it again", schema: { type: "integer" } };
+    responses[codes[0]] = {
+      description: codes.map((code) => `${code}: ${ERROR_MEANING[code]}`).join(" "),
       ...(Object.keys(headers).length > 0 ? { headers } : {}),
       content: {
-        "application/json": { schema: { allOf: [ref("Error"), { properties: { error: { const: code } } }] } },
+        "application/json": {
+          schema: { allOf: [ref("Error"), { properties: { error: codes.length === 1 ? { const: codes[0] } : { enum: codes } } }] },
+        },
       },
     };
   }
@@ -227,9 +243,19 @@ const TREE_REVISION = {
   schema: { type: "string", pattern: "^[1-9][0-9]*$" },
 };
 
+const REPLAYED = {
+  description: "`true`: the answer kept for this Idempotency-Key, sent again; nothing was done this time",
+  schema: { type: "string", const: "true" },
+};
+
 function successResponse(op: Operation) {
   const { ok } = op;
-  if (ok.status === 204) return { description: ok.description, ...(writesTree(op) ? { headers: { [TREE_REVISION_HEADER]: TREE_REVISION } } : {}) };
+  if (ok.status === 204) {
+    const headers: Record<string, unknown> = {};
+    if (writesTree(op)) headers[TREE_REVISION_HEADER] = TREE_REVISION;
+    if (takesIdempotencyKey(op)) headers[IDEMPOTENT_REPLAYED_HEADER] = REPLAYED;
+    return { description: ok.description, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+  }
   if ("html" in ok) return { description: ok.description, content: { "text/html": { schema: { type: "string" } } } };
   if ("events" in ok) return { description: ok.description, content: { "text/event-stream": { schema: { type: "string" } } } };
   if ("javascript" in ok) {
@@ -258,6 +284,7 @@ function successResponse(op: Operation) {
   const headers: Record<string, unknown> = {};
   if (ok.etag) headers.ETag = { description: "send it back as If-None-Match", schema: { type: "string" } };
   if (writesTree(op)) headers[TREE_REVISION_HEADER] = TREE_REVISION;
+  if (takesIdempotencyKey(op)) headers[IDEMPOTENT_REPLAYED_HEADER] = REPLAYED;
   return {
     description: ok.description,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
@@ -289,12 +316,15 @@ function operationObject(op: Operation) {
   if ("events" in op.ok) {
     parameters.push({ name: "Last-Event-ID", in: "header", required: false, description: "the last revision received: the stream resumes after it", schema: { type: "string", pattern: "^\\d{1,15}$" } });
   }
+  if (takesIdempotencyKey(op)) {
+    parameters.push({ name: IDEMPOTENCY_KEY_HEADER, in: "header", required: false, description: "1–255 visible ASCII characters, unique per request you mean (SPEC §13): the first completed answer is kept for at least 24 hours, and the same request with the same key gets it again with `Idempotent-Replayed: true`, changing nothing; the key with another request is 422 idempotency_key_reused; while the first still runs, 409 with Retry-After", schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" } });
+  }
   if (op.method !== "get" && !op.startsSession) {
     parameters.push({ name: "X-CSRF-Token", in: "header", required: false, description: "the User's `csrf`; required with a cookie session", schema: { type: "string" } });
   }
   const responses: Record<string, unknown> = { [op.ok.status]: successResponse(op) };
   if (revalidates(op)) responses["304"] = { description: "Not modified: the If-None-Match ETag is still current" };
-  for (const status of errorStatuses(op)) responses[status] = { $ref: `#/components/responses/${CODE_BY_STATUS.get(status)}` };
+  for (const status of errorStatuses(op)) responses[status] = { $ref: `#/components/responses/${responseName(status)}` };
   return {
     summary: op.summary,
     operationId: op.method + op.path.split(/[^a-zA-Z]+/).filter(Boolean).map((word) => word[0].toUpperCase() + word.slice(1)).join(""),

@@ -17,7 +17,7 @@ const SCRIPT_BODY_ROOM = 16 * 1024;
 /** What one character of a script may cost in JSON (`\u0001`): its size limit is in UTF-8 bytes. */
 const WORST_JSON_BYTES = 6;
 
-export function scriptRoutes({ ctx }: RouteDeps): Router {
+export function scriptRoutes({ ctx, idempotent }: RouteDeps): Router {
   const router = Router();
   // Sized from the script limit, not the ordinary JSON limit: a script at its limit fits
   // however the client escapes it; the command then checks the script's own size (413).
@@ -29,7 +29,7 @@ export function scriptRoutes({ ctx }: RouteDeps): Router {
     res.json((await listScripts(ctx, requireUser(req))).map(presentScript));
   });
 
-  router.post("/scripts", scriptBody, async (req, res) => {
+  router.post("/scripts", scriptBody, idempotent, async (req, res) => {
     res.status(201).json(presentScript(await execute(ctx, requireUser(req), createScript, {}, req.body ?? {})));
   });
 
@@ -47,11 +47,11 @@ export function scriptRoutes({ ctx }: RouteDeps): Router {
     res.type("text/javascript; charset=utf-8").send(script.body);
   });
 
-  router.put("/scripts/:scriptId", scriptBody, async (req, res) => {
+  router.put("/scripts/:scriptId", scriptBody, idempotent, async (req, res) => {
     res.json(presentScript(await execute(ctx, requireUser(req), updateScript, { scriptId: req.params.scriptId }, req.body ?? {})));
   });
 
-  router.delete("/scripts/:scriptId", async (req, res) => {
+  router.delete("/scripts/:scriptId", idempotent, async (req, res) => {
     await execute(ctx, requireUser(req), deleteScript, { scriptId: req.params.scriptId }, undefined);
     res.status(204).end();
   });

@@ -19,7 +19,7 @@ import {
 import { sendJsonWithEtag } from "../http/etag.js";
 import type { RouteDeps } from "./deps.js";
 
-export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps): Router {
+export function treeRoutes({ ctx, jsonLimit, importLimit, idempotent, cardsJson }: RouteDeps): Router {
   const router = Router();
 
   router.get("/public/:publicUrl", async (req, res) => {
@@ -28,7 +28,7 @@ export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
     // `{"tree": ..., "cards": [...]}` around the cached cards body, without copying it.
     const head = Buffer.from(`{"tree":${JSON.stringify(presentTree(tree))},"cards":`);
     const etag = `"${cards.etag.slice(1, -1)}.${createHash("sha256").update(head).digest("base64url")}"`;
-    sendJsonWithEtag(req, res, etag, [head, cards.body, Buffer.from("}")]);
+    await sendJsonWithEtag(req, res, etag, [head, cards.body, Buffer.from("}")]);
   });
 
   router.get("/trees", async (req, res) => {
@@ -43,7 +43,7 @@ export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
     res.json(presentTree(await execute(ctx, requireUser(req), updateTree, { treeId: req.params.treeId }, req.body ?? {})));
   });
 
-  router.delete("/trees/:treeId", async (req, res) => {
+  router.delete("/trees/:treeId", idempotent, async (req, res) => {
     await execute(ctx, requireUser(req), deleteTree, { treeId: req.params.treeId }, undefined);
     res.status(204).end();
   });
@@ -64,7 +64,7 @@ export function treeRoutes({ ctx, jsonLimit, importLimit, cardsJson }: RouteDeps
     res.status(201).json(await execute(ctx, requireUser(req), addCollaborator, { treeId: req.params.treeId }, req.body ?? {}));
   });
 
-  router.delete("/trees/:treeId/collaborators/:userId", async (req, res) => {
+  router.delete("/trees/:treeId/collaborators/:userId", idempotent, async (req, res) => {
     await execute(ctx, requireUser(req), removeCollaborator, { treeId: req.params.treeId, userId: req.params.userId }, undefined);
     res.status(204).end();
   });

@@ -13,6 +13,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "limit_reached"
+  | "idempotency_key_reused"
   | "too_many_requests"
   | "unavailable"
   | "internal";
@@ -66,6 +67,26 @@ export class ConflictError extends DomainError {
     readonly details?: Record<string, unknown>,
   ) {
     super("conflict", message);
+  }
+}
+
+/**
+ * The first request with this Idempotency-Key is still running (SPEC §13): nothing was done
+ * for this one; send it again after `retryAfterSeconds` to get the first one's answer.
+ */
+export class KeyInFlightError extends ConflictError {
+  constructor(readonly retryAfterSeconds: number) {
+    super(`A request with this Idempotency-Key is still running; nothing was done for this one. Send it again in ${retryAfterSeconds} s for its answer.`);
+  }
+}
+
+/** An Idempotency-Key sent again with a different request (SPEC §13): nothing was done. */
+export class IdempotencyKeyReusedError extends DomainError {
+  constructor() {
+    super(
+      "idempotency_key_reused",
+      "This Idempotency-Key was used for a different request (another method, path, If-Match or body); nothing was done. Use a new key for a new request.",
+    );
   }
 }
 

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import type { CardFields, Tree } from "./records.js";
 
-export const exportFormats = ["txt", "md", "html", "json", "docx", "impress"] as const;
+export const exportFormats = ["txt", "md", "html", "json", "docx", "impress", "opml", "gkw"] as const;
 export type ExportFormat = (typeof exportFormats)[number];
 
 /**
@@ -20,6 +20,8 @@ export const EXPORT_FILES: Record<ExportFormat, { extension: string; mediaType: 
   json: { extension: "json", mediaType: "application/json", text: true },
   docx: { extension: "docx", mediaType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", text: false },
   impress: { extension: "pptx", mediaType: "application/vnd.openxmlformats-officedocument.presentationml.presentation", text: false },
+  opml: { extension: "opml", mediaType: "text/x-opml", text: true },
+  gkw: { extension: "gkw", mediaType: "text/markdown", text: true },
 };
 
 /** Same rule as record ids in src/shared/ids.ts; kept here so the formats stand alone. */
@@ -50,6 +52,20 @@ function wholeNumber(min: number, max: number, message: string) {
 }
 
 /**
+ * An on/off flag as a query string sends it ("1", "0", "true", "false") or as GraphQL does
+ * (a boolean). Anything else is refused rather than guessed.
+ */
+function flag(message: string) {
+  return z.union([z.boolean(), z.string()], { error: message }).transform((value, ctx) => {
+    if (typeof value === "boolean") return value;
+    if (value === "1" || value === "true") return true;
+    if (value === "0" || value === "false") return false;
+    ctx.addIssue({ code: "custom", message });
+    return z.NEVER;
+  });
+}
+
+/**
  * The export flags. Unknown keys are dropped rather than refused, so a cache-busting
  * parameter or a client's extra flag does not break a download.
  */
@@ -68,6 +84,9 @@ export const exportQuerySchema = z.object({
     .string({ error: "must be text" })
     .max(MAX_DECORATION, `must be at most ${MAX_DECORATION} characters`)
     .optional(),
+  leaves: flag("must be 1 or 0 (true or false)")
+    .optional()
+    .describe("1: only the cards without children, in tree order (Gingko Writer's leaves export)"),
 });
 
 export type ExportOptions = z.output<typeof exportQuerySchema>;

@@ -56,7 +56,13 @@ describe("checkMarkdown", () => {
 
   it("refuses a card longer than the length limit", () => {
     expect(checkMarkdown("a".repeat(MARKDOWN_LIMITS.maxLength)).ok).toBe(true);
-    expect(checkMarkdown("a".repeat(MARKDOWN_LIMITS.maxLength + 1))).toMatchObject({ ok: false, reason: "length" });
+    expect(checkMarkdown("a".repeat(MARKDOWN_LIMITS.maxLength + 1))).toMatchObject({
+      ok: false,
+      reason: "length",
+      note: "Shown as plain text: it is longer than the 50,000 characters rendered as Markdown.",
+    });
+    expect(checkMarkdown("a".repeat(1_000_001), { ...MARKDOWN_LIMITS, maxLength: 1_000_000 })).toMatchObject({ note: expect.stringContaining("1,000,000 characters") });
+    expect(checkMarkdown("a".repeat(1_000), { ...MARKDOWN_LIMITS, maxLength: 999 })).toMatchObject({ note: expect.stringContaining(" 999 characters") });
   });
 
   it("gives a note a reader understands", () => {

@@ -50,6 +50,17 @@ export interface StoredCard extends Omit<Card, "__v"> {
 export type SeedNode = z.infer<typeof seedNode>;
 
 /**
+ * A card an import will create: a seed node, and the id its file gave it, if any (a Gingko
+ * Writer file names each card). The import keeps that id when it is free and of our form
+ * (SPEC §13), and makes a new one otherwise.
+ */
+export interface ImportNode {
+  content: string;
+  id?: string;
+  children?: ImportNode[];
+}
+
+/**
  * A user's own browser script (docs/scripting.md, "Your scripts on the server"): run on that
  * user's tree pages only. `body` is JavaScript, served back as a file from the same origin.
  */

@@ -65,7 +65,14 @@ export const preferencesInput = z.strictObject({
   fontSize: z.literal(FONT_SIZES, "must be one of 14, 16, 18, 20 or 22").optional(),
 });
 
+/**
+ * A record id the client chose (SPEC §13), so that a card or tree made offline keeps the id
+ * it was given on the device; the server's own ids have the same shape.
+ */
+const clientChosenId = recordId.optional().describe("the new record's id, chosen by the client (24 characters of a-z and 0-9); a taken id is 409");
+
 export const createCardInput = z.object({
+  _id: clientChosenId,
   treeId: recordId,
   position,
   content: content.optional(),
@@ -115,9 +122,15 @@ export const revertChangeInput = z.object({
     .describe("more changes to revert with it, as the same one new change (the writes of one undo step); each card goes back to before the earliest"),
 });
 
+/** What an import reads; the text itself tells the format (src/formats/seed.ts). */
+const seedText = z
+  .string()
+  .describe("Markdown (each heading starts a card), JSON in the json export's shape, an OPML 2.0 outline, or a Gingko Writer (.gkw) file");
+
 export const createTreeInput = z.object({
+  _id: clientChosenId,
   name: treeName,
-  seed: z.string().optional(),
+  seed: seedText.optional(),
 });
 
 /** Only these fields of a tree can change; others in the body are ignored. */
@@ -131,7 +144,7 @@ export const addCollaboratorInput = z.object({ email });
 
 export const seedInput = z.object({
   parentId: recordId.nullable().optional(),
-  seed: z.string(),
+  seed: seedText,
 });
 
 // A script's size limit is configurable (USER_SCRIPT_BYTES): the command checks it (413).
@@ -149,6 +162,18 @@ export const updateScriptInput = z.object({
   body: z.string().optional(),
   enabled: z.boolean().optional(),
 });
+
+/** GraphQL's `id` of a creation handed on as the command's `_id`. */
+function idAsRecordId<T extends { id?: string }>({ id, ...rest }: T): Omit<T, "id"> & { _id?: string } {
+  return id === undefined ? rest : { ...rest, _id: id };
+}
+
+/**
+ * The creations' schemas as GraphQL takes them (SPEC §5: records expose `id`, the REST
+ * `_id`): the same fields and checks, the client-chosen id named `id`.
+ */
+export const createCardGraphqlInput = createCardInput.omit({ _id: true }).extend({ id: clientChosenId }).transform(idAsRecordId);
+export const createTreeGraphqlInput = createTreeInput.omit({ _id: true }).extend({ id: clientChosenId }).transform(idAsRecordId);
 
 export type CreateCardInput = z.infer<typeof createCardInput>;
 export type UpdateCardInput = z.infer<typeof updateCardInput>;

@@ -26,6 +26,8 @@ import { nodeFileSystem, type FileSystem } from "./file-system.js";
 import { syncDirectory, writeFileSynced } from "./nedb-recovery.js";
 
 /** Capture order; see the module comment. */
+/** The embedded store's idempotency keys (idempotency-file.ts): not backed up, a key lives a day. */
+const IDEMPOTENCY_LOG = "idempotency.log";
 const CAPTURE_ORDER = ["sessions.db", "scripts.db", "trees.db", "cards.db", CHANGE_LOG, "users.db"] as const;
 /** Backups made before the change log existed lack it. */
 const OPTIONAL = new Set<string>([CHANGE_LOG]);
@@ -130,6 +132,9 @@ export async function restoreDataDir(backupDir: string, dataDir: string): Promis
       // A compaction's leftover would otherwise stand beside the restored file.
       await rm(path.join(dataDir, `${name}~`), { force: true });
     }
+    // Kept idempotency answers (SPEC §13) tell of writes the restored data may not hold: a
+    // retry replaying "created" for a card the restore took away would lose it. They go.
+    await rm(path.join(dataDir, IDEMPOTENCY_LOG), { force: true });
     await syncDirectory(dataDir);
     await syncDirectory(path.dirname(path.resolve(dataDir)));
   } finally {

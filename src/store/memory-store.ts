@@ -6,12 +6,19 @@
  * and `publicUrl` are unique, a write of several records is all or nothing, and a change's
  * revision is taken once per tree. It is never used by a running server.
  */
-import type { ChangeRepository, Session, Store, StoreStatus } from "../domain/ports/store.js";
+import type { ChangeRepository, IdempotencyRecord, Session, Store, StoreStatus } from "../domain/ports/store.js";
 import type { Change } from "../shared/changes.js";
 import { ConflictError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
+import { idempotencyId, recordsToSweep } from "./idempotency-records.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
+
+/** A record copied, its kept body a Buffer as the other engines return it (structuredClone makes a plain Uint8Array). */
+function copyKey(record: IdempotencyRecord): IdempotencyRecord {
+  const { answer, ...rest } = record;
+  return { ...copy(rest), ...(answer ? { answer: { ...copy({ ...answer, body: undefined }), body: Buffer.from(answer.body) } } : {}) };
+}
 
 class UniqueViolation extends Error {
   constructor(field: string, value: string) {
@@ -26,6 +33,7 @@ export function openMemoryStore(): Store {
   const cards = new Map<string, StoredCard>();
   const sessions = new Map<string, Session>();
   const scripts = new Map<string, StoredScript>();
+  const keys = new Map<string, IdempotencyRecord>();
   /** Per tree, oldest first. */
   const changes = new Map<string, Change[]>();
 
@@ -230,6 +238,47 @@ export function openMemoryStore(): Store {
       remove: async (id) => {
         open();
         scripts.delete(id);
+      },
+    },
+    idempotency: {
+      claim: async (record) => {
+        open();
+        const id = idempotencyId(record.userId, record.key);
+        const there = keys.get(id);
+        if (there) return copyKey(there);
+        keys.set(id, copyKey(record));
+        return null;
+      },
+      takeOver: async (record, previousClaim) => {
+        open();
+        const id = idempotencyId(record.userId, record.key);
+        if (keys.get(id)?.claim !== previousClaim) return false;
+        keys.set(id, copyKey(record));
+        return true;
+      },
+      renew: async (userId, key, claim, leaseUntil) => {
+        open();
+        const record = keys.get(idempotencyId(userId, key));
+        if (record?.claim === claim) record.leaseUntil = leaseUntil;
+      },
+      complete: async (userId, key, claim, answer) => {
+        open();
+        const record = keys.get(idempotencyId(userId, key));
+        if (record?.claim !== claim) return;
+        delete record.claim;
+        record.answer = copyKey({ ...record, answer }).answer;
+      },
+      release: async (userId, key, claim) => {
+        open();
+        const id = idempotencyId(userId, key);
+        if (keys.get(id)?.claim === claim) keys.delete(id);
+      },
+      sweep: async (now, most) => {
+        open();
+        const sizes = [...keys.values()].map((record) => ({ ...record, bytes: record.answer?.body.length ?? 0 }));
+        const dropped = recordsToSweep(sizes, now, most);
+        for (const record of dropped) keys.delete(idempotencyId(record.userId, record.key));
+        return dropped.length;
       },
     },
   };

@@ -31,6 +31,7 @@ import { Datafile, type CheckpointUse } from "./datafile.js";
 import type { BatchMark } from "./datafile-repair.js";
 import { nodeFileSystem, type FileSystem, type SyncMode } from "./file-system.js";
 import { HashIndex } from "./nedb-hash-index.js";
+import { openIdempotencyFile } from "./idempotency-file.js";
 import {
   DatafileCompactor,
   DEFAULT_COMPACTION_POLICY,
@@ -249,6 +250,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const scripts = open("scripts");
   const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, scripts };
   const all = [users, trees, cards, sessions, scripts];
+  let idempotency: Awaited<ReturnType<typeof openIdempotencyFile>> | null = null;
 
   /**
    * Checkpoints a redo-logged datafile: measures it (size, epoch, and the change every
@@ -294,6 +296,8 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       };
     }
     changeLog.beforeCompaction = checkpointAll;
+    // Idempotency keys keep their own file (idempotency-file.ts), through the same port.
+    idempotency = await openIdempotencyFile(path.join(dataDir, "idempotency.log"), log, { fs, sync });
     // After the load, which creates missing datafiles.
     await fs.makePrivate(dataDir);
 
@@ -319,11 +323,13 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     // What the open rebuilt is on disk before anything new is logged.
     await checkpointAll();
   } catch (err) {
+    await idempotency?.close().catch(() => undefined);
     await changeLog.close().catch(() => undefined);
     for (const datafile of datafiles.values()) await datafile.close().catch(() => undefined);
     await unlock();
     throw err;
   }
+  const opened = idempotency!;
   const compaction = options.compaction ?? DEFAULT_COMPACTION_POLICY;
   const stopCompaction = scheduleCompaction(
     [...compactors.values(), logCompactor(changeLog)],
@@ -506,6 +512,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       },
     },
     checkpointNow: () => checkpointAll(),
+    idempotency: opened,
     close: async () => {
       if (status === "closed") return;
       if (checkpointTimer) clearInterval(checkpointTimer);
@@ -517,6 +524,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       if (!failure) for (const compactor of compactors.values()) await compactor.compact();
       await changeLog.close();
       for (const datafile of datafiles.values()) await datafile.close();
+      await opened.close();
       status = "closed";
       await fs.makePrivate(dataDir).catch((err) => log("could not make the data files private", { error: String(err) }));
       await unlock();

@@ -15,10 +15,11 @@ import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
 import type { Change } from "../shared/changes.js";
-import { RevisionTakenError, UnavailableError } from "../shared/errors.js";
+import { ConflictError, RevisionTakenError, UnavailableError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
+import { postgresIdempotency } from "./postgres/idempotency.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
-import { CHANGES_CHANNEL, encodeTreeNotice } from "./postgres/notices.js";
+import { CHANGES_CHANNEL, encodePeerNotice, encodeTreeNotice, PEERS_CHANNEL } from "./postgres/notices.js";
 import { transaction } from "./postgres/transaction.js";
 import type { Settings } from "./settings.js";
 
@@ -298,12 +299,19 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
           );
           if (written.rowCount === 0) throw revisionTaken(change);
           if (change.after.length > 0) {
-            await client.query(
+            // A card never moves to another tree: a new card whose id another tree's card
+            // holds (a client-chosen id raced in two processes, SPEC §13) writes no row, and
+            // the whole change is refused.
+            const cards = await client.query(
               `INSERT INTO cards (id, tree_id, trashed, record)
                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])
-               ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record`,
+               ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
+                 WHERE cards.tree_id = excluded.tree_id`,
               cardColumns(change.after),
             );
+            if (cards.rowCount !== change.after.length) {
+              throw new ConflictError("A card with one of these ids exists in another tree; nothing was changed. Choose another id.");
+            }
           }
           // Delivered by PostgreSQL when (and only if) this transaction commits.
           await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
@@ -343,9 +351,21 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
           json(session),
         ]),
       byId: (id) => one<Session>("SELECT record FROM sessions WHERE id = $1", [id]),
-      remove: (id) => run("DELETE FROM sessions WHERE id = $1", [id]),
+      // Each tells the other processes in the same statement, so their live streams on the
+      // credentials end exactly when the sessions are gone (even when the CLI removed them).
+      remove: (id) =>
+        run("WITH gone AS (DELETE FROM sessions WHERE id = $1) SELECT pg_notify($2, $3)", [
+          id,
+          PEERS_CHANNEL,
+          encodePeerNotice({ origin, event: "signout", which: { sessionId: id }, at: Date.now() }),
+        ]),
       removeForUser: (userId, exceptId) =>
-        run("DELETE FROM sessions WHERE user_id = $1 AND ($2::text IS NULL OR id <> $2)", [userId, exceptId ?? null]),
+        run("WITH gone AS (DELETE FROM sessions WHERE user_id = $1 AND ($2::text IS NULL OR id <> $2)) SELECT pg_notify($3, $4)", [
+          userId,
+          exceptId ?? null,
+          PEERS_CHANNEL,
+          encodePeerNotice({ origin, event: "signout", which: exceptId === undefined ? { userId } : { userId, keepSessionId: exceptId }, at: Date.now() }),
+        ]),
       removeExpired: (now) => run("DELETE FROM sessions WHERE expires_at < $1", [now]),
     },
     scripts: {
@@ -368,6 +388,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         ]),
       remove: (id) => run("DELETE FROM scripts WHERE id = $1", [id]),
     },
+    idempotency: postgresIdempotency(pool),
     close: async () => {
       if (status === "closed") return;
       status = "closed";
@@ -382,5 +403,6 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     changes: reportingUnavailable(store.changes),
     sessions: reportingUnavailable(store.sessions),
     scripts: reportingUnavailable(store.scripts),
+    idempotency: reportingUnavailable(store.idempotency),
   };
 }

@@ -31,9 +31,18 @@ export class ApiError extends Error {
     this.name = "ApiError";
   }
 
-  /** Worth retrying unchanged later: the server was overloaded or failed, not the request. */
+  /**
+   * Worth retrying unchanged later: the server was overloaded or failed, not the request; or
+   * the same idempotency key is still being answered (409 with `Retry-After`, SPEC §13).
+   */
   get transient(): boolean {
-    return this.status >= 500 || this.status === 429 || this.status === 408;
+    return this.status >= 500 || this.status === 429 || this.status === 408 || this.stillRunning;
+  }
+
+  /** 409 for a request whose idempotency key is still being answered (no `current` card, a `Retry-After`). */
+  get stillRunning(): boolean {
+    const current = (this.details as { current?: unknown } | undefined)?.current;
+    return this.status === 409 && this.retryAfterSeconds !== undefined && current === undefined;
   }
 }
 
@@ -58,16 +67,33 @@ export interface TreeWrite {
 /** Told of every write that made a change (the undo stack keeps the tab's own revisions). */
 export const treeWrites = new Set<(write: TreeWrite) => void>();
 
+/** Where requests go and what they carry besides: the page's own origin, or (in Node, the simulation) a server and credentials. */
+export interface ApiOptions {
+  /** Prefix of every path, e.g. `http://127.0.0.1:3000`; empty in the browser. */
+  base?: string;
+  /** Headers sent with every request (HTTP basic auth outside the browser). */
+  headers?: Record<string, string>;
+  /** The fetch to use (the simulation's, which cuts the network at will); the global one by default. */
+  fetch?: typeof fetch;
+}
+
 /** Sends one request; `csrf` goes with every request that changes something. */
-async function request<T>(csrf: string, method: Method, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
+async function request<T>(
+  csrf: string,
+  method: Method,
+  path: string,
+  body?: unknown,
+  extra: Record<string, string> = {},
+  options: ApiOptions = {},
+): Promise<T> {
   // X-Requested-With makes the server leave out `WWW-Authenticate` on a 401, which would
   // otherwise pop up the browser's own password dialog over the app.
-  const headers: Record<string, string> = { Accept: "application/json", "X-Requested-With": "XMLHttpRequest", ...extra };
+  const headers: Record<string, string> = { Accept: "application/json", "X-Requested-With": "XMLHttpRequest", ...options.headers, ...extra };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET") headers["X-CSRF-Token"] = csrf;
   let response: Response;
   try {
-    response = await fetch(path, {
+    response = await (options.fetch ?? fetch)(`${options.base ?? ""}${path}`, {
       method,
       headers,
       credentials: "same-origin",
@@ -108,9 +134,12 @@ export type ApiClient = ReturnType<typeof createApi>;
  * The client of one page: one function per REST call, named after what it does. It holds the
  * cookie session's CSRF token, which the session (session.ts) sets whenever the user changes.
  */
-export function createApi() {
+export function createApi(options: ApiOptions = {}) {
   let csrf = "";
-  const call = <T>(method: Method, path: string, body?: unknown, headers?: Record<string, string>) => request<T>(csrf, method, path, body, headers);
+  const call = <T>(method: Method, path: string, body?: unknown, headers?: Record<string, string>) =>
+    request<T>(csrf, method, path, body, headers, options);
+  /** The `Idempotency-Key` header (SPEC §13) of a write the outbox may send more than once. */
+  const keyed = (key: string | undefined, headers: Record<string, string> = {}) => (key ? { ...headers, "Idempotency-Key": key } : headers);
   return {
     setCsrfToken(token: string): void {
       csrf = token;
@@ -134,21 +163,22 @@ export function createApi() {
     publicTree: (publicUrl: string) => call<{ tree: Tree; cards: Card[] }>("GET", `/api/public/${enc(publicUrl)}`),
 
     cards: (treeId: string) => call<Card[]>("GET", `/api/trees/${enc(treeId)}/cards`),
-    createCard: (treeId: string, card: { parentId: string | null; position: number; content: string }) =>
-      call<Card>("POST", `/api/trees/${enc(treeId)}/cards`, { ...card, treeId }),
+    /** `_id` is the client's own id for the card (SPEC §13); `key` its idempotency key. */
+    createCard: (treeId: string, card: { _id?: string; parentId: string | null; position: number; content: string }, key?: string) =>
+      call<Card>("POST", `/api/trees/${enc(treeId)}/cards`, { ...card, treeId }, keyed(key)),
     /** With `__v`, a conditional write (SPEC §10): a card changed since answers 409 `conflict`. */
-    updateCard: (treeId: string, cardId: string, fields: Pick<Card, "content" | "position" | "parentId"> & { __v?: number }) =>
-      call<Card>("PUT", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`, fields),
+    updateCard: (treeId: string, cardId: string, fields: Pick<Card, "content" | "position" | "parentId"> & { __v?: number }, key?: string) =>
+      call<Card>("PUT", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`, fields, keyed(key)),
     /** With `version`, only that version of the card is deleted; a newer one answers 409. */
-    deleteCard: (treeId: string, cardId: string, version?: number) =>
+    deleteCard: (treeId: string, cardId: string, version?: number, key?: string) =>
       call<{ deleted: string[] }>(
         "DELETE",
         `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`,
         undefined,
-        version === undefined ? undefined : { "If-Match": `"${version}"` },
+        keyed(key, version === undefined ? {} : { "If-Match": `"${version}"` }),
       ),
-    importSeed: (treeId: string, parentId: string | null, seed: string) =>
-      call<Card[]>("POST", `/api/trees/${enc(treeId)}/cards/seed`, { parentId, seed }),
+    importSeed: (treeId: string, parentId: string | null, seed: string, key?: string) =>
+      call<Card[]>("POST", `/api/trees/${enc(treeId)}/cards/seed`, { parentId, seed }, keyed(key)),
 
     /**
      * Reverts changes (one undo step's) as one new change; 409 `conflict` when their cards
@@ -194,12 +224,30 @@ export function scriptUrl(scriptId: string): string {
   return `/api/scripts/${enc(scriptId)}.js`;
 }
 
-export function exportUrl(treeId: string, format: ExportFormat, scope: { cardId?: string; column?: number } = {}): string {
+/** What part of a tree an export or the print view holds (SPEC §6, §14). */
+export interface ExportScope {
+  cardId?: string;
+  column?: number;
+  /** Only the cards without children. */
+  leaves?: boolean;
+}
+
+export function exportUrl(treeId: string, format: ExportFormat, scope: ExportScope = {}): string {
+  return `/api/export/${enc(treeId)}.${format}${scopeQuery(scope)}`;
+}
+
+/** The print view of the tree (or part of it): one page to print from the browser. */
+export function printUrl(treeId: string, scope: ExportScope = {}): string {
+  return `/trees/${enc(treeId)}/print${scopeQuery(scope)}`;
+}
+
+function scopeQuery(scope: ExportScope): string {
   const query = new URLSearchParams();
   if (scope.cardId) query.set("cardId", scope.cardId);
   if (scope.column) query.set("column", String(scope.column));
+  if (scope.leaves) query.set("leaves", "1");
   const search = query.toString();
-  return `/api/export/${enc(treeId)}.${format}${search ? `?${search}` : ""}`;
+  return search ? `?${search}` : "";
 }
 
 /** A sentence for the person at the keyboard, whatever went wrong. */

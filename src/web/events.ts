@@ -130,6 +130,8 @@ export type AppEvents = KeyEvents &
     "tree:left": [treeId: string];
 
     "trees:create": [request: { name: string; seed?: string; done?: Done }];
+    /** Files dropped on the trees list: a new tree from each (views/file-drop.ts). */
+    "trees:import-files": [files: File[]];
     "trees:rename": [request: { treeId: string; name: string; done?: Done }];
     "trees:copy": [request: { treeId: string }];
     "trees:clone-public": [request: { publicUrl: string }];

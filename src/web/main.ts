@@ -8,6 +8,10 @@
  */
 import Mousetrap from "mousetrap";
 import { describeError } from "./api.js";
+import { confirmDialog } from "./dialogs/confirm.js";
+import { deviceFor, forgetDevice } from "./offline/device.js";
+import { forgetLocalData } from "./offline/local-data.js";
+import { registerServiceWorker } from "./offline/service-worker.js";
 import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
 import type { EventBus } from "./bus.js";
@@ -98,6 +102,20 @@ bus.on("modal:show:help", () => showHelpDialog());
 bus.on("modal:show:appearance", () => showAppearanceDialog(app));
 bus.on("user:login", () => void app.preferences.load());
 bus.on("ui:logout", async () => {
+  const user = app.session.user;
+  // What this browser keeps for the user goes with the log-out (SPEC §13); changes not yet on
+  // the server would go with it, so the writer chooses first.
+  const waiting = user ? ((await deviceFor(user._id)?.entries().catch(() => [])) ?? []).length : 0;
+  if (waiting > 0) {
+    const discard = await confirmDialog({
+      title: "Changes not saved yet",
+      message: `${waiting} change${waiting === 1 ? "" : "s"} made on this device ${waiting === 1 ? "has" : "have"} not reached the server yet. Logging out deletes ${waiting === 1 ? "it" : "them"} from this browser.`,
+      confirmLabel: "Discard and log out",
+      cancelLabel: "Stay logged in",
+      danger: true,
+    });
+    if (!discard) return;
+  }
   try {
     await app.api.logOut();
   } catch (error) {
@@ -106,6 +124,12 @@ bus.on("ui:logout", async () => {
   }
   app.session.set(null);
   bus.trigger("user:logout");
+  // The open tree closes first (its queue stops), then the user's data is deleted.
+  show({ page: "home" });
+  if (user) {
+    forgetLocalData();
+    await forgetDevice(user._id).catch((error: unknown) => console.error("Deleting this browser's copy of your trees failed", error));
+  }
   // The user's scripts are still running in this tab: only a new page is free of them, and
   // the next person to log in here must not run them.
   if (userScripts.loaded()) location.assign("/");
@@ -115,6 +139,10 @@ bus.on("ui:logout", async () => {
 async function boot(): Promise<void> {
   try {
     await app.session.load();
+    if (app.session.offline) {
+      // Opened without the server: as the user last seen here; who it is is asked again online.
+      window.addEventListener("online", () => void app.session.load().catch(() => undefined), { once: true });
+    }
   } catch (error) {
     mount(root, pageMessage(describeError(error), h("button", { type: "button", class: "button", onclick: () => void boot() }, "Try again")));
     return;
@@ -125,6 +153,7 @@ async function boot(): Promise<void> {
   void app.preferences.load();
 }
 
+registerServiceWorker();
 interceptLinks(bus);
 installKeyboard(app);
 registerTreeActions(app);

@@ -2,11 +2,14 @@
  * Card Markdown to HTML: marked renders, DOMPurify removes anything that could run (script,
  * event handlers, javascript: URLs, forms). This is the only source of HTML the app inserts.
  * The one form control that survives is a task list's checkbox (`- [ ] item`), which the card
- * view makes clickable (views/card.ts).
+ * view makes clickable (views/card.ts). Images from other hosts are held back here unless
+ * the page loads them (remote-images.ts): their address moves to `data-remote-src` in the
+ * sanitizer's inert document, before any of it reaches the page.
  */
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
 import { checkMarkdown, unrenderedHtml } from "../shared/markdown-guard.js";
+import { isRemoteImage, type RemoteImages } from "./remote-images.js";
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 
@@ -28,22 +31,41 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   for (const name of node.getAttributeNames()) if (!CHECKBOX_ATTRIBUTES.has(name)) node.removeAttribute(name);
 });
 
+/** What the sanitize call under way does with remote images (the hooks are global). */
+let sanitizing: RemoteImages = "load";
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (sanitizing === "load" || !(node instanceof HTMLImageElement)) return;
+  const src = node.getAttribute("src");
+  node.removeAttribute("srcset");
+  if (src === null || !isRemoteImage(src)) return;
+  node.removeAttribute("src");
+  node.setAttribute("data-remote-src", src);
+});
+
 const cache = new Map<string, string>();
 const CACHE_LIMIT = 5000;
 
-export function renderMarkdown(source: string): string {
-  const cached = cache.get(source);
+/** The card's HTML; `remoteImages`: whether images from other hosts keep their address. */
+export function renderMarkdown(source: string, remoteImages: RemoteImages = "load"): string {
+  const key = remoteImages === "load" ? source : `${remoteImages}\u0000${source}`;
+  const cached = cache.get(key);
   if (cached !== undefined) return cached;
   // A card too costly or too deep for marked is shown as its text (issue 12).
   const verdict = checkMarkdown(source);
   const rendered = verdict.ok ? (marked.parse(spaceHeadings(source)) as string) : unrenderedHtml(source, verdict.note);
-  const html = DOMPurify.sanitize(rendered, {
-    USE_PROFILES: { html: true },
-    FORBID_TAGS: ["style", "form", "button", "textarea", "select", "iframe", "object", "embed"],
-    FORBID_ATTR: ["style"],
-  });
+  sanitizing = remoteImages;
+  let html: string;
+  try {
+    html = DOMPurify.sanitize(rendered, {
+      USE_PROFILES: { html: true },
+      FORBID_TAGS: ["style", "form", "button", "textarea", "select", "iframe", "object", "embed"],
+      FORBID_ATTR: ["style"],
+    });
+  } finally {
+    sanitizing = "load";
+  }
   if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(source, html);
+  cache.set(key, html);
   return html;
 }
 

@@ -166,12 +166,13 @@ describeInBrowser("the scripting interface", () => {
       "card:save",
       "card:cancel",
       "card:add",
-      "card:id",
       "card:delete",
       "card:move",
     ]) {
       expect(names, expected).toContain(expected);
     }
+    // A new card's id is the client's own (SPEC §13): no card:id renames it.
+    expect(names).not.toContain("card:id");
     // Each announcement carries the card's id.
     const edit = await run(() => (window as any).seen.find((entry: unknown[]) => entry[0] === "card:edit"));
     expect(edit[1]).toMatch(/^[a-z0-9]{24}$/);

@@ -92,4 +92,30 @@ describe("npm run cli", { timeout: 120_000 }, () => {
       await server.stop();
     }
   });
+
+  it("imports an OPML file and exports OPML and a Gingko Writer file, leaves only with --leaves", async () => {
+    const dataDir = await freshDataDir();
+    await cli(dataDir, ["user", "add", "ada@example.com", "--password", "a long password"]);
+    const server = await startTestServer({ dataDir });
+    const ada = new Api(server.url, { email: "ada@example.com", password: "a long password" });
+    const tree = (await ada.post("/api/trees", { name: "Outline" })).body;
+    await server.stop();
+
+    const file = path.join(dataDir, "plan.opml");
+    await writeFile(file, '<?xml version="1.0"?>\n<opml version="2.0"><head><title>Plan</title></head><body>\n<outline text="Goals" _note="for the year"><outline text="Write"/><outline text="Ship"/></outline>\n</body></opml>');
+    const imported = await cli(dataDir, ["import", file, "--tree", tree._id]);
+    expect(imported.stdout).toMatch(/Imported 3 cards/);
+
+    const opml = await cli(dataDir, ["export", tree._id, "--format", "opml", "-o", "-"]);
+    expect(opml.stdout).toContain('<outline text="Goals" _note="for the year">');
+    const leaves = path.join(dataDir, "leaves.gkw");
+    expect((await cli(dataDir, ["export", tree._id, "--format", "gkw", "--leaves", "-o", leaves])).code).toBe(0);
+    const gkw = await readFile(leaves, "utf8");
+    expect(gkw.match(/<gingko-card id="[a-z0-9]{24}">\n\n([^<]*)\n\n<\/gingko-card>/g)?.map((card) => card.split("\n\n")[1])).toEqual(["", "Write", "Ship"]);
+
+    await writeFile(file, '<?xml version="1.0"?><!DOCTYPE opml [<!ENTITY x SYSTEM "file:///etc/passwd">]><opml><body/></opml>');
+    const refused = await cli(dataDir, ["import", file, "--tree", tree._id]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/DOCTYPE/);
+  });
 });

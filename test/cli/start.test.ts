@@ -22,7 +22,7 @@ describe("npm start (compiled)", { timeout: 120_000 }, () => {
       expect(graphql.body).toEqual({ data: { me: { email: ada.user.email } } });
       const page = await new Api(url).get("/");
       expect(page.status).toBe(200);
-      expect(page.text).toContain("/app.js?v=");
+      expect(page.text).toMatch(/src="\/app-[A-Z0-9]+\.js"/);
     } finally {
       await server.stop();
     }

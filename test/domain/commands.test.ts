@@ -8,14 +8,15 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { actionOf, execute } from "../../src/domain/command.js";
+import { actionOf, command, execute } from "../../src/domain/command.js";
 import { commands } from "../../src/domain/commands.js";
 import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
-import { can, type Actor } from "../../src/domain/policy.js";
+import { can, SYSTEM_ACTOR, type Actor } from "../../src/domain/policy.js";
 import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
 import type { StoredCard, Tree } from "../../src/shared/records.js";
 import { openMemoryStore } from "../../src/store/memory-store.js";
+import { noInput } from "../../src/shared/schemas.js";
 
 type Caller = "owner" | "collaborator" | "other";
 type Outcome = "ok" | "forbidden" | "not_found";
@@ -69,6 +70,7 @@ async function publish(): Promise<void> {
 
 interface Row {
   what: string;
+  command: keyof typeof commands;
   /** SPEC §3's answer for each caller on a private tree, and for `other` once it is public. */
   expect: Record<Caller, Outcome> & { otherWhenPublic: Outcome };
   run(actor: Actor): Promise<unknown>;
@@ -80,22 +82,23 @@ const writer = { owner: "ok", collaborator: "ok", other: "not_found", otherWhenP
 const ownerOnly = { owner: "ok", collaborator: "forbidden", other: "not_found", otherWhenPublic: "not_found" } as const;
 
 const rows: Row[] = [
-  { what: "create a card", expect: writer, run: (a) => execute(world.ctx, a, commands.createCard, { treeId: world.tree._id }, { treeId: world.tree._id, parentId: null, position: 9, content: "new" }) },
-  { what: "modify a card", expect: writer, run: (a) => execute(world.ctx, a, commands.updateCard, { treeId: world.tree._id, cardId: world.cards[0]._id }, { content: "edited" }) },
-  { what: "delete a card", expect: writer, run: (a) => execute(world.ctx, a, commands.deleteCard, { treeId: world.tree._id, cardId: world.cards[0]._id }, undefined) },
-  { what: "import", expect: writer, run: (a) => execute(world.ctx, a, commands.importSeed, { treeId: world.tree._id }, { seed: "# D" }) },
-  { what: "restore a deleted card", expect: writer, run: (a) => execute(world.ctx, a, commands.restoreCard, { treeId: world.tree._id, cardId: world.trashedId }, undefined) },
-  { what: "restore the tree to a revision", expect: writer, run: (a) => execute(world.ctx, a, commands.restoreTree, { treeId: world.tree._id }, { revision: 1 }) },
-  { what: "revert a change", expect: writer, run: (a) => execute(world.ctx, a, commands.revertChange, { treeId: world.tree._id }, { revision: world.tree.revision }) },
-  { what: "rename the tree", expect: writer, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { name: "Renamed" }) },
-  { what: "set latex", expect: writer, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { latex: true }) },
-  { what: "set publicUrl", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { publicUrl: "elsewhere" }) },
-  { what: "add a collaborator", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.addCollaborator, { treeId: world.tree._id }, { email: "newcomer@example.com" }).catch(notFoundUserIsOk) },
-  { what: "remove another collaborator", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.removeCollaborator, { treeId: world.tree._id, userId: world.users.dave._id }, undefined) },
-  { what: "delete the tree", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.deleteTree, { treeId: world.tree._id }, undefined) },
-  { what: "clone", expect: writer, run: (a) => execute(world.ctx, a, commands.cloneTree, { treeId: world.tree._id }, undefined) },
+  { what: "create a card", command: "createCard", expect: writer, run: (a) => execute(world.ctx, a, commands.createCard, { treeId: world.tree._id }, { treeId: world.tree._id, parentId: null, position: 9, content: "new" }) },
+  { what: "modify a card", command: "updateCard", expect: writer, run: (a) => execute(world.ctx, a, commands.updateCard, { treeId: world.tree._id, cardId: world.cards[0]._id }, { content: "edited" }) },
+  { what: "delete a card", command: "deleteCard", expect: writer, run: (a) => execute(world.ctx, a, commands.deleteCard, { treeId: world.tree._id, cardId: world.cards[0]._id }, undefined) },
+  { what: "import", command: "importSeed", expect: writer, run: (a) => execute(world.ctx, a, commands.importSeed, { treeId: world.tree._id }, { seed: "# D" }) },
+  { what: "restore a deleted card", command: "restoreCard", expect: writer, run: (a) => execute(world.ctx, a, commands.restoreCard, { treeId: world.tree._id, cardId: world.trashedId }, undefined) },
+  { what: "restore the tree to a revision", command: "restoreTree", expect: writer, run: (a) => execute(world.ctx, a, commands.restoreTree, { treeId: world.tree._id }, { revision: 1 }) },
+  { what: "revert a change", command: "revertChange", expect: writer, run: (a) => execute(world.ctx, a, commands.revertChange, { treeId: world.tree._id }, { revision: world.tree.revision }) },
+  { what: "rename the tree", command: "updateTree", expect: writer, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { name: "Renamed" }) },
+  { what: "set latex", command: "updateTree", expect: writer, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { latex: true }) },
+  { what: "set publicUrl", command: "updateTree", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { publicUrl: "elsewhere" }) },
+  { what: "add a collaborator", command: "addCollaborator", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.addCollaborator, { treeId: world.tree._id }, { email: "newcomer@example.com" }).catch(notFoundUserIsOk) },
+  { what: "remove another collaborator", command: "removeCollaborator", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.removeCollaborator, { treeId: world.tree._id, userId: world.users.dave._id }, undefined) },
+  { what: "delete the tree", command: "deleteTree", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.deleteTree, { treeId: world.tree._id }, undefined) },
+  { what: "clone", command: "cloneTree", expect: writer, run: (a) => execute(world.ctx, a, commands.cloneTree, { treeId: world.tree._id }, undefined) },
   {
     what: "clonePublic",
+    command: "clonePublicTree",
     expect: { owner: "ok", collaborator: "ok", other: "not_found", otherWhenPublic: "ok" },
     run: (a) => execute(world.ctx, a, commands.clonePublicTree, { idOrUrl: world.tree._id }, undefined),
   },
@@ -175,5 +178,171 @@ describe("a command's declared action is the policy's decision", () => {
       details: [{ path: "name", message: "must not be empty" }],
     });
     expect((await ctx.store.trees.byId(tree._id))?.revision).toBe(tree.revision);
+  });
+});
+
+/**
+ * The commands that act on no tree (accounts, scripts, preferences, creating a tree), held
+ * to their rules (SPEC §3 and policy.ts): what each kind of caller meets, written from the
+ * rules, not from the declarations. `command` checks the declared action before `run`.
+ */
+type AccountCaller = "self" | "other" | "anonymous" | "operator";
+type AccountOutcome = "ok" | "forbidden" | "not_found" | "unauthenticated";
+
+interface AccountRow {
+  what: string;
+  command: keyof typeof commands;
+  expect: Record<AccountCaller, AccountOutcome>;
+  /** Runs the command as `actor` on things of `self` (the tree's owner). */
+  run(actor: Actor | null): Promise<unknown>;
+}
+
+const actorOf = (caller: AccountCaller): Actor | null =>
+  caller === "self" ? world.users.owner : caller === "other" ? world.users.other : caller === "operator" ? SYSTEM_ACTOR : null;
+
+async function ownScript(): Promise<string> {
+  const script = await execute(world.ctx, world.users.owner, commands.createScript, {}, { name: "mine.js", body: "1" });
+  return script._id;
+}
+
+async function accountOutcome(run: () => Promise<unknown>): Promise<AccountOutcome> {
+  try {
+    await run();
+    return "ok";
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "forbidden" || code === "not_found" || code === "unauthenticated") return code;
+    throw err;
+  }
+}
+
+let emails = 0;
+const accountRows: AccountRow[] = [
+  {
+    what: "sign up while sign-up is open",
+    command: "signUp",
+    expect: { self: "ok", other: "ok", anonymous: "ok", operator: "ok" },
+    run: (a) => execute(world.ctx, a, commands.signUp, {}, { email: `new${++emails}@example.com`, password: "correct horse battery" }),
+  },
+  {
+    what: "sign up while sign-up is closed",
+    command: "signUp",
+    expect: { self: "forbidden", other: "forbidden", anonymous: "forbidden", operator: "ok" },
+    run: (a) => {
+      world.ctx.config = { ...world.ctx.config, signup: false };
+      return execute(world.ctx, a, commands.signUp, {}, { email: `new${++emails}@example.com`, password: "correct horse battery" });
+    },
+  },
+  {
+    what: "set one's favourites",
+    command: "updateMe",
+    expect: { self: "ok", other: "forbidden", anonymous: "unauthenticated", operator: "ok" },
+    run: (a) => execute(world.ctx, a as Actor, commands.updateMe, { user: world.users.owner as never }, { favoriteTrees: [world.tree._id] }),
+  },
+  {
+    what: "set one's preferences",
+    command: "setPreferences",
+    expect: { self: "ok", other: "forbidden", anonymous: "unauthenticated", operator: "ok" },
+    run: (a) => execute(world.ctx, a, commands.setPreferences, { userId: world.users.owner._id }, { theme: "dark" }),
+  },
+  {
+    what: "set a password without the old one",
+    command: "resetPassword",
+    expect: { self: "forbidden", other: "forbidden", anonymous: "forbidden", operator: "ok" },
+    run: (a) => execute(world.ctx, a as Actor, commands.resetPassword, {}, { email: world.users.owner.email, password: "another long secret" }),
+  },
+  {
+    what: "set a card limit",
+    command: "setCardLimit",
+    expect: { self: "forbidden", other: "forbidden", anonymous: "forbidden", operator: "ok" },
+    run: (a) => execute(world.ctx, a as Actor, commands.setCardLimit, { email: world.users.owner.email }, { limit: 5 }),
+  },
+  {
+    what: "create a tree",
+    command: "createTree",
+    expect: { self: "ok", other: "ok", anonymous: "unauthenticated", operator: "forbidden" },
+    run: (a) => execute(world.ctx, a as Actor, commands.createTree, {}, { name: "Mine" }),
+  },
+  {
+    what: "keep a script",
+    command: "createScript",
+    expect: { self: "ok", other: "ok", anonymous: "unauthenticated", operator: "forbidden" },
+    run: (a) => execute(world.ctx, a as Actor, commands.createScript, {}, { name: "x.js", body: "1" }),
+  },
+  {
+    what: "change one's script",
+    command: "updateScript",
+    expect: { self: "ok", other: "not_found", anonymous: "unauthenticated", operator: "not_found" },
+    run: async (a) => execute(world.ctx, a as Actor, commands.updateScript, { scriptId: await ownScript() }, { body: "2" }),
+  },
+  {
+    what: "delete one's script",
+    command: "deleteScript",
+    expect: { self: "ok", other: "not_found", anonymous: "unauthenticated", operator: "not_found" },
+    run: async (a) => execute(world.ctx, a as Actor, commands.deleteScript, { scriptId: await ownScript() }, undefined),
+  },
+];
+
+describe("every other command meets its rule for every caller", () => {
+  for (const row of accountRows) {
+    for (const caller of ["self", "other", "anonymous", "operator"] as const) {
+      it(`${row.what}: ${caller} → ${row.expect[caller]}`, async () => {
+        const before = await snapshot();
+        const result = await accountOutcome(() => row.run(actorOf(caller)));
+        expect(result).toBe(row.expect[caller]);
+        // A refused command changed nothing (the script made for the row aside).
+        if (result !== "ok") expect(await snapshot()).toEqual({ ...before, scripts: expect.any(Number) as number });
+      });
+    }
+  }
+
+  it("the refused changed nothing: the owner's record, scripts and trees are as they were", async () => {
+    const scriptId = await ownScript();
+    await accountOutcome(() => execute(world.ctx, world.users.other, commands.updateScript, { scriptId }, { body: "stolen" }));
+    await accountOutcome(() => execute(world.ctx, world.users.other, commands.setPreferences, { userId: world.users.owner._id }, { theme: "dark" }));
+    expect((await world.ctx.store.scripts.byId(scriptId))?.body).toBe("1");
+    expect((await world.ctx.store.users.byId(world.users.owner._id))?.preferences?.theme).toBeUndefined();
+  });
+
+  it("lists every command in one table or the other", () => {
+    const listed = new Set<string>([...rows.map((row) => row.command), ...accountRows.map((row) => row.command)]);
+    expect(Object.keys(commands).filter((name) => !listed.has(name))).toEqual([]);
+  });
+});
+
+async function snapshot() {
+  const owner = await world.ctx.store.users.byId(world.users.owner._id);
+  return {
+    passwordHash: owner?.passwordHash,
+    limit: owner?.limit,
+    preferences: owner?.preferences,
+    favoriteTrees: owner?.favoriteTrees,
+    trees: (await world.ctx.store.trees.forUser(world.users.owner._id)).length,
+    users: (await world.ctx.store.users.list()).length,
+    scripts: (await world.ctx.store.scripts.forUser(world.users.owner._id)).length,
+  };
+}
+
+describe("command: deny by default", () => {
+  it("refuses a caller its declared action does not allow, before run, though run checks nothing", async () => {
+    let ran = 0;
+    const operatorOnly = command({
+      name: "operatorOnly",
+      input: noInput,
+      action: "operator",
+      run: async () => {
+        ran++;
+      },
+    });
+    await expect(execute(world.ctx, world.users.owner, operatorOnly, {}, undefined)).rejects.toMatchObject({ code: "forbidden" });
+    await expect(execute(world.ctx, null as unknown as Actor, operatorOnly, {}, undefined)).rejects.toMatchObject({ code: "forbidden" });
+    expect(ran).toBe(0);
+    await execute(world.ctx, SYSTEM_ACTOR, operatorOnly, {}, undefined);
+    expect(ran).toBe(1);
+  });
+
+  it("will not declare an action on something without loading that something", () => {
+    expect(() => command({ name: "unchecked", input: noInput, action: "ownScript", run: async () => undefined })).toThrow(/loads nothing/);
+    expect(() => command({ name: "unchecked", input: noInput, action: "write", run: async () => undefined })).toThrow(/loads nothing/);
   });
 });

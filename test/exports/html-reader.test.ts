@@ -3,18 +3,18 @@
  * opened from there in Chromium, math shows as MathML (no script: the page's CSP allows
  * none), relative images load, and `align` lays out as the writer meant.
  */
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
+import { describeInBrowser } from "../helpers/tool-suites.js";
+
 const CHROMIUM = "/usr/bin/chromium";
-const describeInChromium = existsSync(CHROMIUM) || process.env.CI === "true" ? describe : describe.skip;
 
 /** A 2×1 PNG, so a loaded image has a natural width to check. */
 const PNG = Buffer.from(
@@ -30,7 +30,7 @@ const CARD = [
   '<p align="center"><img src="images/dot.png" alt="dot"></p>',
 ].join("\n\n");
 
-describeInChromium("html export, opened from disk in Chromium", () => {
+describeInBrowser("html export, opened from disk in Chromium", () => {
   let server: InProcessServer;
   let browser: Browser;
   let dir: string;

@@ -109,6 +109,18 @@ describe("trees", () => {
     expect(blank.errors[0].extensions).toMatchObject({ code: "invalid_request", details: [{ path: "input.name", message: "must not be empty" }] });
   });
 
+  it("updateTree with nothing new (no field, or the values the tree has) changes nothing, not even the revision", async () => {
+    const tree = await buildTree(owner, { name: "Unmoved" });
+    const UPDATE = `mutation ($id: ID!, $input: UpdateTreeInput!) { updateTree(id: $id, input: $input) { name version revision latex } }`;
+    for (const input of [{}, { name: "Unmoved" }, { name: "Unmoved", latex: false }]) {
+      const data = await gql.data(UPDATE, { id: tree._id, input });
+      expect(data.updateTree, JSON.stringify(input)).toEqual({ name: "Unmoved", version: tree.__v, revision: tree.revision, latex: null });
+    }
+    const history = await owner.get(`/api/trees/${tree._id}/history`);
+    expect(history.status).toBe(200);
+    expect(history.body).toHaveLength(1);
+  });
+
   it("renames, sets latex and publicUrl, and clears publicUrl with null", async () => {
     const tree = await buildTree(owner);
     const UPDATE = `mutation ($id: ID!, $input: UpdateTreeInput!) { updateTree(id: $id, input: $input) { name version revision latex publicUrl } }`;

@@ -33,7 +33,7 @@ describe("a whole tree in one query", () => {
         tree(id: $id) {
           id version revision name owner users createdAt updatedAt latex publicUrl
           cards { ${CARD} }
-          roots { content depth parent { id } children { content depth parent { content } children { id } } }
+          roots { id content depth parent { id } children { content depth parent { id } children { id } } }
         }
       }`,
       { id: tree._id },
@@ -49,15 +49,16 @@ describe("a whole tree in one query", () => {
     expect(t.cards[1]).toMatchObject({ id: _id, version: __v, ...fields });
     expect(t.roots).toEqual([
       {
+        id: rest[0]._id,
         content: "# A",
         depth: 1,
         parent: null,
         children: [
-          { content: "## A1\n\ntext of A1", depth: 2, parent: { content: "# A" }, children: [] },
-          { content: "## A2", depth: 2, parent: { content: "# A" }, children: [] },
+          { content: "## A1\n\ntext of A1", depth: 2, parent: { id: rest[0]._id }, children: [] },
+          { content: "## A2", depth: 2, parent: { id: rest[0]._id }, children: [] },
         ],
       },
-      { content: "# B", depth: 1, parent: null, children: [] },
+      { id: rest[3]._id, content: "# B", depth: 1, parent: null, children: [] },
     ]);
   });
 

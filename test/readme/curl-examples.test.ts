@@ -21,6 +21,8 @@ const json = (output: string) => JSON.parse(output);
 
 /** What each printing step must print, by a pattern its command matches. */
 const CHECKS: [RegExp, Check][] = [
+  [/-D - .*Idempotency-Key: drafts-1/, (out) => expect(out).toMatch(/^idempotent-replayed: true$/i)],
+  [/Idempotency-Key: drafts-1/, (out) => expect(json(out)).toMatchObject({ _id: "drafts000000000000000001", name: "Drafts" })],
   [/api\/signup/, (out) => expect(json(out)).toMatchObject({ email: "ada@example.com", limit: -1, treesCount: 0 })],
   [/^curl -s -u "\$A" localhost:3000\/api\/trees$/, (out) => expect(json(out).map((t: { name: string }) => t.name)).toEqual(["Novel"])],
   [/^curl -s -u "\$A" localhost:3000\/api\/trees\/\$TREE\/cards$/, (out) => expect(json(out).map((c: { content: string }) => c.content)).toEqual(["# Part one", "## Chapter 1"])],

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { Api, buildTree, buildUser } from "../helpers/api.js";
+import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { freshDataDir, startTestServer, type TestServer } from "../helpers/server.js";
 import { cardCreationLoad, cardsOf, expectValidTree } from "./tree-checks.js";
 
@@ -64,6 +64,60 @@ describe("backup and restore", () => {
       expect((await new Api(restored.url).get("/api/index", { cookie })).status).toBe(200);
     }
   }, 120_000);
+
+  it("a restored data directory that reaches the same revision again never answers 304 to a tag from before the restore", async () => {
+    const server = await startTestServer({ env: { LOG: "off" } });
+    servers.push(server);
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { seed: "# start" });
+    const dir = path.join(await mkdtemp(path.join(os.tmpdir(), "cardtree-backup-")), "backup");
+    await cli(server.dataDir, "backup", dir);
+    // Written after the backup: lost by the restore.
+    for (let i = 0; i < 3; i++) await buildCard(alice, tree._id, { content: `before the restore ${i}`, position: 10 + i });
+    const before = await alice.get(`/api/trees/${tree._id}/cards`);
+    const staleTag = before.headers.get("etag")!;
+    expect(staleTag).toMatch(/^"\d+-/);
+    await server.stop();
+
+    const target = await freshDataDir();
+    await cli(target, "restore", dir);
+    const restored = await startTestServer({ dataDir: target, env: { LOG: "off" } });
+    servers.push(restored);
+    const again = new Api(restored.url, alice.credentials);
+    // Other writes, as many: the tree is at the same revision number as the stale tag's.
+    for (let i = 0; i < 3; i++) await buildCard(again, tree._id, { content: `after the restore ${i}`, position: 10 + i });
+    const fresh = await again.get(`/api/trees/${tree._id}/cards`);
+    expect(fresh.headers.get("etag")!.split("-")[0]).toBe(staleTag.split("-")[0]);
+
+    const conditional = await again.get(`/api/trees/${tree._id}/cards`, { "if-none-match": staleTag });
+    expect(conditional.status).toBe(200);
+    expect(conditional.headers.get("etag")).not.toBe(staleTag);
+    expect(conditional.body.map((c: any) => c.content)).toEqual(expect.arrayContaining(["after the restore 0", "after the restore 2"]));
+    expect(conditional.body.map((c: any) => c.content)).not.toContain("before the restore 0");
+  }, 120_000);
+
+  it("a restore over a data directory forgets its kept idempotency answers: a retry then runs again", async () => {
+    const dataDir = await freshDataDir();
+    const server = await startTestServer({ dataDir, env: { LOG: "off" } });
+    servers.push(server);
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice);
+    const dir = path.join(await mkdtemp(path.join(os.tmpdir(), "cardtree-backup-")), "backup");
+    await cli(dataDir, "backup", dir);
+    const body = { treeId: tree._id, position: 1, content: "after the backup" };
+    const key = { "Idempotency-Key": "after-backup" };
+    expect((await alice.post(`/api/trees/${tree._id}/cards`, body, key)).status).toBe(201);
+    await server.stop();
+    servers = [];
+    await cli(dataDir, "restore", dir);
+    const restored = await startTestServer({ dataDir, env: { LOG: "off" } });
+    servers.push(restored);
+    const client = new Api(restored.url, alice.credentials);
+    const retry = await client.post(`/api/trees/${tree._id}/cards`, body, key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect((await cardsOf(client, tree._id)).filter((c) => c.content === "after the backup")).toHaveLength(1);
+  }, 60_000);
 
   it("refuses a target directory that is not empty, and a source that is not a backup", async () => {
     const dataDir = await freshDataDir();

@@ -67,13 +67,14 @@ describe("hashing admission", () => {
     const statuses = (await flood).map((r) => r.status);
     expect(during.status).toBe(200);
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
-    // The failure limit (10 per address) holds for the whole flood, whatever it claimed.
-    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
+    // The failure limits (10 per account and address, 50 per address) hold for the whole
+    // flood, whatever it claimed.
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(50);
   }, 60_000);
 
   it("sequential guesses with a rotating left-most X-Forwarded-For entry hit the per-address limit", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 52; i++) {
       const res = await new Api(server.url).post(
         "/api/login",
         { email: uniqueEmail("nobody"), password: "not a password" },
@@ -81,8 +82,8 @@ describe("hashing admission", () => {
       );
       statuses.push(res.status);
     }
-    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
-    expect(statuses.slice(10)).toEqual([429, 429]);
+    expect(statuses.slice(0, 50)).toEqual(Array(50).fill(401));
+    expect(statuses.slice(50)).toEqual([429, 429]);
     // Another client behind the same proxy is not affected.
     const other = await new Api(server.url).post("/api/login", { email: uniqueEmail("nobody"), password: "not a password" }, from("203.0.113.13"));
     expect(other.status).toBe(401);
@@ -134,8 +135,11 @@ describe("password changes", () => {
     expect(statuses.slice(10)).toEqual(Array(5).fill(429));
     const right = await change(alice.credentials!.password);
     expect(right.status).toBe(429);
-    // It was a failed log-in for that user: logging in as alice is throttled too.
-    expect((await new Api(server.url).post("/api/login", alice.credentials, from("198.51.100.30"))).status).toBe(429);
+    // It was a failed log-in for that user from that address: a guess at her password from
+    // there is refused too, while alice herself, whose password was verified, still logs in.
+    const guess = { email: alice.credentials!.email, password: "another guess" };
+    expect((await new Api(server.url).post("/api/login", guess, from("203.0.113.20"))).status).toBe(429);
+    expect((await new Api(server.url).post("/api/login", alice.credentials, from("203.0.113.20"))).status).toBe(200);
   }, 60_000);
 
   it("200 wrong currentPasswords at once through one cookie session cost at most the limit's worth of hashes", async () => {
@@ -169,8 +173,10 @@ describe("TRUST_PROXY as a list of proxies or a hop count", () => {
         [proxied, ["10.1.2.3"]],
         [hops, ["10.9.9.9"]],
       ] as const) {
+        // One account guessed at: its limit per address shows which address was taken.
+        const email = uniqueEmail("nobody");
         const guess = (client: string, claimed: string) =>
-          new Api(s.url).post("/api/login", { email: uniqueEmail("nobody"), password: "not a password" }, {
+          new Api(s.url).post("/api/login", { email, password: "not a password" }, {
             "x-forwarded-for": [claimed, client, ...via].join(", "),
           });
         const statuses: number[] = [];
@@ -209,3 +215,65 @@ describe("foreign Origin without Sec-Fetch-Site", () => {
     expect((await alice.post(`/api/trees/${tree._id}/clone`)).status).toBe(201);
   }, 60_000);
 });
+
+/**
+ * The throttle cannot be turned against others (issue 25): failures are counted per
+ * account and address together, per address and per account, and credentials verified
+ * before pass whatever was counted, so an attacker locks out only their own guessing.
+ */
+describe("log-in throttling that spares the users it is not about", () => {
+  const login = (credentials: { email: string; password: string }, address: string) =>
+    new Api(server.url).post("/api/login", credentials, from(address));
+  const basicFrom = (user: Api, address: string) => user.get("/api/index", from(address));
+
+  async function fail(times: number, email: (i: number) => string, address: string): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let i = 0; i < times; i++) statuses.push((await login({ email: email(i), password: `wrong guess ${i}` }, address)).status);
+    return statuses;
+  }
+
+  it("two users behind one address, one attacked: the other logs in, by session and by basic auth; the attacked one too", async () => {
+    const office = "203.0.113.60";
+    const victim = await buildUser(server.url, "attacked");
+    const colleague = await buildUser(server.url, "colleague");
+    // The victim has logged in from the office before.
+    expect((await login(victim.credentials!, office)).status).toBe(200);
+
+    const statuses = await fail(15, () => victim.credentials!.email, office);
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses.slice(10)).toEqual(Array(5).fill(429));
+
+    // The colleague, never verified before, behind the same address: both ways in.
+    expect((await login(colleague.credentials!, office)).status).toBe(200);
+    expect((await basicFrom(new Api(server.url, colleague.credentials), office)).status).toBe(200);
+    // The victim, whose password was verified before, logs in and calls with basic auth.
+    expect((await login(victim.credentials!, office)).status).toBe(200);
+    expect((await basicFrom(victim, office)).status).toBe(200);
+    // From elsewhere the victim's account is not locked either: the limit was the pair's.
+    const fresh = await buildUser(server.url, "elsewhere");
+    await fail(10, () => fresh.credentials!.email, "203.0.113.61");
+    expect((await login(fresh.credentials!, "203.0.113.62")).status).toBe(200);
+    // The attacker, still guessing the victim's password from there, is refused.
+    expect((await login({ email: victim.credentials!.email, password: "one more guess" }, office)).status).toBe(429);
+  }, 60_000);
+
+  it("guesses at many accounts from one address stop at the address's limit; users verified there before still get in", async () => {
+    const cafe = "203.0.113.70";
+    const regular = await buildUser(server.url, "regular");
+    expect((await login(regular.credentials!, cafe)).status).toBe(200);
+    const newcomer = await buildUser(server.url, "newcomer");
+
+    const statuses = await fail(53, () => uniqueEmail("sprayed"), cafe);
+    expect(statuses.slice(0, 50)).toEqual(Array(50).fill(401));
+    expect(statuses.slice(50)).toEqual([429, 429, 429]);
+
+    // Someone who proved their password there before is not locked out, either way in.
+    expect((await login(regular.credentials!, cafe)).status).toBe(200);
+    expect((await basicFrom(regular, cafe)).status).toBe(200);
+    // Credentials never verified from a flooded address wait with the guesses (the cost of
+    // not telling them apart), and are welcome from anywhere else.
+    expect((await login(newcomer.credentials!, cafe)).status).toBe(429);
+    expect((await login(newcomer.credentials!, "203.0.113.71")).status).toBe(200);
+  }, 60_000);
+});
+

@@ -1,6 +1,6 @@
 /**
  * Hostile input (issue 7.4): random and malformed ids, bodies, query flags, Markdown and
- * JSON seeds at every endpoint. The server never answers 500 to bad input, never stops
+ * JSON seeds (and OPML and Gingko Writer files) at every endpoint. The server never answers 500 to bad input, never stops
  * answering, and a refused request changes no data. Then the specific attacks: oversized
  * and deep bodies, huge headers, bytes that are not UTF-8, and slow clients.
  */
@@ -41,6 +41,13 @@ const anyId = fc.oneof(
 );
 const markdown = fc.array(fc.constantFrom("# ", "## ", "###### ", "#x", "\n", "\n\n", "- item", "```", "> ", "| a | b |", "text", "\u0000", "\uFFFF", "😀", "<script>", "$$"), { maxLength: 30 }).map((p) => p.join(""));
 const jsonSeed = fc.oneof(fc.json({ maxDepth: 4 }), fc.constant("[".repeat(5000)), fc.constant(JSON.stringify([{ content: 1 }])));
+// OPML and Gingko Writer files (SPEC §14): fragments of both, valid or not, with DOCTYPEs and entities.
+const opmlSeed = fc
+  .array(fc.constantFrom('<?xml version="1.0"?>', "<opml>", '<opml version="2.0">', "<body>", "</body>", "<outline", ' text="a', "\n", '"', "/>", ">", "</outline>", "</opml>", ' _note="', "&#10;", "&nbsp;", "&#0;", "&#xD800;", "<br>", '<!DOCTYPE opml [<!ENTITY x "y">]>', "&x;", "<![CDATA[", "]]>", "<!--", "-->", "<"), { maxLength: 30 })
+  .map((parts) => `<?xml version="1.0"?>${parts.join("")}`);
+const gkwSeed = fc
+  .array(fc.constantFrom('<gingko-card id="', "abc", "gkwcard0000000000000000a", '">', "\n\n", "text", "</gingko-card>", "< /gingko-card >", "&lt;", "&amp;", "\r\n"), { maxLength: 30 })
+  .map((parts) => `<gingko-card id="x">${parts.join("")}`);
 const body = fc.oneof(
   fc.json({ maxDepth: 3 }),
   fc.string({ maxLength: 60 }),
@@ -52,7 +59,7 @@ const body = fc.oneof(
       position: fc.oneof(fc.double(), fc.string(), fc.constant(null)),
       parentId: fc.oneof(anyId, fc.constant(null), fc.integer()),
       treeId: fc.oneof(anyId, fc.constant(null)),
-      seed: fc.oneof(markdown, jsonSeed, fc.integer()),
+      seed: fc.oneof(markdown, jsonSeed, opmlSeed, gkwSeed, fc.integer()),
       publicUrl: fc.oneof(fc.string(), fc.constant(null)),
       latex: fc.oneof(fc.boolean(), fc.string()),
       email: fc.oneof(fc.emailAddress(), fc.string()),

@@ -142,5 +142,8 @@ describe("download file names", () => {
     expect(decoded).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C\p{Cc}]/u);
     expect(decoded).toBe("invoicegpj.exe x.txt");
     expect(header).toContain('filename="invoicegpj.exe x.txt"');
+    // The name GraphQL hands out for the same export, which a client may save under.
+    const gql = await alice.post("/graphql", { query: `query ($id: ID!) { tree(id: $id) { export(format: TXT) { filename } } }`, variables: { id: tree._id } });
+    expect(gql.body.data.tree.export.filename).toBe("invoicegpj.exe x.txt");
   });
 });

@@ -219,7 +219,7 @@ describe("a password change from a cookie session", () => {
 describe("brute-force limit", () => {
   // Its own server: the limit also counts failures per address, and every test here
   // calls from 127.0.0.1.
-  it("ten failed log-ins for one email answer 429 with Retry-After, even with the right password", async () => {
+  it("ten failed log-ins for one email from one address answer 429 with Retry-After, even with a right password never verified", async () => {
     const own = await startTestServer({ env: { LOG: "off" } });
     try {
       const alice = await buildUser(own.url);

@@ -24,6 +24,33 @@ describe("the error model", () => {
     expect(res.body.error).toBe("unsupported_media_type");
   });
 
+  it("a body labelled with any charset but UTF-8 is 415 and stores nothing, on /api and /graphql", async () => {
+    const alice = await buildUser(server.url);
+    const utf16 = Buffer.from(JSON.stringify({ name: "Ünïcode" }), "utf16le");
+    for (const [path, body] of [
+      ["/api/trees", utf16],
+      ["/graphql", Buffer.from(JSON.stringify({ query: 'mutation { createTree(input: {name: "x"}) { id } }' }), "utf16le")],
+      ["/api/trees", Buffer.from(JSON.stringify({ name: "Latin" }), "latin1")],
+    ] as const) {
+      for (const charset of ["utf-16", "UTF-16LE", '"utf-16"', "iso-8859-1"]) {
+        const res = await fetch(server.url + path, {
+          method: "POST",
+          headers: { "content-type": `application/json; charset=${charset}`, authorization: alice.authHeader! },
+          body: body,
+        });
+        expect(res.status, `${path} ${charset}`).toBe(415);
+        expect(await res.json()).toEqual({ error: "unsupported_media_type", message: expect.stringMatching(/UTF-8/) });
+      }
+    }
+    expect((await alice.get("/api/trees")).body).toEqual([]);
+    // UTF-8, said or not, is welcome.
+    for (const type of ["application/json", "application/json; charset=utf-8", "application/json;charset=\"UTF-8\""]) {
+      const res = await alice.post("/api/trees", JSON.stringify({ name: "Ünïcode" }), { "content-type": type });
+      expect(res.status, type).toBe(201);
+      expect(res.body.name).toBe("Ünïcode");
+    }
+  });
+
   it("an oversized body is 413", async () => {
     const alice = await buildUser(server.url);
     const tree = await buildTree(alice);

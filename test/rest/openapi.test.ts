@@ -45,7 +45,7 @@ describe("GET /api/openapi.json", () => {
       Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
     );
     const noop = () => undefined;
-    const router = restApi({ ctx: server.ctx, credentials: {} as never, sessions: {} as never, jsonLimit: noop, importLimit: noop }) as Router & { stack: Layer[] };
+    const router = restApi({ ctx: server.ctx, credentials: {} as never, sessions: {} as never, logger: server.logger, jsonLimit: noop, importLimit: noop }) as Router & { stack: Layer[] };
     expect(documented.sort()).toEqual(routesOf(router.stack).sort());
   });
 
@@ -61,10 +61,10 @@ describe("GET /api/openapi.json", () => {
     const createCard = doc.paths["/trees/{treeId}/cards"].post;
     expect(createCard.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/CreateCardInput" });
     expect(doc.components.schemas.CreateCardInput.required).toEqual(["treeId", "position"]);
-    expect(Object.keys(createCard.responses).sort()).toEqual(["201", "400", "401", "403", "404", "413", "415", "422", "429", "500", "503"]);
+    expect(Object.keys(createCard.responses).sort()).toEqual(["201", "400", "401", "403", "404", "409", "413", "415", "422", "429", "500", "503"]);
     expect(doc.components.responses.not_found.content["application/json"].schema.allOf[1]).toEqual({ properties: { error: { const: "not_found" } } });
     const exportParameters = doc.paths["/export/{treeId}.{format}"].get.parameters.map((p: { name: string }) => p.name);
-    expect(exportParameters).toEqual(["treeId", "format", "cardId", "column", "newlines", "start", "end"]);
+    expect(exportParameters).toEqual(["treeId", "format", "cardId", "column", "newlines", "start", "end", "leaves"]);
   });
 
   it("the response check refuses an undocumented status, a wrong body and an unlisted media type", async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
+import { SseReader } from "../live/sse-client.js";
 
 let server: InProcessServer;
 beforeAll(async () => {
@@ -74,6 +75,53 @@ describe("PUT /api/trees/:treeId", () => {
     expect(cleared.status).toBe(200);
     expect("publicUrl" in cleared.body).toBe(false);
     expect((await bob.put(`/api/trees/${other._id}`, { publicUrl: url })).status).toBe(200);
+  });
+});
+
+describe("PUT /api/trees/:treeId that changes nothing", () => {
+  it("`{}` or the values the tree has record no change, take no revision and send no live event", async () => {
+    const alice = await buildUser(server.url);
+    const bob = await buildUser(server.url);
+    const tree = await buildTree(alice, { name: "Same" });
+    await alice.post(`/api/trees/${tree._id}/collaborators`, { email: bob.user.email });
+    expect((await alice.put(`/api/trees/${tree._id}`, { latex: true, publicUrl: "same-tree" })).status).toBe(200);
+    const before = (await alice.get(`/api/trees`)).body.find((t: any) => t._id === tree._id);
+    const history = await alice.get(`/api/trees/${tree._id}/history`);
+    expect(history.status).toBe(200);
+    const events = await SseReader.open(server.url, `/api/trees/${tree._id}/events`, { authorization: alice.authHeader! });
+
+    for (const [who, body] of [
+      [alice, {}],
+      [alice, { name: "Same" }],
+      [alice, { name: "  Same  ", latex: true }],
+      [alice, { publicUrl: "same-tree" }],
+      [alice, { name: "Same", latex: true, publicUrl: "same-tree" }],
+      [bob, {}],
+      [bob, { name: "Same" }],
+    ] as const) {
+      const res = await who.put(`/api/trees/${tree._id}`, body);
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(res.body).toEqual(before);
+    }
+    expect((await alice.get(`/api/trees`)).body.find((t: any) => t._id === tree._id)).toEqual(before);
+    expect((await alice.get(`/api/trees/${tree._id}/history`)).body).toEqual(history.body);
+
+    // The next real change is the next revision, and the first event the stream sees.
+    const renamed = await alice.put(`/api/trees/${tree._id}`, { name: "Different" });
+    expect(renamed.body).toMatchObject({ name: "Different", revision: before.revision + 1, __v: before.__v + 1 });
+    const [first] = await events.waitFor(1);
+    expect(first).toMatchObject({ revision: before.revision + 1, kind: "tree.update", tree: { name: "Different" } });
+    events.close();
+  });
+
+  it("still asks the policy: a collaborator repeating the public address is refused as before", async () => {
+    const alice = await buildUser(server.url);
+    const bob = await buildUser(server.url);
+    const tree = await buildTree(alice);
+    await alice.post(`/api/trees/${tree._id}/collaborators`, { email: bob.user.email });
+    await alice.put(`/api/trees/${tree._id}`, { publicUrl: "kept-by-owner" });
+    expect((await bob.put(`/api/trees/${tree._id}`, { publicUrl: "kept-by-owner" })).status).toBe(403);
+    expect((await (await buildUser(server.url)).put(`/api/trees/${tree._id}`, {})).status).toBe(404);
   });
 });
 

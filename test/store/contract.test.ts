@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Store } from "../../src/domain/ports/store.js";
+import type { IdempotencyRecord, Store } from "../../src/domain/ports/store.js";
 import { newRecordId, newUserId } from "../../src/shared/ids.js";
 import type { Change } from "../../src/shared/changes.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../../src/shared/records.js";
@@ -36,7 +36,7 @@ async function openTestStore(engine: Engine): Promise<{ store: Store; cleanUp: (
   if (engine === "postgres") {
     database ??= await createTestDatabase();
     const opened = await openPostgresStore(database, { log: () => undefined });
-    await opened.pool.query("TRUNCATE users, trees, cards, sessions, changes, scripts");
+    await opened.pool.query("TRUNCATE users, trees, cards, sessions, changes, scripts, idempotency_keys");
     return { store: opened, cleanUp: async () => undefined };
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-contract-"));
@@ -477,6 +477,88 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       await store.scripts.remove(script._id);
       expect(await store.scripts.byId(script._id)).toBeNull();
       expect(await store.scripts.forUser(script.userId)).toEqual([]);
+    });
+  });
+
+  describe("idempotency keys", () => {
+    const claimOf = (userId: string, key: string, fields: Partial<IdempotencyRecord> = {}): IdempotencyRecord => ({
+      userId,
+      key,
+      fingerprint: "fp-1",
+      claim: `claim-${key}-${fields.createdAt ?? "0"}`,
+      leaseUntil: "2026-01-01T00:00:30.000Z",
+      createdAt: "2026-01-01T00:00:00.000Z",
+      expiresAt: "2026-01-02T00:00:00.000Z",
+      ...fields,
+    });
+    const answer = (text: string, status = 201) => ({ status, headers: { "content-type": "application/json; charset=utf-8", "x-tree-revision": "3" }, body: Buffer.from(text) });
+
+    it("claims a key once per user; the second claim sees the first, another user's claims its own", async () => {
+      const ann = newUserId();
+      const first = claimOf(ann, "k1");
+      expect(await store.idempotency.claim(first)).toBeNull();
+      expect(await store.idempotency.claim({ ...first, claim: "other", fingerprint: "fp-2" })).toEqual(first);
+      expect(await store.idempotency.claim(claimOf(newUserId(), "k1"))).toBeNull();
+    });
+
+    it("keeps the claim's answer (bytes as given, not UTF-8 alike) and ends the claim; a stale claim's answer is ignored", async () => {
+      const ann = newUserId();
+      const record = claimOf(ann, "k2");
+      await store.idempotency.claim(record);
+      await store.idempotency.complete(ann, "k2", "not the claim", answer("wrong"));
+      const binary = { status: 200, headers: {}, body: Buffer.from([0xff, 0x00, 0xfe, 0x41]) };
+      await store.idempotency.complete(ann, "k2", record.claim!, answer("\u0000 snow ☃ {\"a\":1}"));
+      const { claim: _claim, ...done } = record;
+      const kept = await store.idempotency.claim({ ...record, claim: "later" });
+      expect(kept).toEqual({ ...done, answer: answer("\u0000 snow ☃ {\"a\":1}") });
+      expect(Buffer.from(kept!.answer!.body).toString()).toBe("\u0000 snow ☃ {\"a\":1}");
+      const other = claimOf(ann, "k3");
+      await store.idempotency.claim(other);
+      await store.idempotency.complete(ann, "k3", other.claim!, binary);
+      expect(Buffer.from((await store.idempotency.claim(other))!.answer!.body)).toEqual(binary.body);
+    });
+
+    it("renews, takes over only the claim it names, and releases only its own claim", async () => {
+      const ann = newUserId();
+      const record = claimOf(ann, "k4");
+      await store.idempotency.claim(record);
+      await store.idempotency.renew(ann, "k4", record.claim!, "2026-01-01T00:01:00.000Z");
+      expect((await store.idempotency.claim({ ...record, claim: "x" }))!.leaseUntil).toBe("2026-01-01T00:01:00.000Z");
+      const successor = { ...record, claim: "successor", fingerprint: "fp-1", leaseUntil: "2026-01-01T00:02:00.000Z" };
+      expect(await store.idempotency.takeOver(successor, "someone else")).toBe(false);
+      expect(await store.idempotency.takeOver(successor, record.claim!)).toBe(true);
+      expect(await store.idempotency.takeOver({ ...successor, claim: "third" }, record.claim!)).toBe(false);
+      // The claim taken over can neither finish nor release the key any more.
+      await store.idempotency.complete(ann, "k4", record.claim!, answer("late"));
+      await store.idempotency.release(ann, "k4", record.claim!);
+      expect(await store.idempotency.claim({ ...record, claim: "x" })).toEqual(successor);
+      await store.idempotency.release(ann, "k4", "successor");
+      expect(await store.idempotency.claim(record)).toBeNull();
+    });
+
+    it("sweeps expired keys, and each user's oldest answers past the most keys or bytes, never a running claim", async () => {
+      const [ann, bob] = [newUserId(), newUserId()];
+      const at = (minute: number) => `2026-01-01T00:${String(minute).padStart(2, "0")}:00.000Z`;
+      const keep = async (userId: string, key: string, minute: number, bytes: number, expiresAt = "2026-01-02T00:00:00.000Z") => {
+        const record = claimOf(userId, key, { createdAt: at(minute), expiresAt });
+        await store.idempotency.claim(record);
+        await store.idempotency.complete(userId, key, record.claim!, answer("x".repeat(bytes)));
+      };
+      await keep(ann, "expired", 1, 10, "2026-01-01T12:00:00.000Z");
+      for (let minute = 2; minute <= 6; minute++) await keep(ann, `a${minute}`, minute, 10);
+      await store.idempotency.claim(claimOf(ann, "running", { createdAt: at(0) }));
+      await keep(bob, "big-old", 1, 60);
+      await keep(bob, "small-new", 2, 30);
+      const swept = await store.idempotency.sweep("2026-01-01T13:00:00.000Z", { keys: 3, bytes: 50 });
+      const present = async (userId: string, key: string) => (await store.idempotency.claim(claimOf(userId, key, { claim: "probe" }))) !== null;
+      // ann: expired gone, then the 3 newest of a2..a6 kept; the running claim stays. bob: past 50 bytes, the old one goes.
+      expect(swept).toBe(4);
+      expect(await present(ann, "running")).toBe(true);
+      for (const [key, kept] of [["a6", true], ["a5", true], ["a4", true], ["a3", false], ["a2", false], ["expired", false]] as const) {
+        expect(await present(ann, key), key).toBe(kept);
+      }
+      expect(await present(bob, "small-new")).toBe(true);
+      expect(await present(bob, "big-old")).toBe(false);
     });
   });
 

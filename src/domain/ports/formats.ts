@@ -4,14 +4,14 @@
  * threads; the domain neither knows nor cares. Wired in src/server.ts and the CLI.
  */
 import type { ExportJob, ExportResult } from "../../shared/export-options.js";
-import type { SeedNode } from "../../shared/records.js";
+import type { ImportNode } from "../../shared/records.js";
 
 export interface SeedParser {
   /**
    * Reads a seed (SPEC §7: JSON when it is JSON, Markdown otherwise) into the cards to make.
    * @throws ValidationError for JSON of the wrong shape.
    */
-  parseSeed(seed: string): Promise<SeedNode[]>;
+  parseSeed(seed: string): Promise<ImportNode[]>;
 }
 
 export interface Exporter {

@@ -76,7 +76,12 @@ export interface ChangeRepository {
 export interface SessionRepository {
   insert(session: Session): Promise<void>;
   byId(id: string): Promise<Session | null>;
+  /**
+   * Ends the session. This and `removeForUser` tell the other processes sharing the store,
+   * in the same transaction, so their live streams on it end (`Peers.onSignedOut`).
+   */
   remove(id: string): Promise<void>;
+  /** Ends every session of the user but `exceptId`; their other streams end everywhere too. */
   removeForUser(userId: string, exceptId?: string): Promise<void>;
   removeExpired(now: string): Promise<void>;
 }
@@ -92,6 +97,58 @@ export interface ScriptRepository {
   remove(id: string): Promise<void>;
 }
 
+/** An answer kept for an Idempotency-Key (SPEC §13): what is sent again on a replay. */
+export interface KeptAnswer {
+  status: number;
+  /** The headers that matter (Content-Type, X-Tree-Revision, ...), lower-cased names. */
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+/** A user's Idempotency-Key: claimed by the request running it, then holding its answer. */
+export interface IdempotencyRecord {
+  userId: string;
+  key: string;
+  /** What the request was (method, path, If-Match, body): a replay must be the same. */
+  fingerprint: string;
+  /** The running request's token; absent once the answer is kept. */
+  claim?: string;
+  /** While running: until when the claim holds (renewed as it runs; a dead process's claim ends). */
+  leaseUntil: string;
+  createdAt: string;
+  /** When the sweep may drop it (at least 24 hours after it was made). */
+  expiresAt: string;
+  answer?: KeptAnswer;
+}
+
+/**
+ * Idempotency keys (SPEC §13), per user. Every step is one atomic step of the store, so
+ * processes sharing it agree on who runs a key and what it answered.
+ */
+export interface IdempotencyRepository {
+  /**
+   * Inserts `record` (a running claim) unless the user has the key already.
+   * Resolves to null when inserted, else to the record that is there.
+   */
+  claim(record: IdempotencyRecord): Promise<IdempotencyRecord | null>;
+  /**
+   * Replaces the user's record of the key with `record` if it is still the running claim
+   * `previousClaim` (whose lease ended: its process died). Resolves to whether it did.
+   */
+  takeOver(record: IdempotencyRecord, previousClaim: string): Promise<boolean>;
+  /** Moves the lease of a running claim. */
+  renew(userId: string, key: string, claim: string, leaseUntil: string): Promise<void>;
+  /** Keeps the claim's answer, ending the claim; does nothing if the claim is not there any more. */
+  complete(userId: string, key: string, claim: string, answer: KeptAnswer): Promise<void>;
+  /** Forgets a running claim (its request changed nothing); does nothing if it is not there. */
+  release(userId: string, key: string, claim: string): Promise<void>;
+  /**
+   * Drops the records expired at `now`, and each user's oldest kept answers beyond
+   * `most.keys` records or `most.bytes` bytes of bodies. Resolves to how many it dropped.
+   */
+  sweep(now: string, most: { keys: number; bytes: number }): Promise<number>;
+}
+
 /** `failed`: a write failed and could not be undone; every call then throws. */
 export type StoreStatus = "open" | "failed" | "closed";
 
@@ -102,6 +159,7 @@ export interface Store {
   changes: ChangeRepository;
   sessions: SessionRepository;
   scripts: ScriptRepository;
+  idempotency: IdempotencyRepository;
   status(): StoreStatus;
   /** Flushes pending writes and releases the files. */
   close(): Promise<void>;

@@ -165,5 +165,5 @@ th, td { padding: 0.25rem 0.5rem; border: 1px solid #bbb; }
   body { margin: 0; max-width: none; font-size: 11pt; }
   a { color: inherit; }
   h1, h2, h3, h4 { break-after: avoid; }
-  pre, blockquote, table, img { break-inside: avoid; }
+  .card, pre, blockquote, table, img { break-inside: avoid; }
 }`;

@@ -53,6 +53,10 @@ describe("exportFilename", () => {
     expect(exportFilename("...", "md")).toBe("tree.md");
   });
 
+  it("drops bidi controls, so a name shows as what it is (GraphQL's filename too)", () => {
+    expect(exportFilename("invoice\u202Egpj.exe \u2066x\u2069\u200F\u061C\u2028", "txt")).toBe("invoicegpj.exe x.txt");
+  });
+
   it("stays within 200 UTF-8 bytes without cutting a character", () => {
     const name = exportFilename("計".repeat(200), "txt");
     expect(Buffer.byteLength(name.slice(0, -4))).toBeLessThanOrEqual(200);

@@ -9,7 +9,9 @@ import { docxExporter } from "./docx.js";
 import { htmlExporter } from "./html.js";
 import { impressExporter } from "./impress.js";
 import { jsonExporter } from "./json.js";
+import { gkwExporter } from "./gkw.js";
 import { mdExporter } from "./md.js";
+import { opmlExporter } from "./opml.js";
 import { EXPORT_FILES, type ExportFormat, type ExportOptions, type ExportResult } from "../../shared/export-options.js";
 import { selectCards, type ExportInput } from "./select.js";
 import { txtExporter } from "./txt.js";
@@ -25,6 +27,8 @@ const EXPORTERS: Record<ExportFormat, (input: ExportInput) => string | Promise<B
   json: jsonExporter,
   docx: docxExporter,
   impress: impressExporter,
+  opml: opmlExporter,
+  gkw: gkwExporter,
 };
 
 /**
@@ -56,6 +60,9 @@ export async function exportTree(
 const MAX_NAME_BYTES = 200;
 // Characters Windows, macOS or Linux refuse in names, and controls (C0, DEL, C1).
 const UNSAFE_IN_NAMES = /[\\/:*?"<>|\u0000-\u001f\u007f-\u009f]/g;
+// Bidi marks, embeddings, overrides and isolates, and line and paragraph separators: they
+// make `invoice\u202Egpj.exe` show as `invoiceexe.jpg`. Dropped, as Content-Disposition does.
+const BIDI_AND_SEPARATORS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u2028\u2029]/g;
 
 /**
  * A file name for the tree: its name made safe for file systems (and short enough),
@@ -64,6 +71,7 @@ const UNSAFE_IN_NAMES = /[\\/:*?"<>|\u0000-\u001f\u007f-\u009f]/g;
 export function exportFilename(treeName: string, extension: string): string {
   const cleaned = treeName
     .replace(LONE_SURROGATE, "\uFFFD")
+    .replace(BIDI_AND_SEPARATORS, "")
     .replace(UNSAFE_IN_NAMES, "_")
     .replace(/\s+/g, " ")
     // Windows drops trailing dots and spaces; leading dots hide files on Unix.

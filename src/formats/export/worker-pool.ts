@@ -23,7 +23,7 @@ import {
   type ErrorCode,
   type ErrorDetail,
 } from "../../shared/errors.js";
-import type { SeedNode } from "../../shared/records.js";
+import type { ImportNode } from "../../shared/records.js";
 import type { ExportFormat, ExportJob, ExportResult } from "../../shared/export-options.js";
 import { startWorker } from "../worker-start.js";
 
@@ -44,7 +44,7 @@ type Job = { kind: "export"; job: ExportJob } | { kind: "seed"; seed: string };
 
 /** Text formats below this many characters of cards are cheaper to export in place. */
 const INLINE_CHARS = 1024 * 1024;
-const INLINE_FORMATS: ReadonlySet<ExportFormat> = new Set(["txt", "md", "json"]);
+const INLINE_FORMATS: ReadonlySet<ExportFormat> = new Set(["txt", "md", "json", "opml", "gkw"]);
 /** Seeds below this many characters are parsed in place (a few milliseconds). */
 const INLINE_SEED_CHARS = 64 * 1024;
 /**
@@ -79,7 +79,7 @@ export async function exportOffThread(config: ExportPoolConfig, job: ExportJob):
  * when it is small: a 16 MiB Markdown seed takes seconds to read.
  * @throws ValidationError for a JSON seed of the wrong shape, as `parseSeed` does.
  */
-export async function parseSeedOffThread(config: ExportPoolConfig, seed: string): Promise<SeedNode[]> {
+export async function parseSeedOffThread(config: ExportPoolConfig, seed: string): Promise<ImportNode[]> {
   if (config.workers <= 0 || seed.length <= INLINE_SEED_CHARS) {
     const { parseSeed } = await import("../seed.js");
     return parseSeed(seed);
@@ -88,28 +88,30 @@ export async function parseSeedOffThread(config: ExportPoolConfig, seed: string)
 }
 
 /**
- * A parsed seed as it crosses between threads: contents and depths in tree order. Structured
- * cloning recurses, and a 10,000-level chain would overflow the stack; a flat list cannot.
+ * A parsed seed as it crosses between threads: contents, depths and ids (a Gingko Writer
+ * file's, else absent) in tree order. Structured cloning recurses, and a 10,000-level chain
+ * would overflow the stack; a flat list cannot.
  */
-type FlatSeed = { contents: string[]; depths: number[] };
+type FlatSeed = { contents: string[]; depths: number[]; ids: (string | undefined)[] };
 
-function flattenSeed(nodes: readonly SeedNode[]): FlatSeed {
-  const flat: FlatSeed = { contents: [], depths: [] };
-  const stack: { node: SeedNode; depth: number }[] = [...nodes].reverse().map((node) => ({ node, depth: 0 }));
+function flattenSeed(nodes: readonly ImportNode[]): FlatSeed {
+  const flat: FlatSeed = { contents: [], depths: [], ids: [] };
+  const stack: { node: ImportNode; depth: number }[] = [...nodes].reverse().map((node) => ({ node, depth: 0 }));
   while (stack.length > 0) {
     const { node, depth } = stack.pop()!;
     flat.contents.push(node.content);
     flat.depths.push(depth);
+    flat.ids.push(node.id);
     for (let i = (node.children?.length ?? 0) - 1; i >= 0; i--) stack.push({ node: node.children![i], depth: depth + 1 });
   }
   return flat;
 }
 
-function nestSeed({ contents, depths }: FlatSeed): SeedNode[] {
-  const roots: SeedNode[] = [];
-  const open: SeedNode[] = [];
+function nestSeed({ contents, depths, ids }: FlatSeed): ImportNode[] {
+  const roots: ImportNode[] = [];
+  const open: ImportNode[] = [];
   contents.forEach((content, i) => {
-    const node: SeedNode = { content };
+    const node: ImportNode = ids[i] === undefined ? { content } : { content, id: ids[i] };
     open.length = depths[i];
     const parent = open[open.length - 1];
     if (parent) (parent.children ??= []).push(node);

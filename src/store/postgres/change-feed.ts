@@ -9,8 +9,9 @@
  *   twice.
  * - A notice from another process carries the tree and revision only: listeners that need
  *   the change read it from the change log (live streams, the read model on its next read).
- * - Failed log-ins and sign-ups (the `Peers` port) go out and come in on the same
+ * - Failed log-ins, verified credentials and sign-ups (the `Peers` port) go out and come in on the same
  *   connection, so each process's log-in throttle and sign-up budget count the others' too.
+ *   Sign-outs come in there too, sent by the store that removed the sessions.
  * - While the listening connection is down the feed is not `complete` (caches that trust it
  *   stop answering from memory); once it is back, every resync listener is called: the
  *   trees may have moved meanwhile without a word.
@@ -18,7 +19,7 @@
 import type { Change } from "../../shared/changes.js";
 import { LocalChangeFeed } from "../../domain/local-feed.js";
 import type { ChangeFeed, ChangeNotice } from "../../domain/ports/change-feed.js";
-import type { Peers } from "../../domain/ports/peers.js";
+import type { Peers, SignOut } from "../../domain/ports/peers.js";
 import { NoticeListener } from "./listener.js";
 import { CHANGES_CHANNEL, decodePeerNotice, decodeTreeNotice, encodePeerNotice, PEERS_CHANNEL } from "./notices.js";
 
@@ -30,6 +31,8 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
   private readonly loginListeners = new Set<(keys: readonly string[], at: number) => void>();
   private readonly signupListeners = new Set<(address: string, at: number) => void>();
   private readonly contendedListeners = new Set<(treeId: string) => void>();
+  private readonly signOutListeners = new Set<(which: SignOut) => void>();
+  private readonly verifiedListeners = new Set<(credentials: string, at: number) => void>();
   private readonly listener: NoticeListener;
 
   constructor(
@@ -106,6 +109,20 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
     return () => this.contendedListeners.delete(listener);
   }
 
+  credentialsVerified(credentials: string, at: number): void {
+    this.listener.notify(PEERS_CHANNEL, encodePeerNotice({ origin: this.origin, event: "verified", credentials, at }));
+  }
+
+  onCredentialsVerified(listener: (credentials: string, at: number) => void): () => void {
+    this.verifiedListeners.add(listener);
+    return () => this.verifiedListeners.delete(listener);
+  }
+
+  onSignedOut(listener: (which: SignOut) => void): () => void {
+    this.signOutListeners.add(listener);
+    return () => this.signOutListeners.delete(listener);
+  }
+
   onLoginFailed(listener: (keys: readonly string[], at: number) => void): () => void {
     this.loginListeners.add(listener);
     return () => this.loginListeners.delete(listener);
@@ -125,6 +142,8 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
       if (!notice || notice.origin === this.origin) return;
       if (notice.event === "login") for (const listener of this.loginListeners) this.guard(() => listener(notice.keys, notice.at));
       else if (notice.event === "signup") for (const listener of this.signupListeners) this.guard(() => listener(notice.address, notice.at));
+      else if (notice.event === "verified") for (const listener of this.verifiedListeners) this.guard(() => listener(notice.credentials, notice.at));
+      else if (notice.event === "signout") for (const listener of this.signOutListeners) this.guard(() => listener(notice.which));
       else for (const listener of this.contendedListeners) this.guard(() => listener(notice.treeId));
     }
   }

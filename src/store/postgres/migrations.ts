@@ -103,4 +103,27 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX scripts_user ON scripts (user_id, created_at, id);
     `,
   },
+  {
+    version: 4,
+    name: "idempotency keys",
+    sql: `
+      -- Idempotency keys (SPEC §13): one row per user and key, claimed by the request that
+      -- runs it (claim, lease_until), then holding its answer (status, headers, body).
+      -- The primary key is what lets one process only claim a key.
+      CREATE TABLE idempotency_keys (
+        user_id text NOT NULL,
+        key text NOT NULL,
+        fingerprint text NOT NULL,
+        claim text,
+        lease_until text NOT NULL,
+        created_at text NOT NULL,
+        expires_at text NOT NULL,
+        status integer,
+        headers json,
+        body bytea,
+        PRIMARY KEY (user_id, key)
+      );
+      CREATE INDEX idempotency_keys_expires ON idempotency_keys (expires_at);
+    `,
+  },
 ];

@@ -10,13 +10,16 @@
  * Payloads are small JSON objects (PostgreSQL allows 8000 bytes), each naming the process
  * that sent it (`o`), which skips its own: it has told its own listeners already.
  */
+import type { SignOut } from "../../domain/ports/peers.js";
 
 /** Changes and removals of trees: `{o, t: treeId, r: revision, x?: true (removed)}`. */
 export const CHANGES_CHANNEL = "cardtree_changes";
 /**
  * What processes tell each other beside changes (the Peers port): a failed log-in
  * `{o, e: "login", k: [throttle keys], at: epoch ms}`, a sign-up `{o, e: "signup", a: address, at}`,
- * a tree whose writes raced `{o, e: "contended", t: tree id, at}`.
+ * a tree whose writes raced `{o, e: "contended", t: tree id, at}`, credentials verified
+ * `{o, e: "verified", h: HMAC of email and password under the shared secret, at}`, a sign-out
+ * `{o, e: "signout", s: session id}` or `{o, e: "signout", u: user id, k?: session id kept, at}`.
  */
 export const PEERS_CHANNEL = "cardtree_peers";
 
@@ -45,7 +48,9 @@ export function decodeTreeNotice(payload: string | undefined): TreeNotice | null
 export type PeerNotice =
   | { origin: string; event: "login"; keys: string[]; at: number }
   | { origin: string; event: "signup"; address: string; at: number }
-  | { origin: string; event: "contended"; treeId: string; at: number };
+  | { origin: string; event: "contended"; treeId: string; at: number }
+  | { origin: string; event: "signout"; which: SignOut; at: number }
+  | { origin: string; event: "verified"; credentials: string; at: number };
 
 export function encodePeerNotice(notice: PeerNotice): string {
   switch (notice.event) {
@@ -55,19 +60,32 @@ export function encodePeerNotice(notice: PeerNotice): string {
       return JSON.stringify({ o: notice.origin, e: "signup", a: notice.address, at: notice.at });
     case "contended":
       return JSON.stringify({ o: notice.origin, e: "contended", t: notice.treeId, at: notice.at });
+    case "verified":
+      return JSON.stringify({ o: notice.origin, e: "verified", h: notice.credentials, at: notice.at });
+    case "signout": {
+      const { which } = notice;
+      return "sessionId" in which
+        ? JSON.stringify({ o: notice.origin, e: "signout", s: which.sessionId, at: notice.at })
+        : JSON.stringify({ o: notice.origin, e: "signout", u: which.userId, k: which.keepSessionId, at: notice.at });
+    }
   }
 }
 
 /** The notice in `payload`, or null for one this version cannot read. */
 export function decodePeerNotice(payload: string | undefined): PeerNotice | null {
   try {
-    const { o, e, k, a, t, at } = JSON.parse(payload ?? "") as Record<string, unknown>;
+    const { o, e, k, a, t, s, u, h, at } = JSON.parse(payload ?? "") as Record<string, unknown>;
     if (typeof o !== "string" || typeof at !== "number") return null;
     if (e === "login" && Array.isArray(k) && k.every((key) => typeof key === "string")) {
       return { origin: o, event: "login", keys: k as string[], at };
     }
     if (e === "signup" && typeof a === "string") return { origin: o, event: "signup", address: a, at };
     if (e === "contended" && typeof t === "string") return { origin: o, event: "contended", treeId: t, at };
+    if (e === "verified" && typeof h === "string") return { origin: o, event: "verified", credentials: h, at };
+    if (e === "signout" && typeof s === "string") return { origin: o, event: "signout", which: { sessionId: s }, at };
+    if (e === "signout" && typeof u === "string" && (k === undefined || typeof k === "string")) {
+      return { origin: o, event: "signout", which: k === undefined ? { userId: u } : { userId: u, keepSessionId: k }, at };
+    }
     return null;
   } catch {
     return null;

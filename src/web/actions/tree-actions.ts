@@ -1,6 +1,6 @@
 /**
- * What happens when the writer acts on a whole tree: create, rename, copy, delete, favourite,
- * publish. Views and dialogs only trigger these events; the listeners here call the API and
+ * What happens when the writer acts on a whole tree: create (also from dropped files), rename,
+ * copy, delete, favourite, publish. Views and dialogs only trigger these events; the listeners here call the API and
  * announce the result (`tree:created`, `tree:changed`, `tree:deleted`, `user:changed`), which
  * the pages listen to. Payloads may carry `done(problem)` so a dialog can show a refusal and
  * stay open.
@@ -12,6 +12,8 @@ import { confirmDialog, promptDialog } from "../dialogs/confirm.js";
 import { showNewTreeDialog } from "../dialogs/new-tree.js";
 import { showPublishDialog } from "../dialogs/publish.js";
 import { notify } from "../notify.js";
+import { importProblem, readImportFile } from "../views/file-drop.js";
+import { formatBytes, showProgress } from "../views/progress.js";
 
 /** Trees the page has seen, so dialogs opened by id can show names. */
 export function rememberTrees(app: Pick<AppContext, "trees">, trees: Tree[]): void {
@@ -47,6 +49,31 @@ export function registerTreeActions(app: AppContext): void {
     rememberTrees(app, [tree]);
     bus.trigger("tree:created", tree);
     bus.trigger("ui:navigate", `/trees/${tree._id}`);
+  });
+
+  bus.on("trees:import-files", async (files) => {
+    const progress = showProgress("Importing", files.length === 1 ? files[0].name : `${files.length} files`);
+    let made = 0;
+    try {
+      for (const [index, file] of files.entries()) {
+        const where = files.length === 1 ? "" : `File ${index + 1} of ${files.length}: `;
+        progress.fraction(index / files.length);
+        try {
+          progress.step(`${where}reading ${file.name}`);
+          const { name, seed } = await readImportFile(file);
+          progress.step(`${where}sending ${formatBytes(seed.length)}; the server makes the cards`);
+          const tree = await api.createTree(name.slice(0, 200), seed);
+          rememberTrees(app, [tree]);
+          bus.trigger("tree:created", tree);
+          made++;
+        } catch (error) {
+          notify(importProblem(file, error, describeError), { kind: "error" });
+        }
+      }
+    } finally {
+      progress.close();
+    }
+    if (made > 0) notify(`Imported ${made} tree${made === 1 ? "" : "s"}.`, { kind: "success" });
   });
 
   bus.on("modal:show:rename-tree", (treeId) => {

@@ -80,11 +80,14 @@ export function commit(tree: ChangeTarget, change: ChangeBuilder): Promise<void>
   const writes: Promise<void>[] = [];
   for (const card of change.arrived) state.add(card);
   const structural = change.created.length > 0 || change.arrived.length > 0 || change.deleted.length > 0 || [...change.updated].some(([card, before]) => card.parentId !== before.parentId || card.position !== before.position);
+  // Where a card goes if its parent is deleted meanwhile: the parent's ancestors, nearest first.
+  const pathOf = (card: Card) => (card.parentId === null ? [] : state.ancestors(card.parentId).map((c) => c._id));
   for (const card of change.created) {
     state.add(card);
-    if (sync) writes.push(sync.create(card));
+    if (sync) writes.push(sync.create(card, pathOf(card)));
   }
-  for (const [card] of change.updated) if (sync && state.get(card._id) === card) writes.push(sync.update(card));
+  if (change.created.length > 0) state.changed();
+  for (const [card] of change.updated) if (sync && state.get(card._id) === card) writes.push(sync.update(card, pathOf(card)));
   // Moved cards must be under their new parents before a subtree is taken out.
   if (change.updated.size > 0) state.changed();
   for (const { root, removed } of change.deleted) {

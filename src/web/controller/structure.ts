@@ -7,7 +7,7 @@ import type { Card } from "../../shared/records.js";
 import { confirmDialog } from "../dialogs/confirm.js";
 import { cardTitle } from "../markdown.js";
 import { placeAt } from "../model/positions.js";
-import { temporaryId } from "../model/sync.js";
+import { newRecordId } from "../../shared/ids.js";
 import type { MoveWhere } from "../events.js";
 import type { TreeReader } from "../model/tree-state.js";
 import { ChangeBuilder, type ChangeKind } from "./changes.js";
@@ -27,7 +27,8 @@ export function slotFor(tree: TreeHost, active: Card | undefined, where: AddWher
 function newCard(tree: TreeHost, change: ChangeBuilder, parentId: string | null, index: number, content: string): Card {
   const now = new Date().toISOString();
   const card: Card = {
-    _id: temporaryId(),
+    // The client's own id (SPEC §13): the outbox can name the card before the server has it.
+    _id: newRecordId(),
     treeId: tree.cards.tree._id,
     parentId,
     content,

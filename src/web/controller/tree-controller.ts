@@ -14,14 +14,17 @@ import type { AppBus } from "../bus.js";
 import type { ImportRequest } from "../events.js";
 import { notify } from "../notify.js";
 import { neighbour, type Direction } from "../model/navigation.js";
-import { SyncQueue, type SyncHooks } from "../model/sync.js";
+import { browserSyncEnvironment, SyncQueue, type Coordinator, type SyncHooks } from "../model/sync.js";
 import { CardVersions } from "../model/versions.js";
 import { LiveTree } from "../live/live-tree.js";
 import { TreeState, type TreeReader } from "../model/tree-state.js";
 import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
-import { rebaseRecovered, recoverUnsaved } from "./recovery.js";
+import { rebaseDraft, recoverDraft, reportBroughtBack } from "./recovery.js";
+import { bringBack, nearestSurvivor, replayEntries } from "../offline/replay.js";
+import { MemoryDevice, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
+import { newOwnerName } from "../offline/locks.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
 import { copyActive, cutActive, pasteCards } from "./clipboard.js";
 import type { TreeHost } from "./host.js";
@@ -34,6 +37,16 @@ export interface ControllerContext {
   keys: KeyScope;
   api: ApiClient;
 }
+
+/** Where a writable tree keeps its outbox and copy (offline/device.ts), and whose they are. */
+export interface ControllerDevice {
+  store: DeviceStore | null;
+  coordinator: Coordinator;
+  userId: string;
+}
+
+/** How long after a change the tree's copy on the device is written again. */
+const COPY_DELAY_MS = 1500;
 
 /** The open tree as the pages and user scripts see it. */
 export type OpenTree = TreeController;
@@ -53,15 +66,20 @@ export class TreeController {
   private editing: Editing | null = null;
   private fullscreen = false;
   private readonly stopped = new AbortController();
-  /** Temporary ids of cards created here, mapped to the ids the server gave them. */
+  /** Ids of cards created here, mapped to other ids a server gave them (one without client ids). */
   private readonly savedIds = new Map<string, string>();
+  private readonly device: ControllerDevice | null;
+  private copyTimer: number | undefined;
+  /** Resolves once the outbox left by earlier visits is adopted (and the live stream started). */
+  ready: Promise<void> = Promise.resolve();
 
   constructor(
     context: ControllerContext,
     tree: Tree,
     cards: Card[],
     readonly readOnly: boolean,
-    syncHooks: Omit<SyncHooks, "idChanged" | "conflict">,
+    syncHooks: Pick<SyncHooks, "status" | "refused" | "signedOut">,
+    device?: ControllerDevice,
   ) {
     this.bus = context.bus;
     this.keys = context.keys;
@@ -81,9 +99,20 @@ export class TreeController {
             },
             idChanged: (oldId, newId) => this.idChanged(oldId, newId),
             conflict: (kind, card, current) => this.live!.settleConflict(kind, card, current),
+            gone: (card, entry) => this.bringBack(card, entry),
+            relocated: (card, parentId) => this.relocated(card, parentId),
+            imported: (entry, saved) => this.imported(entry, saved),
           },
           this.versions,
+          {
+            device: device?.store ?? new MemoryDevice(),
+            coordinator: device?.coordinator ?? { hold: async () => () => undefined, alive: async () => null, exclusive: (_n, run) => run() },
+            owner: newOwnerName(),
+            userId: device?.userId ?? "",
+            environment: browserSyncEnvironment(),
+          },
         );
+    this.device = readOnly ? null : (device ?? null);
     if (this.sync) this.live = new LiveTree(this.liveHost(context.api, this.sync));
     this.host = this.makeHost();
     this.keys.set("tree");
@@ -121,9 +150,29 @@ export class TreeController {
     return this.editing ? { card: this.editing.card, text: this.editing.text } : null;
   }
 
-  /** Changes not yet on the server, or text typed and not saved: closing the tab loses them. */
+  /**
+   * Changes not yet kept on this device, or text typed and not saved: closing the tab loses
+   * them. Changes in the outbox are kept: a closed tab's are sent by the next one.
+   */
   hasUnsavedWork(): boolean {
-    return (this.sync?.pending ?? 0) > 0 || (this.editing?.changed ?? false);
+    return (this.sync?.unstored ?? 0) > 0 || (this.editing?.changed ?? false);
+  }
+
+  /** Changes waiting in this tab's queue for the server. */
+  get pendingChanges(): number {
+    return this.sync?.pending ?? 0;
+  }
+
+  /** Resolves once every change made so far is in the device's outbox. */
+  async stored(): Promise<void> {
+    await this.sync?.stored();
+  }
+
+  /** An import or paste, kept in the outbox until the server has made its cards (`imported`). */
+  importSeed(seed: NonNullable<OutboxEntry["seed"]>): Promise<void> {
+    if (!this.sync) return Promise.reject(new Error("This tree is read-only."));
+    const path = seed.parentId === null ? [] : [seed.parentId, ...this.state.ancestors(seed.parentId).map((c) => c._id)];
+    return this.sync.importSeed(seed, path.slice(1));
   }
 
   /** Shows only these cards (a search), matches marked; null shows all. */
@@ -168,11 +217,80 @@ export class TreeController {
     const first = this.state.get(remembered) ?? this.state.children(null)[0];
     this.activate(first?._id ?? null, { smooth: false });
     if (!this.readOnly) {
-      rebaseRecovered(this.tree._id, this.state, this.versions);
-      recoverUnsaved(this.host);
+      rebaseDraft(this.tree._id, this.state, this.versions);
+      recoverDraft(this.host);
+      this.bus.on("tree:change", () => this.keepCopySoon(), this);
+      this.bus.on("remote:change", () => this.keepCopySoon(), this);
     }
-    this.live?.start();
+    this.ready = this.adoptOutbox()
+      .catch((error: unknown) => console.error("Reading the changes kept on this device failed", error))
+      .finally(() => this.live?.start());
+    if (!this.readOnly) {
+      // Back online: changes another tab of this tree left (closed while offline) are sent from here.
+      window.addEventListener(
+        "online",
+        () => void this.adoptOutbox().catch((error: unknown) => console.error("Reading the changes kept on this device failed", error)),
+        { signal: this.stopped.signal },
+      );
+    }
     this.bus.trigger("tree:load", this.tree._id);
+  }
+
+  /**
+   * Takes over the changes of this tree that earlier visits left in the outbox and no live
+   * tab sends: applies them to the cards as loaded and queues them (recovery.ts).
+   */
+  private async adoptOutbox(): Promise<void> {
+    const device = this.device;
+    const sync = this.sync;
+    if (!device?.store || !sync) return;
+    const store = device.store;
+    const treeId = this.tree._id;
+    await device.coordinator.exclusive(`cardtree-adopt-${device.userId}-${treeId}`, async () => {
+      const alive = await device.coordinator.alive();
+      const orphans = (await store.entries(treeId)).filter((entry) => entry.owner !== sync.owner && (alive === null || !alive.has(entry.owner)));
+      if (orphans.length === 0) return;
+      const replayed = replayEntries(this.state, this.versions, orphans);
+      for (const entry of replayed.dropped) await store.remove(entry.seq!);
+      sync.adopt(replayed.items);
+      for (const entry of replayed.orphaned) {
+        await store.remove(entry.seq!);
+        this.bringBack(null, entry);
+      }
+      await sync.stored();
+      this.view.render();
+      this.view.highlight(this.active, { scroll: false });
+      const waiting = replayed.items.length;
+      if (waiting > 0) notify(`${waiting} change${waiting === 1 ? "" : "s"} made earlier on this device ${waiting === 1 ? "is" : "are"} being saved.`, { timeout: 6000 });
+    });
+  }
+
+  /** Writes the tree's copy on the device (for opening it offline) a moment after the last change. */
+  keepCopySoon(): void {
+    window.clearTimeout(this.copyTimer);
+    this.copyTimer = window.setTimeout(() => void this.keepCopy(), COPY_DELAY_MS);
+  }
+
+  /**
+   * The tree as the server confirmed it, with its revision: cards whose create is not answered
+   * yet are left out and every other card is at its confirmed version, so the outbox applied
+   * on top of it gives the writer's tree again, and the live stream catches up from the revision.
+   */
+  async keepCopy(): Promise<void> {
+    window.clearTimeout(this.copyTimer);
+    const store = this.device?.store;
+    if (!store || !this.sync) return;
+    const cards: Card[] = [];
+    for (const { card } of this.state.treeOrder()) {
+      if (this.sync.hasPendingCreate(card)) continue;
+      const base = this.versions.base(card);
+      cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
+    }
+    try {
+      await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() });
+    } catch (error) {
+      console.error("Keeping the tree on this device failed", error);
+    }
   }
 
   /** Aborted when the tree closes: DOM listeners tied to this tree pass it. */
@@ -181,14 +299,16 @@ export class TreeController {
   }
 
   stop(): void {
+    if (this.copyTimer !== undefined) void this.keepCopy();
     this.stopped.abort();
     this.live?.stop();
     this.bus.offAll(this);
     this.view.stop();
     if (this.editing) this.editing.save();
     document.body.classList.remove("fullscreen-edit");
-    // Queued changes still go out after leaving the page; the queue stops itself when empty.
-    void this.sync?.flush().finally(() => this.sync?.stop());
+    // Queued changes still go out after leaving the page while the server answers; the queue
+    // stops when it is empty or cannot send, and what waits stays in the outbox for the next visit.
+    void this.sync?.flushOrLeave();
   }
 
   writable(): boolean {
@@ -325,6 +445,53 @@ export class TreeController {
     this.state.removeSubtree(card._id);
     this.view.render();
     if (this.active === card._id) this.activate(parent?._id ?? this.state.children(null)[0]?._id ?? null);
+  }
+
+  /**
+   * A card the writer changed was deleted on the server before the change arrived (`card`,
+   * null when it was already gone on opening): the writer's text comes back as a new card,
+   * where it was or under its nearest surviving ancestor, and the writer is told.
+   */
+  private bringBack(card: Card | null, entry: OutboxEntry): void {
+    if (!entry.fields) return;
+    if (card && this.editing?.card === card) return;
+    if (card && this.state.get(card._id) === card) {
+      // The live stream has not removed it yet: it is gone on the server with its subtree.
+      this.state.removeSubtree(card._id);
+    }
+    if (entry.base && entry.fields.content === entry.base.content) {
+      // Only moved: the card the writer moved was deleted meanwhile, nothing of theirs is lost.
+      this.state.changed();
+      this.view.render();
+      notify("A card you moved was deleted by someone else meanwhile.", { timeout: 6000 });
+      return;
+    }
+    const back = bringBack(this.state, entry);
+    const change = new ChangeBuilder("add");
+    change.create(back.card);
+    void this.commit(change);
+    reportBroughtBack(this.state, back.card);
+    if (this.active === null || !this.state.get(this.active)) this.activate(back.card._id);
+  }
+
+  /** The card's parent was deleted meanwhile: it goes under its nearest surviving ancestor. */
+  private relocated(card: Card, parentId: string | null): void {
+    if (this.state.get(card._id) !== card) return;
+    const survivor = parentId === null || this.state.get(parentId) ? parentId : nearestSurvivor(this.state, [parentId]);
+    card.parentId = survivor;
+    this.state.changed();
+    this.view.render();
+    this.view.highlight(this.active, { scroll: false });
+    notify("The card above one of your cards was deleted by someone else meanwhile; your card moved up to the nearest card still there.", { timeout: 8000 });
+  }
+
+  /** The server made the cards of an import or paste (sent from the outbox). */
+  private imported(entry: OutboxEntry, saved: Card[]): void {
+    const seed = entry.seed;
+    if (!seed) return;
+    this.insertSaved(saved, seed.parentId, seed.at, seed.kind);
+    notify(`${seed.kind === "paste" ? "Pasted" : "Imported"} ${saved.length} card${saved.length === 1 ? "" : "s"}.`, { kind: "success" });
+    this.bus.trigger("cards:imported", saved.map((card) => card._id));
   }
 
   private commit(change: ChangeBuilder): Promise<void> {

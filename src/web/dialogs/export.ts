@@ -1,10 +1,11 @@
 /**
  * Export menu (`modal:show:export`): a format and a scope (whole tree, the active card with
- * what is under it, or the active card's column). The Download link points at
- * `GET /api/export/...`; a click fetches it with a progress panel (a presentation of
- * thousands of cards takes seconds to make), then saves it under the server's file name.
+ * what is under it, or the active card's column; only the leaves, if asked). The Download link
+ * points at `GET /api/export/...`; a click fetches it with a progress panel (a presentation of
+ * thousands of cards takes seconds to make), then saves it under the server's file name. The
+ * Print view link opens the same scope as one page to print (`/trees/:id/print`).
  */
-import { exportUrl, type ExportFormat } from "../api.js";
+import { exportUrl, printUrl, type ExportFormat, type ExportScope } from "../api.js";
 import type { AppBus } from "../bus.js";
 import { h } from "../dom.js";
 import { cardTitle } from "../markdown.js";
@@ -19,6 +20,8 @@ const FORMATS: { format: ExportFormat; label: string; hint: string }[] = [
   { format: "html", label: "Web page", hint: "one HTML page, ready to print" },
   { format: "impress", label: "Presentation", hint: ".pptx, one slide per card" },
   { format: "json", label: "JSON", hint: "the tree's structure, for import or backup" },
+  { format: "opml", label: "OPML outline", hint: "for Workflowy, Dynalist, OmniOutliner, Logseq" },
+  { format: "gkw", label: "Gingko Writer", hint: ".gkw, the tree as Gingko Writer keeps it" },
 ];
 
 export function showExportDialog(
@@ -49,18 +52,29 @@ export function showExportDialog(
       label,
     ),
   );
+  const leaves = h("input", { type: "checkbox", name: "export-leaves", id: "export-leaves" });
   const link = h("a", { class: "button button-primary", download: "", href: "#" }, "Download");
+  const print = h("a", { class: "button", href: "#", target: "_blank", rel: "noopener", id: "export-print" }, "Print view");
   const update = () => {
     const format = (modal.body.querySelector<HTMLInputElement>("input[name=export-format]:checked")?.value ?? "md") as ExportFormat;
     const scope = modal.body.querySelector<HTMLInputElement>("input[name=export-scope]:checked")?.value ?? "tree";
-    link.href = exportUrl(treeId, format, {
+    const chosen: ExportScope = {
       cardId: scope === "card" ? active?.id : undefined,
       column: scope === "column" ? active?.depth : undefined,
-    });
+      leaves: leaves.checked,
+    };
+    link.href = exportUrl(treeId, format, chosen);
+    print.href = printUrl(treeId, chosen);
   };
   modal.body.append(
     h("fieldset", { class: "choices choices-grid" }, h("legend", {}, "Format"), formatChoices),
-    h("fieldset", { class: "choices" }, h("legend", {}, "What to export"), scopeChoices),
+    h(
+      "fieldset",
+      { class: "choices" },
+      h("legend", {}, "What to export"),
+      scopeChoices,
+      h("label", { class: "choice", for: "export-leaves" }, leaves, "Only the leaves: the cards with nothing under them"),
+    ),
   );
   modal.body.addEventListener("change", update);
   update();
@@ -73,7 +87,8 @@ export function showExportDialog(
     modal.close();
     void downloadWithProgress(href, label);
   });
-  modal.footer.append(h("button", { type: "button", class: "button", onclick: () => modal.close() }, "Cancel"), link);
+  print.addEventListener("click", () => modal.close());
+  modal.footer.append(h("button", { type: "button", class: "button", onclick: () => modal.close() }, "Cancel"), print, link);
   modal.body.querySelector<HTMLInputElement>("input[name=export-format]:checked")?.focus();
 }
 

@@ -1,5 +1,6 @@
 /**
- * Import into the open tree (`modal:show:import`): paste Markdown or JSON, or load a file,
+ * Import into the open tree (`modal:show:import`): paste Markdown, JSON, OPML or a Gingko
+ * Writer file, or load one,
  * and put the new cards under the active card or at the end of the first column. The dialog
  * triggers `cards:import`; the tree page does the request and stays open on failure.
  */
@@ -11,7 +12,7 @@ import { seedInput } from "./seed-input.js";
 
 export function showImportDialog(bus: AppBus, active: { id: string; content: string } | null): void {
   const modal = openModal({ title: "Import cards", className: "dialog-medium" });
-  const seed = seedInput("Markdown or JSON");
+  const seed = seedInput("Markdown, JSON, OPML or a Gingko Writer file");
   const error = errorLine();
   const under = h("input", { type: "radio", name: "import-where", value: "under", id: "import-under", checked: active !== null, disabled: active === null });
   const top = h("input", { type: "radio", name: "import-where", value: "top", id: "import-top", checked: active === null });

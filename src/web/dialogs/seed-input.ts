@@ -4,6 +4,7 @@
  * still edit it.
  */
 import { h } from "../dom.js";
+import { IMPORT_ACCEPT } from "../views/file-drop.js";
 import { field } from "./modal.js";
 
 export interface SeedInput {
@@ -19,7 +20,7 @@ export function seedInput(label: string): SeedInput {
     spellcheck: "false",
     placeholder: "# Chapter one\n\nSome text…\n\n## A scene\n\nMore text…",
   });
-  const file = h("input", { type: "file", class: "file-input", accept: ".md,.markdown,.txt,.json,text/markdown,text/plain,application/json" });
+  const file = h("input", { type: "file", class: "file-input", accept: IMPORT_ACCEPT });
   const fileStatus = h("span", { class: "field-hint" });
   file.addEventListener("change", async () => {
     const chosen = file.files?.[0];
@@ -30,7 +31,7 @@ export function seedInput(label: string): SeedInput {
   const element = h(
     "div",
     { class: "seed-input" },
-    field(label, textarea, "Markdown headings become cards nested by level; JSON must look like Cardtree's JSON export."),
+    field(label, textarea, "Markdown headings become cards nested by level; JSON must look like Cardtree's JSON export; OPML outlines and Gingko Writer (.gkw) files keep their cards as they are."),
     h("div", { class: "file-row" }, h("label", { class: "button button-small", for: (file.id = `seed-file-${Date.now()}`) }, "Choose a file…"), file, fileStatus),
   );
   return { element, textarea, value: () => textarea.value };

@@ -22,7 +22,7 @@ import type { AppBus } from "../bus.js";
 import type { Editing } from "../controller/editing.js";
 import { h } from "../dom.js";
 import { notify } from "../notify.js";
-import { unsavedStore, type SyncQueue } from "../model/sync.js";
+import type { SyncQueue } from "../model/sync.js";
 import type { TreeState } from "../model/tree-state.js";
 import type { CardVersions } from "../model/versions.js";
 import type { ColumnsView } from "../views/columns.js";
@@ -162,10 +162,7 @@ export class LiveTree {
       view.render();
     }
     view.updateCard(card);
-    if (text === current.content && parentId === current.parentId && position === current.position) {
-      unsavedStore(card.treeId).remove(card._id);
-      return "done";
-    }
+    if (text === current.content && parentId === current.parentId && position === current.position) return "done";
     return "send";
   }
 
@@ -317,7 +314,7 @@ export class LiveTree {
       }
       for (const { card } of [...state.treeOrder()]) {
         // Cards made here and not yet saved have no server copy to compare with.
-        if (seen.has(card._id) || card._id.startsWith("new-") || !state.get(card._id)) continue;
+        if (seen.has(card._id) || this.host.sync.hasPendingCreate(card) || !state.get(card._id)) continue;
         if (this.remove(card._id)) deleted.push(card._id);
       }
       // The cards were read after the server named `revision`: they are at least that new.

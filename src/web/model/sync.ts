@@ -1,45 +1,56 @@
 /**
- * The save queue: every card change is applied locally at once and sent to the server in
- * order, one request at a time. Nothing a writer typed is dropped on a failure:
- * - no answer, 5xx or 429: the change stays queued and is retried with backoff (and at once
- *   when the browser comes back online); the status line says so;
+ * The save queue of one open tree: every card change is applied locally at once, written to
+ * the device's outbox (offline/outbox.ts) and sent to the server in order, one request at a
+ * time, each with its idempotency key (SPEC §13). Nothing a writer typed is dropped:
+ * - the change is in the outbox (IndexedDB in the browser) before it counts as kept; a
+ *   reload, a closed tab or a restarted browser finds it there and sends it (`adopt`);
+ * - no answer, 5xx, 429, or the same key still running (409 + Retry-After): the change stays
+ *   queued and is sent again with the same key, so the server applies it once whatever the
+ *   network did (and at once when the browser comes back online); the status line says so;
  * - 401: the queue pauses until the writer logs in again, then carries on;
+ * - a card edited here but deleted meanwhile elsewhere comes back (`hooks.gone`); a new card or
+ *   a move whose parent was deleted meanwhile lands under the nearest ancestor still there;
  * - any other refusal: the change is dropped and reported with its text, so it can be copied.
- * Saved-but-unsent contents are also kept in localStorage until the server has them, so a
- * closed tab comes back with them (see recoverUnsaved).
  *
- * Ops hold the card object, not its id: a card created offline gets a temporary id that is
- * swapped for the server's when its create succeeds, and later ops then use the new id.
+ * New cards carry the id the client chose (SPEC §13), so no id changes after a create; a
+ * server that answers with another id (one older than client ids) is followed (`idChanged`).
  *
  * Writes are conditional (SPEC §10): an update or delete sends the card's base version
  * (model/versions.ts), so one made over someone else's newer change is refused with 409. The
  * queue then holds still while `hooks.conflict` settles it (a merge, or the writer's choice)
- * and sends the op again or drops it as it says; nothing goes over a newer version unasked.
+ * and sends the change again, under a new key, or drops it as it says.
+ *
+ * No DOM here: timers, the online signal and the cross-tab locks come in `SyncOptions`, so the
+ * same code runs in the browser and in the Node simulation (test/offline/).
  */
 import type { Card } from "../../shared/records.js";
 import { ApiError, type ApiClient } from "../api.js";
+import { newIdempotencyKey, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
 import type { CardVersions } from "./versions.js";
 
 export type SyncStatus =
   | { kind: "saved" }
-  | { kind: "saving"; pending: number }
-  | { kind: "retrying"; pending: number; retryAt: number; reason: string }
-  | { kind: "signed-out"; pending: number };
+  | { kind: "saving"; pending: number; since: number | null }
+  | { kind: "retrying"; pending: number; since: number | null; retryAt: number; reason: string }
+  | { kind: "signed-out"; pending: number; since: number | null };
 
-type OpKind = "create" | "update" | "delete";
+type OpKind = "create" | "update" | "delete" | "import";
 
 interface Op {
-  kind: OpKind;
-  card: Card;
+  entry: OutboxEntry;
+  /** The card changed (null for an import). */
+  card: Card | null;
+  /** The entry written to the outbox, with its sequence number. */
+  stored: Promise<void>;
   waiters: { resolve: () => void; reject: (error: unknown) => void }[];
 }
 
 export interface SyncHooks {
   status(status: SyncStatus): void;
-  /** A locally created card now has its server id. */
+  /** A server without client-chosen ids gave a new card another id. */
   idChanged(oldId: string, newId: string): void;
   /** The server refused a change for good; `text` is content the writer may want back. */
-  refused(kind: OpKind, card: Card, error: ApiError, text: string | null): void;
+  refused(kind: OpKind, card: Card | null, error: ApiError, text: string | null): void;
   /** The session ended; call resume() after logging in again. */
   signedOut(): void;
   /**
@@ -48,19 +59,54 @@ export interface SyncHooks {
    * when nothing more is to be sent.
    */
   conflict(kind: "update" | "delete", card: Card, current: Card): Promise<"send" | "done">;
+  /**
+   * The card was deleted on the server (with its parent, perhaps) before this edit of it
+   * arrived: bring the writer's card back. `entry` is the edit.
+   */
+  gone(card: Card, entry: OutboxEntry): void;
+  /** A card's parent was deleted meanwhile: it now goes under `parentId` (nearest survivor). */
+  relocated(card: Card, parentId: string | null): void;
+  /** An import or paste was made by the server: these are its cards. */
+  imported(entry: OutboxEntry, cards: Card[]): void;
 }
 
-const TEMP_PREFIX = "new-";
-const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000, 30000];
-let tempCounter = 0;
-
-export function temporaryId(): string {
-  tempCounter++;
-  return `${TEMP_PREFIX}${Date.now().toString(36)}${tempCounter}`;
+/** What the queue needs of its surroundings; the browser's in `browserSyncEnvironment()`. */
+export interface SyncEnvironment {
+  setTimeout(run: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+  /** Calls `run` whenever the device comes back online; returns the unsubscribe. */
+  onOnline(run: () => void): () => void;
+  now(): number;
 }
 
-function isTemporaryId(id: string): boolean {
-  return id.startsWith(TEMP_PREFIX);
+/** Cross-tab coordination (Web Locks in the browser, offline/locks.ts). */
+export interface Coordinator {
+  /** Holds `owner` as alive until the returned function is called (or the tab dies). */
+  hold(owner: string): Promise<() => void>;
+  /** The owners alive now on this device; null when it cannot be known. */
+  alive(): Promise<Set<string> | null>;
+  /** Runs `run` while no other tab of this device runs one under `name`. */
+  exclusive<T>(name: string, run: () => Promise<T>): Promise<T>;
+}
+
+export interface SyncOptions {
+  device: DeviceStore;
+  coordinator: Coordinator;
+  /** This queue's own name in the outbox (one per open tree per tab). */
+  owner: string;
+  /** Names the locks of this user's trees: a user's tabs share them. */
+  userId: string;
+  environment: SyncEnvironment;
+}
+
+export const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000, 30000];
+
+/** A change this long in the outbox before it is sent was made without the server's view. */
+const DELAYED_MS = 3000;
+
+/** Sent cards of a subtree delete: their versions, to tell whether someone changed one since. */
+function subtreeOf(removed: Card[], versions: CardVersions): { id: string; v: number }[] {
+  return removed.map((card) => ({ id: card._id, v: versions.base(card).__v }));
 }
 
 export class SyncQueue {
@@ -68,22 +114,44 @@ export class SyncQueue {
   private inFlight: Op | null = null;
   private inFlightDone: Promise<void> | null = null;
   private failures = 0;
-  private retryTimer: number | undefined;
+  private retryTimer: unknown = undefined;
   private paused = false;
   private stopped = false;
-  private readonly onOnline = () => this.retryNow();
+  /** The tree was closed: send what the server takes now, leave the rest in the outbox. */
+  private leaving = false;
+  /** Outbox writes not finished yet: a closed tab would lose those. */
+  private writing = 0;
+  private release: Promise<() => void> | null = null;
+  private readonly offOnline: () => void;
 
   constructor(
-    private readonly api: ApiClient,
+    private readonly api: Pick<ApiClient, "createCard" | "updateCard" | "deleteCard" | "cards" | "importSeed">,
     private readonly treeId: string,
     private readonly hooks: SyncHooks,
     private readonly versions: CardVersions,
+    private readonly options: SyncOptions,
   ) {
-    window.addEventListener("online", this.onOnline);
+    this.offOnline = options.environment.onOnline(() => this.retryNow());
+    this.release = options.coordinator.hold(options.owner).catch(() => () => undefined);
+  }
+
+  get owner(): string {
+    return this.options.owner;
   }
 
   get pending(): number {
     return this.ops.length + (this.inFlight ? 1 : 0);
+  }
+
+  /** When the oldest change waiting was made (ms), null when none waits. */
+  get since(): number | null {
+    const all = this.inFlight ? [this.inFlight, ...this.ops] : this.ops;
+    return all.length === 0 ? null : Math.min(...all.map((op) => op.entry.at));
+  }
+
+  /** Changes handed over but not yet written to the device's outbox. */
+  get unstored(): number {
+    return this.writing;
   }
 
   /** The card has a change queued or on its way: the server's copy is not the writer's. */
@@ -91,44 +159,87 @@ export class SyncQueue {
     return this.inFlight?.card === card || this.ops.some((op) => op.card === card);
   }
 
-  /**
-   * Resolves once no create is on its way. A change the server announces while a create is in
-   * flight may be that create itself, under an id this tab does not know yet.
-   */
+  /** The card was made here and its create has not been answered yet. */
+  hasPendingCreate(card: Card): boolean {
+    return [this.inFlight, ...this.ops].some((op) => op?.card === card && op.entry.kind === "create");
+  }
+
+  /** Resolves once no create is on its way (a change announced meanwhile may be that create). */
   async createsSettled(): Promise<void> {
-    while (this.inFlight?.kind === "create" && this.inFlightDone) await this.inFlightDone;
+    while (this.inFlight?.entry.kind === "create" && this.inFlightDone) await this.inFlightDone;
   }
 
-  create(card: Card): Promise<void> {
-    return this.enqueue("create", card);
+  /** A new card; `path` is the ancestors of its parent, nearest first. */
+  create(card: Card, path: string[] = []): Promise<void> {
+    return this.enqueue(card, {
+      kind: "create",
+      cardId: card._id,
+      fields: { content: card.content, parentId: card.parentId, position: card.position },
+      path,
+    });
   }
 
-  /** Sends the card's current content, position and parent. */
-  update(card: Card): Promise<void> {
-    if (!isTemporaryId(card._id)) unsavedStore(this.treeId).put(card._id, card.content, this.versions.base(card));
-    // A queued create or update of this card will send its current fields anyway.
-    const queued = this.ops.find((op) => op.card === card && op.kind !== "delete");
-    if (queued) return this.wait(queued);
-    return this.enqueue("update", card);
+  /** Sends the card's current content, position and parent; `path` as in create. */
+  update(card: Card, path: string[] = []): Promise<void> {
+    // A queued create or update of this card not sent yet takes the new fields instead.
+    const queued = this.ops.find((op) => op.card === card && (op.entry.kind === "create" || op.entry.kind === "update") && !op.entry.sent);
+    if (queued) {
+      queued.entry.fields = { content: card.content, parentId: card.parentId, position: card.position };
+      if (path.length > 0) queued.entry.path = path;
+      this.store(queued, () => this.options.device.put(queued.entry));
+      return this.wait(queued);
+    }
+    const base = this.versions.base(card);
+    return this.enqueue(card, {
+      kind: "update",
+      cardId: card._id,
+      fields: { content: card.content, parentId: card.parentId, position: card.position },
+      base: { ...base },
+      path,
+    });
   }
 
-  /** Deletes the card; `removed` is it and its descendants, whose queued changes are moot. */
+  /** Deletes the card; `removed` is it and its descendants, whose unsent changes are moot. */
   delete(card: Card, removed: Card[]): Promise<void> {
     const gone = new Set(removed);
-    const createQueued = this.ops.some((op) => op.card === card && op.kind === "create");
+    const createUnsent = this.ops.some((op) => op.card === card && op.entry.kind === "create" && !op.entry.sent);
     for (let i = this.ops.length - 1; i >= 0; i--) {
       const op = this.ops[i];
-      if (!gone.has(op.card)) continue;
+      if (!op.card || !gone.has(op.card) || op.entry.sent) continue;
       this.ops.splice(i, 1);
+      this.store(op, () => this.options.device.remove(op.entry.seq!));
       for (const waiter of op.waiters) waiter.resolve();
     }
-    for (const c of removed) unsavedStore(this.treeId).remove(c._id);
     // Never reached the server: nothing to delete there.
-    if (createQueued) {
+    if (createUnsent) {
       this.report();
       return Promise.resolve();
     }
-    return this.enqueue("delete", card);
+    return this.enqueue(card, {
+      kind: "delete",
+      cardId: card._id,
+      base: { ...this.versions.base(card) },
+      subtree: subtreeOf(removed, this.versions),
+    });
+  }
+
+  /** An import or paste: the server makes the cards; resolves when it has. */
+  importSeed(seed: NonNullable<OutboxEntry["seed"]>, path: string[] = []): Promise<void> {
+    return this.enqueue(null, { kind: "import", cardId: "", seed, path });
+  }
+
+  /**
+   * Takes over changes from the outbox that no live queue sends (a reloaded or closed tab's),
+   * each with its card as the controller placed it (null when it has none, e.g. an import).
+   */
+  adopt(items: { entry: OutboxEntry; card: Card | null }[]): void {
+    for (const { entry, card } of items) {
+      const op: Op = { entry: { ...entry, owner: this.owner }, card, stored: Promise.resolve(), waiters: [] };
+      this.store(op, () => this.options.device.put(op.entry));
+      this.ops.push(op);
+    }
+    this.ops.sort((a, b) => (a.entry.seq ?? Infinity) - (b.entry.seq ?? Infinity));
+    void this.pump();
   }
 
   /** Carry on after a new log-in. */
@@ -138,7 +249,7 @@ export class SyncQueue {
   }
 
   retryNow(): void {
-    window.clearTimeout(this.retryTimer);
+    if (this.retryTimer !== undefined) this.options.environment.clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.failures = 0;
     void this.pump();
@@ -149,18 +260,59 @@ export class SyncQueue {
     await Promise.allSettled([this.inFlight, ...this.ops].filter((op): op is Op => op !== null).map((op) => this.wait(op)));
   }
 
-  stop(): void {
-    this.stopped = true;
-    window.clearTimeout(this.retryTimer);
-    window.removeEventListener("online", this.onOnline);
+  /** Resolves once every change handed over is in the device's outbox. */
+  async stored(): Promise<void> {
+    await Promise.allSettled([this.inFlight, ...this.ops].filter((op): op is Op => op !== null).map((op) => op.stored));
   }
 
-  private enqueue(kind: OpKind, card: Card): Promise<void> {
-    const op: Op = { kind, card, waiters: [] };
+  /** The tree closes: go on sending while the server answers; stop when empty or when it does not. */
+  flushOrLeave(): void {
+    this.leaving = true;
+    if (this.pending === 0 || this.paused || this.retryTimer !== undefined) this.stop();
+  }
+
+  /**
+   * Stops sending. What waits stays in the outbox under this queue's name, which is let go:
+   * the next queue of this tree (this tab or another) adopts it.
+   */
+  stop(): void {
+    this.stopped = true;
+    if (this.retryTimer !== undefined) this.options.environment.clearTimeout(this.retryTimer);
+    this.offOnline();
+    void this.stored().then(() => this.release?.then((release) => release()));
+  }
+
+  private enqueue(card: Card | null, fields: Omit<OutboxEntry, "key" | "treeId" | "owner" | "at" | "sent">): Promise<void> {
+    const entry: OutboxEntry = {
+      ...fields,
+      key: newIdempotencyKey(),
+      treeId: this.treeId,
+      owner: this.owner,
+      at: this.options.environment.now(),
+      sent: false,
+    };
+    const op: Op = { entry, card, stored: Promise.resolve(), waiters: [] };
+    this.store(op, async () => {
+      const added = await this.options.device.add(entry);
+      entry.seq = added.seq;
+    });
     this.ops.push(op);
     const done = this.wait(op);
     void this.pump();
     return done;
+  }
+
+  /** Chains an outbox write for `op` after its earlier ones; counted until it is done. */
+  private store(op: Op, write: () => Promise<void>): void {
+    this.writing++;
+    this.report();
+    op.stored = op.stored
+      .then(write)
+      .catch((error: unknown) => console.error("Keeping a change on this device failed", error))
+      .finally(() => {
+        this.writing--;
+        this.report();
+      });
   }
 
   private wait(op: Op): Promise<void> {
@@ -172,6 +324,7 @@ export class SyncQueue {
     const op = this.ops.shift();
     if (!op) {
       this.report();
+      if (this.leaving) this.stop();
       return;
     }
     this.inFlight = op;
@@ -179,59 +332,170 @@ export class SyncQueue {
     this.inFlightDone = new Promise<void>((resolve) => (settle = resolve));
     this.report();
     try {
-      await this.send(op);
+      await op.stored;
+      const lock = `cardtree-send-${this.options.userId}-${this.treeId}`;
+      await this.options.coordinator.exclusive(lock, () => this.send(op));
       this.inFlight = null;
       this.failures = 0;
+      this.forget(op);
       for (const waiter of op.waiters) waiter.resolve();
     } catch (error) {
-      const conflict = op.kind !== "create" && error instanceof ApiError && error.code === "conflict" ? currentCard(error) : null;
-      if (conflict) {
-        // The op stays in flight while the conflict is settled: nothing after it may overtake it.
-        const outcome = await this.hooks.conflict(op.kind as "update" | "delete", op.card, conflict).catch(() => "done" as const);
-        this.inFlight = null;
-        if (outcome === "send") this.ops.unshift(op);
-        else for (const waiter of op.waiters) waiter.resolve();
-      } else {
-        this.inFlight = null;
-        if (!this.handleFailure(op, error)) {
-          settle();
-          return;
-        }
+      if (await this.settle(op, error)) {
+        settle();
+        return;
       }
     }
     settle();
     void this.pump();
   }
 
+  /** The change is answered for good: out of the outbox. */
+  private forget(op: Op): void {
+    this.store(op, async () => {
+      if (op.entry.seq !== undefined) await this.options.device.remove(op.entry.seq);
+    });
+  }
+
+  /** Sends it again later under a new key: the server answered this one for good. */
+  private again(op: Op): void {
+    op.entry.key = newIdempotencyKey();
+    op.entry.sent = false;
+    this.store(op, () => this.options.device.put(op.entry));
+    this.ops.unshift(op);
+  }
+
+  /** Marks the entry as sent before it first goes: what goes under its key never changes after. */
+  private async markSent(op: Op): Promise<void> {
+    if (op.entry.sent) return;
+    op.entry.sent = true;
+    this.store(op, () => this.options.device.put(op.entry));
+    await op.stored;
+  }
+
   private async send(op: Op): Promise<void> {
-    const { card } = op;
-    if (op.kind === "create") {
-      const saved = await this.api.createCard(this.treeId, {
-        parentId: card.parentId,
-        position: card.position,
-        content: card.content,
-      });
-      const oldId = card._id;
+    const { entry, card } = op;
+    // Not sent yet: it goes with the card as it is now. An edit queued behind a change whose
+    // conflict was settled (merged) would otherwise carry the text from before the merge and
+    // put it back over the other writer's words.
+    if ((entry.kind === "create" || entry.kind === "update") && card && !entry.sent) {
+      entry.fields = { content: card.content, parentId: card.parentId, position: card.position };
+    }
+    if (entry.kind === "create" && card) {
+      await this.markSent(op);
+      let saved: Card;
+      try {
+        saved = await this.api.createCard(this.treeId, { _id: entry.cardId, ...entry.fields! }, entry.key);
+      } catch (error) {
+        // The id is taken: our own create, made so long ago that its key expired (SPEC §13).
+        if (error instanceof ApiError && error.status === 409 && !error.stillRunning) return;
+        throw error;
+      }
       card.createdAt = saved.createdAt;
       card.updatedAt = saved.updatedAt;
       // Typed again meanwhile: what the server has is the text sent, the base of what follows.
       this.versions.confirm(card, saved);
-      this.hooks.idChanged(oldId, saved._id);
-    } else if (op.kind === "update") {
-      const content = card.content;
-      const saved = await this.api.updateCard(this.treeId, card._id, {
-        content,
-        position: card.position,
-        parentId: card.parentId,
-        __v: this.versions.base(card).__v,
-      });
+      if (saved._id !== card._id) this.hooks.idChanged(card._id, saved._id);
+    } else if (entry.kind === "update" && card) {
+      if (!entry.sent) entry.base = { ...this.versions.base(card) };
+      await this.markSent(op);
+      const saved = await this.api.updateCard(this.treeId, card._id, { ...entry.fields!, __v: entry.base!.__v }, entry.key);
       card.updatedAt = saved.updatedAt;
       this.versions.confirm(card, saved);
-      // Typed again while this was in flight: the newer text is still owed to the server.
-      if (card.content === content) unsavedStore(this.treeId).remove(card._id);
-    } else {
-      await this.api.deleteCard(this.treeId, card._id, this.versions.base(card).__v);
+    } else if (entry.kind === "delete" && card) {
+      await this.markSent(op);
+      if (this.options.environment.now() - entry.at > DELAYED_MS) await this.checkSubtree(entry, card);
+      try {
+        await this.api.deleteCard(this.treeId, entry.cardId, entry.base?.__v, entry.key);
+      } catch (error) {
+        // Deleted already (by someone else, or by this very request before its answer was lost).
+        if (error instanceof ApiError && error.status === 404) return;
+        throw error;
+      }
+    } else if (entry.kind === "import" && entry.seed) {
+      await this.markSent(op);
+      const cards = await this.api.importSeed(this.treeId, entry.seed.parentId, entry.seed.text, entry.key);
+      this.hooks.imported(entry, cards);
     }
+  }
+
+  /**
+   * A delete that waited (offline, or from an earlier visit) deletes only what the writer saw:
+   * if someone changed a card of the subtree since, or added one under it, it is not sent and
+   * the card stays (design note rule 5). The tree is read once for it.
+   */
+  private async checkSubtree(entry: OutboxEntry, card: Card): Promise<void> {
+    const live = await this.api.cards(this.treeId);
+    const seen = new Map((entry.subtree ?? []).map((c) => [c.id, c.v]));
+    const inside = new Set([entry.cardId]);
+    let changed: Card | null = null;
+    // Cards come in tree order: a parent before its children.
+    for (const server of live) {
+      if (server._id !== entry.cardId && !(server.parentId !== null && inside.has(server.parentId))) continue;
+      inside.add(server._id);
+      const v = seen.get(server._id);
+      if (v === undefined || server.__v > v) changed ??= server;
+    }
+    if (changed) throw new SubtreeChanged(changed._id === card._id ? changed : { ...changed, _id: card._id });
+  }
+
+  /** After a failed send. Returns true when the queue must hold (paused or waiting to retry). */
+  private async settle(op: Op, error: unknown): Promise<boolean> {
+    const { entry, card } = op;
+    if (error instanceof SubtreeChanged && card) {
+      await this.hooks.conflict("delete", card, error.current).catch(() => "done" as const);
+      this.inFlight = null;
+      this.forget(op);
+      for (const waiter of op.waiters) waiter.resolve();
+      return false;
+    }
+    const conflict = (entry.kind === "update" || entry.kind === "delete") && card && error instanceof ApiError && error.code === "conflict" ? currentCard(error) : null;
+    if (conflict && card) {
+      // The op stays in flight while the conflict is settled: nothing after it may overtake it.
+      const outcome = await this.hooks.conflict(entry.kind as "update" | "delete", card, conflict).catch(() => "done" as const);
+      this.inFlight = null;
+      if (outcome === "send") {
+        entry.fields = { content: card.content, parentId: card.parentId, position: card.position };
+        this.again(op);
+      } else {
+        this.forget(op);
+        for (const waiter of op.waiters) waiter.resolve();
+      }
+      return false;
+    }
+    this.inFlight = null;
+    if (error instanceof ApiError && error.status === 404 && entry.kind === "update" && card) {
+      // Deleted on the server meanwhile (it, or an ancestor): the writer's card comes back.
+      this.forget(op);
+      this.hooks.gone(card, entry);
+      for (const waiter of op.waiters) waiter.resolve();
+      return false;
+    }
+    if (error instanceof ApiError && isMissingParent(error) && (entry.path?.length ?? 0) > 0 && entry.kind !== "delete") {
+      // The parent was deleted meanwhile: its nearest ancestor, then the next, then the top.
+      const [parentId, ...rest] = entry.path!;
+      entry.path = rest;
+      if (entry.fields) entry.fields = { ...entry.fields, parentId };
+      if (entry.seed) entry.seed = { ...entry.seed, parentId };
+      if (card) {
+        card.parentId = parentId;
+        this.hooks.relocated(card, parentId);
+      }
+      this.again(op);
+      return false;
+    }
+    if (error instanceof ApiError && isMissingParent(error) && entry.kind !== "delete" && (entry.fields?.parentId ?? entry.seed?.parentId ?? null) !== null) {
+      // No ancestor left to try: the top of the tree.
+      entry.path = [];
+      if (entry.fields) entry.fields = { ...entry.fields, parentId: null };
+      if (entry.seed) entry.seed = { ...entry.seed, parentId: null };
+      if (card) {
+        card.parentId = null;
+        this.hooks.relocated(card, null);
+      }
+      this.again(op);
+      return false;
+    }
+    return !this.handleFailure(op, error);
   }
 
   /** Returns true when the queue should go on with the next op. */
@@ -239,40 +503,57 @@ export class SyncQueue {
     if (error instanceof ApiError && error.status === 401) {
       this.ops.unshift(op);
       this.paused = true;
+      if (this.leaving) {
+        this.stop();
+        return false;
+      }
       this.report();
       this.hooks.signedOut();
       return false;
     }
     if (error instanceof ApiError && !error.transient) {
-      if (op.kind === "update" && error.status === 404) unsavedStore(this.treeId).remove(op.card._id);
-      const text = op.kind === "delete" || op.card.content === "" ? null : op.card.content;
-      this.hooks.refused(op.kind, op.card, error, text);
+      const { entry, card } = op;
+      const text = entry.kind === "delete" || !entry.fields || entry.fields.content === "" ? (entry.seed?.text ?? null) : entry.fields.content;
+      this.forget(op);
+      this.hooks.refused(entry.kind, card, error, text);
       for (const waiter of op.waiters) waiter.reject(error);
       return true;
     }
-    // No answer, or the server failed: keep the change and try again later.
+    // No answer, or the server failed: keep the change and send it again later, same key.
     this.ops.unshift(op);
+    if (this.leaving) {
+      this.stop();
+      return false;
+    }
     const hinted = error instanceof ApiError && error.retryAfterSeconds ? error.retryAfterSeconds * 1000 : 0;
     const delay = Math.max(hinted, BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)]);
     this.failures++;
-    this.retryTimer = window.setTimeout(() => {
+    this.retryTimer = this.options.environment.setTimeout(() => {
       this.retryTimer = undefined;
       void this.pump();
     }, delay);
     this.hooks.status({
       kind: "retrying",
       pending: this.pending,
-      retryAt: Date.now() + delay,
+      since: this.since,
+      retryAt: this.options.environment.now() + delay,
       reason: error instanceof Error ? error.message : String(error),
     });
     return false;
   }
 
   private report(): void {
-    if (this.retryTimer !== undefined) return;
-    if (this.paused) this.hooks.status({ kind: "signed-out", pending: this.pending });
-    else if (this.pending > 0) this.hooks.status({ kind: "saving", pending: this.pending });
+    if (this.retryTimer !== undefined || this.stopped) return;
+    if (this.paused) this.hooks.status({ kind: "signed-out", pending: this.pending, since: this.since });
+    else if (this.pending > 0 || this.writing > 0) this.hooks.status({ kind: "saving", pending: this.pending, since: this.since });
     else this.hooks.status({ kind: "saved" });
+  }
+}
+
+/** A delete that waited found its subtree changed by someone else: `current` is a changed card. */
+class SubtreeChanged extends Error {
+  constructor(readonly current: Card) {
+    super("A card of the subtree changed since the delete was made.");
   }
 }
 
@@ -282,50 +563,23 @@ function currentCard(error: ApiError): Card | null {
   return current && typeof current === "object" && typeof current._id === "string" ? current : null;
 }
 
-/** A saved text not yet confirmed, with the version it was written from (absent in old entries). */
-export interface UnsavedText {
-  text: string;
-  base?: { __v: number; content: string };
+/** A 400 saying the parent card is not (any longer) in the tree. */
+function isMissingParent(error: ApiError): boolean {
+  if (error.status !== 400 && error.status !== 422 && error.status !== 404) return false;
+  const details = error.details;
+  if (Array.isArray(details)) return details.some((d: { path?: string }) => d?.path === "parentId");
+  return /parent/i.test(error.message) && error.status !== 404;
 }
 
-/**
- * Saved contents not yet confirmed by the server, per tree, in localStorage. Written before
- * the request goes out and cleared when it succeeds, so whatever is left on the next visit
- * never reached the server. Each keeps the version it was written from, so that sending it
- * on the next visit is refused (and settled) if someone changed the card meanwhile.
- */
-export function unsavedStore(treeId: string) {
-  const key = `cardtree:unsaved:${treeId}`;
-  const read = (): Record<string, UnsavedText | string> => {
-    try {
-      return JSON.parse(localStorage.getItem(key) ?? "{}") as Record<string, UnsavedText | string>;
-    } catch {
-      return {};
-    }
-  };
-  const write = (entries: Record<string, UnsavedText | string>) => {
-    try {
-      if (Object.keys(entries).length === 0) localStorage.removeItem(key);
-      else localStorage.setItem(key, JSON.stringify(entries));
-    } catch {
-      // Storage full or disabled: the in-memory queue still holds the change.
-    }
-  };
+/** The browser's timers and online signal. */
+export function browserSyncEnvironment(): SyncEnvironment {
   return {
-    /** Every entry; one written before versions were kept has no base. */
-    all(): Record<string, UnsavedText> {
-      const entries: Record<string, UnsavedText> = {};
-      for (const [cardId, entry] of Object.entries(read())) entries[cardId] = typeof entry === "string" ? { text: entry } : entry;
-      return entries;
+    setTimeout: (run, ms) => window.setTimeout(run, ms),
+    clearTimeout: (handle) => window.clearTimeout(handle as number),
+    onOnline: (run) => {
+      window.addEventListener("online", run);
+      return () => window.removeEventListener("online", run);
     },
-    put(cardId: string, content: string, base?: { __v: number; content: string }) {
-      write({ ...read(), [cardId]: base ? { text: content, base: { __v: base.__v, content: base.content } } : { text: content } });
-    },
-    remove(cardId: string) {
-      const entries = read();
-      if (!(cardId in entries)) return;
-      delete entries[cardId];
-      write(entries);
-    },
+    now: () => Date.now(),
   };
 }

@@ -20,10 +20,13 @@ import type { Card } from "../../shared/records.js";
 import { h } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
 import { extractMath, insertMath } from "../math.js";
+import { placeRemoteImages, type RemoteImages } from "../remote-images.js";
 
 export interface CardRendering {
   readOnly: boolean;
   latex: boolean;
+  /** What to do with images from other hosts (remote-images.ts). */
+  remoteImages: RemoteImages;
 }
 
 const renderedContent = new WeakMap<HTMLElement, string>();
@@ -71,7 +74,7 @@ export function renderDeferred(element: HTMLElement, card: Card, rendering: Card
 }
 
 export function renderCardContent(element: HTMLElement, card: Card, rendering: CardRendering): void {
-  const key = `${rendering.latex ? "L" : "-"}${rendering.readOnly ? "R" : "-"}${card.content}`;
+  const key = `${rendering.latex ? "L" : "-"}${rendering.readOnly ? "R" : "-"}${rendering.remoteImages[0]}${card.content}`;
   if (renderedContent.get(element) === key) return;
   const body = element.querySelector<HTMLElement>(":scope > .view");
   if (!body) return;
@@ -86,7 +89,7 @@ export function renderCardContent(element: HTMLElement, card: Card, rendering: C
     return;
   }
   const { text, formulas } = rendering.latex ? extractMath(card.content) : { text: card.content, formulas: [] };
-  body.innerHTML = renderMarkdown(text);
+  body.innerHTML = renderMarkdown(text, rendering.remoteImages);
   // Text that renders to nothing visible (say, only a <script> the sanitizer removed) is
   // shown as written, so the card can still be found and fixed.
   const invisible = body.textContent?.trim() === "" && !body.querySelector("img, hr, table, input");
@@ -96,6 +99,7 @@ export function renderCardContent(element: HTMLElement, card: Card, rendering: C
   } else {
     body.classList.remove("card-raw");
     insertMath(body, formulas);
+    placeRemoteImages(body, rendering.remoteImages);
     fitForColumn(body, rendering.readOnly);
   }
   renderedContent.set(element, key);

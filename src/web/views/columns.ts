@@ -14,6 +14,7 @@ import type { Card } from "../../shared/records.js";
 import { h, setAttribute, syncChildren } from "../dom.js";
 import type { TreeReader } from "../model/tree-state.js";
 import { createCardElement, renameCardElement, renderCardContent, renderDeferred, type CardRendering } from "./card.js";
+import { remoteImagesFor, type RemoteImages } from "../remote-images.js";
 import { ColumnWindow, type ColumnEntry } from "./column-window.js";
 import { DeferredRenderer } from "./deferred-render.js";
 
@@ -35,11 +36,14 @@ export class ColumnsView {
     if (card) renderDeferred(element, card, this.rendering());
   });
   private readonly resize = new ResizeObserver(() => this.scrollIntoPlace(false));
+  /** What cards do with images from other hosts; a read-only tree page is a public page (views/public-page.ts). */
+  private readonly remoteImages: RemoteImages;
 
   constructor(
     private readonly state: TreeReader,
     private readonly readOnly: boolean,
   ) {
+    this.remoteImages = remoteImagesFor(readOnly);
     this.element = h("div", {
       class: "columns",
       role: "tree",
@@ -218,7 +222,7 @@ export class ColumnsView {
   }
 
   private rendering(): CardRendering {
-    return { readOnly: this.readOnly, latex: this.state.tree.latex === true };
+    return { readOnly: this.readOnly, latex: this.state.tree.latex === true, remoteImages: this.remoteImages };
   }
 
   private emptyMessage(): string {

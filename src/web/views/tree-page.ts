@@ -1,10 +1,11 @@
 /**
  * `/trees/:treeId`: loads the tree and its cards, shows them in columns with the toolbar
  * (import, export, share, help) and the save status, and answers the tree-level events of
- * this page (`modal:show:import`, `cards:import`, `modal:show:export`). Also warns before the
+ * this page (`modal:show:import`, `cards:import`, `modal:show:export`, files dropped on it). Also warns before the
  * tab closes while changes are still on their way.
  */
-import { ApiError, describeError, type Card, type Tree } from "../api.js";
+import { ApiError, describeError, NetworkError, type Card, type Tree } from "../api.js";
+import { deviceCoordinator, deviceFor } from "../offline/device.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
@@ -13,6 +14,7 @@ import { showImportDialog } from "../dialogs/import.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { notify, notifyWithText } from "../notify.js";
+import { acceptFileDrops, importProblem, readImportFile } from "./file-drop.js";
 import { formatBytes, nextTask, showProgress } from "./progress.js";
 import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
@@ -35,12 +37,25 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   };
   window.addEventListener("beforeunload", warnBeforeClose);
 
-  const open = async (tree: Tree, cards: Card[]) => {
-    controller = new TreeController(app, tree, cards, false, {
-      status: (status) => renderSyncStatus(bar.status, status, () => controller?.retrySaving()),
-      refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
-      signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
-    });
+  const userId = app.session.user?._id ?? "";
+  const device = deviceFor(userId);
+  // The copy on the device is written when the tab goes away, so it opens offline as it was.
+  const keepCopy = () => void controller?.keepCopy();
+  window.addEventListener("pagehide", keepCopy);
+
+  const open = async (tree: Tree, cards: Card[], fromDevice: number | null) => {
+    controller = new TreeController(
+      app,
+      tree,
+      cards,
+      false,
+      {
+        status: (status) => renderSyncStatus(bar.status, status, () => controller?.retrySaving()),
+        refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
+        signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
+      },
+      { store: device, coordinator: deviceCoordinator(), userId },
+    );
     undo = new UndoStack(app.bus, app.api, controller);
     fillBar(app, bar, tree, true);
     renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
@@ -50,7 +65,24 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     if (disposed) return;
     controller.start();
     app.openTree = controller;
-    listen(app, controller, context);
+    listen(app, controller, main, context);
+    if (fromDevice === null) void controller.keepCopy();
+    else {
+      const when = new Date(fromDevice).toLocaleString();
+      notify(`Offline: this tree as this device last saw it (${when}). Your changes are kept here and sent when the server is back.`, {
+        timeout: 8000,
+      });
+    }
+  };
+
+  /** The tree as this device kept it, when the server cannot be reached. */
+  const fromDevice = async (error: unknown): Promise<boolean> => {
+    const unreachable = error instanceof NetworkError || (error instanceof ApiError && error.transient);
+    if (!unreachable || !device) return false;
+    const copy = await device.loadTree(treeId).catch(() => null);
+    if (!copy || disposed) return false;
+    await open(copy.tree, copy.cards, copy.savedAt);
+    return true;
   };
 
   const load = async () => {
@@ -58,9 +90,17 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     try {
       // The tree (its revision) first, then the cards: the cards are then at least as new as
       // the revision the live stream resumes after, so no change falls between the two.
-      const trees = await app.api.trees();
-      const cards = await app.api.cards(treeId);
+      let trees: Tree[];
+      let cards: Card[];
+      try {
+        trees = await app.api.trees();
+        cards = await app.api.cards(treeId);
+      } catch (error) {
+        if (await fromDevice(error)) return;
+        throw error;
+      }
       rememberTrees(app, trees);
+      void device?.saveTreeList(trees).catch(() => undefined);
       const tree = trees.find((t) => t._id === treeId);
       if (disposed) return;
       if (!tree) throw new ApiError(404, "not_found", "");
@@ -68,7 +108,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       progress.step(`Drawing ${cards.length.toLocaleString("en")} cards`);
       await nextTask();
       if (disposed) return;
-      await open(tree, cards);
+      await open(tree, cards, null);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
@@ -89,6 +129,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   return () => {
     disposed = true;
     window.removeEventListener("beforeunload", warnBeforeClose);
+    window.removeEventListener("pagehide", keepCopy);
     controller?.stop();
     undo?.stop();
     if (app.openTree === controller) app.openTree = null;
@@ -120,7 +161,7 @@ export function fillBar(app: AppContext, bar: TopBar, tree: Tree, editable: bool
   );
 }
 
-function listen(app: AppContext, controller: TreeController, context: object): void {
+function listen(app: AppContext, controller: TreeController, main: HTMLElement, context: object): void {
   const { bus } = app;
   const treeId = controller.tree._id;
   const active = () => {
@@ -128,6 +169,7 @@ function listen(app: AppContext, controller: TreeController, context: object): v
     return card ? { id: card._id, content: card.content, depth: controller.cards.depth(card._id) } : null;
   };
   bus.on("modal:show:import", () => showImportDialog(bus, active()), context);
+  acceptFileDrops(main, "Drop files to import them under the active card", (files) => void importFiles(bus, files, active()?.id ?? null));
   bus.on("modal:show:export", () => showExportDialog(bus, treeId, active()), context);
   bus.on(
     "modal:show:history",
@@ -151,18 +193,20 @@ function listen(app: AppContext, controller: TreeController, context: object): v
     async ({ parentId, seed, at, kind, done }) => {
       const progress = showProgress(kind === "paste" ? "Pasting" : "Importing", `${formatBytes(seed.length)} to send`);
       try {
-        // The parent may have been created moments ago: wait until the server has it.
-        progress.step("Saving earlier changes first");
-        await controller.flush();
+        // Kept in the outbox first, sent after the changes before it (its parent may be new).
         const parent = parentId === null ? null : controller.currentId(parentId);
+        const sent = controller.importSeed({ parentId: parent, text: seed, at, kind: kind === "paste" ? "paste" : "import" });
+        await controller.stored();
+        if (!navigator.onLine) {
+          done?.(null);
+          notify(`Offline: the ${kind === "paste" ? "paste" : "import"} is kept on this device and made when the server is back.`, { timeout: 6000 });
+          void sent.catch(() => undefined);
+          return;
+        }
         progress.step(`Sending ${formatBytes(seed.length)}; the server makes the cards`);
-        const created = await app.api.importSeed(treeId, parent, seed);
+        // The cards are shown by the controller when the server made them (SyncHooks.imported).
+        await sent;
         done?.(null);
-        progress.step(`Adding ${created.length.toLocaleString()} cards`);
-        await nextTask();
-        controller.insertSaved(created, parent, at, kind ?? "import");
-        notify(`${kind === "paste" ? "Pasted" : "Imported"} ${created.length} card${created.length === 1 ? "" : "s"}.`, { kind: "success" });
-        bus.trigger("cards:imported", created.map((card) => card._id));
       } catch (error) {
         done?.(describeError(error));
       } finally {
@@ -187,11 +231,30 @@ function listen(app: AppContext, controller: TreeController, context: object): v
   if (!app.trees.has(treeId)) rememberTrees(app, [controller.tree]);
 }
 
+/** Imports dropped files one after another under `parentId`, each with the import's progress. */
+async function importFiles(bus: AppContext["bus"], files: File[], parentId: string | null): Promise<void> {
+  for (const file of files) {
+    try {
+      const { seed } = await readImportFile(file);
+      const problem = await new Promise<string | null>((done) => bus.trigger("cards:import", { parentId, seed, done }));
+      if (problem) notify(`Couldn't import “${file.name}”: ${problem}`, { kind: "error" });
+    } catch (error) {
+      notify(importProblem(file, error, describeError), { kind: "error" });
+    }
+  }
+}
+
 /** The server said no for good: say so, keep the text, and undo what cannot stand locally. */
-function refused(controller: TreeController, kind: "create" | "update" | "delete", card: Card, error: ApiError, text: string | null): void {
-  const what = kind === "create" ? "add a card" : kind === "update" ? "save a card" : "delete a card";
+function refused(
+  controller: TreeController,
+  kind: "create" | "update" | "delete" | "import",
+  card: Card | null,
+  error: ApiError,
+  text: string | null,
+): void {
+  const what = kind === "create" ? "add a card" : kind === "update" ? "save a card" : kind === "import" ? "import cards" : "delete a card";
   const message = error.status === 404 ? `Couldn't ${what}: it was deleted meanwhile, perhaps by a collaborator.` : `Couldn't ${what}: ${error.message}`;
   if (text) notifyWithText(message, text);
   else notify(message, { kind: "error" });
-  if (kind === "create") controller.dropRefused(card);
+  if (kind === "create" && card) controller.dropRefused(card);
 }

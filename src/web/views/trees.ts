@@ -1,6 +1,6 @@
 /**
  * The logged-in home page: the user's trees, favourites first, each with its actions
- * (open, rename, copy, share, make public, delete or leave). Buttons only trigger bus events
+ * (open, rename, copy, share, make public, delete or leave); files dropped on it become trees. Buttons only trigger bus events
  * (actions/tree-actions.ts does the work); the page redraws on the results.
  */
 import { describeError, type Tree } from "../api.js";
@@ -9,6 +9,7 @@ import type { AppContext } from "../context.js";
 import { publicLink } from "../dialogs/publish.js";
 import { h, mount } from "../dom.js";
 import { rememberTrees } from "../actions/tree-actions.js";
+import { acceptFileDrops } from "./file-drop.js";
 import { topBar } from "./header.js";
 
 export function renderTrees(app: AppContext, root: HTMLElement, context: object): void {
@@ -21,17 +22,15 @@ export function renderTrees(app: AppContext, root: HTMLElement, context: object)
     { type: "button", class: "button button-primary", onclick: () => bus.trigger("modal:show:new-tree") },
     "New tree",
   );
-  mount(
-    root,
-    bar.element,
-    h(
-      "main",
-      { class: "trees-page" },
-      h("div", { class: "trees-heading" }, h("h1", {}, "Your trees"), newTree),
-      message,
-      list,
-    ),
+  const main = h(
+    "main",
+    { class: "trees-page" },
+    h("div", { class: "trees-heading" }, h("h1", {}, "Your trees"), newTree),
+    message,
+    list,
   );
+  acceptFileDrops(main, "Drop files to make a tree of each (Markdown, text, JSON, OPML, Gingko Writer)", (files) => bus.trigger("trees:import-files", files));
+  mount(root, bar.element, main);
   document.title = "Your trees · Cardtree";
 
   let trees: Tree[] = [];

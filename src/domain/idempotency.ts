@@ -1,0 +1,166 @@
+/**
+ * Idempotency keys (SPEC §13; the rules in docs/decisions.md, "Idempotency keys"): a write
+ * sent with `Idempotency-Key` runs once per user and key; its first completed answer is kept
+ * and given again to every later request with the same key and the same request, without
+ * running anything. Transport-free: the HTTP layer (src/http/idempotency.ts) says who is
+ * asking with which key and request, and hands over the answer it sent.
+ *
+ * - A key is claimed in the store before the request runs (one atomic step, so one process
+ *   only runs it). The claim holds for a lease, renewed while the request runs; a claim whose
+ *   lease ended belongs to a process that died, and the next request with the key takes it
+ *   over and runs.
+ * - The same key while the first request runs: KeyInFlightError (409, Retry-After). The
+ *   same key with another request (another fingerprint): IdempotencyKeyReusedError (422).
+ * - Kept: every answer but a 5xx or 429 (GraphQL: an error coded internal, unavailable or
+ *   too_many_requests), which changed nothing, so the key is released and may run again.
+ * - Bounded: an answer body over ANSWER_BYTES is kept as a 409 saying the request was done;
+ *   each user keeps at most PER_USER.keys answers and PER_USER.bytes of bodies, and records
+ *   go after KEEP_MS (the sweep, every SWEEP_EVERY_MS).
+ */
+import { IdempotencyKeyReusedError, KeyInFlightError } from "../shared/errors.js";
+import { newRecordId } from "../shared/ids.js";
+import type { DomainContext } from "./context.js";
+import type { IdempotencyRecord, KeptAnswer } from "./ports/store.js";
+
+/** How long an answer is kept at least (SPEC §13: 24 hours). */
+export const KEEP_MS = 24 * 60 * 60 * 1000;
+/** How long a claim holds without renewal: a process that died frees its keys after this. */
+export const LEASE_MS = 30_000;
+/** How often a running request renews its claim. */
+const RENEW_EVERY_MS = 10_000;
+/** The wait a request finding its key in flight is told (it usually ends in milliseconds). */
+const RETRY_AFTER_SECONDS = 1;
+/** Largest answer body kept as it is: any card's answer fits (a card's text fits a 1 MiB body). */
+export const ANSWER_BYTES = 1024 * 1024;
+/** Per user: most kept answers, and most bytes of kept bodies; the oldest go first past them. */
+export const PER_USER = { keys: 10_000, bytes: 64 * 1024 * 1024 };
+/** How often expired keys and users' keys past the bounds are swept. */
+export const SWEEP_EVERY_MS = 60_000;
+
+/** Error codes of an answer that changed nothing and may be tried again (a GraphQL answer's errors). */
+const RETRYABLE_CODES = new Set(["internal", "unavailable", "too_many_requests"]);
+
+/** Who asks, with which key, for what (method, path, If-Match and body, hashed by the transport). */
+export interface KeyedRequest {
+  userId: string;
+  key: string;
+  fingerprint: string;
+}
+
+/** Either the answer kept for the key, or the key claimed for this request to run. */
+export type KeyedStart = { replay: KeptAnswer } | { run: RunningKey };
+
+const later = (now: string, ms: number) => new Date(Date.parse(now) + ms).toISOString();
+
+/**
+ * Starts a keyed request: the kept answer when there is one, else the key claimed for it.
+ * @throws IdempotencyKeyReusedError when the key was used for another request;
+ *   KeyInFlightError when the request that has the key is still running.
+ */
+export async function startKeyed(ctx: DomainContext, request: KeyedRequest): Promise<KeyedStart> {
+  for (;;) {
+    const now = ctx.clock.now();
+    const record: IdempotencyRecord = {
+      ...request,
+      // Unique, not secret: the pooled random ids are cheaper than a call to the CSPRNG each.
+      claim: newRecordId(),
+      leaseUntil: later(now, LEASE_MS),
+      createdAt: now,
+      expiresAt: later(now, KEEP_MS),
+    };
+    const there = await ctx.store.idempotency.claim(record);
+    if (!there) return { run: new RunningKey(ctx, record) };
+    if (there.fingerprint !== request.fingerprint) throw new IdempotencyKeyReusedError();
+    if (there.answer) return { replay: there.answer };
+    if (there.claim === undefined || there.leaseUntil > now) throw new KeyInFlightError(RETRY_AFTER_SECONDS);
+    // The claim's lease ended: its process died while running it (if it had committed, a
+    // creation with a client-chosen id now answers 409, so nothing is made twice).
+    if (await ctx.store.idempotency.takeOver(record, there.claim)) return { run: new RunningKey(ctx, record) };
+  }
+}
+
+/** Whether an answer is kept for its key, or the key let go so the request may run again. */
+export function isKept(status: number, errorCodes: readonly string[] = []): boolean {
+  if (status >= 500 || status === 429) return false;
+  return !errorCodes.some((code) => RETRYABLE_CODES.has(code));
+}
+
+/** The answer kept in place of one too large to keep: what a replay then says. */
+function tooLargeToKeep(answer: KeptAnswer): KeptAnswer {
+  const body = {
+    error: "conflict",
+    message: `This request was done already: it answered ${answer.status}, with ${answer.body.byteLength} bytes, too many to keep for a replay. Read the result instead (nothing was done again).`,
+  };
+  return { status: 409, headers: { "content-type": "application/json; charset=utf-8" }, body: Buffer.from(JSON.stringify(body)) };
+}
+
+/**
+ * The keys running in this process, per context, renewed together by one timer while any
+ * runs (not one timer per request: most requests end long before the first renewal).
+ */
+const runningKeys = new WeakMap<DomainContext, { keys: Set<RunningKey>; timer?: NodeJS.Timeout }>();
+
+function renewAll(ctx: DomainContext, keys: Set<RunningKey>): void {
+  const leaseUntil = later(ctx.clock.now(), LEASE_MS);
+  for (const key of keys) key.renew(leaseUntil);
+}
+
+/** A key claimed for a request that runs now: renewed while it runs, then finished once. */
+export class RunningKey {
+  private done = false;
+
+  constructor(
+    private readonly ctx: DomainContext,
+    private readonly record: IdempotencyRecord,
+  ) {
+    let running = runningKeys.get(ctx);
+    if (!running) runningKeys.set(ctx, (running = { keys: new Set() }));
+    running.keys.add(this);
+    if (!running.timer) {
+      const keys = running.keys;
+      running.timer = setInterval(() => renewAll(ctx, keys), RENEW_EVERY_MS);
+      running.timer.unref();
+    }
+  }
+
+  /** Moves this claim's lease on (the store ignores it once the claim is over). */
+  renew(leaseUntil: string): void {
+    const { userId, key, claim } = this.record;
+    this.ctx.store.idempotency.renew(userId, key, claim!, leaseUntil).catch(() => undefined);
+  }
+
+  /**
+   * Keeps the request's answer for its key (or, for an answer that changed nothing, lets
+   * the key go). Resolves once the store has it, so an answer sent after it can be replayed.
+   */
+  async finish(answer: KeptAnswer, errorCodes: readonly string[] = []): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    const running = runningKeys.get(this.ctx);
+    running?.keys.delete(this);
+    if (running?.timer && running.keys.size === 0) {
+      clearInterval(running.timer);
+      running.timer = undefined;
+    }
+    const { userId, key, claim } = this.record;
+    if (!isKept(answer.status, errorCodes)) return this.ctx.store.idempotency.release(userId, key, claim!);
+    const kept = answer.body.byteLength > ANSWER_BYTES ? tooLargeToKeep(answer) : answer;
+    await this.ctx.store.idempotency.complete(userId, key, claim!, kept);
+  }
+}
+
+/** Drops expired keys and keys past the per-user bounds; resolves to how many went. */
+export function sweepIdempotencyKeys(ctx: DomainContext, now = ctx.clock.now()): Promise<number> {
+  return ctx.store.idempotency.sweep(now, PER_USER);
+}
+
+/** Sweeps now and every SWEEP_EVERY_MS; returns what stops it. */
+export function scheduleIdempotencySweep(ctx: DomainContext, log: (message: string, fields: Record<string, unknown>) => void): () => void {
+  const sweep = () => {
+    sweepIdempotencyKeys(ctx).catch((err: unknown) => log("sweeping idempotency keys failed", { error: String(err) }));
+  };
+  sweep();
+  const timer = setInterval(sweep, SWEEP_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,136 @@
+/**
+ * `Idempotency-Key` on writes (SPEC §13), for /api and /graphql alike: the HTTP half of
+ * src/domain/idempotency.ts. Runs once the body is read (the request's fingerprint needs
+ * it) and the caller is known (keys are per user):
+ *
+ * - the key's syntax is checked (400 otherwise, nothing run);
+ * - a caller with no user (sign-up, log-in, anonymous writes) has no keys: the header is
+ *   ignored and the request runs as it would without it;
+ * - a kept answer is sent again, with `Idempotent-Replayed: true`, and nothing runs;
+ * - otherwise the request runs, and its answer (status, the headers that matter, body) is
+ *   held back until the store has kept it: an answer a client received can always be
+ *   replayed, even if the connection drops right after.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { createHash } from "node:crypto";
+import type { OutgoingHttpHeaders } from "node:http";
+import type { DomainContext } from "../domain/context.js";
+import { startKeyed, type RunningKey } from "../domain/idempotency.js";
+import type { KeptAnswer } from "../domain/ports/store.js";
+import { DomainError, ValidationError } from "../shared/errors.js";
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyProblem } from "../shared/idempotency.js";
+import { bodyDigest } from "./json-body.js";
+import type { Logger } from "./logger.js";
+
+const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** The headers of an answer a replay repeats; others (Set-Cookie above all) are not kept. */
+const KEPT_HEADERS = ["content-type", "x-tree-revision", "location", "etag"];
+
+export interface IdempotencyOptions {
+  logger: Logger;
+  /** Whether the key applies to this request (GraphQL: to mutations only); every write when absent. */
+  applies?(req: Request): boolean;
+  /** How a refusal (bad key, key reused, key in flight) is answered; the error handler's way when absent. */
+  refuse?(res: Response, error: DomainError): void;
+  /** The error codes in an answer's body (GraphQL's `errors`), for `isKept`; none when absent. */
+  errorCodes?(answer: KeptAnswer): string[];
+}
+
+/** What makes two requests with one key the same request. */
+function fingerprint(req: Request): string {
+  return createHash("sha256")
+    .update(`${req.method} ${req.originalUrl}\n${req.get("if-match") ?? ""}\n${bodyDigest(req)}`)
+    .digest("base64url");
+}
+
+/** The key, checked; undefined when the request has none. @throws ValidationError */
+function keyOf(req: Request): string | undefined {
+  const key = req.get(IDEMPOTENCY_KEY_HEADER);
+  if (key === undefined) return undefined;
+  const problem = idempotencyKeyProblem(key);
+  if (problem) throw new ValidationError(`The ${IDEMPOTENCY_KEY_HEADER} header ${problem}.`, [{ path: IDEMPOTENCY_KEY_HEADER, message: problem }]);
+  return key;
+}
+
+function sendKept(res: Response, answer: KeptAnswer): void {
+  res.status(answer.status);
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.setHeader(IDEMPOTENT_REPLAYED_HEADER, "true");
+  res.end(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
+}
+
+function chunkBytes(chunk: unknown, encoding: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  return Buffer.from(String(chunk), typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8");
+}
+
+/**
+ * Holds the response back until `running` has kept it: writes are gathered, and the end
+ * waits for the store. `res.writeHead`'s headers (yoga passes them there) are noted too.
+ */
+function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOptions): void {
+  const chunks: Buffer[] = [];
+  let headHeaders: OutgoingHttpHeaders = {};
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.writeHead = ((...args: unknown[]) => {
+    const headers = args.find((arg, i) => i > 0 && typeof arg === "object" && arg !== null);
+    if (headers && !Array.isArray(headers)) headHeaders = headers as OutgoingHttpHeaders;
+    return writeHead(...args);
+  }) as Response["writeHead"];
+  res.write = ((chunk: unknown, encoding?: unknown, callback?: unknown) => {
+    chunks.push(chunkBytes(chunk, encoding));
+    const done = [encoding, callback].find((arg) => typeof arg === "function") as (() => void) | undefined;
+    if (done) queueMicrotask(done);
+    return true;
+  }) as Response["write"];
+  let ending = false;
+  res.end = ((...args: unknown[]) => {
+    if (ending) return res;
+    ending = true;
+    const callback = args.find((arg) => typeof arg === "function") as (() => void) | undefined;
+    if (args[0] !== undefined && args[0] !== null && typeof args[0] !== "function") chunks.push(chunkBytes(args[0], args[1]));
+    const body = Buffer.concat(chunks);
+    const all = { ...res.getHeaders(), ...headHeaders };
+    const headers: Record<string, string> = {};
+    for (const name of KEPT_HEADERS) {
+      const value = all[name] ?? all[name.toLowerCase()];
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
+    }
+    const answer: KeptAnswer = { status: res.statusCode, headers, body };
+    running
+      .finish(answer, options.errorCodes?.(answer) ?? [])
+      .catch((err: unknown) => options.logger.error("keeping an idempotent answer failed", { error: String(err) }))
+      .finally(() => (callback ? end(body, callback) : end(body)));
+    return res;
+  }) as Response["end"];
+}
+
+/** The middleware; mount it after the body parser and after the caller is known. */
+export function idempotentWrites(ctx: DomainContext, options: IdempotencyOptions): RequestHandler {
+  const refuse = (res: Response, next: NextFunction, err: unknown) => {
+    if (options.refuse && err instanceof DomainError) options.refuse(res, err);
+    else next(err);
+  };
+  return (req, res, next) => {
+    if (!WRITES.has(req.method)) return next();
+    let key: string | undefined;
+    try {
+      key = keyOf(req);
+    } catch (err) {
+      return refuse(res, next, err);
+    }
+    const userId = req.auth?.user?._id;
+    if (key === undefined || userId === undefined || (options.applies && !options.applies(req))) return next();
+    startKeyed(ctx, { userId, key, fingerprint: fingerprint(req) }).then(
+      (start) => {
+        if ("replay" in start) return sendKept(res, start.replay);
+        keepAnswer(res, start.run, options);
+        next();
+      },
+      (err: unknown) => refuse(res, next, err),
+    );
+  };
+}

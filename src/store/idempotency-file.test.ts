@@ -1,0 +1,81 @@
+/**
+ * The embedded store's idempotency log (idempotency-file.ts) across restarts: kept answers
+ * come back, a torn last line is dropped, and a rewrite after a sweep keeps what is kept.
+ */
+import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { IdempotencyRecord } from "../domain/ports/store.js";
+import { openIdempotencyFile } from "./idempotency-file.js";
+
+let dir: string;
+let file: string;
+const quiet = () => undefined;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-idempotency-"));
+  file = path.join(dir, "idempotency.log");
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+const record = (key: string, createdAt = "2026-01-01T00:00:00.000Z", expiresAt = "2026-01-02T00:00:00.000Z"): IdempotencyRecord => ({
+  userId: "a".repeat(24),
+  key,
+  fingerprint: `fp-${key}`,
+  claim: `claim-${key}`,
+  leaseUntil: "2026-01-01T00:00:30.000Z",
+  createdAt,
+  expiresAt,
+});
+const answer = (text: string) => ({ status: 201, headers: { "content-type": "application/json" }, body: Buffer.from(text) });
+
+async function keep(keys: Awaited<ReturnType<typeof openIdempotencyFile>>, r: IdempotencyRecord, text: string) {
+  expect(await keys.claim(r)).toBeNull();
+  await keys.complete(r.userId, r.key, r.claim!, answer(text));
+}
+
+describe("idempotency.log", () => {
+  it("keeps answers across a restart; running claims are not kept (their process is gone)", async () => {
+    const keys = await openIdempotencyFile(file, quiet);
+    await keep(keys, record("done"), '{"done":true}');
+    await keys.claim(record("running"));
+    await keys.close();
+    const again = await openIdempotencyFile(file, quiet);
+    const kept = await again.claim({ ...record("done"), claim: "other" });
+    expect(kept?.answer?.status).toBe(201);
+    expect(Buffer.from(kept!.answer!.body).toString()).toBe('{"done":true}');
+    expect(kept?.claim).toBeUndefined();
+    expect(await again.claim(record("running"))).toBeNull();
+    await again.close();
+  });
+
+  it("drops a torn last line (an append cut by a crash) and appends after it cleanly", async () => {
+    const keys = await openIdempotencyFile(file, quiet);
+    await keep(keys, record("whole"), "1");
+    await keys.close();
+    await appendFile(file, '{"k":"torn","r":{"userId":');
+    const logged: string[] = [];
+    const again = await openIdempotencyFile(file, (message) => logged.push(message));
+    expect(logged).toEqual([expect.stringContaining("torn")]);
+    await keep(again, record("after"), "2");
+    await again.close();
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+    expect(lines.map((l) => JSON.parse(l).k)).toEqual([`${"a".repeat(24)} whole`, `${"a".repeat(24)} after`]);
+  });
+
+  it("rewrites itself once swept lines outnumber kept ones, keeping the kept", async () => {
+    const keys = await openIdempotencyFile(file, quiet);
+    for (let i = 0; i < 1200; i++) await keep(keys, record(`old-${i}`, "2026-01-01T00:00:00.000Z", "2026-01-01T01:00:00.000Z"), `${i}`);
+    await keep(keys, record("new", "2026-01-01T02:00:00.000Z"), "new");
+    expect(await keys.sweep("2026-01-01T03:00:00.000Z", { keys: 100, bytes: 1 << 20 })).toBe(1200);
+    expect((await readFile(file, "utf8")).trimEnd().split("\n")).toHaveLength(1);
+    await keep(keys, record("later", "2026-01-01T04:00:00.000Z"), "later");
+    await keys.close();
+    const again = await openIdempotencyFile(file, quiet);
+    expect((await again.claim({ ...record("new"), claim: "x" }))?.answer?.status).toBe(201);
+    expect((await again.claim({ ...record("later"), claim: "x" }))?.answer?.status).toBe(201);
+    expect(await again.claim(record("old-5"))).toBeNull();
+    await again.close();
+  });
+});

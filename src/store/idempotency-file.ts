@@ -1,0 +1,216 @@
+/**
+ * Idempotency keys in the embedded store (SPEC §13): `idempotency.log` in the data
+ * directory, one JSON line per kept answer, and the keys in memory.
+ *
+ * Why not a NeDB collection like the others: a keyed write would pay two NeDB writes
+ * (claim, then answer), each a deep copy, an index update, a stat and an append, about
+ * 0.2 ms of CPU apiece, where the write itself costs about 1 ms; the target is 10%
+ * (docs/performance.md, "Idempotency keys"). Here a keyed write costs one append:
+ *
+ * - Running claims live in memory only. One process owns the data directory, so a claim
+ *   can only be held by this process, and if it dies, its claims die with it, which is
+ *   what a lease running out means on PostgreSQL. A claim is taken synchronously, so two
+ *   requests with one key cannot both take it.
+ * - A completed answer is appended (`{"k": id, "r": record}`) before `complete` resolves,
+ *   so an answer the client received is on disk; answers completed while an append is on
+ *   its way go out together in the next one. A failed append is cut off the file again
+ *   and reported; the answer stays in memory, served until the process ends.
+ * - The sweep drops records from memory and, once dropped and superseded lines outnumber
+ *   the kept ones, rewrites the file beside itself and renames it in (appends wait for it).
+ * - At open, the file is read whole; a torn last line (a crash mid-append) was never
+ *   acknowledged and is dropped, like the other files' (reliability.md).
+ */
+import { isUtf8 } from "node:buffer";
+import path from "node:path";
+import { nodeFileSystem, type FileHandle, type FileSystem, type SyncMode } from "./file-system.js";
+import type { IdempotencyRecord, IdempotencyRepository, KeptAnswer } from "../domain/ports/store.js";
+import { idempotencyId, recordsToSweep } from "./idempotency-records.js";
+
+/** A kept answer's body as JSON can hold it: answers are JSON (UTF-8 text); other bytes in base64. */
+interface StoredAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  base64?: true;
+}
+type StoredRecord = Omit<IdempotencyRecord, "answer" | "claim"> & { answer: StoredAnswer };
+
+function storedAnswer(answer: KeptAnswer): StoredAnswer {
+  const bytes = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
+  const text = isUtf8(bytes);
+  return { status: answer.status, headers: answer.headers, body: bytes.toString(text ? "utf8" : "base64"), ...(text ? {} : { base64: true as const }) };
+}
+
+function answerOf(stored: StoredAnswer): KeptAnswer {
+  return { status: stored.status, headers: { ...stored.headers }, body: Buffer.from(stored.body, stored.base64 ? "base64" : "utf8") };
+}
+
+function recordOf({ bytes: _bytes, ...stored }: StoredRecord & { bytes: number }): IdempotencyRecord {
+  return { ...structuredClone(stored), answer: answerOf(stored.answer) };
+}
+
+/** The repository on `file`, loaded; `close` releases the file. */
+export async function openIdempotencyFile(
+  file: string,
+  log: (message: string, fields: Record<string, unknown>) => void,
+  /** Through the store's file-system port; with `sync` on, an answer is kept once it is on stable storage (issue 32). */
+  { fs = nodeFileSystem, sync = "on" }: { fs?: FileSystem; sync?: SyncMode } = {},
+): Promise<IdempotencyRepository & { close(): Promise<void> }> {
+  const kept = new Map<string, StoredRecord & { bytes: number }>();
+  const running = new Map<string, IdempotencyRecord>();
+  let lines = 0;
+  let text = "";
+  try {
+    text = (await fs.readFile(file)).toString("utf8");
+  } catch (err) {
+    if ((err as { code?: string }).code !== "ENOENT") throw err;
+  }
+  // A power cut leaves unsynced blocks as zeros: from the line holding the first NUL on, nothing was acknowledged.
+  const nul = text.indexOf("\0");
+  const tornAt = nul === -1 ? -1 : text.lastIndexOf("\n", nul) + 1;
+  const unwritten = tornAt === -1 ? "" : text.slice(tornAt);
+  if (tornAt !== -1) text = text.slice(0, tornAt);
+  let size = Buffer.byteLength(text);
+  const all = text.split("\n");
+  const last = all.pop() ?? "";
+  if (last !== "") {
+    // A torn last line: the append it was never finished, nor acknowledged.
+    size -= Buffer.byteLength(last);
+    log("dropped a torn last line of idempotency.log", { bytes: Buffer.byteLength(last) });
+  }
+  for (const line of all) {
+    if (line === "") continue;
+    const entry = JSON.parse(line) as { k: string; r: StoredRecord };
+    kept.set(entry.k, { ...entry.r, bytes: Buffer.byteLength(entry.r.answer.body, entry.r.answer.base64 ? "base64" : "utf8") });
+    lines++;
+  }
+  if (unwritten !== "") log("dropped the unwritten end of idempotency.log after a power cut", { bytes: Buffer.byteLength(unwritten) });
+  const created = (await fs.size(file)) === null;
+  let handle: FileHandle = await fs.open(file, "a+");
+  if (created) await fs.syncDirectory(path.dirname(file));
+  if (last !== "" || unwritten !== "") {
+    await fs.truncate(file, size);
+    await handle.datasync();
+  }
+
+  /** Appends and rewrites, one at a time and in order. */
+  let queue: Promise<unknown> = Promise.resolve();
+  const serially = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = queue.then(work, work);
+    queue = result.catch(() => undefined);
+    return result;
+  };
+
+  /**
+   * Appends are grouped: lines handed in while a write is on its way go out together in
+   * the next one (one system call for many keyed writes under load), each caller resolved
+   * once its line is written.
+   */
+  let waiting: string[] = [];
+  let nextWrite: Promise<void> | null = null;
+  const append = (line: string): Promise<void> => {
+    waiting.push(line);
+    nextWrite ??= serially(async () => {
+      const group = waiting;
+      waiting = [];
+      nextWrite = null;
+      const bytes = Buffer.from(group.join(""));
+      try {
+        await handle.write(bytes);
+        if (sync === "on") await handle.datasync();
+        size += bytes.length;
+        lines += group.length;
+      } catch (err) {
+        await fs.truncate(file, size).catch((cut: unknown) => log("could not cut a failed append off idempotency.log", { error: String(cut) }));
+        throw err;
+      }
+    });
+    return nextWrite;
+  };
+
+  /** Writes the kept records beside the file and renames the copy in. */
+  const rewrite = () =>
+    serially(async () => {
+      const copy = `${file}~`;
+      const out = await fs.open(copy, "w");
+      let written = 0;
+      let count = 0;
+      try {
+        let chunk = "";
+        for (const [k, { bytes: _bytes, ...r }] of kept) {
+          chunk += `${JSON.stringify({ k, r })}\n`;
+          count++;
+          if (chunk.length > 1 << 20) {
+            await out.write(chunk);
+            written += Buffer.byteLength(chunk);
+            chunk = "";
+          }
+        }
+        await out.write(chunk);
+        written += Buffer.byteLength(chunk);
+        await out.datasync();
+      } finally {
+        await out.close();
+      }
+      await fs.rename(copy, file);
+      await fs.syncDirectory(path.dirname(file));
+      await handle.close();
+      handle = await fs.open(file, "a+");
+      size = written;
+      lines = count;
+    });
+
+  return {
+    claim: async (record) => {
+      const id = idempotencyId(record.userId, record.key);
+      const there = running.get(id);
+      if (there) return { ...there };
+      const done = kept.get(id);
+      if (done) return recordOf(done);
+      // Records of running claims are flat (no answer yet): a spread copies them whole.
+      running.set(id, { ...record });
+      return null;
+    },
+    takeOver: async (record, previousClaim) => {
+      const id = idempotencyId(record.userId, record.key);
+      if (running.get(id)?.claim !== previousClaim) return false;
+      running.set(id, { ...record });
+      return true;
+    },
+    renew: async (userId, key, claim, leaseUntil) => {
+      const record = running.get(idempotencyId(userId, key));
+      if (record?.claim === claim) record.leaseUntil = leaseUntil;
+    },
+    complete: async (userId, key, claim, answer) => {
+      const id = idempotencyId(userId, key);
+      const record = running.get(id);
+      if (record?.claim !== claim) return;
+      running.delete(id);
+      const { claim: _claim, answer: _none, ...rest } = record;
+      const stored: StoredRecord = { ...rest, answer: storedAnswer(answer) };
+      kept.set(id, { ...stored, bytes: answer.body.byteLength });
+      await append(`${JSON.stringify({ k: id, r: stored })}\n`);
+    },
+    release: async (userId, key, claim) => {
+      const id = idempotencyId(userId, key);
+      if (running.get(id)?.claim === claim) running.delete(id);
+    },
+    sweep: async (now, most) => {
+      let dropped = 0;
+      for (const [id, record] of running) {
+        if (record.expiresAt < now) {
+          running.delete(id);
+          dropped++;
+        }
+      }
+      const keptRecords = [...kept].map(([id, record]) => ({ ...record, id }));
+      for (const record of recordsToSweep(keptRecords, now, most)) {
+        kept.delete(record.id);
+        dropped++;
+      }
+      if (lines > 1000 && lines > 2 * kept.size) await rewrite();
+      return dropped;
+    },
+    close: () => serially(() => handle.close()),
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * Outbox entries applied to a tree as loaded (a reload, a closed tab's changes adopted), and
+ * the rules for structural clashes (design note rule 5; docs/decisions.md, "Offline"). Pure:
+ * the browser and the Node simulation run it alike.
+ */
+import type { Card } from "../../shared/records.js";
+import { newRecordId } from "../../shared/ids.js";
+import type { TreeState } from "../model/tree-state.js";
+import type { CardVersions } from "../model/versions.js";
+import type { OutboxEntry } from "./outbox.js";
+
+/** The nearest card of `candidates` still in the tree (null: the top). */
+export function nearestSurvivor(state: TreeState, candidates: (string | null | undefined)[], except?: string): string | null {
+  for (const id of candidates) {
+    if (!id) continue;
+    if (state.get(id) && (!except || !state.isDescendantOrSelf(id, except))) return id;
+  }
+  return null;
+}
+
+export interface Replayed {
+  /** Entries to send again, each with its card. */
+  items: { entry: OutboxEntry; card: Card | null }[];
+  /** Edits of cards no longer here: their text comes back as new cards (made by the caller). */
+  orphaned: OutboxEntry[];
+  /** Entries with nothing left to do (a move of a card deleted since). */
+  dropped: OutboxEntry[];
+}
+
+/**
+ * Applies outbox entries (in order) to the tree as loaded. Cards keep the version each edit
+ * was made from, so an edit over someone else's newer change is refused and merged (SPEC §10).
+ */
+export function replayEntries(state: TreeState, versions: CardVersions, entries: OutboxEntry[]): Replayed {
+  const out: Replayed = { items: [], orphaned: [], dropped: [] };
+  for (const entry of entries) {
+    if (entry.kind === "create" && entry.fields) {
+      let card = state.get(entry.cardId);
+      if (!card) {
+        const parentId = entry.fields.parentId === null ? null : nearestSurvivor(state, [entry.fields.parentId, ...(entry.path ?? [])]);
+        const at = new Date(entry.at).toISOString();
+        card = { _id: entry.cardId, treeId: entry.treeId, parentId, content: entry.fields.content, position: entry.fields.position, createdAt: at, updatedAt: at, __v: 0 };
+        // Not sent yet: it goes where it now lands. Sent: what went under its key stays as it was.
+        if (!entry.sent && parentId !== entry.fields.parentId) entry.fields = { ...entry.fields, parentId };
+        state.add(card);
+      }
+      out.items.push({ entry, card });
+    } else if (entry.kind === "update" && entry.fields) {
+      const card = state.get(entry.cardId);
+      if (!card) {
+        if (entry.base && entry.fields.content !== entry.base.content) out.orphaned.push(entry);
+        else out.dropped.push(entry);
+        continue;
+      }
+      if (entry.base) versions.rebase(card, entry.base);
+      const parentId = entry.fields.parentId === null || state.get(entry.fields.parentId) ? entry.fields.parentId : card.parentId;
+      Object.assign(card, { content: entry.fields.content, position: entry.fields.position, parentId });
+      out.items.push({ entry, card });
+    } else if (entry.kind === "delete") {
+      const card = state.get(entry.cardId);
+      if (card) state.removeSubtree(entry.cardId);
+      const base = entry.base ?? { __v: 0, content: "", parentId: null, position: 0 };
+      const at = new Date(entry.at).toISOString();
+      out.items.push({ entry, card: card ?? { _id: entry.cardId, treeId: entry.treeId, ...base, createdAt: at, updatedAt: at } });
+    } else {
+      out.items.push({ entry, card: null });
+    }
+  }
+  state.changed();
+  return out;
+}
+
+/**
+ * A card the writer changed was deleted elsewhere (it, or an ancestor) before the change got
+ * there: a new card with the writer's text, where the old one was or under its nearest
+ * surviving ancestor (design note rule 5). Returns the new card, and where it went.
+ */
+export function bringBack(state: TreeState, entry: OutboxEntry): { card: Card; parentId: string | null } {
+  const fields = entry.fields!;
+  const parentId = nearestSurvivor(state, [fields.parentId, entry.base?.parentId, ...(entry.path ?? [])], entry.cardId);
+  const siblings = state.children(parentId);
+  const position = parentId === fields.parentId ? fields.position : (siblings[siblings.length - 1]?.position ?? -1) + 1;
+  const now = new Date().toISOString();
+  const card: Card = { _id: newRecordId(), treeId: entry.treeId, parentId, content: fields.content, position, createdAt: now, updatedAt: now, __v: 0 };
+  return { card, parentId };
+}
+

@@ -1,0 +1,55 @@
+/**
+ * Registers the service worker (src/web/sw.ts) and shows its update flow: when a new build's
+ * worker is installed and waiting, a notice says so with a "Reload" button; reloading lets
+ * the new worker take over and opens the new version (never a stale app after a deploy).
+ * Changes waiting in the outbox are kept across the reload (model/sync.ts).
+ */
+import { notify } from "../notify.js";
+
+let announced = false;
+
+export function registerServiceWorker(): void {
+  if (!("serviceWorker" in navigator) || !window.isSecureContext) return;
+  const container = navigator.serviceWorker;
+  let reloading = false;
+  window.addEventListener("load", () => {
+    container
+      .register("/sw.js", { scope: "/", updateViaCache: "none" })
+      .then((registration) => {
+        const hadController = container.controller !== null;
+        const waiting = () => {
+          // The first worker of this browser is no update: nothing to reload for.
+          if (registration.waiting && hadController) announce(registration.waiting);
+        };
+        waiting();
+        registration.addEventListener("updatefound", () => {
+          const installing = registration.installing;
+          installing?.addEventListener("statechange", () => {
+            if (installing.state === "installed") waiting();
+          });
+        });
+        // A tab open for long hears of a deploy without being reloaded: look now and then.
+        window.setInterval(() => void registration.update().catch(() => undefined), 30 * 60 * 1000);
+        document.addEventListener("visibilitychange", () => {
+          if (document.visibilityState === "visible") void registration.update().catch(() => undefined);
+        });
+      })
+      .catch((error: unknown) => console.warn("The offline worker could not be registered", error));
+  });
+  container.addEventListener("controllerchange", () => {
+    // The new version took over (this tab asked, or another tab did): show it.
+    if (!announced || reloading) return;
+    reloading = true;
+    location.reload();
+  });
+}
+
+function announce(worker: ServiceWorker): void {
+  if (announced) return;
+  announced = true;
+  document.body.dataset.update = "ready";
+  notify("A new version of Cardtree is ready.", {
+    timeout: 0,
+    action: { label: "Reload", run: () => worker.postMessage({ type: "skip-waiting" }) },
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * The service worker (SPEC §13, "The client works offline"): the app opens with no network.
+ *
+ * - It keeps this build's shell: index.html and the hashed script, style sheet, manifest and
+ *   icons that scripts/build-web.mjs lists in `__CARDTREE_BUILD__`, in a cache named after
+ *   the build. The trees themselves are kept by the page, per user, in IndexedDB
+ *   (offline/idb.ts), never here: this cache holds nothing of anyone's.
+ * - Pages of the app (a navigation) are asked of the server first and come from the cache
+ *   only when it cannot be reached, so a deployed version is what an online writer gets. The
+ *   hashed files never change under their names: from the cache first.
+ * - The API is not touched: requests to /api and /graphql go to the network as they are.
+ * - A new build's worker installs beside the old one and waits; the page shows "A new version
+ *   is ready" (offline/service-worker.ts) and sends `skip-waiting` when the writer reloads.
+ */
+/// <reference lib="webworker" />
+export {};
+
+declare const self: ServiceWorkerGlobalScope;
+declare const __CARDTREE_BUILD__: { version: string; shell: string[] };
+
+const BUILD = __CARDTREE_BUILD__;
+const PREFIX = "cardtree-shell-";
+const CACHE = `${PREFIX}${BUILD.version}`;
+/** The cache key of index.html, which the server sends for every page of the app. */
+const PAGE = "/index.html";
+const APP_PAGES = /^\/($|trees\/[^/]+\/?$|p\/[^/]+\/?$|settings\/?$)/;
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      // The page as the server sends it for "/" (no-cache there: never an older one).
+      const page = await fetch("/", { cache: "no-store", credentials: "same-origin" });
+      if (!page.ok) throw new Error(`The app page answered ${page.status}`);
+      await cache.put(PAGE, page);
+      await cache.addAll(BUILD.shell.map((url) => new Request(url, { cache: "no-store" })));
+    })(),
+  );
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) if (name.startsWith(PREFIX) && name !== CACHE) await caches.delete(name);
+      await self.clients.claim();
+    })(),
+  );
+});
+
+self.addEventListener("message", (event) => {
+  const data = event.data as { type?: string } | null;
+  if (data?.type === "skip-waiting") void self.skipWaiting();
+  if (data?.type === "version") event.source?.postMessage({ type: "version", version: BUILD.version });
+});
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  if (request.method !== "GET") return;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+  if (request.mode === "navigate" && APP_PAGES.test(url.pathname)) {
+    event.respondWith(pageFor(request));
+  } else if (BUILD.shell.includes(url.pathname)) {
+    event.respondWith(shellFile(request, url.pathname));
+  }
+});
+
+async function pageFor(request: Request): Promise<Response> {
+  try {
+    return await fetch(request);
+  } catch (error) {
+    const cached = await caches.match(PAGE, { cacheName: CACHE });
+    if (cached) return cached;
+    throw error;
+  }
+}
+
+async function shellFile(request: Request, path: string): Promise<Response> {
+  const cached = await caches.match(path, { cacheName: CACHE });
+  return cached ?? fetch(request);
+}

@@ -1,0 +1,291 @@
+/**
+ * Offline, and every write exactly once (SPEC §13, issue 26), in a real Chromium with a
+ * profile on disk (`launchPersistentContext`), as a writer's own browser is: the app opens
+ * with no network (service worker, trees kept per user in IndexedDB), changes made offline
+ * survive a reload, a closed tab and a browser restart, tabs share the outbox, and back
+ * online every change reaches the server once, which the tree's revision counts.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { buildTree, buildUser, type Api } from "../helpers/api.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { CHROMIUM, describeInBrowser, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
+
+const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
+
+/** Three cards to edit, and one with a subtree of 33 cards below it (34 cards in all). */
+function seed(): string {
+  const chain = (depth: number): object => (depth === 0 ? { content: "leaf" } : { content: `level ${depth}`, children: [chain(depth - 1), { content: `side ${depth}` }] });
+  // 1 (Doomed) + 16 levels × 2 + the leaf = 34 cards.
+  const doomed = { content: "Doomed", children: [chain(16)] };
+  return JSON.stringify([{ content: "One" }, { content: "Two" }, { content: "Three" }, doomed]);
+}
+
+describeInBrowser("offline writing in a browser profile kept on disk", () => {
+  let server: TestServer;
+  let profile: string;
+  let context: BrowserContext | null = null;
+  let errors: string[][] = [];
+
+  const launch = async (options: { phone?: boolean } = {}) => {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      baseURL: server.url,
+      viewport: options.phone ? { width: 390, height: 844 } : { width: 1280, height: 800 },
+      hasTouch: options.phone ?? false,
+      isMobile: options.phone ?? false,
+      reducedMotion: "reduce",
+    });
+    return context;
+  };
+
+  const watch = (page: Page) => {
+    // Offline, every request the app tries fails, and Chromium logs each; the stream too.
+    errors.push(watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/]));
+    page.on("dialog", (dialog) => void dialog.accept());
+    return page;
+  };
+
+  /** A writer with a tree, logged in in a fresh profile. */
+  const writer = async (options: { phone?: boolean } = {}) => {
+    const api = await buildUser(server.url, "offline");
+    const tree = await buildTree(api, { name: "Train notes", seed: seed() });
+    const browser = await launch(options);
+    const login = await browser.request.post("/api/login", { data: api.credentials });
+    expect(login.status()).toBe(200);
+    const page = watch(browser.pages()[0] ?? (await browser.newPage()));
+    await openTree(page, tree._id);
+    await offlineReady(page, tree._id);
+    return { api, treeId: tree._id as string, page };
+  };
+
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+
+  beforeAll(async () => {
+    profile = await mkdtemp(path.join(os.tmpdir(), "cardtree-profile-"));
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    context = null;
+    await rm(profile, { recursive: true, force: true });
+    profile = await mkdtemp(path.join(os.tmpdir(), "cardtree-profile-"));
+    expect(errors.flat()).toEqual([]);
+    errors = [];
+  });
+
+  afterAll(async () => {
+    await rm(profile, { recursive: true, force: true });
+    await server?.stop();
+  });
+
+  it("the issue's case: offline, edit three cards, add one, delete a 34-card subtree, reload offline; back online all applied once", async () => {
+    const { api, treeId, page } = await writer();
+    const before = await revision(api, treeId);
+    expect(await serverCards(api, treeId)).toHaveLength(37);
+
+    await context!.setOffline(true);
+    for (const word of ["One", "Two", "Three"]) {
+      await activate(page, word);
+      await typeAtEnd(page, " edited offline");
+    }
+    await page.keyboard.press("Control+ArrowDown");
+    await page.keyboard.type("Added offline");
+    await page.keyboard.press("Control+Enter");
+    await activate(page, "Doomed");
+    await page.keyboard.press("Control+Backspace");
+    await page.locator("dialog[open] button", { hasText: "Delete 34 cards" }).click();
+    await expect.poll(() => status(page)).toMatch(/Not saved yet: 5 changes waiting on this device since \d\d:\d\d/);
+    await expectStatusClear(page, 1280);
+    await screenshot(page, "offline-five-waiting");
+
+    // Reload with no network: the app itself opens, with the tree and the writer's changes.
+    await page.reload();
+    await page.locator(".columns .card").first().waitFor();
+    await expect.poll(() => columnTexts(page)).toEqual(["One edited offline", "Two edited offline", "Three edited offline", "Added offline"]);
+    await expect.poll(() => status(page)).toContain("5 changes waiting on this device");
+    expect(await revision(api, treeId)).toBe(before);
+
+    await context!.setOffline(false);
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+    const cards = await serverCards(api, treeId);
+    expect(cards.map((card) => card.content)).toEqual(["One edited offline", "Two edited offline", "Three edited offline", "Added offline"]);
+    // Five changes, each applied once: the tree's revision counts them.
+    expect(await revision(api, treeId)).toBe(before + 5);
+    // The card made offline kept the id the client gave it (SPEC §13).
+    const added = cards.find((card) => card.content === "Added offline");
+    expect(await page.locator(`#card${added._id}`).count()).toBe(1);
+  });
+
+  it("keeps changes across a browser restart, and two tabs' changes are all sent, each once", async () => {
+    const { api, treeId, page } = await writer();
+    const before = await revision(api, treeId);
+    const second = watch(await context!.newPage());
+    await openTree(second, treeId);
+
+    await context!.setOffline(true);
+    await activate(page, "One");
+    await typeAtEnd(page, " from tab one");
+    await activate(second, "Two");
+    await typeAtEnd(second, " from tab two");
+    await expect.poll(() => status(page)).toContain("1 change waiting on this device");
+    await expect.poll(() => status(second)).toContain("1 change waiting on this device");
+
+    // The browser is closed while offline and started again, still offline.
+    await context!.close();
+    await launch();
+    await context!.setOffline(true);
+    const reopened = watch(context!.pages()[0] ?? (await context!.newPage()));
+    await reopened.goto(`/trees/${treeId}`);
+    await expect.poll(() => columnTexts(reopened)).toEqual(["One from tab one", "Two from tab two", "Three", "Doomed"]);
+    await expect.poll(() => status(reopened)).toContain("2 changes waiting on this device");
+
+    await context!.setOffline(false);
+    await expect.poll(() => reopened.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+    expect((await serverCards(api, treeId)).slice(0, 2).map((card) => card.content)).toEqual(["One from tab one", "Two from tab two"]);
+    expect(await revision(api, treeId)).toBe(before + 2);
+  });
+
+  it("a tab closed offline leaves its changes to the other tab of the tree, which sends them once", async () => {
+    const { api, treeId, page } = await writer();
+    const before = await revision(api, treeId);
+    const closing = watch(await context!.newPage());
+    await openTree(closing, treeId);
+    await context!.setOffline(true);
+    await activate(closing, "Three");
+    await typeAtEnd(closing, " from the closed tab");
+    await expect.poll(() => status(closing)).toContain("1 change waiting on this device");
+    await closing.close();
+
+    await context!.setOffline(false);
+    await expect.poll(async () => (await serverCards(api, treeId))[2].content, { timeout: 30_000 }).toBe("Three from the closed tab");
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state")).toBe("saved");
+    expect(await revision(api, treeId)).toBe(before + 1);
+    expect(await outboxSize(page)).toBe(0);
+  });
+
+  it("on a phone (390 px), offline: the status stays visible beside the title, and the app reopens offline", async () => {
+    const { api, treeId, page } = await writer({ phone: true });
+    await context!.setOffline(true);
+    await activate(page, "One");
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("End");
+    await page.keyboard.type(" on the phone");
+    await page.keyboard.press("Control+Enter");
+    await expect.poll(() => status(page)).toContain("1 change waiting on this device");
+    await expectStatusClear(page, 390);
+    await screenshot(page, "offline-phone");
+
+    await page.reload();
+    await expect.poll(() => columnTexts(page)).toContain("One on the phone");
+    await context!.setOffline(false);
+    await expect.poll(async () => (await serverCards(api, treeId))[0].content, { timeout: 30_000 }).toBe("One on the phone");
+  });
+
+  it("installable: the manifest and its icons are served, and the page names them", async () => {
+    const { page } = await writer();
+    const href = await page.locator('link[rel="manifest"]').getAttribute("href");
+    const manifest = await (await page.request.get(href!)).json();
+    expect(manifest).toMatchObject({ name: "Cardtree", start_url: "/", display: "standalone" });
+    for (const icon of manifest.icons) {
+      const response = await page.request.get(icon.src);
+      expect(response.status()).toBe(200);
+      expect(response.headers()["content-type"]).toContain(icon.type);
+    }
+  });
+});
+
+/** The status is on screen in full (no ellipsis), within the window, and not over the title. */
+async function expectStatusClear(page: Page, width: number): Promise<void> {
+  const bar = await page.locator(".topbar-status").boundingBox();
+  const title = await page.locator(".tree-title").boundingBox();
+  expect(bar).not.toBeNull();
+  expect(title).not.toBeNull();
+  expect(bar!.x).toBeGreaterThanOrEqual(0);
+  expect(bar!.x + bar!.width).toBeLessThanOrEqual(width);
+  const overlaps = !(bar!.y >= title!.y + title!.height || bar!.y + bar!.height <= title!.y || bar!.x >= title!.x + title!.width || bar!.x + bar!.width <= title!.x);
+  expect(overlaps).toBe(false);
+  const cut = await page.locator(".topbar-status .status-text").evaluate((element) => element.scrollWidth > element.clientWidth + 1);
+  expect(cut).toBe(false);
+  expect(await page.locator(".topbar-status .status-text").innerText()).toMatch(/\d+ changes? waiting on this device since/);
+}
+
+/** Waits until the page is controlled by the service worker and the tree is kept on the device. */
+async function offlineReady(page: Page, treeId: string): Promise<void> {
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });
+  await page.waitForFunction(
+    async (id) => {
+      const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
+      if (!user) return false;
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const request = indexedDB.open(`cardtree-${user._id}`);
+        request.onsuccess = () => resolve(request.result);
+        request.onerror = () => reject(request.error);
+      });
+      try {
+        if (!db.objectStoreNames.contains("trees")) return false;
+        const copy = await new Promise((resolve) => {
+          const request = db.transaction("trees").objectStore("trees").get(id);
+          request.onsuccess = () => resolve(request.result);
+          request.onerror = () => resolve(undefined);
+        });
+        return copy !== undefined;
+      } finally {
+        db.close();
+      }
+    },
+    treeId,
+    { timeout: 30_000, polling: 100 },
+  );
+}
+
+async function outboxSize(page: Page): Promise<number> {
+  return page.evaluate(async () => {
+    const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const request = indexedDB.open(`cardtree-${user._id}`);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    try {
+      return await new Promise<number>((resolve) => {
+        const request = db.transaction("outbox").objectStore("outbox").count();
+        request.onsuccess = () => resolve(request.result);
+      });
+    } finally {
+      db.close();
+    }
+  });
+}
+
+async function revision(api: Api, treeId: string): Promise<number> {
+  const trees = (await api.get("/api/trees")).body as { _id: string; revision: number }[];
+  return trees.find((tree) => tree._id === treeId)!.revision;
+}
+
+async function status(page: Page): Promise<string> {
+  return (await page.locator(".topbar-status").getAttribute("title")) ?? "";
+}
+
+/** The texts of the first column's cards, top to bottom. */
+async function columnTexts(page: Page): Promise<string[]> {
+  return page.locator(".columns .column").first().locator(".card > .card-content").allInnerTexts().then((texts) => texts.map((t) => t.trim()));
+}
+
+async function activate(page: Page, startsWith: string): Promise<void> {
+  await page.locator(".columns .column").first().locator(".card", { hasText: startsWith }).first().click();
+}
+
+async function typeAtEnd(page: Page, text: string): Promise<void> {
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("End");
+  await page.keyboard.type(text);
+  await page.keyboard.press("Control+Enter");
+}

@@ -1,0 +1,86 @@
+/**
+ * Idempotency keys in the domain (src/domain/idempotency.ts), on the in-memory store with
+ * a clock of the test's own: a running request's claim is renewed while it runs, so a long
+ * request keeps its key; a claim no one renews (its process died) is taken over.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
+import { LEASE_MS, startKeyed, type RunningKey } from "../../src/domain/idempotency.js";
+import { formatsOffThread } from "../../src/formats/off-thread.js";
+import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
+import { openMemoryStore } from "../../src/store/memory-store.js";
+
+let ctx: DomainContext;
+let now = Date.parse("2026-01-01T00:00:00.000Z");
+const request = { userId: "a".repeat(24), key: "long-one", fingerprint: "fp" };
+const answer = { status: 201, headers: {}, body: Buffer.from("{}") };
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+  const config = loadConfig({ EXPORT_WORKERS: "0" });
+  ctx = createDomainContext(openMemoryStore(), config, {
+    formats: formatsOffThread(config.exports),
+    hasher: scryptHasherFor(config.limits),
+    clock: { now: () => new Date(now).toISOString() },
+  });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+async function claimed(): Promise<RunningKey> {
+  const start = await startKeyed(ctx, request);
+  if (!("run" in start)) throw new Error("expected the key to be claimed");
+  return start.run;
+}
+
+describe("a running request's claim", () => {
+  it("is renewed while the request runs: past its first lease, the key is still in flight", async () => {
+    const running = await claimed();
+    for (let i = 0; i < 6; i++) {
+      now += 10_000;
+      await vi.advanceTimersByTimeAsync(10_000);
+    }
+    // A minute in: twice the lease, renewed all along.
+    await expect(startKeyed(ctx, request)).rejects.toMatchObject({ code: "conflict", retryAfterSeconds: 1 });
+    await running.finish(answer);
+    expect(await startKeyed(ctx, request)).toEqual({ replay: expect.objectContaining({ status: 201 }) });
+  });
+
+  it("not renewed (its process died) is taken over once its lease ends", async () => {
+    await claimed();
+    vi.clearAllTimers();
+    now += LEASE_MS - 1_000;
+    await expect(startKeyed(ctx, request)).rejects.toMatchObject({ code: "conflict" });
+    now += 2_000;
+    const successor = await startKeyed(ctx, request);
+    expect("run" in successor).toBe(true);
+  });
+
+  it("with another request's fingerprint is idempotency_key_reused, running or done", async () => {
+    const running = await claimed();
+    await expect(startKeyed(ctx, { ...request, fingerprint: "other" })).rejects.toMatchObject({ code: "idempotency_key_reused" });
+    await running.finish(answer);
+    await expect(startKeyed(ctx, { ...request, fingerprint: "other" })).rejects.toMatchObject({ code: "idempotency_key_reused" });
+  });
+
+  it("is let go when the answer changed nothing (5xx, 429, GraphQL's internal): the key runs again", async () => {
+    for (const [status, codes] of [[500, []], [503, []], [429, []], [200, ["internal"]]] as const) {
+      const running = await claimed();
+      await running.finish({ ...answer, status }, codes);
+      const again = await startKeyed(ctx, request);
+      expect("run" in again, `${status} ${codes.join()}`).toBe(true);
+      if ("run" in again) await again.run.finish({ ...answer, status: 500 });
+    }
+  });
+
+  it("keeps an answer too large to keep as a 409 saying the request was done", async () => {
+    const running = await claimed();
+    await running.finish({ status: 201, headers: { "content-type": "application/json" }, body: Buffer.alloc(2 * 1024 * 1024, 0x20) });
+    const replay = await startKeyed(ctx, request);
+    if (!("replay" in replay)) throw new Error("expected a replay");
+    expect(replay.replay.status).toBe(409);
+    expect(JSON.parse(Buffer.from(replay.replay.body).toString())).toMatchObject({ error: "conflict", message: expect.stringContaining("answered 201") });
+  });
+});
