@@ -19,6 +19,9 @@
  * a 20,000-card tree, side by side (issue 29).
  * `--writes` runs only the card writes (10 s each, even with --quick), for the change log's
  * cost against the first wave's figures.
+ * `--durability` runs only issue 32's figures: card writes of today's code (BENCH_BASELINE,
+ * default main), SYNC=on and SYNC=off side by side, start-up with 100,000 cards, and
+ * thousands of power cuts on the simulated disk (results-durability.json).
  * `--wire` runs only the compression scenario (issue 27: a 20,020-card list on the wire, the
  * first compressed read of a revision, compressed and plain reads against a raw server).
  * `--many-readers` runs only 10,000 SSE streams on one process (issue 27: one write's fan-out
@@ -44,6 +47,7 @@ import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
 import { writeScenarios } from "./scenarios/writes.js";
+import { durabilityScenarios } from "./scenarios/durability.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
@@ -67,6 +71,8 @@ const liveBrowserOnly = flag("live-browser");
 const scaleOnly = flag("scale");
 /** `--writes`: only the card writes, at full length (issue 14: writes with the change log vs the first wave). */
 const writesOnly = flag("writes");
+/** `--durability`: only what fsync costs (today's code, SYNC=on, SYNC=off), start-up, and thousands of power cuts (issue 32). */
+const durabilityOnly = flag("durability");
 /** `--outlines`: only OPML and gkw against Markdown, imports and exports of 20,000 cards (issue 29). */
 const outlinesOnly = flag("outlines");
 /** `--many-readers`: only 10,000 SSE readers on one process (issue 27). */
@@ -138,6 +144,21 @@ async function main(): Promise<void> {
     if (!failed) report.write(path.join(ROOT, "bench", "results.json"));
     rmSync(workDir, { recursive: true, force: true });
     if (failed) process.exit(1);
+    return;
+  }
+  if (durabilityOnly) {
+    await durabilityScenarios({
+      report,
+      workDir,
+      seconds: quick ? 3 : 10,
+      rounds: quick ? 1 : 3,
+      startupCards: settings.startupCards,
+      startupRepetitions: quick ? 1 : 3,
+      powerCuts: quick ? 300 : 2000,
+    });
+    report.print();
+    report.write(path.join(ROOT, "bench", "results-durability.json"));
+    rmSync(workDir, { recursive: true, force: true });
     return;
   }
   if (hostileOnly) {

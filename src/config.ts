@@ -29,6 +29,13 @@ export interface Config {
   exports: { workers: number; queue: number; timeoutMs: number; workerMemoryMb: number };
   /** When the store rewrites a datafile that has grown (src/store/nedb-compaction.ts). */
   compaction: { checkIntervalMs: number; minAppendedLines: number; garbageRatio: number };
+  /**
+   * `on` (the default): the embedded store answers a write only once it is on stable
+   * storage (fdatasync). `off`: once it is in the page cache, faster, and a power cut or a
+   * kernel crash may lose the writes of the last seconds (a crash of the process does not).
+   * PostgreSQL has its own setting (`synchronous_commit`).
+   */
+  sync: "on" | "off";
   /** Changes older than this many days are pruned from the change log (never a tree's latest); -1 keeps everything. */
   historyDays: number;
   /**
@@ -137,6 +144,12 @@ export interface GraphQLLimits {
   anonymous: { values: number; timeMs: number; perSecondMs: number };
 }
 
+function syncMode(value: string | undefined): "on" | "off" {
+  if (value === undefined || value === "" || value === "on") return "on";
+  if (value === "off") return "off";
+  throw new Error(`SYNC must be "on" or "off", not ${JSON.stringify(value)}.`);
+}
+
 function integer(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
@@ -183,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       minAppendedLines: integer(env.COMPACT_MIN_LINES, 1000, "COMPACT_MIN_LINES"),
       garbageRatio: integer(env.COMPACT_GARBAGE_RATIO, 1, "COMPACT_GARBAGE_RATIO"),
     },
+    sync: syncMode(env.SYNC),
     historyDays: env.HISTORY_DAYS ? atLeast(1, integer(env.HISTORY_DAYS, -1, "HISTORY_DAYS"), "HISTORY_DAYS") : -1,
     readModelCards: atLeast(0, integer(env.READ_MODEL_CARDS, READ_MODEL_CARDS[store.engine], "READ_MODEL_CARDS"), "READ_MODEL_CARDS"),
     limits: {

@@ -15,13 +15,14 @@
  * they hold. Cards captured without their tree are what a crash during tree creation
  * leaves, and the store sweeps them at open.
  */
-import { chmod, copyFile, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { copyFile, mkdir, rename, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { CHANGE_LOG, repairChangeLogText } from "./change-log.js";
 import { repairDatafileText } from "./datafile-repair.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { openPrivate, PRIVATE_DIR } from "./file-modes.js";
+import { nodeFileSystem, type FileSystem } from "./file-system.js";
 import { syncDirectory, writeFileSynced } from "./nedb-recovery.js";
 
 /** Capture order; see the module comment. */
@@ -41,20 +42,20 @@ interface Captured {
 
 const repairDatafile = (text: string) => repairDatafileText(text).text;
 
-async function capture(file: string, repair: (text: string) => string): Promise<{ text: string; droppedBytes: number }> {
+async function capture(fs: FileSystem, file: string, repair: (text: string) => string): Promise<{ text: string; droppedBytes: number }> {
   let handle;
   try {
-    handle = await open(file, "r");
+    handle = await fs.open(file, "r");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { text: "", droppedBytes: 0 };
     throw err;
   }
   try {
-    const { size } = await handle.stat();
+    const size = await handle.size();
     const bytes = Buffer.alloc(size);
     let read = 0;
     while (read < size) {
-      const { bytesRead } = await handle.read(bytes, read, size - read, read);
+      const bytesRead = await handle.read(bytes, read, size - read, read);
       if (bytesRead === 0) break;
       read += bytesRead;
     }
@@ -74,25 +75,28 @@ export interface BackupReport {
  * Writes a consistent snapshot of `dataDir` into `targetDir` (created; must be empty).
  * Safe while a server owns `dataDir`.
  */
-export async function backupDataDir(dataDir: string, targetDir: string): Promise<BackupReport> {
-  if (!existsSync(path.join(dataDir, "users.db"))) throw new Error(`${dataDir} holds no Cardtree data.`);
-  await mkdir(targetDir, { recursive: true, mode: PRIVATE_DIR });
-  if ((await readdir(targetDir)).length > 0) throw new Error(`${targetDir} is not empty; back up into a new directory.`);
+export async function backupDataDir(dataDir: string, targetDir: string, fs: FileSystem = nodeFileSystem): Promise<BackupReport> {
+  if ((await fs.size(path.join(dataDir, "users.db"))) === null) throw new Error(`${dataDir} holds no Cardtree data.`);
+  await fs.mkdir(targetDir);
+  if ((await fs.readdir(targetDir)).length > 0) throw new Error(`${targetDir} is not empty; back up into a new directory.`);
   // It will hold the password hashes and the secret: as private as the data directory.
-  await chmod(targetDir, PRIVATE_DIR);
+  await fs.makePrivate(targetDir);
   const captured: Captured[] = [];
   for (const name of CAPTURE_ORDER) {
-    const { text, droppedBytes } = await capture(path.join(dataDir, name), name === CHANGE_LOG ? repairChangeLogText : repairDatafile);
+    const { text, droppedBytes } = await capture(fs, path.join(dataDir, name), name === CHANGE_LOG ? repairChangeLogText : repairDatafile);
     captured.push({ name, text, droppedBytes });
   }
-  for (const { name, text } of captured) await writeFileSynced(path.join(targetDir, name), text);
+  for (const { name, text } of captured) await writeFileSynced(path.join(targetDir, name), text, fs);
   // The secret keys session cookies: without it, restored sessions would not open.
-  await writeFileSynced(path.join(targetDir, SETTINGS), await readFile(path.join(dataDir, SETTINGS)));
+  await writeFileSynced(path.join(targetDir, SETTINGS), await fs.readFile(path.join(dataDir, SETTINGS)), fs);
   const report: BackupReport = {
     files: captured.map((c) => ({ name: c.name, bytes: Buffer.byteLength(c.text), droppedBytes: c.droppedBytes })),
   };
-  await writeFileSynced(path.join(targetDir, MANIFEST), JSON.stringify({ createdAt: new Date().toISOString(), ...report }, null, 2));
-  await syncDirectory(targetDir);
+  await writeFileSynced(path.join(targetDir, MANIFEST), JSON.stringify({ createdAt: new Date().toISOString(), ...report }, null, 2), fs);
+  // Every file above was synced as written; the names in the directory, and the directory's
+  // own name in its parent (it may be new), are synced before the backup says it is done.
+  await syncDirectory(targetDir, fs);
+  await syncDirectory(path.dirname(path.resolve(targetDir)), fs);
   return report;
 }
 
@@ -132,6 +136,7 @@ export async function restoreDataDir(backupDir: string, dataDir: string): Promis
     // retry replaying "created" for a card the restore took away would lose it. They go.
     await rm(path.join(dataDir, IDEMPOTENCY_LOG), { force: true });
     await syncDirectory(dataDir);
+    await syncDirectory(path.dirname(path.resolve(dataDir)));
   } finally {
     await unlock();
   }

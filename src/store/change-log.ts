@@ -14,7 +14,17 @@
  * - `{"t":"abort","treeId","revision"}`: the latest earlier change with that key failed to
  *   apply while running and was undone; it does not count;
  * - `{"t":"removed","treeId"}`: the tree was deleted; its changes no longer count, and an
- *   open finishes the deletion if a crash interrupted it.
+ *   open finishes the deletion if a crash interrupted it;
+ * - `{"t":"ckpt",file,epoch,size,seq}`: a checkpoint of `cards.db` or `trees.db`: the file
+ *   of that epoch was synced up to `size` bytes, and every change numbered up to `seq` was
+ *   finished in it (applied, or undone and aborted). An open cuts the file back to it and
+ *   redoes the changes after it (nedb-store.ts); the last one per file counts.
+ *
+ * Power loss (docs/reliability.md): each change header carries a sequence number `s`, and
+ * `append` resolves only once its line is on stable storage (fdatasync; one flush serves
+ * every append waiting at its moment: group commit), unless `SYNC=off`. A power cut can
+ * leave the unsynced end torn, with zeros where blocks never got written; a line holding a
+ * NUL byte is such a tear, and it and everything after it are dropped at open.
  *
  * Memory: only a small index entry per change (revision, time, kind, author, where its
  * line is, and the ids of the cards it touched when they are few); the changes themselves
@@ -22,12 +32,12 @@
  * file is compacted, which writes a new file beside it and renames it in (like the
  * datafiles), holding appends only for the final copy of lines written meanwhile.
  */
-import { open, rename, stat, truncate, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Change, ChangeKind } from "../shared/changes.js";
 import type { Tree } from "../shared/records.js";
-import { openPrivate } from "./file-modes.js";
-import { syncDirectory, type RepairLog } from "./nedb-recovery.js";
+import type { DatafileCheckpoint } from "./datafile.js";
+import { nodeFileSystem, type FileHandle, type FileSystem, type SyncMode } from "./file-system.js";
+import type { RepairLog } from "./nedb-recovery.js";
 import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.js";
 
 export const CHANGE_LOG = "changes.log";
@@ -39,7 +49,8 @@ const READ_CHUNK = 1 << 20;
 const NEWLINE = 0x0a;
 
 /** What the log keeps in memory of a change: its header, and where its line is. */
-export interface LogEntry extends Omit<ChangeHeader, "t"> {
+export interface LogEntry extends Omit<ChangeHeader, "t" | "s"> {
+  seq: number;
   offset: number;
   length: number;
 }
@@ -58,13 +69,20 @@ interface ChangeHeader {
   userId: string | null;
   /** Ids of the cards it touched, or null when there are more than CARD_IDS_IN_MEMORY. */
   cardIds: string[] | null;
+  /** Its sequence number in the log (0: written before checkpoints existed). */
+  s?: number;
 }
 
-type Line = ChangeHeader | { t: "abort"; treeId: string; revision: number } | { t: "removed"; treeId: string };
+interface CheckpointLine extends DatafileCheckpoint {
+  t: "ckpt";
+  file: string;
+}
+
+type Line = ChangeHeader | { t: "abort"; treeId: string; revision: number } | { t: "removed"; treeId: string } | CheckpointLine;
 
 const TAB = 0x09;
 
-function changeLine(change: Change, tree: Tree): string {
+function changeLine(change: Change, tree: Tree, seq: number): string {
   const ids = touchedIds(change);
   const header: ChangeHeader = {
     t: "c",
@@ -74,13 +92,16 @@ function changeLine(change: Change, tree: Tree): string {
     kind: change.kind,
     userId: change.userId,
     cardIds: ids.length <= CARD_IDS_IN_MEMORY ? ids : null,
+    s: seq,
   };
   return `${JSON.stringify(header)}\t${JSON.stringify({ change, tree })}\n`;
 }
 
 /** The longest prefix of a log's text that finished appends wrote (for backups). */
 export function repairChangeLogText(text: string): string {
-  return text.slice(0, text.lastIndexOf("\n") + 1);
+  const nul = text.indexOf("\0");
+  const end = nul === -1 ? text.length : text.lastIndexOf("\n", nul) + 1;
+  return text.slice(0, text.lastIndexOf("\n", end - 1) + 1);
 }
 
 /** A promise chain: one append (or compaction step) at a time. */
@@ -108,31 +129,52 @@ function entryOf(header: ChangeHeader, offset: number, length: number, intern: (
     kind: intern(header.kind) as ChangeKind,
     userId: header.userId === null ? null : intern(header.userId),
     cardIds: header.cardIds,
+    seq: header.s ?? 0,
     offset,
     length,
   };
+}
+
+export interface ChangeLogOptions {
+  fs?: FileSystem;
+  /** Whether `append` waits for stable storage (default on). */
+  sync?: SyncMode;
+  faults?: WriteFaults;
 }
 
 export class ChangeLog {
   private readonly byTree = new Map<string, LogEntry[]>();
   /** Appended, not yet applied nor aborted: compaction must keep them. */
   private readonly pending = new Set<LogEntry>();
+  /** Changes undone while running; an open after a power cut undoes those past a checkpoint again. */
+  private aborted: LogEntry[] = [];
   private readonly strings = new Map<string, string>();
   private readonly mutex = new Mutex();
   private size = 0;
+  private lastSeq = 0;
+  /** Bytes ever appended in this process, and how many of them are known to be on stable storage. */
+  private appendedTotal = 0;
+  private durableTotal = 0;
+  private flushing: Promise<void> | null = null;
   /** Bytes of lines that no longer count (aborted, deleted trees, pruned, markers). */
   garbageBytes = 0;
   /** Trees deleted, as the file says; an open finishes their deletion. */
   readonly removedTrees = new Set<string>();
+  /** The latest checkpoint of each datafile, by file name. */
+  readonly checkpoints = new Map<string, DatafileCheckpoint>();
   private compacting: Promise<void> | null = null;
   /** Reads running, and the swap of a compacted file waiting for them to end. */
   private readers = 0;
   private readersDone: (() => void) | null = null;
   private swapping: Promise<void> | null = null;
+  /** Runs before a compaction drops lines: the store checkpoints its datafiles there. */
+  beforeCompaction: (() => Promise<void>) | null = null;
 
   private constructor(
     readonly file: string,
     private handle: FileHandle,
+    private readonly fs: FileSystem,
+    private readonly sync: SyncMode,
     private readonly faults: WriteFaults | undefined,
   ) {}
 
@@ -144,11 +186,14 @@ export class ChangeLog {
   };
 
   /** Opens (or creates) the log in `dir`, dropping a torn last line. */
-  static async open(dir: string, log: RepairLog, faults?: WriteFaults): Promise<ChangeLog> {
+  static async open(dir: string, log: RepairLog, options: ChangeLogOptions = {}): Promise<ChangeLog> {
+    const fs = options.fs ?? nodeFileSystem;
     const file = path.join(dir, CHANGE_LOG);
-    const handle = await openPrivate(file, "a+");
-    const changeLog = new ChangeLog(file, handle, faults);
+    const created = (await fs.size(file)) === null;
+    const handle = await fs.open(file, "a+");
+    const changeLog = new ChangeLog(file, handle, fs, options.sync ?? "on", options.faults);
     try {
+      if (created) await fs.syncDirectory(dir);
       await changeLog.load(log);
     } catch (err) {
       await handle.close();
@@ -158,20 +203,27 @@ export class ChangeLog {
   }
 
   private async load(log: RepairLog): Promise<void> {
-    const { size } = await this.handle.stat();
+    const size = await this.handle.size();
     let position = 0;
     let carry: Buffer = Buffer.alloc(0);
     let good = 0;
     let bad = 0;
+    let tear = false;
     const chunk = Buffer.alloc(READ_CHUNK);
-    while (position < size) {
-      const { bytesRead } = await this.handle.read(chunk, 0, Math.min(READ_CHUNK, size - position), position);
+    reading: while (position < size) {
+      const bytesRead = await this.handle.read(chunk, 0, Math.min(READ_CHUNK, size - position), position);
       if (bytesRead === 0) break;
       const data: Buffer = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
       const dataStart = position - carry.length;
       position += bytesRead;
       let start = 0;
       for (let end = data.indexOf(NEWLINE, start); end !== -1; end = data.indexOf(NEWLINE, start)) {
+        // Zeros are blocks a power cut kept from being written: nothing from here on was acknowledged.
+        const nul = data.indexOf(0, start);
+        if (nul !== -1 && nul < end) {
+          tear = true;
+          break reading;
+        }
         const tab = data.indexOf(TAB, start);
         const headerEnd = tab !== -1 && tab < end ? tab : end;
         const line = data.subarray(start, headerEnd).toString("utf8");
@@ -187,15 +239,19 @@ export class ChangeLog {
         start = end + 1;
       }
       carry = Buffer.from(data.subarray(start));
+      if (carry.includes(0)) {
+        tear = true;
+        break;
+      }
     }
     if (good < size) {
       log("change log repaired after a crash: dropped an unfinished write", {
         file: CHANGE_LOG,
         droppedBytes: size - good,
-        tornLine: carry.length > 0 || bad > 0,
+        tornLine: carry.length > 0 || bad > 0 || tear,
       });
-      await truncate(this.file, good);
-      await this.handle.sync();
+      await this.fs.truncate(this.file, good);
+      await this.handle.datasync();
     }
     this.size = good;
   }
@@ -210,8 +266,10 @@ export class ChangeLog {
     }
     if (line === null || typeof line !== "object") return false;
     if (line.t === "c") {
+      const entry = entryOf(line, offset, length, this.intern);
+      this.lastSeq = Math.max(this.lastSeq, entry.seq);
       if (this.removedTrees.has(line.treeId)) this.garbageBytes += length;
-      else this.entriesOf(line.treeId).push(entryOf(line, offset, length, this.intern));
+      else this.entriesOf(line.treeId).push(entry);
     } else if (line.t === "abort") {
       this.garbageBytes += length;
       const list = this.byTree.get(line.treeId);
@@ -219,11 +277,15 @@ export class ChangeLog {
       if (list && last?.revision === line.revision) {
         list.pop();
         this.garbageBytes += last.length;
+        if (last.seq > 0) this.aborted.push(last);
       }
     } else if (line.t === "removed") {
       this.garbageBytes += length;
       this.dropTree(line.treeId);
       this.removedTrees.add(line.treeId);
+    } else if (line.t === "ckpt") {
+      this.garbageBytes += length;
+      this.checkpoints.set(line.file, { epoch: line.epoch, size: line.size, seq: line.seq });
     } else return false;
     return true;
   }
@@ -239,25 +301,27 @@ export class ChangeLog {
     this.byTree.delete(treeId);
   }
 
-  /** Appends one line; a failed append is cut off the file again (or throws `undoFailed`). */
-  private appendLine(text: string, collection: string): Promise<{ offset: number; length: number }> {
+  /**
+   * Appends one line (`text`, or the line `make` writes with the next sequence number); a
+   * failed append is cut off the file again (or throws `undoFailed`).
+   */
+  private appendLine(make: string | ((seq: number) => string), collection: string): Promise<{ offset: number; length: number; text: string; total: number }> {
     return this.mutex.run(async () => {
       const offset = this.size;
+      const text = typeof make === "string" ? make : make(this.lastSeq + 1);
       const fault = this.faults?.take(collection) ?? null;
       try {
-        if (fault) failLikeFullDisk(this.file, text);
+        if (fault) await failLikeFullDisk((half) => this.handle.write(half), this.file, text);
         const bytes = Buffer.from(text, "utf8");
-        let written = 0;
-        while (written < bytes.length) {
-          const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written);
-          written += bytesWritten;
-        }
+        await this.handle.write(bytes);
         this.size += bytes.length;
-        return { offset, length: bytes.length };
+        this.appendedTotal += bytes.length;
+        if (typeof make !== "string") this.lastSeq++;
+        return { offset, length: bytes.length, text, total: this.appendedTotal };
       } catch (err) {
         try {
           if (fault?.stuck) failedUndo();
-          await truncate(this.file, offset);
+          await this.fs.truncate(this.file, offset);
         } catch (undo) {
           throw new ChangeLogUndoError(err, undo);
         }
@@ -267,14 +331,43 @@ export class ChangeLog {
   }
 
   /**
-   * Appends a change before it is applied. Resolves once the line is written (the page
-   * cache survives a crash of the process, like the datafiles' appends).
+   * Resolves once every byte appended up to `total` is on stable storage. One fdatasync at
+   * a time; every append waiting when it starts is served by the next one (group commit),
+   * and one alone starts it at once.
+   */
+  private async durable(total: number, force = false): Promise<void> {
+    if (this.sync === "off" && !force) return;
+    while (this.durableTotal < total) {
+      if (!this.flushing) {
+        const target = this.appendedTotal;
+        const handle = this.handle;
+        this.flushing = handle
+          .datasync()
+          .then(() => {
+            this.durableTotal = Math.max(this.durableTotal, target);
+          })
+          .finally(() => {
+            this.flushing = null;
+          });
+      }
+      try {
+        await this.flushing;
+      } catch (err) {
+        throw new ChangeLogSyncError(err);
+      }
+    }
+  }
+
+  /**
+   * Appends a change before it is applied. Resolves once the line is on stable storage
+   * (with `SYNC=off`: once written, which a crash of the process survives).
    */
   async append(change: Change, tree: Tree): Promise<LogEntry> {
-    const text = changeLine(change, tree);
-    const { offset, length } = await this.appendLine(text, "changes");
+    const { offset, length, text, total } = await this.appendLine((seq) => changeLine(change, tree, seq), "changes");
     const entry = entryOf(JSON.parse(text.slice(0, text.indexOf("\t"))) as ChangeHeader, offset, length, this.intern);
+    // Should the sync fail, it is never applied and stays pending (a compaction keeps it); the store fails.
     this.pending.add(entry);
+    await this.durable(total);
     return entry;
   }
 
@@ -284,19 +377,53 @@ export class ChangeLog {
     this.entriesOf(entry.treeId).push(entry);
   }
 
-  /** The change of `entry` was undone in the datafiles: it is marked so in the file. */
+  /** The change of `entry` was undone in the datafiles: it is marked so in the file, durably. */
   async abort(entry: LogEntry): Promise<void> {
+    const { length, total } = await this.appendLine(`${JSON.stringify({ t: "abort", treeId: entry.treeId, revision: entry.revision })}\n`, "changes");
     this.pending.delete(entry);
-    const { length } = await this.appendLine(`${JSON.stringify({ t: "abort", treeId: entry.treeId, revision: entry.revision })}\n`, "changes");
+    this.aborted.push(entry);
     this.garbageBytes += entry.length + length;
+    await this.durable(total);
   }
 
-  /** Marks the tree deleted, before its records are removed. */
+  /** Marks the tree deleted, durably, before its records are removed. */
   async treeRemoved(treeId: string): Promise<void> {
-    const { length } = await this.appendLine(`${JSON.stringify({ t: "removed", treeId })}\n`, "changes");
+    const { length, total } = await this.appendLine(`${JSON.stringify({ t: "removed", treeId })}\n`, "changes");
     this.garbageBytes += length;
     this.dropTree(treeId);
     this.removedTrees.add(treeId);
+    await this.durable(total);
+  }
+
+  /**
+   * The sequence number every change up to which is finished (applied or aborted): what a
+   * datafile measured now holds all of.
+   */
+  finishedThrough(): number {
+    let lowest = this.lastSeq + 1;
+    for (const entry of this.pending) if (entry.seq < lowest) lowest = entry.seq;
+    return lowest - 1;
+  }
+
+  /** Logs a datafile's checkpoint, durably whatever `SYNC` says: the file must be synced up to `size` already. */
+  async checkpoint(file: string, checkpoint: DatafileCheckpoint): Promise<void> {
+    const line: CheckpointLine = { t: "ckpt", file, ...checkpoint };
+    const { length, total } = await this.appendLine(`${JSON.stringify(line)}\n`, "changes");
+    this.garbageBytes += length;
+    await this.durable(total, true);
+    this.checkpoints.set(file, checkpoint);
+  }
+
+  /** Changes aborted with a sequence number above `seq`, oldest first. */
+  abortedAfter(seq: number): LogEntry[] {
+    return this.aborted.filter((entry) => entry.seq > seq && !this.removedTrees.has(entry.treeId));
+  }
+
+  /** Every change kept with a sequence number above `seq`, in the order they were logged. */
+  changesAfter(seq: number): LogEntry[] {
+    const found: LogEntry[] = [];
+    for (const list of this.byTree.values()) for (const entry of list) if (entry.seq > seq) found.push(entry);
+    return found.sort((a, b) => a.seq - b.seq);
   }
 
   /** The tree's changes still kept, oldest first. */
@@ -322,7 +449,7 @@ export class ChangeLog {
     while (this.swapping) await this.swapping;
     this.readers++;
     try {
-      const reader = await open(this.file, "r");
+      const reader = await this.fs.open(this.file, "r");
       try {
         const out: LoggedChange[] = [];
         for (const entry of entries) {
@@ -361,9 +488,12 @@ export class ChangeLog {
    * they are gone from disk too. Resolves to how many were dropped.
    */
   async prune(olderThan: string): Promise<number> {
+    // The datafiles first hold everything the pruned lines would redo.
+    await this.beforeCompaction?.();
+    const floor = this.checkpointFloor();
     let dropped = 0;
     for (const [treeId, list] of this.byTree) {
-      const keep = list.filter((entry, i) => i === list.length - 1 || entry.at >= olderThan);
+      const keep = list.filter((entry, i) => i === list.length - 1 || entry.at >= olderThan || entry.seq > floor);
       if (keep.length === list.length) continue;
       for (const entry of list) if (!keep.includes(entry)) this.garbageBytes += entry.length;
       dropped += list.length - keep.length;
@@ -373,6 +503,16 @@ export class ChangeLog {
     return dropped;
   }
 
+  /**
+   * The lowest sequence number the datafiles' checkpoints cover: an open may redo anything
+   * above it. A log no datafile checkpointed against redoes nothing.
+   */
+  private checkpointFloor(): number {
+    let floor = this.lastSeq;
+    for (const checkpoint of this.checkpoints.values()) floor = Math.min(floor, checkpoint.seq);
+    return floor;
+  }
+
   /** Whether enough of the file no longer counts to be worth a rewrite. */
   wantsCompaction(minBytes: number): boolean {
     return this.garbageBytes >= minBytes && this.garbageBytes >= this.size - this.garbageBytes;
@@ -380,39 +520,56 @@ export class ChangeLog {
 
   /** Rewrites the file with only the lines that count; one run at a time. */
   compact(): Promise<void> {
-    this.compacting ??= this.rewrite().finally(() => {
+    this.compacting ??= (async () => {
+      await this.beforeCompaction?.();
+      await this.rewrite();
+    })().finally(() => {
       this.compacting = null;
     });
     return this.compacting;
   }
 
   private async rewrite(): Promise<void> {
-    // Snapshot: every entry that counts (indexed or still being applied), and the size.
-    const snapshot = await this.mutex.run(async () => ({
-      size: this.size,
-      entries: [...[...this.byTree.values()].flat(), ...this.pending].sort((a, b) => a.offset - b.offset),
-      removed: [...this.removedTrees],
-    }));
+    const { fs } = this;
+    // Snapshot: every entry that counts (indexed or still being applied), the aborted ones
+    // an open may still have to undo, and the size.
+    const snapshot = await this.mutex.run(async () => {
+      const floor = this.checkpointFloor();
+      this.aborted = this.aborted.filter((entry) => entry.seq > floor && !this.removedTrees.has(entry.treeId));
+      return {
+        size: this.size,
+        entries: [...[...this.byTree.values()].flat(), ...this.pending, ...this.aborted].sort((a, b) => a.offset - b.offset),
+        aborted: new Set(this.aborted),
+        removed: [...this.removedTrees],
+        checkpoints: [...this.checkpoints],
+      };
+    });
     const temp = `${this.file}~`;
-    const out = await openPrivate(temp, "w");
-    const reader = await open(this.file, "r");
+    const out = await fs.open(temp, "w");
+    const reader = await fs.open(this.file, "r");
     let renamed = false;
     try {
       const moved = new Map<LogEntry, number>();
       let written = 0;
+      const put = async (bytes: Buffer) => {
+        await out.write(bytes);
+        written += bytes.length;
+      };
       // Deletions stay marked: a crash may have stopped one before its records were gone.
-      for (const treeId of snapshot.removed) {
-        const text = Buffer.from(`${JSON.stringify({ t: "removed", treeId })}\n`);
-        await out.write(text);
-        written += text.length;
+      for (const treeId of snapshot.removed) await put(Buffer.from(`${JSON.stringify({ t: "removed", treeId })}\n`));
+      for (const [file, checkpoint] of snapshot.checkpoints) {
+        await put(Buffer.from(`${JSON.stringify({ t: "ckpt", file, ...checkpoint })}\n`));
       }
       for (const entry of snapshot.entries) {
         const bytes = Buffer.alloc(entry.length);
         await reader.read(bytes, 0, entry.length, entry.offset);
-        await out.write(bytes);
         moved.set(entry, written);
-        written += entry.length;
+        await put(bytes);
+        if (snapshot.aborted.has(entry)) {
+          await put(Buffer.from(`${JSON.stringify({ t: "abort", treeId: entry.treeId, revision: entry.revision })}\n`));
+        }
       }
+      await out.datasync();
       await this.mutex.run(() => this.exclusive(async () => {
         // Lines appended meanwhile (whole appends: they run under this mutex), as they are.
         const shift = written - snapshot.size;
@@ -421,26 +578,30 @@ export class ChangeLog {
           await reader.read(tail, 0, tail.length, snapshot.size);
           await out.write(tail);
         }
-        await out.sync();
+        await out.datasync();
         await out.close();
-        await rename(temp, this.file);
+        // No flush of the old file may run across the swap.
+        while (this.flushing) await this.flushing.catch(() => undefined);
+        await fs.rename(temp, this.file);
         renamed = true;
-        await syncDirectory(path.dirname(this.file));
-        const handle = await openPrivate(this.file, "a+");
+        await fs.syncDirectory(path.dirname(this.file));
+        const handle = await fs.open(this.file, "a+");
         await this.handle.close();
         this.handle = handle;
-        for (const entry of [...[...this.byTree.values()].flat(), ...this.pending]) {
+        // Everything appended so far is in the new file, which is synced.
+        this.durableTotal = this.appendedTotal;
+        for (const entry of [...[...this.byTree.values()].flat(), ...this.pending, ...this.aborted]) {
           const at = moved.get(entry);
           entry.offset = at ?? entry.offset + shift;
         }
-        this.size = (await stat(this.file)).size;
+        this.size = await handle.size();
         this.garbageBytes = this.size - this.liveBytes();
       }));
     } finally {
       await reader.close();
       if (!renamed) {
         await out.close().catch(() => undefined);
-        await unlink(temp).catch(() => undefined);
+        await fs.unlink(temp).catch(() => undefined);
       }
     }
   }
@@ -461,9 +622,16 @@ export class ChangeLog {
   async close(): Promise<void> {
     await this.compacting?.catch(() => undefined);
     await this.mutex.run(async () => {
-      await this.handle.sync().catch(() => undefined);
+      await this.handle.datasync().catch(() => undefined);
       await this.handle.close();
     });
+  }
+}
+
+/** The log could not be synced: whether the appends since the last sync are on disk is unknown, so the store must stop. */
+export class ChangeLogSyncError extends Error {
+  constructor(readonly failed: unknown) {
+    super(`The change log could not be synced to disk: ${String(failed)}`);
   }
 }
 

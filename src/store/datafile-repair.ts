@@ -11,7 +11,11 @@
  * `_id` supersede earlier ones, so dropping a cut update restores the records as they were.
  *
  * Only the tail is judged. A bad line elsewhere is not a crash but damage, and NeDB's own
- * corruption threshold still refuses to open such a file.
+ * corruption threshold still refuses to open such a file. The one exception is a NUL byte:
+ * nothing the store writes holds one (JSON escapes it), and a power cut shows blocks that
+ * were appended but never synced as zeros, possibly with later unsynced appends after them
+ * (docs/reliability.md, "Power loss"). Everything from the line holding the first NUL on
+ * was written after the last sync, so never acknowledged, and is dropped with it.
  */
 
 /** Framing of a write of several records; lives on the record, never shown by the API. */
@@ -53,9 +57,18 @@ function parses(line: string): boolean {
 export function repairDatafileText(text: string): Repair {
   let end = text.length;
   let tornLine: string | null = null;
+  const nul = text.indexOf("\0");
+  if (nul !== -1) {
+    const start = text.lastIndexOf("\n", nul) + 1;
+    tornLine = text.slice(start, Math.min(text.length, start + 200)).replace(/\0+/g, "\\0…");
+    text = text.slice(0, start);
+    end = start;
+  }
   // A last line without its newline was being written when the process died, even if
   // the bytes so far happen to parse: the append it belongs to never finished.
-  if (end > 0 && text[end - 1] !== "\n") {
+  if (nul !== -1) {
+    // Cut at a line start already.
+  } else if (end > 0 && text[end - 1] !== "\n") {
     const start = text.lastIndexOf("\n", end - 1) + 1;
     tornLine = text.slice(start, end);
     end = start;

@@ -21,7 +21,8 @@
  *   acknowledged and is dropped, like the other files' (reliability.md).
  */
 import { isUtf8 } from "node:buffer";
-import { open, readFile, rename, type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { nodeFileSystem, type FileHandle, type FileSystem, type SyncMode } from "./file-system.js";
 import type { IdempotencyRecord, IdempotencyRepository, KeptAnswer } from "../domain/ports/store.js";
 import { idempotencyId, recordsToSweep } from "./idempotency-records.js";
 
@@ -52,16 +53,23 @@ function recordOf({ bytes: _bytes, ...stored }: StoredRecord & { bytes: number }
 export async function openIdempotencyFile(
   file: string,
   log: (message: string, fields: Record<string, unknown>) => void,
+  /** Through the store's file-system port; with `sync` on, an answer is kept once it is on stable storage (issue 32). */
+  { fs = nodeFileSystem, sync = "on" }: { fs?: FileSystem; sync?: SyncMode } = {},
 ): Promise<IdempotencyRepository & { close(): Promise<void> }> {
   const kept = new Map<string, StoredRecord & { bytes: number }>();
   const running = new Map<string, IdempotencyRecord>();
   let lines = 0;
   let text = "";
   try {
-    text = await readFile(file, "utf8");
+    text = (await fs.readFile(file)).toString("utf8");
   } catch (err) {
     if ((err as { code?: string }).code !== "ENOENT") throw err;
   }
+  // A power cut leaves unsynced blocks as zeros: from the line holding the first NUL on, nothing was acknowledged.
+  const nul = text.indexOf("\0");
+  const tornAt = nul === -1 ? -1 : text.lastIndexOf("\n", nul) + 1;
+  const unwritten = tornAt === -1 ? "" : text.slice(tornAt);
+  if (tornAt !== -1) text = text.slice(0, tornAt);
   let size = Buffer.byteLength(text);
   const all = text.split("\n");
   const last = all.pop() ?? "";
@@ -76,8 +84,14 @@ export async function openIdempotencyFile(
     kept.set(entry.k, { ...entry.r, bytes: Buffer.byteLength(entry.r.answer.body, entry.r.answer.base64 ? "base64" : "utf8") });
     lines++;
   }
-  let handle: FileHandle = await open(file, "a+", 0o600);
-  if (last !== "") await handle.truncate(size);
+  if (unwritten !== "") log("dropped the unwritten end of idempotency.log after a power cut", { bytes: Buffer.byteLength(unwritten) });
+  const created = (await fs.size(file)) === null;
+  let handle: FileHandle = await fs.open(file, "a+");
+  if (created) await fs.syncDirectory(path.dirname(file));
+  if (last !== "" || unwritten !== "") {
+    await fs.truncate(file, size);
+    await handle.datasync();
+  }
 
   /** Appends and rewrites, one at a time and in order. */
   let queue: Promise<unknown> = Promise.resolve();
@@ -102,11 +116,12 @@ export async function openIdempotencyFile(
       nextWrite = null;
       const bytes = Buffer.from(group.join(""));
       try {
-        await handle.write(bytes, 0, bytes.length, null);
+        await handle.write(bytes);
+        if (sync === "on") await handle.datasync();
         size += bytes.length;
         lines += group.length;
       } catch (err) {
-        await handle.truncate(size).catch((cut: unknown) => log("could not cut a failed append off idempotency.log", { error: String(cut) }));
+        await fs.truncate(file, size).catch((cut: unknown) => log("could not cut a failed append off idempotency.log", { error: String(cut) }));
         throw err;
       }
     });
@@ -117,7 +132,7 @@ export async function openIdempotencyFile(
   const rewrite = () =>
     serially(async () => {
       const copy = `${file}~`;
-      const out = await open(copy, "w", 0o600);
+      const out = await fs.open(copy, "w");
       let written = 0;
       let count = 0;
       try {
@@ -126,18 +141,21 @@ export async function openIdempotencyFile(
           chunk += `${JSON.stringify({ k, r })}\n`;
           count++;
           if (chunk.length > 1 << 20) {
-            written += (await out.write(chunk)).bytesWritten;
+            await out.write(chunk);
+            written += Buffer.byteLength(chunk);
             chunk = "";
           }
         }
-        written += (await out.write(chunk)).bytesWritten;
-        await out.sync();
+        await out.write(chunk);
+        written += Buffer.byteLength(chunk);
+        await out.datasync();
       } finally {
         await out.close();
       }
-      await rename(copy, file);
+      await fs.rename(copy, file);
+      await fs.syncDirectory(path.dirname(file));
       await handle.close();
-      handle = await open(file, "a+", 0o600);
+      handle = await fs.open(file, "a+");
       size = written;
       lines = count;
     });

@@ -1,14 +1,13 @@
 /**
  * Bringing an NeDB datafile back to a state some finished sequence of writes produced:
- * at open, after a crash (torn last line, cut-short batch), and after a failed append,
- * when NeDB has already changed its in-memory copy and the file holds part of the write.
+ * at open, after a crash (torn last line, cut-short batch; datafile.ts), and after a failed
+ * append, when NeDB has already changed its in-memory copy and the file holds part of the
+ * write. File I/O goes through the store's file-system port (file-system.ts).
  */
-import { open, readFile, rename, stat, truncate } from "node:fs/promises";
-import { openPrivate } from "./file-modes.js";
-import { existsSync } from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { repairDatafileText, type Repair } from "./datafile-repair.js";
+import { repairDatafileText } from "./datafile-repair.js";
+import { nodeFileSystem, type FileSystem } from "./file-system.js";
 
 type Doc = Record<string, unknown>;
 
@@ -26,59 +25,26 @@ export const nedbModel = require("@seald-io/nedb/lib/model.js") as {
 export type RepairLog = (message: string, fields: Record<string, unknown>) => void;
 
 /** Writes `content` to `file` (mode 0600) and syncs it to disk before resolving. */
-export async function writeFileSynced(file: string, content: string | Buffer): Promise<void> {
-  const handle = await openPrivate(file, "w");
+export async function writeFileSynced(file: string, content: string | Buffer, fs: FileSystem = nodeFileSystem): Promise<void> {
+  const handle = await fs.open(file, "w");
   try {
-    await handle.writeFile(content);
-    await handle.sync();
+    await handle.write(content);
+    await handle.datasync();
   } finally {
     await handle.close();
   }
 }
 
 /** Writes `text` to `file` so that a crash leaves either the old or the new content. */
-export async function replaceFileDurably(file: string, text: string | Buffer): Promise<void> {
+export async function replaceFileDurably(file: string, text: string | Buffer, fs: FileSystem = nodeFileSystem): Promise<void> {
   const temp = `${file}.repair`;
-  await writeFileSynced(temp, text);
-  await rename(temp, file);
-  await syncDirectory(path.dirname(file));
+  await writeFileSynced(temp, text, fs);
+  await fs.rename(temp, file);
+  await fs.syncDirectory(path.dirname(file));
 }
 
-export async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
-  try {
-    await handle.sync();
-  } catch {
-    // Some file systems refuse fsync on a directory; the rename is still atomic there.
-  } finally {
-    await handle.close();
-  }
-}
-
-function describe(repair: Repair): Record<string, unknown> {
-  return {
-    tornLine: repair.tornLine,
-    partialBatch: repair.partialBatch,
-  };
-}
-
-/**
- * Before the store loads `file`: drops a torn tail and a cut-short batch, logs what went,
- * and resolves to the text kept ("" when there is no file), so the load need not read it
- * again.
- */
-export async function repairDatafileOnDisk(file: string, log: RepairLog): Promise<string> {
-  if (!existsSync(file)) return "";
-  const text = await readFile(file, "utf8");
-  const repair = repairDatafileText(text);
-  if (repair.text.length === text.length) return text;
-  log("store file repaired after a crash: dropped an unfinished write", {
-    file: path.basename(file),
-    droppedBytes: Buffer.byteLength(text) - Buffer.byteLength(repair.text),
-    ...describe(repair),
-  });
-  await replaceFileDurably(file, repair.text);
-  return repair.text;
+export function syncDirectory(dir: string, fs: FileSystem = nodeFileSystem): Promise<void> {
+  return fs.syncDirectory(dir);
 }
 
 /** An index definition as NeDB writes it into the datafile (`$$indexCreated`). */
@@ -154,20 +120,6 @@ function isIndexDefinition(value: unknown): value is IndexDefinition {
  * The records a datafile holds, replayed as NeDB does, after dropping an unfinished tail.
  * Index definitions are skipped: the caller keeps the ones it has.
  */
-export async function docsFromDatafile(file: string): Promise<Doc[]> {
-  return parseDatafile(repairDatafileText(await readFile(file, "utf8")).text).docs;
-}
-
-export async function fileSize(file: string): Promise<number> {
-  try {
-    return (await stat(file)).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
-    throw err;
-  }
-}
-
-/** Cuts off whatever part of a failed append reached the file. */
-export function truncateTo(file: string, size: number): Promise<void> {
-  return truncate(file, size);
+export async function docsFromDatafile(file: string, fs: FileSystem = nodeFileSystem): Promise<Doc[]> {
+  return parseDatafile(repairDatafileText((await fs.readFile(file)).toString("utf8")).text).docs;
 }

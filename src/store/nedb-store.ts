@@ -1,7 +1,13 @@
 /**
  * The embedded store: NeDB (through nedb-promises), one datafile per collection under the
- * data directory. NeDB answers a write only after appending it to the datafile, which is
- * what makes a 201 survive a crash of the process. Query objects stay inside this file.
+ * data directory. NeDB answers a write only after its append hook resolved, and the hook
+ * writes the lines itself through the file-system port (file-system.ts, datafile.ts): NeDB
+ * writes no byte of its own. Query objects stay inside this file.
+ *
+ * Power loss (docs/reliability.md, "Power loss"): a change is answered once its line in the
+ * change log is on stable storage (group commit, change-log.ts); cards and trees are
+ * checkpointed rather than synced per write, and an open redoes the log past the
+ * checkpoints; every other collection is synced by each write. `SYNC=off` answers sooner.
  *
  * What NeDB does not do by itself, and this adapter adds (docs/reliability.md):
  * - a write of several records is framed as a batch, so a crash mid-append drops all of
@@ -15,17 +21,15 @@
  *   are swept at open.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir } from "node:fs/promises";
-import { createRequire } from "node:module";
 import path from "node:path";
 import Datastore from "nedb-promises";
 import type { Change } from "../shared/changes.js";
 import { ConflictError } from "../shared/errors.js";
-import { ChangeLog, ChangeLogUndoError } from "./change-log.js";
+import { ChangeLog, ChangeLogSyncError, ChangeLogUndoError, type LogEntry } from "./change-log.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
+import { Datafile, type CheckpointUse } from "./datafile.js";
 import type { BatchMark } from "./datafile-repair.js";
-import { lockDataDir } from "./data-dir-lock.js";
-import { PRIVATE_DIR, tightenDirectory } from "./file-modes.js";
+import { nodeFileSystem, type FileSystem, type SyncMode } from "./file-system.js";
 import { HashIndex } from "./nedb-hash-index.js";
 import { openIdempotencyFile } from "./idempotency-file.js";
 import {
@@ -37,15 +41,7 @@ import {
   type CompactionStats,
   type NedbInternals,
 } from "./nedb-compaction.js";
-import {
-  docsFromDatafile,
-  fileSize,
-  nedbModel,
-  parseDatafile,
-  repairDatafileOnDisk,
-  truncateTo,
-  type RepairLog,
-} from "./nedb-recovery.js";
+import { docsFromDatafile, nedbModel, parseDatafile, type RepairLog } from "./nedb-recovery.js";
 import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
 import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.js";
 
@@ -54,8 +50,6 @@ type Doc = Record<string, unknown>;
 export const COLLECTIONS = ["users", "trees", "cards", "sessions", "scripts"] as const;
 type Collection = (typeof COLLECTIONS)[number];
 
-const require = createRequire(import.meta.url);
-const nedbStorage = require("@seald-io/nedb/lib/storage.js") as { ensureDatafileIntegrityAsync(file: string): Promise<void> };
 /** NeDB's default `corruptAlertThreshold`. */
 const CORRUPT_ALERT_THRESHOLD = 0.1;
 
@@ -70,7 +64,6 @@ interface Original extends NedbInternals {
   _updateIndexes(modifications: { oldDoc: Doc; newDoc: Doc }[]): void;
   _insertMultipleDocsInCache(docs: Doc[]): void;
   stopAutocompaction(): void;
-  compactDatafileAsync(): Promise<void>;
 }
 interface IndexUndo {
   revertUpdate(modifications: { oldDoc: Doc; newDoc: Doc }[]): void;
@@ -85,12 +78,19 @@ export interface StoreOptions {
   compaction?: CompactionPolicy;
   /** Failures to inject into appends (the reliability tests); none by default. */
   faults?: WriteFaults;
+  /** Where the files are (the power-cut tests give a simulated disk); the real one by default. */
+  fs?: FileSystem;
+  /** `off`: writes are answered before they are on stable storage (`SYNC`, src/config.ts). */
+  sync?: SyncMode;
+  checkpoint?: CheckpointPolicy;
 }
 
 /** The embedded store, plus what only this adapter can do (measurements call it). */
 export interface NedbStore extends Store {
   /** Compacts every datafile now; resolves to per-collection figures. */
   compactNow(): Promise<Record<string, CompactionStats>>;
+  /** Checkpoints the redo-logged datafiles now (the power-cut tests). */
+  checkpointNow(): Promise<void>;
 }
 
 /** Thrown by every call once the store could not restore a consistent state. */
@@ -112,23 +112,27 @@ function newBatch(size: number): BatchMark {
 
 /**
  * NeDB's load, done faster (it is most of the start-up time of a large store):
- * - the file is read once, repaired (torn tail, cut-short batch) from the same text and
- *   replayed in one synchronous pass (`parseDatafile`) instead of NeDB's stream with a
- *   promise and a reviver per line;
+ * - the file is read once (through the port: datafile.ts, which also takes over a `NAME~`
+ *   left by a compaction, cuts a redo-logged file back to its checkpoint and drops an
+ *   unfinished tail) and replayed in one synchronous pass (`parseDatafile`) instead of
+ *   NeDB's stream with a promise and a reviver per line;
  * - no full rewrite of the file after loading it, as NeDB does on every load: the file as
  *   it stands is a valid append log, and the sliced compactor rewrites it once the
  *   superseded lines it holds (counted here) pile up.
- * Everything else is NeDB's: the take-over of a `NAME~` left by a compaction, the
- * corruption threshold (10% of lines, NeDB's default), and the indexes the file defines,
- * though as hash indexes (nedb-hash-index.ts). It runs in NeDB's queue, as NeDB's own
- * load does.
+ * NeDB's corruption threshold (10% of lines, its default) and the indexes the file defines
+ * still hold, though as hash indexes (nedb-hash-index.ts). It runs in NeDB's queue, as
+ * NeDB's own load does.
  */
-function loadQuickly(db: Datastore<Doc>, file: string, log: RepairLog, compactor: DatafileCompactor): Promise<void> {
+function loadQuickly(
+  db: Datastore<Doc>,
+  open: () => Promise<{ text: string; compactor: DatafileCompactor }>,
+  file: string,
+): Promise<void> {
   const nedb = original(db);
   nedb.persistence.loadDatabaseAsync = async () => {
     nedb._resetIndexes();
-    await nedbStorage.ensureDatafileIntegrityAsync(file);
-    const parsed = parseDatafile(await repairDatafileOnDisk(file, log));
+    const { text, compactor } = await open();
+    const parsed = parseDatafile(text);
     if (parsed.lines > 0 && parsed.corrupt / parsed.lines > CORRUPT_ALERT_THRESHOLD) {
       throw new Error(
         `${Math.floor((100 * parsed.corrupt) / parsed.lines)}% of ${path.basename(file)} is corrupt, more than 10%: refusing to open the store rather than lose data.`,
@@ -148,36 +152,66 @@ function loadQuickly(db: Datastore<Doc>, file: string, log: RepairLog, compactor
   return db.load();
 }
 
+/**
+ * The collections whose every write is a change in the change log (or a tree's removal,
+ * marked there first): their datafiles are not synced per write but checkpointed, and an
+ * open redoes from the log what they lost. Every other collection (users, sessions,
+ * scripts, and any added later) is synced by each write before it is answered.
+ */
+const REDO_LOGGED: ReadonlySet<Collection> = new Set<Collection>(["cards", "trees"]);
+
+/** When the redo-logged datafiles are checkpointed (besides at open, close and before the log is compacted). */
+export interface CheckpointPolicy {
+  /** Look this often (0: never by time; the power-cut tests drive them); */
+  intervalMs: number;
+  /** and checkpoint once this many bytes of changes were logged since the last one. */
+  logBytes: number;
+}
+
+export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = { intervalMs: 10_000, logBytes: 16 << 20 };
+
 export async function openNedbStore(dataDir: string, options: StoreOptions = {}): Promise<NedbStore> {
   const log: RepairLog = options.log ?? ((message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
-  await mkdir(dataDir, { recursive: true, mode: PRIVATE_DIR });
-  const unlock = await lockDataDir(dataDir);
+  const fs = options.fs ?? nodeFileSystem;
+  const sync = options.sync ?? "on";
+  await fs.mkdir(dataDir);
+  const unlock = await fs.lock(dataDir);
   let status: StoreStatus = "open";
   let failure: Error | null = null;
 
   const fileOf = (name: Collection) => path.join(dataDir, `${name}.db`);
   const compactors = new Map<Collection, DatafileCompactor>();
+  const datafiles = new Map<Collection, Datafile>();
+  const checkpointUses = new Map<Collection, CheckpointUse>();
+  let changeLog: ChangeLog;
+  try {
+    changeLog = await ChangeLog.open(dataDir, log, { fs, sync, faults: options.faults });
+  } catch (err) {
+    await unlock();
+    throw err;
+  }
   const open = (name: Collection) => {
     const db = Datastore.create({ filename: fileOf(name), autoload: false }) as Datastore<Doc>;
     const nedb = original(db);
     const file = fileOf(name);
-    const compactor = new DatafileCompactor(nedb, file);
-    compactors.set(name, compactor);
-    const append = nedb.persistence.persistNewStateAsync.bind(nedb.persistence);
     // Runs inside NeDB's queue turn for the write, after NeDB changed its memory copy.
+    // NeDB itself writes nothing: the lines go through the port (datafile.ts).
     nedb.persistence.persistNewStateAsync = async (docs: Doc[]) => {
       if (failure) throw failure;
-      const before = await fileSize(file);
+      const datafile = datafiles.get(name)!;
+      const before = datafile.size;
+      const text = docs.map((d) => `${nedbModel.serialize(d)}\n`).join("");
       const fault = options.faults?.take(name) ?? null;
       try {
-        if (fault) failLikeFullDisk(file, docs.map((d) => `${nedbModel.serialize(d)}\n`).join(""));
-        await append(docs);
-        compactor.appendedLines += docs.length;
+        if (fault) await failLikeFullDisk((half) => datafile.append(half), file, text);
+        await datafile.append(text);
+        compactors.get(name)!.appendedLines += docs.length;
+        if (!REDO_LOGGED.has(name) && sync === "on") await datafile.datasync();
       } catch (err) {
         try {
           if (fault?.stuck) failedUndo();
-          await truncateTo(file, before);
-          nedb._resetIndexes(await docsFromDatafile(file));
+          await datafile.truncate(before);
+          nedb._resetIndexes(await docsFromDatafile(file, fs));
           log("a write failed and was undone", { collection: name, error: String(err) });
         } catch (recoveryError) {
           failure = new StoreFailedError(`The store could not undo a failed write: ${String(recoveryError)}`);
@@ -191,8 +225,24 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         throw err;
       }
     };
+    loaders.set(name, () =>
+      loadQuickly(
+        db,
+        async () => {
+          const checkpoint = REDO_LOGGED.has(name) ? changeLog.checkpoints.get(`${name}.db`) : undefined;
+          const opened = await Datafile.open(fs, file, log, checkpoint);
+          datafiles.set(name, opened.datafile);
+          checkpointUses.set(name, opened.checkpointUse);
+          const compactor = new DatafileCompactor(nedb, opened.datafile, options.compaction?.sliceMs);
+          compactors.set(name, compactor);
+          return { text: opened.text, compactor };
+        },
+        file,
+      ),
+    );
     return db;
   };
+  const loaders = new Map<Collection, () => Promise<void>>();
   const users = open("users");
   const trees = open("trees");
   const cards = open("cards");
@@ -200,30 +250,101 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   const scripts = open("scripts");
   const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, scripts };
   const all = [users, trees, cards, sessions, scripts];
-  for (const name of COLLECTIONS) await loadQuickly(byName[name], fileOf(name), log, compactors.get(name)!);
-  const idempotency = await openIdempotencyFile(path.join(dataDir, "idempotency.log"), log);
-  const changeLog = await ChangeLog.open(dataDir, log, options.faults);
-  // After the load, which creates missing datafiles with the umask's mode.
-  await tightenDirectory(dataDir);
+  let idempotency: Awaited<ReturnType<typeof openIdempotencyFile>> | null = null;
 
-  await users.ensureIndex({ fieldName: "email", unique: true });
-  await trees.ensureIndex({ fieldName: "users" });
-  await trees.ensureIndex({ fieldName: "publicUrl", unique: true, sparse: true });
-  await cards.ensureIndex({ fieldName: "treeId" });
-  await cards.ensureIndex({ fieldName: "parentId" });
-  await sessions.ensureIndex({ fieldName: "userId" });
-  await scripts.ensureIndex({ fieldName: "userId" });
-  // An index created just now (a new data directory) is NeDB's own AVL tree.
-  for (const db of all) useHashIndexes(original(db));
+  /**
+   * Checkpoints a redo-logged datafile: measures it (size, epoch, and the change every
+   * earlier one is finished at) in its queue, syncs it, then logs the checkpoint.
+   */
+  const checkpoint = (name: Collection): Promise<void> => {
+    const datafile = datafiles.get(name)!;
+    return datafile.exclusive(async () => {
+      const at = await original(byName[name]).executor.pushAsync(async () => ({
+        size: datafile.size,
+        epoch: datafile.epoch,
+        seq: changeLog.finishedThrough(),
+        ...(sync === "off" ? { cut: true } : {}),
+      }));
+      await datafile.datasync();
+      await changeLog.checkpoint(`${name}.db`, at);
+    });
+  };
+  let loggedSinceCheckpoint = 0;
+  let checkpointing: Promise<void> | null = null;
+  const checkpointAll = (): Promise<void> => {
+    loggedSinceCheckpoint = 0;
+    checkpointing ??= (async () => {
+      for (const name of REDO_LOGGED) await checkpoint(name);
+    })().finally(() => {
+      checkpointing = null;
+    });
+    return checkpointing;
+  };
 
-  await recoverFromChangeLog(changeLog, trees, cards, log);
-  await sweepCardsWithoutTree(trees, cards, log);
+  try {
+    for (const name of COLLECTIONS) await loaders.get(name)!();
+    for (const name of REDO_LOGGED) {
+      // A compaction swapped a new file in: its checkpoint, logged in the same queue turn, is the new epoch's.
+      compactors.get(name)!.afterSwap = async () => {
+        const datafile = datafiles.get(name)!;
+        await changeLog.checkpoint(`${name}.db`, {
+          size: datafile.size,
+          epoch: datafile.epoch,
+          seq: changeLog.finishedThrough(),
+          ...(sync === "off" ? { cut: true } : {}),
+        });
+      };
+    }
+    changeLog.beforeCompaction = checkpointAll;
+    // Idempotency keys keep their own file (idempotency-file.ts), through the same port.
+    idempotency = await openIdempotencyFile(path.join(dataDir, "idempotency.log"), log, { fs, sync });
+    // After the load, which creates missing datafiles.
+    await fs.makePrivate(dataDir);
+
+    await users.ensureIndex({ fieldName: "email", unique: true });
+    await trees.ensureIndex({ fieldName: "users" });
+    await trees.ensureIndex({ fieldName: "publicUrl", unique: true, sparse: true });
+    await cards.ensureIndex({ fieldName: "treeId" });
+    await cards.ensureIndex({ fieldName: "parentId" });
+    await sessions.ensureIndex({ fieldName: "userId" });
+    await scripts.ensureIndex({ fieldName: "userId" });
+    // An index created just now (a new data directory) is NeDB's own AVL tree.
+    for (const db of all) useHashIndexes(original(db));
+
+    const cardsCheckpoint = changeLog.checkpoints.get("cards.db");
+    const treesCheckpoint = changeLog.checkpoints.get("trees.db");
+    if (cardsCheckpoint && treesCheckpoint) {
+      const short = checkpointUses.get("cards") === "short" || checkpointUses.get("trees") === "short";
+      await redoFromCheckpoint(changeLog, trees, cards, short ? 0 : Math.min(cardsCheckpoint.seq, treesCheckpoint.seq), log);
+    } else {
+      await recoverFromChangeLog(changeLog, trees, cards, log);
+    }
+    await sweepCardsWithoutTree(trees, cards, log);
+    // What the open rebuilt is on disk before anything new is logged.
+    await checkpointAll();
+  } catch (err) {
+    await idempotency?.close().catch(() => undefined);
+    await changeLog.close().catch(() => undefined);
+    for (const datafile of datafiles.values()) await datafile.close().catch(() => undefined);
+    await unlock();
+    throw err;
+  }
+  const opened = idempotency!;
   const compaction = options.compaction ?? DEFAULT_COMPACTION_POLICY;
   const stopCompaction = scheduleCompaction(
     [...compactors.values(), logCompactor(changeLog)],
     compaction,
     (err, file) => log("compaction failed; the datafile is unchanged", { file: path.basename(file), error: String(err) }),
   );
+  const checkpointPolicy = options.checkpoint ?? DEFAULT_CHECKPOINT_POLICY;
+  let checkpointTimer: NodeJS.Timeout | null = null;
+  const checkpointFailed = (err: unknown) => log("a checkpoint failed; the change log still holds every change", { error: String(err) });
+  if (checkpointPolicy.intervalMs > 0) {
+    checkpointTimer = setInterval(() => {
+      if (loggedSinceCheckpoint > 0 && !failure) checkpointAll().catch(checkpointFailed);
+    }, checkpointPolicy.intervalMs);
+    checkpointTimer.unref();
+  }
 
   /** Puts the store in its failed state: every call throws from now on. */
   const fail = (message: string, fields: Record<string, unknown>) => {
@@ -271,7 +392,12 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         // Marked in the log first, so that an open after a crash finishes the deletion
         // instead of applying the tree's changes again.
         if (failure) throw failure;
-        await changeLog.treeRemoved(id);
+        try {
+          await changeLog.treeRemoved(id);
+        } catch (err) {
+          if (err instanceof ChangeLogSyncError) fail("the change log could not be synced", { error: String(err) });
+          throw err;
+        }
         await trees.remove({ _id: id }, {});
         await cards.remove({ treeId: id }, { multi: true });
       },
@@ -295,14 +421,16 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         if (changeLog.latestRevision(change.treeId) >= change.revision) {
           throw new ConflictError("The tree changed meanwhile; try again.");
         }
-        let entry;
+        let entry: LogEntry;
         try {
           entry = await changeLog.append(change, tree);
         } catch (err) {
           if (err instanceof ChangeLogUndoError) fail("a failed append to the change log could not be undone", { error: String(err) });
+          else if (err instanceof ChangeLogSyncError) fail("the change log could not be synced", { error: String(err) });
           else log("a write failed and was undone", { collection: "changes", error: String(err) });
           throw err;
         }
+        loggedSinceCheckpoint += entry.length;
         let cardsApplied = false;
         try {
           await putMany(cards, change.after);
@@ -320,6 +448,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
           throw err;
         }
         changeLog.applied(entry);
+        if (loggedSinceCheckpoint >= checkpointPolicy.logBytes) checkpointAll().catch(checkpointFailed);
       },
       since: async (treeId, since, limit) => {
         if (failure) throw failure;
@@ -382,18 +511,22 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         await scripts.remove({ _id: id }, {});
       },
     },
-    idempotency,
+    checkpointNow: () => checkpointAll(),
+    idempotency: opened,
     close: async () => {
       if (status === "closed") return;
+      if (checkpointTimer) clearInterval(checkpointTimer);
       await stopCompaction();
-      // NeDB's compaction is queued after every pending write, so this also flushes; it
-      // leaves one line per record for a fast next start. A failed store is left as it is.
-      if (!failure) await Promise.all(all.map((db) => original(db).compactDatafileAsync()));
+      await checkpointing?.catch(() => undefined);
+      // Each compaction is queued after every pending write, so this also flushes; it
+      // leaves one line per record for a fast next start (and checkpoints cards and
+      // trees). A failed store is left as it is.
+      if (!failure) for (const compactor of compactors.values()) await compactor.compact();
       await changeLog.close();
-      await idempotency.close();
+      for (const datafile of datafiles.values()) await datafile.close();
+      await opened.close();
       status = "closed";
-      // NeDB's own compaction above wrote new files with the umask's mode.
-      await tightenDirectory(dataDir).catch((err) => log("could not make the data files private", { error: String(err) }));
+      await fs.makePrivate(dataDir).catch((err) => log("could not make the data files private", { error: String(err) }));
       await unlock();
     },
   };
@@ -460,6 +593,41 @@ async function recoverFromChangeLog(changeLog: ChangeLog, trees: Datastore<Doc>,
     }
   }
   if (replayed > 0) log("applied logged changes a crash kept from the datafiles", { changes: replayed });
+}
+
+/**
+ * At open, when both redo-logged datafiles have a checkpoint (and were cut back to it):
+ * finishes the deletion of trees the log says were deleted, undoes again the changes that
+ * were aborted after `from` (their undo may have been lost with what the cut dropped), and
+ * applies again, in the order they were logged, every change kept after `from`. Changes
+ * carry whole records and those of one tree were logged one after another, so this leaves
+ * each record as the last change that touched it left it.
+ */
+async function redoFromCheckpoint(changeLog: ChangeLog, trees: Datastore<Doc>, cards: Datastore<Doc>, from: number, log: RepairLog): Promise<void> {
+  const storedRevision = new Map(original(trees).getAllData().map((t) => [t._id as string, (t.revision as number | undefined) ?? 0]));
+  const deleted = [...changeLog.removedTrees].filter((id) => storedRevision.has(id));
+  if (deleted.length > 0) {
+    await trees.remove({ _id: { $in: deleted } }, { multi: true });
+    log("finished deleting trees a crash interrupted", { trees: deleted.length });
+  }
+  const removed = changeLog.removedTrees;
+  const aborted = changeLog.abortedAfter(from);
+  for (let i = 0; i < aborted.length; i += 32) {
+    for (const { change } of await changeLog.read(aborted.slice(i, i + 32))) await revertCards(cards, change);
+  }
+  const redo = changeLog.changesAfter(from).filter((entry) => !removed.has(entry.treeId));
+  for (let i = 0; i < redo.length; i += 32) {
+    for (const { change, tree } of await changeLog.read(redo.slice(i, i + 32))) {
+      await putMany(cards, change.after);
+      await putMany(trees, [tree]);
+    }
+  }
+  // Cards of the deleted trees go with the sweep of cards without a tree, which follows.
+  // Reported: the changes whose tree record had not got that far (the rest were redone
+  // in case their cards had not, which the tree record cannot tell after a power cut).
+  const missing = redo.filter((entry) => entry.revision > (storedRevision.get(entry.treeId) ?? 0)).length;
+  if (missing > 0) log("applied logged changes a crash kept from the datafiles", { changes: missing, redone: redo.length });
+  if (aborted.length > 0) log("undid again changes aborted after the last checkpoint", { changes: aborted.length });
 }
 
 /**

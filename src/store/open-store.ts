@@ -77,7 +77,12 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
     }
   }
   const { openNedbStore } = await import("./nedb-store.js");
-  const store = await openNedbStore(config.dataDir, { log: options.log, compaction: config.compaction, faults: options.faults });
+  const store = await openNedbStore(config.dataDir, {
+    log: options.log,
+    compaction: config.compaction,
+    faults: options.faults,
+    sync: config.sync,
+  });
   try {
     return { store, settings: await loadSettings(config.dataDir) };
   } catch (err) {

@@ -7,7 +7,7 @@
  * to drive the store into its failed state. The file is consumed by that one failure.
  * The server wires it only when CARDTREE_FAULTS_FILE is set (src/server.ts).
  */
-import { appendFileSync, readFileSync, unlinkSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 
 export interface InjectedFault {
   code: "ENOSPC";
@@ -40,9 +40,9 @@ export function failedUndo(): never {
   throw Object.assign(new Error("EROFS: read-only file system (injected)"), { code: "EROFS" });
 }
 
-/** Writes the first half of `text`, then throws the error a full disk gives. */
-export function failLikeFullDisk(file: string, text: string): never {
-  appendFileSync(file, text.slice(0, Math.floor(text.length / 2)));
+/** Writes the first half of `text` with `write`, then throws the error a full disk gives. */
+export async function failLikeFullDisk(write: (half: string) => Promise<void>, file: string, text: string): Promise<never> {
+  await write(text.slice(0, Math.floor(text.length / 2)));
   throw Object.assign(new Error(`ENOSPC: no space left on device, write (injected) '${file}'`), {
     code: "ENOSPC",
     errno: -28,

@@ -1,0 +1,195 @@
+/**
+ * `npm run bench -- --durability` (issue 32): what answering only after fdatasync costs,
+ * and the power-cut run at scale.
+ * - Card writes side by side, alternating rounds: the code before this work ("today",
+ *   built from `BENCH_BASELINE`, default `main`, into a temporary directory), this code with
+ *   `SYNC=on` (the default) and with `SYNC=off`. 16 connections creating cards in a 1k-card
+ *   tree, then one connection alone (its p50 is the latency a single writer sees).
+ * - Start-up with 100,000 cards (spawn until /healthz answers), today's code against this
+ *   one, each on its own copy of a data directory today's code filled and stopped.
+ * - Thousands of power cuts on the simulated disk (test/store/power-cut-run.ts), with figures.
+ */
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import path from "node:path";
+import { runPowerCuts } from "../../test/store/power-cut-run.js";
+import { CardtreeClient } from "../cardtree-client.js";
+import { generateTree } from "../generate.js";
+import { ROOT, startPinned, type Pinned } from "../processes.js";
+import { median, type Report } from "../report.js";
+import { fill } from "./startup.js";
+import { runWrk, settle } from "../wrk.js";
+
+interface Variant {
+  id: string;
+  label: string;
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** Builds the server of `revision` into a directory of its own, with this checkout's node_modules. */
+function buildBaseline(workDir: string, revision: string): string {
+  const dir = path.join(workDir, "baseline");
+  mkdirSync(dir);
+  execFileSync("sh", ["-c", `git archive ${revision} | tar -x -C ${JSON.stringify(dir)}`], { cwd: ROOT });
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
+  execFileSync(process.execPath, ["-e", "import('./scripts/build.mjs').then((m) => m.build())"], { cwd: dir, stdio: "ignore" });
+  return dir;
+}
+
+async function startVariant(variant: Variant, dataDir: string, workDir: string): Promise<Pinned> {
+  return startPinned({
+    command: () => [process.execPath, "dist/server.mjs"],
+    cwd: variant.cwd,
+    env: { DATA_DIR: dataDir, LOG: "off", ...variant.env },
+    logFile: path.join(workDir, `durability-${variant.id}.log`),
+    readyPath: "/healthz",
+    timeoutMs: 180_000,
+  });
+}
+
+export async function durabilityScenarios(options: {
+  report: Report;
+  workDir: string;
+  seconds: number;
+  rounds: number;
+  startupCards: number;
+  startupRepetitions: number;
+  powerCuts: number;
+}): Promise<void> {
+  const { report, workDir } = options;
+  const revision = process.env.BENCH_BASELINE ?? "main";
+  console.log(`Building today's server (${revision}) for comparison...`);
+  const baselineDir = buildBaseline(workDir, revision);
+  const variants: Variant[] = [
+    { id: "today", label: `today (${revision})`, cwd: baselineDir, env: {} },
+    { id: "sync-on", label: "SYNC=on (default)", cwd: ROOT, env: { SYNC: "on" } },
+    { id: "sync-off", label: "SYNC=off", cwd: ROOT, env: { SYNC: "off" } },
+  ];
+
+  // Writes: each variant on its own data directory with its own 1k-card tree.
+  const servers = new Map<string, { dataDir: string; treeId: string; parentId: string; email: string; password: string }>();
+  for (const variant of variants) {
+    const dataDir = path.join(workDir, `writes-${variant.id}`);
+    mkdirSync(dataDir);
+    const server = await startVariant(variant, dataDir, workDir);
+    const email = `writer-${variant.id}@bench.example`;
+    const client = await CardtreeClient.signUp(server.url, email);
+    const treeId = await client.treeWith("Durability 1k", generateTree(1_000, 4));
+    const cards = await client.json<{ _id: string; parentId: string | null }[]>("GET", `/api/trees/${treeId}/cards`);
+    servers.set(variant.id, { dataDir, treeId, parentId: cards.find((c) => c.parentId === null)!._id, email, password: client.password });
+    await server.stop();
+  }
+  const figures = new Map<string, { rps: number[]; p50: number[]; p99: number[]; single: number[]; errors: number }>();
+  for (let round = 0; round < options.rounds; round++) {
+    for (const variant of variants) {
+      const setup = servers.get(variant.id)!;
+      const server = await startVariant(variant, setup.dataDir, workDir);
+      const { authorization } = new CardtreeClient(server.url, setup.email, setup.password);
+      const load = (connections: number) =>
+        runWrk({
+          url: `${server.url}/api/trees/${setup.treeId}/cards`,
+          headers: { Authorization: authorization },
+          script: { BENCH_CARD_TREE: setup.treeId, BENCH_CARD_PARENT: setup.parentId },
+          seconds: options.seconds,
+          connections,
+          targetPid: server.process.pid!,
+        });
+      const many = await load(16);
+      await settle(server.url);
+      const one = await load(1);
+      const entry = figures.get(variant.id) ?? { rps: [], p50: [], p99: [], single: [], errors: 0 };
+      entry.rps.push(many.requestsPerSecond);
+      entry.p50.push(many.p50Ms);
+      entry.p99.push(many.p99Ms);
+      entry.single.push(one.p50Ms);
+      entry.errors += many.errors + one.errors;
+      figures.set(variant.id, entry);
+      await server.stop();
+    }
+  }
+  for (const variant of variants) {
+    const f = figures.get(variant.id)!;
+    report.add({
+      id: `durability-writes-${variant.id}`,
+      scenario: `create cards, 16 connections, 1k-card tree, ${variant.label}`,
+      requestsPerSecond: median(f.rps),
+      p50Ms: median(f.p50),
+      p99Ms: median(f.p99),
+      errors: f.errors,
+      note: `single writer p50 ${median(f.single).toFixed(2)} ms; rounds: ${f.rps.map((r) => r.toFixed(0)).join(", ")} req/s`,
+    });
+  }
+  const on = figures.get("sync-on")!;
+  for (const anchor of ["today", "sync-off"]) {
+    const base = figures.get(anchor)!;
+    const ratio = median(on.rps) / median(base.rps);
+    report.target({
+      name: `card writes with fsync (SYNC=on) vs ${anchor === "today" ? `today's code (${revision})` : "SYNC=off"}, 16 connections`,
+      wanted: ">= 0.8",
+      measured: ratio.toFixed(2),
+      met: ratio >= 0.8,
+    });
+    const extra = median(on.single) - median(base.single);
+    report.target({
+      name: `single-writer latency p50, SYNC=on minus ${anchor === "today" ? "today's code" : "SYNC=off"}`,
+      wanted: "<= 2 ms",
+      measured: `${extra.toFixed(2)} ms`,
+      met: extra <= 2,
+    });
+  }
+
+  // Start-up with 100,000 cards: today's code fills a directory and stops; each variant starts on its own copy.
+  console.log(`Start-up with ${options.startupCards} cards...`);
+  const filled = path.join(workDir, "startup-filled");
+  mkdirSync(filled);
+  const filler = await startVariant(variants[0], filled, workDir);
+  await fill(filler, options.startupCards);
+  await filler.stop();
+  for (const variant of variants.slice(0, 2)) {
+    const dataDir = mkdtempSync(path.join(workDir, `startup-${variant.id}-`));
+    cpSync(filled, dataDir, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" });
+    // The first start converts nothing for today's code and checkpoints for this one: not counted.
+    await (await startVariant(variant, dataDir, workDir)).stop();
+    const times: number[] = [];
+    for (let i = 0; i < options.startupRepetitions; i++) {
+      const server = await startVariant(variant, dataDir, workDir);
+      times.push(server.startMs);
+      await server.stop();
+    }
+    report.add({
+      id: `durability-startup-${variant.id}`,
+      scenario: `start-up with ${options.startupCards} cards, ${variant.label}`,
+      ms: median(times),
+      note: `each: ${times.map((t) => t.toFixed(0)).join(", ")} ms`,
+    });
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  const startToday = report.find("durability-startup-today")!.ms!;
+  const startNow = report.find("durability-startup-sync-on")!.ms!;
+  report.target({
+    name: `start-up with ${options.startupCards} cards, this code vs today's`,
+    wanted: "<= 1.1 (no worse, within noise)",
+    measured: (startNow / startToday).toFixed(2),
+    met: startNow / startToday <= 1.1,
+  });
+
+  // Power cuts at scale.
+  const seed = Number(process.env.POWER_CUT_SEED ?? Date.now() % 1_000_000);
+  console.log(`Power cuts: ${options.powerCuts} with seed ${seed}...`);
+  const cuts = await runPowerCuts({
+    seed,
+    cuts: options.powerCuts,
+    progress: (n) => {
+      if (n % 250 === 0) console.log(`  ${n} cuts`);
+    },
+  });
+  report.add({
+    id: "durability-power-cuts",
+    scenario: `power cuts on the simulated disk (seed ${seed})`,
+    ms: cuts.ms,
+    note:
+      `${cuts.cuts} cuts (${cuts.cutsDuringOpen} during the open after a cut), ${cuts.answeredWritesChecked} answered writes checked, ` +
+      `${cuts.unansweredButKept} unanswered changes found applied, ${cuts.opensThatRedid} opens redid changes, ${cuts.treesChecked} tree checks; none failed`,
+  });
+}
