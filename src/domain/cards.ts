@@ -4,7 +4,7 @@
  * under the tree's write lock, so concurrent moves cannot build a cycle between them.
  */
 import type { DomainContext } from "./context.js";
-import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.js";
+import { ConflictError, NotFoundError, ValidationError, MissingParentError } from "../shared/errors.js";
 import { presentCard } from "./presenters.js";
 import { RECORD_ID } from "../shared/ids.js";
 import { withRecordId } from "./client-ids.js";
@@ -46,7 +46,7 @@ export async function getCard(ctx: DomainContext, actor: Actor | null, cardId: s
  * can only say what an id looks like (issue 28: requests it allows are never a 400).
  */
 function assertParent(exists: boolean): void {
-  if (!exists) throw new NotFoundError("The parent card (a live card of this tree)");
+  if (!exists) throw new MissingParentError();
 }
 
 /**

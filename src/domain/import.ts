@@ -2,7 +2,7 @@
  * Import (SPEC §7): a Markdown or JSON seed becomes a subtree under `parentId`, after the
  * existing children, all or nothing. Parsing lives in src/formats/; this is the command.
  */
-import { NotFoundError } from "../shared/errors.js";
+import { MissingParentError } from "../shared/errors.js";
 import type { StoredCard } from "../shared/records.js";
 import { seedInput } from "../shared/schemas.js";
 import { assertCardsFit, cardsFromSeed, positionAfter, withFileIds, withinCardAllowance } from "./card-batches.js";
@@ -25,7 +25,7 @@ export const importSeed = treeCommand({
     const nodes = await parseSeedOffThread(ctx, seed);
     const live = await ctx.store.cards.liveByTree(tree._id);
     if (parentId !== null && !live.some((c) => c._id === parentId)) {
-      throw new NotFoundError("The parent card (a live card of this tree)");
+      throw new MissingParentError();
     }
     const firstPosition = positionAfter(live.filter((c) => c.parentId === parentId));
     const at = ctx.clock.now();

@@ -60,6 +60,19 @@ export class NotFoundError extends DomainError {
   }
 }
 
+/**
+ * A card's parent that is not a live card of its tree (deleted meanwhile, or never there):
+ * 404, the one a client retrying an offline change tells apart from its own card being gone
+ * (src/web/model/sync.ts moves the change to the nearest surviving ancestor).
+ */
+export const MISSING_PARENT = "The parent card (a live card of this tree)";
+
+export class MissingParentError extends NotFoundError {
+  constructor() {
+    super(MISSING_PARENT);
+  }
+}
+
 export class ConflictError extends DomainError {
   constructor(
     message: string,

@@ -24,6 +24,7 @@
  * same code runs in the browser and in the Node simulation (test/offline/).
  */
 import type { Card } from "../../shared/records.js";
+import { MISSING_PARENT } from "../../shared/errors.js";
 import { ApiError, type ApiClient } from "../api.js";
 import { newIdempotencyKey, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
 import type { CardVersions } from "./versions.js";
@@ -512,7 +513,7 @@ export class SyncQueue {
       return false;
     }
     this.inFlight.delete(op);
-    if (error instanceof ApiError && error.status === 404 && entry.kind === "update" && card) {
+    if (error instanceof ApiError && error.status === 404 && entry.kind === "update" && card && !isMissingParent(error)) {
       // Deleted on the server meanwhile (it, or an ancestor): the writer's card comes back.
       this.forget(op);
       this.hooks.gone(card, entry);
@@ -614,8 +615,9 @@ function currentCard(error: ApiError): Card | null {
   return current && typeof current === "object" && typeof current._id === "string" ? current : null;
 }
 
-/** A 400 saying the parent card is not (any longer) in the tree. */
+/** A refusal saying the parent card is not (any longer) in the tree: 404 (MISSING_PARENT) now, 400 from older servers. */
 function isMissingParent(error: ApiError): boolean {
+  if (error.status === 404 && error.message.startsWith(MISSING_PARENT)) return true;
   if (error.status !== 400 && error.status !== 422 && error.status !== 404) return false;
   const details = error.details;
   if (Array.isArray(details)) return details.some((d: { path?: string }) => d?.path === "parentId");
