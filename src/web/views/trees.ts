@@ -60,7 +60,11 @@ export function renderTrees(app: AppContext, root: HTMLElement, context: object)
         rememberTrees(app, trees);
         draw();
         message.hidden = false;
-        message.textContent = "Offline: your trees as this browser last saw them. Those opened lately open offline too.";
+        // Say which it was: no network, or a server that answered with an error.
+        message.textContent =
+          error instanceof NetworkError
+            ? "Offline: your trees as this browser last saw them. Those opened lately open offline too."
+            : `${describeError(error)} Meanwhile, your trees as this browser last saw them.`;
         return;
       }
       message.textContent = describeError(error);
