@@ -49,6 +49,11 @@ export default defineConfig({
   test: {
     globalSetup: ["test/global-setup.ts"],
     testTimeout: 30_000,
+    // In CI a failed test runs once more before it counts: a few integration tests (a stream
+    // across a PostgreSQL restart, a subscription through urql) failed once in a full run and
+    // passed alone, on a machine shared with other work. A test that fails twice still fails
+    // the run; the retried ones are named in vitest's output ("retry x1").
+    retry: process.env.CI === "true" ? 1 : 0,
     hookTimeout: 60_000,
     // Integration suites each start their own server; two cores, so keep it modest.
     maxWorkers: 2,

@@ -87,6 +87,8 @@ export class SimTab {
   /** Conflicts kept visible (overlapping edits, both texts between markers). */
   conflicts = 0;
   broughtBack = 0;
+  /** Moves the server refused as cycles (another writer moved the target under this card meanwhile). */
+  movesRefused = 0;
   /** Cards brought back: the id the writer edited, and the new card's (shared by a device's tabs). */
   get cameBack(): Map<string, string> {
     return this.device.cameBack;
@@ -164,6 +166,14 @@ export class SimTab {
           throw new Error("the server did not keep a client-chosen id");
         },
         refused: (kind, _card, error) => {
+          // Two writers moving cards under each other meanwhile: the server refuses the move
+          // that would make a cycle (409). No text is lost; the writer is told (the page's
+          // refused hook), and the tab takes the server's placement back.
+          if (kind === "update" && error.status === 409 && /moved under itself/.test(error.message)) {
+            this.movesRefused += 1;
+            void this.catchUp().catch(() => undefined);
+            return;
+          }
           throw new Error(`a ${kind} was refused: ${error.status} ${error.message}`);
         },
         signedOut: () => {
