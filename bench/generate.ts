@@ -4,18 +4,10 @@
  * mixed lengths, and Markdown documents with a given number of headings for the import
  * and pandoc scenarios. A fixed-seed generator makes every run write the same bytes.
  */
+import { seededRandom } from "../test/helpers/seeded-random.js";
 
-/** mulberry32: small, fast and good enough to vary text; not for anything secret. */
-export function randomSource(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The tests' seeded generator (mulberry32), under the name the bench uses. */
+export const randomSource = seededRandom;
 
 const WORDS = (
   "the a of and to in is was that it for on with as his her they at by this had from but not " +

@@ -16,22 +16,13 @@
  * - every tab's tree equals the server's;
  * - nothing was applied twice: no text written once is in two cards, no outbox keeps anything.
  */
+import { seededRandom } from "../helpers/seeded-random.js";
 import type { Card } from "../../src/shared/records.js";
 import { Api, buildTree, buildUser, shareTree } from "../helpers/api.js";
 import type { TestServer } from "../helpers/server.js";
 import { SimDevice, SimTab, type Accepted, type SimNet } from "./sim-client.js";
 
-/** mulberry32: a small seeded generator, enough for choosing. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+
 
 export interface SimulationOptions {
   seed: number;
@@ -75,7 +66,7 @@ export interface SimulationReport {
 }
 
 export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
-  const rng = random(options.seed);
+  const rng = seededRandom(options.seed);
   const pick = <T>(items: T[]): T => items[Math.floor(rng() * items.length)];
   const servers: (TestServer | null)[] = [...options.servers];
   const offline = new Set<SimDevice>();

@@ -15,6 +15,7 @@
  * anything after it (every call's promise stays pending, as if the machine had stopped);
  * `image()` is then the disk as a reboot finds it, to open again with `fromImage`.
  */
+import { seededRandom } from "../helpers/seeded-random.js";
 import path from "node:path";
 import type { FileHandle, FileSystem, OpenFlags } from "../../src/store/file-system.js";
 
@@ -71,17 +72,7 @@ export type DiskImage = Map<string, Buffer>;
 
 const SECTOR = 512;
 
-/** mulberry32: a small seeded generator, so that a failing run can be repeated from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 function enoent(syscall: string, file: string): Error {
   return Object.assign(new Error(`ENOENT: no such file or directory, ${syscall} '${file}'`), { code: "ENOENT", syscall, path: file });
