@@ -245,8 +245,26 @@ export class LiveTree {
 
   /** The card becomes the server's copy. Returns true if it moved. */
   private take(card: Card, server: Card): boolean {
-    const { versions, view } = this.host;
+    const { versions, view, state } = this.host;
     if (server.__v <= versions.base(card).__v) return false;
+    if (server.parentId !== null && server.parentId !== card.parentId && state.isDescendantOrSelf(server.parentId, card._id)) {
+      // Someone moved this card under one that this writer moved under it, not saved yet
+      // (offline): that move will be refused (a card under its own descendant, 409) and its
+      // card goes back (model/sync.ts). It goes back now, so that the tree never holds a loop.
+      for (let id: string | null = server.parentId; id !== null && id !== card._id; ) {
+        const on = state.get(id);
+        if (!on) break;
+        const next = on.parentId;
+        const base = versions.base(on);
+        if (on.parentId !== base.parentId) {
+          on.parentId = base.parentId;
+          on.position = base.position;
+        }
+        id = next;
+      }
+      // Still a loop (not one of this writer's moves): keep the card as it is until the next reload.
+      if (state.isDescendantOrSelf(server.parentId, card._id)) return false;
+    }
     const moved = card.parentId !== server.parentId || card.position !== server.position;
     const edited = card.content !== server.content;
     card.content = server.content;

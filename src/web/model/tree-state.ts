@@ -97,9 +97,13 @@ export class TreeState {
   }
 
   /** Nearest first. */
+  /**
+   * Nearest first. A loop of parents (which the state must never hold, but a bug elsewhere
+   * once made: a remote move over a local one) ends the walk instead of the tab.
+   */
   ancestors(id: string): Card[] {
     const out: Card[] = [];
-    for (let card = this.parent(id); card; card = this.get(card.parentId)) out.push(card);
+    for (let card = this.parent(id); card && out.length < this.byId.size; card = this.get(card.parentId)) out.push(card);
     return out;
   }
 
@@ -117,7 +121,8 @@ export class TreeState {
   }
 
   isDescendantOrSelf(id: string, ofId: string): boolean {
-    for (let card = this.byId.get(id); card; card = this.get(card.parentId)) if (card._id === ofId) return true;
+    let steps = 0;
+    for (let card = this.byId.get(id); card && steps <= this.byId.size; card = this.get(card.parentId), steps++) if (card._id === ofId) return true;
     return false;
   }
 
