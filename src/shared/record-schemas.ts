@@ -32,6 +32,7 @@ export const userView = z.object({
 export const preferencesRecord = z.object({
   theme: z.enum(THEMES).describe("the colour theme of the browser client"),
   fontSize: z.literal(FONT_SIZES).describe("the cards' text size in CSS pixels"),
+  keys: z.record(z.string(), z.array(z.string())).describe("the user's own keyboard shortcuts: each rebound action's keys by its event; `{}` when every key is the default"),
 });
 
 export const treeRecord = z.object({
