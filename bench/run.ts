@@ -28,6 +28,8 @@
  * and the memory they hold), on a server of its own with the stream limits raised.
  * `--offline` runs only the offline figures (issue 26: 1,000 changes queued offline sent on
  * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
+ * `--presence` runs only issue 30's figure: a card write's cost with 0 and with 200 presence
+ * watchers, side by side.
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -53,6 +55,7 @@ import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
 import { wireScenarios } from "./scenarios/wire.js";
 import { offlineScenarios } from "./scenarios/offline.js";
+import { presenceScenarios } from "./scenarios/presence.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -81,6 +84,8 @@ const manyReadersOnly = flag("many-readers");
 const wireOnly = flag("wire");
 /** `--offline`: only the offline figures (issue 26). */
 const offlineOnly = flag("offline");
+/** `--presence`: only a card write's cost with 0 and 200 presence watchers (issue 30). */
+const presenceOnly = flag("presence");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -212,6 +217,22 @@ async function main(): Promise<void> {
     await offline.stop();
     report.print();
     report.write(path.join(ROOT, "bench", "results.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+  if (presenceOnly) {
+    const presence = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: dataDir, SIGNUP_LIMIT_PER_ADDRESS: "100" },
+      logFile: path.join(workDir, "server.log"),
+      readyPath: "/healthz",
+    });
+    console.log("Presence: card writes with 0 and 200 watchers...");
+    const owner = await CardtreeClient.signUp(presence.url, "owner@presence.bench.example");
+    const tree = await owner.treeWith("Presence", generateTree(200, 30));
+    await presenceScenarios({ report, server: presence, owner, treeId: tree, writes: quick ? 200 : 1000 });
+    await presence.stop();
+    report.print();
     rmSync(workDir, { recursive: true, force: true });
     return;
   }

@@ -26,6 +26,7 @@ import { scriptingApi, type ScriptingApi } from "./scripting.js";
 import { renderLogin } from "./views/login.js";
 import { renderPublicPage } from "./views/public-page.js";
 import { renderSettings } from "./views/settings.js";
+import { renderShortcutSettings } from "./views/shortcut-settings.js";
 import { createUserScripts } from "./user-scripts.js";
 import { renderTreePage } from "./views/tree-page.js";
 import { renderTrees } from "./views/trees.js";
@@ -71,6 +72,8 @@ function show(route: Route): void {
     disposePage = renderTreePage(app, root, route.treeId, pageContext);
   } else if (route.page === "settings") {
     disposePage = renderSettings(app, root, userScripts.loaded());
+  } else if (route.page === "keys") {
+    disposePage = renderShortcutSettings(app, root);
   } else {
     disposePage = renderTrees(app, root, pageContext);
   }

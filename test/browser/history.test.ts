@@ -1,5 +1,5 @@
 /**
- * The history panel (SPEC §8, §10): `h` opens it; a card's versions with "Restore this
+ * The history panel (SPEC §8, §10): Shift+H opens it; a card's versions with "Restore this
  * version", the tree's changes with their differences and "Restore the tree to this point",
  * and the trash with "Restore". Each restore is checked on the page and on the server.
  */
@@ -21,11 +21,11 @@ describeInBrowser("the history panel", () => {
   };
   const panel = () => writer.page.locator("dialog[open].history-panel");
   const openPanel = async () => {
-    await writer.page.keyboard.press("h");
+    await writer.page.keyboard.press("Shift+H");
     await panel().waitFor();
   };
 
-  it("opens with h, is labelled, moves between tabs with the arrows, and Escape gives the focus back", async () => {
+  it("opens with Shift+H, is labelled, moves between tabs with the arrows, and Escape gives the focus back", async () => {
     const setup = await select("## Setup");
     await openPanel();
     expect(await panel().getAttribute("aria-labelledby")).toBeTruthy();

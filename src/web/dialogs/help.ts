@@ -60,6 +60,7 @@ export function showHelpDialog(): void {
     ),
   );
   const close = h("button", { type: "button", class: "button button-primary", onclick: () => modal.close() }, "Close");
-  modal.footer.append(close);
+  // A link followed in the app (data-nav); the dialog closes as the page changes.
+  modal.footer.append(h("a", { class: "button", href: "/settings/keys", "data-nav": true, onclick: () => modal.close() }, "Change the keys…"), close);
   close.focus();
 }
