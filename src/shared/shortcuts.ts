@@ -77,7 +77,7 @@ export const SHORTCUTS: readonly Shortcut[] = [
 export const REBINDABLE_EVENTS: readonly string[] = SHORTCUTS.filter((s) => !s.fixed).map((s) => s.event);
 
 /** At most this many keys per action. */
-export const MAX_KEYS_PER_ACTION = 4;
+export const MAX_KEYS_PER_ACTION = 6;
 
 /** A user's own keys: for each action they changed, its keys (none: the action has no key). */
 export type KeyBindings = Record<string, string[]>;

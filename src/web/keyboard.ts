@@ -31,10 +31,13 @@ export function currentShortcuts(): readonly Shortcut[] {
 /** The keys Mousetrap has from us (a user script's own bindings are left alone). */
 let bound: string[] = [];
 
+/** Binds the keys again from the signed-in user's preferences (a tree page calls it as it opens). */
+export let refreshShortcuts: () => void = () => undefined;
+
 export function installKeyboard({ bus, keys, preferences }: Pick<AppContext, "bus" | "keys" | "preferences">): void {
-  bindAll(bus, keys, preferences.read().keys);
+  refreshShortcuts = () => bindAll(bus, keys, preferences.read().keys);
+  refreshShortcuts();
   bus.on("preferences:change", (next) => bindAll(bus, keys, next.keys));
-  bus.on("user:changed", () => bindAll(bus, keys, preferences.read().keys));
   // Ctrl+S is Save in the editor (key:save); anywhere else on a tree page the browser's own
   // "save page" would otherwise run.
   document.addEventListener("keydown", (event) => {

@@ -84,7 +84,7 @@ describe("appearance preferences", () => {
       [{ "key:down": ["g i"] }, "keys.key:down[0]", "is not a key"],
       [{ "key:down": ["hyper+x"] }, "keys.key:down[0]", "is not a key"],
       [{ "key:down": ["j", "J"] }, "keys.key:down[1]", "listed twice"],
-      [{ "key:down": ["a", "b", "c", "d", "e"] }, "keys.key:down", ""],
+      [{ "key:down": ["a", "b", "c", "d", "e", "f", "g"] }, "keys.key:down", ""],
       [{ "key:nothing": ["x"] }, "keys.key:nothing", "not an action"],
       [{ "key:copy": ["ctrl+shift+c"] }, "keys.key:copy", "cannot be rebound"],
       [{ "key:down": "j" }, "keys.key:down", ""],

@@ -22,11 +22,13 @@ import { renderSyncStatus } from "./sync-status.js";
 import { UndoStack } from "../history/undo.js";
 import { showHistoryPanel } from "../history/panel.js";
 import { TreePresence } from "../live/presence.js";
-import { bindingsFor } from "../keyboard.js";
+import { bindingsFor, refreshShortcuts } from "../keyboard.js";
 import type { EventName } from "../events.js";
 import { describeCombo } from "../../shared/shortcuts.js";
 
 export function renderTreePage(app: AppContext, root: HTMLElement, treeId: string, context: object): () => void {
+  // The signed-in user's own keys (known now: the session has loaded).
+  refreshShortcuts();
   const bar = topBar(app);
   const main = h("main", { class: "tree-page" }, pageMessage("Opening the tree…"));
   mount(root, bar.element, main);
