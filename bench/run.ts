@@ -30,6 +30,10 @@
  * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
  * `--presence` runs only issue 30's figure: a card write's cost with 0 and with 200 presence
  * watchers, side by side.
+ * `--no-simulation` with `--offline` leaves the big simulation out (the two timings alone).
+ * `--idempotency` runs only what an Idempotency-Key costs a card write, on the embedded store
+ * and on PostgreSQL one after the other in one run (issue 26; PostgreSQL at DATABASE_URL or
+ * 127.0.0.1:5432), each on a 1,000-card tree, 16 connections, with and without keys in ABBA rounds.
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -48,7 +52,7 @@ import { outlineScenarios } from "./scenarios/outlines.js";
 import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
-import { writeScenarios } from "./scenarios/writes.js";
+import { idempotencyCost, writeScenarios } from "./scenarios/writes.js";
 import { durabilityScenarios } from "./scenarios/durability.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
@@ -86,6 +90,8 @@ const wireOnly = flag("wire");
 const offlineOnly = flag("offline");
 /** `--presence`: only a card write's cost with 0 and 200 presence watchers (issue 30). */
 const presenceOnly = flag("presence");
+/** `--idempotency`: only the cost of Idempotency-Key, both stores side by side (issue 26). */
+const idempotencyOnly = flag("idempotency");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -213,7 +219,7 @@ async function main(): Promise<void> {
       readyPath: "/healthz",
     });
     console.log("Offline writing...");
-    await offlineScenarios({ report, baseUrl: offline.url, quick, serverArgs: ["dist/server.mjs"] });
+    await offlineScenarios({ report, baseUrl: offline.url, quick, serverArgs: ["dist/server.mjs"], noSimulation: flag("no-simulation") });
     await offline.stop();
     report.print();
     report.write(path.join(ROOT, "bench", "results.json"));
@@ -232,6 +238,12 @@ async function main(): Promise<void> {
     const tree = await owner.treeWith("Presence", generateTree(200, 30));
     await presenceScenarios({ report, server: presence, owner, treeId: tree, writes: quick ? 200 : 1000 });
     await presence.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+  if (idempotencyOnly) {
+    await idempotencyScenarios({ report, workDir, dataDir, seconds: quick ? 3 : 10, rounds: quick ? 1 : 3 });
     report.print();
     rmSync(workDir, { recursive: true, force: true });
     return;
@@ -415,3 +427,52 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+/**
+ * `--idempotency`: an Idempotency-Key's cost on both stores in one run, each store's keyed
+ * and plain runs alternated (ABBA) so the neighbours' load drifts over both kinds alike.
+ * PostgreSQL gets a fresh database, dropped after.
+ */
+async function idempotencyScenarios(options: { report: Report; workDir: string; dataDir: string; seconds: number; rounds: number }): Promise<void> {
+  const { default: pg } = await import("pg");
+  const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  const database = `cardtree_bench_idempotency_${Date.now()}`;
+  const query = async (sql: string) => {
+    const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 3_000 });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await query(`CREATE DATABASE ${database}`);
+  const url = new URL(admin);
+  url.pathname = `/${database}`;
+  const stores: { store: string; env: Record<string, string> }[] = [
+    { store: "nedb", env: { DATA_DIR: options.dataDir } },
+    { store: "postgres", env: { STORE: "postgres", DATABASE_URL: url.toString() } },
+  ];
+  const servers: { store: string; server: Awaited<ReturnType<typeof startPinned>>; writer: CardtreeClient; tree: { id: string; label: string } }[] = [];
+  try {
+    for (const { store, env } of stores) {
+      const server = await startPinned({
+        command: () => [process.execPath, "dist/server.mjs"],
+        env,
+        logFile: path.join(options.workDir, `server-${store}.log`),
+        readyPath: "/healthz",
+      });
+      const writer = await CardtreeClient.signUp(server.url, `idempotency-${store}@bench.example`);
+      const id = await writer.treeWith("Idempotency", generateTree(1_000, 26));
+      servers.push({ store, server, writer, tree: { id, label: "1,000-card tree" } });
+    }
+    console.log(`Idempotency-Key on both stores (load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")})...`);
+    for (const each of servers) {
+      await idempotencyCost({ report: options.report, server: each.server, writer: each.writer, tree: each.tree, seconds: options.seconds, rounds: options.rounds, store: each.store });
+      console.log(`(${each.store} done; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")})`);
+    }
+  } finally {
+    await Promise.all(servers.map((each) => each.server.stop()));
+    await query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
+  }
+}
