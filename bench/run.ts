@@ -26,6 +26,9 @@
  * first compressed read of a revision, compressed and plain reads against a raw server).
  * `--many-readers` runs only 10,000 SSE streams on one process (issue 27: one write's fan-out
  * and the memory they hold), on a server of its own with the stream limits raised.
+ * `--pg-writes` runs only card writes on PostgreSQL against the embedded store with SYNC=on
+ * and against BENCH_BASELINE's (default main) PostgreSQL store (issue 27: group commit); it
+ * needs a PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * `--offline` runs only the offline figures (issue 26: 1,000 changes queued offline sent on
  * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
  * `--presence` runs only issue 30's figure: a card write's cost with 0 and with 200 presence
@@ -60,6 +63,7 @@ import { scaleScenarios } from "./scenarios/scale.js";
 import { wireScenarios } from "./scenarios/wire.js";
 import { offlineScenarios } from "./scenarios/offline.js";
 import { presenceScenarios } from "./scenarios/presence.js";
+import { pgWriteScenarios } from "./scenarios/pg-writes.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -86,6 +90,8 @@ const outlinesOnly = flag("outlines");
 const manyReadersOnly = flag("many-readers");
 /** `--wire`: only compression on the wire (issue 27). */
 const wireOnly = flag("wire");
+/** `--pg-writes`: only PostgreSQL card writes against the embedded store's, SYNC=on (issue 27). */
+const pgWritesOnly = flag("pg-writes");
 /** `--offline`: only the offline figures (issue 26). */
 const offlineOnly = flag("offline");
 /** `--presence`: only a card write's cost with 0 and 200 presence watchers (issue 30). */
@@ -155,6 +161,13 @@ async function main(): Promise<void> {
     if (!failed) report.write(path.join(ROOT, "bench", "results.json"));
     rmSync(workDir, { recursive: true, force: true });
     if (failed) process.exit(1);
+    return;
+  }
+  if (pgWritesOnly) {
+    await pgWriteScenarios({ report, workDir, seconds: quick ? 3 : 10, rounds: quick ? 1 : 3 });
+    report.print();
+    report.write(path.join(ROOT, "bench", "results-pg-writes.json"));
+    rmSync(workDir, { recursive: true, force: true });
     return;
   }
   if (durabilityOnly) {
