@@ -29,6 +29,12 @@
  * `--pg-writes` runs only card writes on PostgreSQL against the embedded store with SYNC=on
  * and against BENCH_BASELINE's (default main) PostgreSQL store (issue 27: group commit); it
  * needs a PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
+ * `--lighthouse` runs only Lighthouse 12.2.3 (mobile preset, Debian's Chromium) on a 300-card
+ * tree page and the log-in page, side by side with the client of BENCH_BASELINE (default
+ * main), three runs a page and side (one with --quick); issue 27.
+ * `--browser` runs only the browser client's figures (open, keys, the active card whole in
+ * view with motion allowed) on 5,000 and 100,000 cards (5,000 with --quick), for this checkout
+ * and for BENCH_BASELINE's client (default main) side by side; issue 27.
  * `--offline` runs only the offline figures (issue 26: 1,000 changes queued offline sent on
  * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
  * `--presence` runs only issue 30's figure: a card write's cost with 0 and with 200 presence
@@ -64,6 +70,7 @@ import { wireScenarios } from "./scenarios/wire.js";
 import { offlineScenarios } from "./scenarios/offline.js";
 import { presenceScenarios } from "./scenarios/presence.js";
 import { pgWriteScenarios } from "./scenarios/pg-writes.js";
+import { buildBaseline, lighthouseScenarios } from "./scenarios/lighthouse.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -98,6 +105,10 @@ const offlineOnly = flag("offline");
 const presenceOnly = flag("presence");
 /** `--idempotency`: only the cost of Idempotency-Key, both stores side by side (issue 26). */
 const idempotencyOnly = flag("idempotency");
+/** `--lighthouse`: only Lighthouse on the tree and log-in pages, against the anchor (issue 27). */
+const lighthouseOnly = flag("lighthouse");
+/** `--browser`: only the browser client in Chromium, against the anchor (issues 16 and 27). */
+const browserOnly = flag("browser");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -182,6 +193,47 @@ async function main(): Promise<void> {
     });
     report.print();
     report.write(path.join(ROOT, "bench", "results-durability.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+  if (lighthouseOnly) {
+    console.log(`Lighthouse (load average ${os.loadavg().map((n) => n.toFixed(1)).join(", ")})...`);
+    await lighthouseScenarios({ report, workDir, runs: quick ? 1 : 3 });
+    report.note(`load average after: ${os.loadavg().map((n) => n.toFixed(1)).join(", ")}`);
+    report.print();
+    report.write(path.join(ROOT, "bench", "results-lighthouse.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+  if (browserOnly) {
+    const revision = process.env.BENCH_BASELINE ?? "main";
+    console.log(`Building the anchor (${revision})...`);
+    const sides = [
+      { id: "before", label: `before (${revision})`, cwd: buildBaseline(workDir, revision, "browser-baseline") },
+      { id: "now", label: "this checkout", cwd: ROOT },
+    ];
+    const sizes = (process.env.BENCH_BROWSER_SIZES ?? (quick ? "5000" : "5000,100000")).split(",").map(Number);
+    for (const side of sides) {
+      const dir = path.join(workDir, `browser-${side.id}`);
+      mkdirSync(dir);
+      const server = await startPinned({
+        command: () => [process.execPath, "dist/server.mjs"],
+        cwd: side.cwd,
+        env: { DATA_DIR: dir, LOG: "off" },
+        logFile: path.join(workDir, `browser-${side.id}.log`),
+        readyPath: "/healthz",
+        timeoutMs: 180_000,
+      });
+      console.log(`Browser client in Chromium, ${side.label} (load average ${os.loadavg().map((n) => n.toFixed(1)).join(", ")})...`);
+      try {
+        await browserScenarios({ report, baseUrl: server.url, sizes, label: side.id });
+      } finally {
+        await server.stop();
+      }
+    }
+    report.note(`load average after: ${os.loadavg().map((n) => n.toFixed(1)).join(", ")}`);
+    report.print();
+    report.write(path.join(ROOT, "bench", "results-browser.json"));
     rmSync(workDir, { recursive: true, force: true });
     return;
   }
