@@ -28,7 +28,7 @@ import { newOwnerName } from "../offline/locks.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
 import { copyActive, cutActive, pasteCards } from "./clipboard.js";
 import type { TreeHost } from "./host.js";
-import { addCard, deleteActiveCard, dropCard, mergeCard, moveActiveCard, placeCards, splitCard } from "./structure.js";
+import { addCard, deleteActiveCard, dropCard, mergeCard, moveActiveCard, moveActiveCardWithin, placeCards, splitCard } from "./structure.js";
 import { setTask } from "../model/tasks.js";
 
 /** What a controller needs from the app context. */
@@ -666,6 +666,10 @@ export class TreeController {
     on("key:moveDown", () => moveActiveCard(host, "down"));
     on("key:moveLeft", () => moveActiveCard(host, "left"));
     on("key:moveRight", () => moveActiveCard(host, "right"));
+    on("key:moveUpFive", () => moveActiveCardWithin(host, -5));
+    on("key:moveDownFive", () => moveActiveCardWithin(host, 5));
+    on("key:moveToTop", () => moveActiveCardWithin(host, -Infinity));
+    on("key:moveToBottom", () => moveActiveCardWithin(host, Infinity));
     on("key:editFullscreen", () => this.startEdit(this.active, undefined, "end", { fullscreen: true }));
     // Toggles while editing; with no editor open it opens one in full screen, as it did before
     // key:editFullscreen existed.
