@@ -24,7 +24,7 @@ export interface Config {
    * `shutdownDelayMs`: after SIGTERM, how long /readyz says 503 while new requests are
    * still served, so a load balancer stops sending before the port closes.
    */
-  timeouts: { headersMs: number; requestMs: number; shutdownMs: number; shutdownDelayMs: number };
+  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; shutdownMs: number; shutdownDelayMs: number };
   /** Exports off the event loop (src/formats/export/worker-pool.ts; docs/reliability.md "Markdown and export cost"). */
   exports: { workers: number; queue: number; timeoutMs: number; workerMemoryMb: number };
   /** When the store rewrites a datafile that has grown (src/store/nedb-compaction.ts). */
@@ -180,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     timeouts: {
       headersMs: integer(env.HEADERS_TIMEOUT_MS, 20_000, "HEADERS_TIMEOUT_MS"),
       requestMs: integer(env.REQUEST_TIMEOUT_MS, 60_000, "REQUEST_TIMEOUT_MS"),
+      keepAliveMs: atLeast(1000, integer(env.KEEP_ALIVE_TIMEOUT_MS, 30_000, "KEEP_ALIVE_TIMEOUT_MS"), "KEEP_ALIVE_TIMEOUT_MS"),
       shutdownMs: integer(env.SHUTDOWN_TIMEOUT_MS, 30_000, "SHUTDOWN_TIMEOUT_MS"),
       shutdownDelayMs: integer(env.SHUTDOWN_DELAY_MS, 0, "SHUTDOWN_DELAY_MS"),
     },

@@ -70,6 +70,11 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   // Slow clients may not hold a connection open forever.
   server.requestTimeout = config.timeouts.requestMs;
   server.headersTimeout = config.timeouts.headersMs;
+  // An idle kept-alive connection is closed after this. Node's 5 s let a client that reuses a
+  // connection near that edge (clients keep it a second less than announced) meet a close
+  // whenever its event loop lagged: "other side closed" on a loaded machine. 30 s makes that
+  // edge rare, and stays within a proxy's usual reuse window.
+  server.keepAliveTimeout = config.timeouts.keepAliveMs;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => resolve());
