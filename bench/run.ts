@@ -29,6 +29,7 @@
  * `--pg-writes` runs only card writes on PostgreSQL against the embedded store with SYNC=on
  * and against BENCH_BASELINE's (default main) PostgreSQL store (issue 27: group commit); it
  * needs a PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
+ * `--startup` runs only start-up with 100,000 cards and the first GraphQL request (issue 27).
  * `--offline` runs only the offline figures (issue 26: 1,000 changes queued offline sent on
  * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
  * Results go to stdout and to bench/results.json.
@@ -85,6 +86,8 @@ const manyReadersOnly = flag("many-readers");
 const wireOnly = flag("wire");
 /** `--pg-writes`: only PostgreSQL card writes against the embedded store's, SYNC=on (issue 27). */
 const pgWritesOnly = flag("pg-writes");
+/** `--startup`: only start-up with 100,000 cards and the first GraphQL request of a process (issue 27). */
+const startupOnly = flag("startup");
 /** `--offline`: only the offline figures (issue 26). */
 const offlineOnly = flag("offline");
 const settings = {
@@ -211,6 +214,37 @@ async function main(): Promise<void> {
     rmSync(workDir, { recursive: true, force: true });
     return;
   }
+  const startup = async () => {
+    console.log(`Start-up with ${settings.startupCards} cards...`);
+    const storeDir = path.join(workDir, "store-100k");
+    mkdirSync(storeDir);
+    const filler = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: storeDir },
+      logFile: path.join(workDir, "filler.log"),
+      readyPath: "/healthz",
+    });
+    const started = performance.now();
+    const filled = await fill(filler, settings.startupCards);
+    report.add({ id: "seed-100k", scenario: `seed ${settings.startupCards} cards (10 trees) via /cards/seed`, ms: performance.now() - started, rssMb: filler.rss() / 1e6 });
+    await filler.stop();
+    await startupScenarios({
+      report,
+      dataDir: storeDir,
+      workDir,
+      client: filled.client,
+      treeId: filled.treeIds[0],
+      cards: settings.startupCards,
+      repetitions: settings.repetitions,
+      quick,
+    });
+  };
+  if (startupOnly) {
+    await startup();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
   const dataDir = path.join(workDir, "data");
   mkdirSync(dataDir);
   if (offlineOnly) {
@@ -266,7 +300,7 @@ async function main(): Promise<void> {
   }
 
   const big = generateTree(10_000, 1);
-  let started = performance.now();
+  const started = performance.now();
   const bigTree = await reader.treeWith("Bench 10k", big);
   report.add({ id: "seed-10k", scenario: `seed a 10k-card tree (depth ${maxDepth(big)}) via /cards/seed`, ms: performance.now() - started });
   const publicUrl = "bench-10k";
@@ -363,29 +397,7 @@ async function main(): Promise<void> {
   await offlineScenarios({ report, baseUrl: server.url, quick, serverArgs: ["dist/server.mjs"] });
   await server.stop();
 
-  console.log(`Start-up with ${settings.startupCards} cards...`);
-  const storeDir = path.join(workDir, "store-100k");
-  mkdirSync(storeDir);
-  const filler = await startPinned({
-    command: () => [process.execPath, "dist/server.mjs"],
-    env: { DATA_DIR: storeDir },
-    logFile: path.join(workDir, "filler.log"),
-    readyPath: "/healthz",
-  });
-  started = performance.now();
-  const filled = await fill(filler, settings.startupCards);
-  report.add({ id: "seed-100k", scenario: `seed ${settings.startupCards} cards (10 trees) via /cards/seed`, ms: performance.now() - started, rssMb: filler.rss() / 1e6 });
-  await filler.stop();
-  await startupScenarios({
-    report,
-    dataDir: storeDir,
-    workDir,
-    client: filled.client,
-    treeId: filled.treeIds[0],
-    cards: settings.startupCards,
-    repetitions: settings.repetitions,
-    quick,
-  });
+  await startup();
 
   await manyReaders();
 
