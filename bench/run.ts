@@ -35,6 +35,7 @@
  * `--browser` runs only the browser client's figures (open, keys, the active card whole in
  * view with motion allowed) on 5,000 and 100,000 cards (5,000 with --quick), for this checkout
  * and for BENCH_BASELINE's client (default main) side by side; issue 27.
+ * `--startup` runs only start-up with 100,000 cards and the first GraphQL request (issue 27).
  * `--offline` runs only the offline figures (issue 26: 1,000 changes queued offline sent on
  * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
  * `--presence` runs only issue 30's figure: a card write's cost with 0 and with 200 presence
@@ -99,6 +100,8 @@ const manyReadersOnly = flag("many-readers");
 const wireOnly = flag("wire");
 /** `--pg-writes`: only PostgreSQL card writes against the embedded store's, SYNC=on (issue 27). */
 const pgWritesOnly = flag("pg-writes");
+/** `--startup`: only start-up with 100,000 cards and the first GraphQL request of a process (issue 27). */
+const startupOnly = flag("startup");
 /** `--offline`: only the offline figures (issue 26). */
 const offlineOnly = flag("offline");
 /** `--presence`: only a card write's cost with 0 and 200 presence watchers (issue 30). */
@@ -274,6 +277,37 @@ async function main(): Promise<void> {
     rmSync(workDir, { recursive: true, force: true });
     return;
   }
+  const startup = async () => {
+    console.log(`Start-up with ${settings.startupCards} cards...`);
+    const storeDir = path.join(workDir, "store-100k");
+    mkdirSync(storeDir);
+    const filler = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: storeDir },
+      logFile: path.join(workDir, "filler.log"),
+      readyPath: "/healthz",
+    });
+    const started = performance.now();
+    const filled = await fill(filler, settings.startupCards);
+    report.add({ id: "seed-100k", scenario: `seed ${settings.startupCards} cards (10 trees) via /cards/seed`, ms: performance.now() - started, rssMb: filler.rss() / 1e6 });
+    await filler.stop();
+    await startupScenarios({
+      report,
+      dataDir: storeDir,
+      workDir,
+      client: filled.client,
+      treeId: filled.treeIds[0],
+      cards: settings.startupCards,
+      repetitions: settings.repetitions,
+      quick,
+    });
+  };
+  if (startupOnly) {
+    await startup();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
   const dataDir = path.join(workDir, "data");
   mkdirSync(dataDir);
   if (offlineOnly) {
@@ -351,7 +385,7 @@ async function main(): Promise<void> {
   }
 
   const big = generateTree(10_000, 1);
-  let started = performance.now();
+  const started = performance.now();
   const bigTree = await reader.treeWith("Bench 10k", big);
   report.add({ id: "seed-10k", scenario: `seed a 10k-card tree (depth ${maxDepth(big)}) via /cards/seed`, ms: performance.now() - started });
   const publicUrl = "bench-10k";
@@ -448,29 +482,7 @@ async function main(): Promise<void> {
   await offlineScenarios({ report, baseUrl: server.url, quick, serverArgs: ["dist/server.mjs"] });
   await server.stop();
 
-  console.log(`Start-up with ${settings.startupCards} cards...`);
-  const storeDir = path.join(workDir, "store-100k");
-  mkdirSync(storeDir);
-  const filler = await startPinned({
-    command: () => [process.execPath, "dist/server.mjs"],
-    env: { DATA_DIR: storeDir },
-    logFile: path.join(workDir, "filler.log"),
-    readyPath: "/healthz",
-  });
-  started = performance.now();
-  const filled = await fill(filler, settings.startupCards);
-  report.add({ id: "seed-100k", scenario: `seed ${settings.startupCards} cards (10 trees) via /cards/seed`, ms: performance.now() - started, rssMb: filler.rss() / 1e6 });
-  await filler.stop();
-  await startupScenarios({
-    report,
-    dataDir: storeDir,
-    workDir,
-    client: filled.client,
-    treeId: filled.treeIds[0],
-    cards: settings.startupCards,
-    repetitions: settings.repetitions,
-    quick,
-  });
+  await startup();
 
   await manyReaders();
 

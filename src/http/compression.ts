@@ -111,8 +111,8 @@ class Copies {
   }
 
   get(made: Made, plain: () => Buffer): Promise<Buffer> {
-    const copy = this.made.get(made);
-    if (copy) return copy;
+    const kept = this.made.get(made);
+    if (kept) return kept;
     const making = compress(plain(), made);
     this.made.set(made, making);
     making.then(
