@@ -77,6 +77,15 @@ function show(route: Route): void {
         if (pageContext === context) renderSettings(app, root, userScripts.loaded());
       },
     );
+  } else if (route.page === "keys") {
+    disposePage = undefined;
+    const context = pageContext;
+    withPart(
+      () => import("./views/shortcut-settings.js"),
+      ({ renderShortcutSettings }) => {
+        if (pageContext === context) disposePage = renderShortcutSettings(app, root);
+      },
+    );
   } else {
     disposePage = renderTrees(app, root, pageContext);
   }

@@ -33,7 +33,7 @@ const renderedContent = new WeakMap<HTMLElement, string>();
 const deferred = new WeakSet<HTMLElement>();
 
 export function createCardElement(card: Card, rendering: CardRendering, defer = false): HTMLElement {
-  const element = h("article", {
+  const element = h("div", {
     id: `card${card._id}`,
     class: "card",
     "data-id": card._id,

@@ -20,13 +20,20 @@ import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
 import { renderSyncStatus } from "./sync-status.js";
 import { UndoStack } from "../history/undo.js";
+import { TreePresence } from "../live/presence.js";
+import { bindingsFor, refreshShortcuts } from "../keyboard.js";
+import type { EventName } from "../events.js";
+import { describeCombo } from "../../shared/shortcuts.js";
 
 export function renderTreePage(app: AppContext, root: HTMLElement, treeId: string, context: object): () => void {
+  // The signed-in user's own keys (known now: the session has loaded).
+  refreshShortcuts();
   const bar = topBar(app);
   const main = h("main", { class: "tree-page" }, pageMessage("Opening the tree…"));
   mount(root, bar.element, main);
   let controller: TreeController | null = null;
   let undo: UndoStack | null = null;
+  let presence: TreePresence | null = null;
   let disposed = false;
 
   const warnBeforeClose = (event: BeforeUnloadEvent) => {
@@ -65,6 +72,20 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     controller.start();
     app.openTree = controller;
     listen(app, controller, main, context);
+    const shown = controller;
+    presence = new TreePresence(
+      {
+        bus: app.bus,
+        api: app.api,
+        treeId: tree._id,
+        userId,
+        activeId: () => shown.activeId,
+        editing: () => shown.editorText() !== null,
+        cardElement: (id) => shown.cardElement(id),
+      },
+      bar.presence,
+    );
+    presence.start();
     if (fromDevice === null) void controller.keepCopy();
     else {
       const when = new Date(fromDevice).toLocaleString();
@@ -135,8 +156,15 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     window.removeEventListener("pagehide", keepCopy);
     controller?.stop();
     undo?.stop();
+    presence?.stop();
     if (app.openTree === controller) app.openTree = null;
   };
+}
+
+/** The first key of `event` now, in words (a tooltip's), or none. */
+function shortcutWords(event: EventName): string | undefined {
+  const combo = bindingsFor(event)[0];
+  return combo === undefined ? undefined : describeCombo(combo);
 }
 
 /** Title and toolbar; `editable` adds the buttons that change the tree. */
@@ -159,8 +187,8 @@ export function fillBar(app: AppContext, bar: TopBar, tree: Tree, editable: bool
     editable ? barButton("Share", () => bus.trigger("modal:show:collaborators", tree._id)) : null,
     editable ? barButton("Undo", () => bus.trigger("key:undo"), { shortcut: "Ctrl+Z" }) : null,
     editable ? barButton("Redo", () => bus.trigger("key:redo"), { shortcut: "Ctrl+Shift+Z" }) : null,
-    editable ? barButton("History", () => bus.trigger("modal:show:history"), { shortcut: "H" }) : null,
-    barButton("Help", () => bus.trigger("modal:show:help"), { shortcut: "?" }),
+    editable ? barButton("History", () => bus.trigger("modal:show:history"), { shortcut: shortcutWords("modal:show:history") }) : null,
+    barButton("Help", () => bus.trigger("modal:show:help"), { shortcut: shortcutWords("modal:show:help") }),
   );
 }
 
