@@ -26,15 +26,15 @@
  * first compressed read of a revision, compressed and plain reads against a raw server).
  * `--many-readers` runs only 10,000 SSE streams on one process (issue 27: one write's fan-out
  * and the memory they hold), on a server of its own with the stream limits raised.
+ * `--pg-writes` runs only card writes on PostgreSQL against the embedded store with SYNC=on
+ * and against BENCH_BASELINE's (default main) PostgreSQL store (issue 27: group commit); it
+ * needs a PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * `--lighthouse` runs only Lighthouse 12.2.3 (mobile preset, Debian's Chromium) on a 300-card
  * tree page and the log-in page, side by side with the client of BENCH_BASELINE (default
  * main), three runs a page and side (one with --quick); issue 27.
  * `--browser` runs only the browser client's figures (open, keys, the active card whole in
  * view with motion allowed) on 5,000 and 100,000 cards (5,000 with --quick), for this checkout
  * and for BENCH_BASELINE's client (default main) side by side; issue 27.
- * `--pg-writes` runs only card writes on PostgreSQL against the embedded store with SYNC=on
- * and against BENCH_BASELINE's (default main) PostgreSQL store (issue 27: group commit); it
- * needs a PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * `--offline` runs only the offline figures (issue 26: 1,000 changes queued offline sent on
  * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
  * `--presence` runs only issue 30's figure: a card write's cost with 0 and with 200 presence
@@ -68,9 +68,9 @@ import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
 import { wireScenarios } from "./scenarios/wire.js";
 import { offlineScenarios } from "./scenarios/offline.js";
-import { buildBaseline, lighthouseScenarios } from "./scenarios/lighthouse.js";
 import { presenceScenarios } from "./scenarios/presence.js";
 import { pgWriteScenarios } from "./scenarios/pg-writes.js";
+import { buildBaseline, lighthouseScenarios } from "./scenarios/lighthouse.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -101,14 +101,14 @@ const wireOnly = flag("wire");
 const pgWritesOnly = flag("pg-writes");
 /** `--offline`: only the offline figures (issue 26). */
 const offlineOnly = flag("offline");
-/** `--lighthouse`: only Lighthouse on the tree and log-in pages, against the anchor (issue 27). */
-const lighthouseOnly = flag("lighthouse");
-/** `--browser`: only the browser client in Chromium, against the anchor (issues 16 and 27). */
-const browserOnly = flag("browser");
 /** `--presence`: only a card write's cost with 0 and 200 presence watchers (issue 30). */
 const presenceOnly = flag("presence");
 /** `--idempotency`: only the cost of Idempotency-Key, both stores side by side (issue 26). */
 const idempotencyOnly = flag("idempotency");
+/** `--lighthouse`: only Lighthouse on the tree and log-in pages, against the anchor (issue 27). */
+const lighthouseOnly = flag("lighthouse");
+/** `--browser`: only the browser client in Chromium, against the anchor (issues 16 and 27). */
+const browserOnly = flag("browser");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,

@@ -111,10 +111,9 @@ class Copies {
   }
 
   get(made: Made, plain: () => Buffer): Promise<Buffer> {
-    let copy = this.made.get(made);
+    const copy = this.made.get(made);
     if (copy) return copy;
     const making = compress(plain(), made);
-    copy = making;
     this.made.set(made, making);
     making.then(
       (bytes) => {
@@ -218,7 +217,7 @@ export class CompressedBodies {
     }
     let joined: Buffer | undefined;
     const plain = () => (joined ??= Buffer.concat(parts));
-    let copies = this.byEtag.get(etag);
+    const copies = this.byEtag.get(etag);
     if (copies) {
       // Most recently used last.
       this.byEtag.delete(etag);
