@@ -212,11 +212,13 @@ async function main(): Promise<void> {
     const revision = process.env.BENCH_BASELINE ?? "main";
     console.log(`Building the anchor (${revision})...`);
     const sides = [
-      { id: "before", label: `before (${revision})`, cwd: buildBaseline(workDir, revision, "browser-baseline") },
+      { id: "before", label: `before (${revision})`, cwd: process.env.BENCH_BROWSER_SIDES === "now" ? ROOT : buildBaseline(workDir, revision, "browser-baseline") },
       { id: "now", label: "this checkout", cwd: ROOT },
     ];
     const sizes = (process.env.BENCH_BROWSER_SIZES ?? (quick ? "5000" : "5000,100000")).split(",").map(Number);
-    for (const side of sides) {
+    // BENCH_BROWSER_SIDES=now (or before) runs one side alone.
+    const only = process.env.BENCH_BROWSER_SIDES?.split(",");
+    for (const side of sides.filter((s) => !only || only.includes(s.id))) {
       const dir = path.join(workDir, `browser-${side.id}`);
       mkdirSync(dir);
       const server = await startPinned({

@@ -34,6 +34,25 @@ const BUILD_LIST = "web-build.json";
 export async function buildWeb(options = {}) {
   const outDir = options.outDir ?? join(root, "dist", "web");
   const minify = options.minify ?? true;
+  // The worker that fetches and parses a tree's cards off the page's thread
+  // (src/web/workers/cards-worker.ts): a classic script under a hashed name, which the app's
+  // bundle is told.
+  const cardsWorker = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [{ in: "src/web/workers/cards-worker.ts", out: "app" }],
+    outdir: outDir,
+    entryNames: "[name]-[hash]",
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: ["es2022", "chrome110", "firefox110", "safari16"],
+    minify,
+    sourcemap: "linked",
+    write: false,
+    logLevel: "silent",
+  });
+  const workerFiles = cardsWorker.outputFiles;
+  const workerName = workerFiles.map((file) => basename(file.path)).find((name) => name.endsWith(".js"));
   const result = await esbuild.build({
     absWorkingDir: root,
     entryPoints: [
@@ -55,6 +74,7 @@ export async function buildWeb(options = {}) {
     sourcemap: "linked",
     legalComments: "linked",
     metafile: true,
+    define: { __CARDTREE_CARDS_WORKER__: JSON.stringify(`/${workerName}`) },
     write: false,
     logLevel: "silent",
   });
@@ -62,7 +82,7 @@ export async function buildWeb(options = {}) {
   await mkdir(outDir, { recursive: true });
   const written = [];
   const names = [];
-  for (const file of result.outputFiles) {
+  for (const file of [...workerFiles, ...result.outputFiles]) {
     await writeAtomically(file.path, file.contents);
     written.push(file.path);
     names.push(basename(file.path));

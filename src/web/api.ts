@@ -109,7 +109,8 @@ async function request<T>(
   return answer as T;
 }
 
-async function errorFrom(response: Response): Promise<ApiError> {
+/** The error an answer that is not 2xx stands for (also model/card-loader.ts's, for the worker's answers). */
+export async function errorFrom(response: Response): Promise<ApiError> {
   const retryAfter = Number(response.headers.get("Retry-After")) || undefined;
   try {
     const body = (await response.json()) as { error?: string; message?: string; details?: unknown };

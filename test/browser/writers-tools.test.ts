@@ -226,7 +226,8 @@ describeInBrowser("the writer's tools", () => {
     await writer.api.put(`/api/trees/${math._id}`, { latex: true });
     await openTree(page(), math._id);
     const card = page().locator(".card").first();
-    expect(await card.locator("math").count()).toBe(2);
+    // Math is loaded on first need (issue 27): the formulas become MathML once it is there.
+    await expect.poll(() => card.locator("math").count()).toBe(2);
     expect(await card.locator('math[display="block"] mfrac').count()).toBe(1);
     const text = await card.innerText();
     expect(text).toContain("costs $5 and $10.");

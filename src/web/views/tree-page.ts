@@ -9,6 +9,7 @@ import { deviceCoordinator, deviceFor } from "../offline/device.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
+import { loadCards } from "../model/card-loader.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { withPart } from "../lazy.js";
@@ -113,7 +114,11 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       let cards: Card[];
       try {
         trees = await app.api.trees();
-        cards = await app.api.cards(treeId);
+        // Fetched and parsed off the page's thread, arriving in slices (model/card-loader.ts).
+        cards = await loadCards(app.api, treeId, (loaded, total) => {
+          progress.step(`Loading the cards: ${loaded.toLocaleString("en")} of ${total.toLocaleString("en")}`);
+          progress.fraction(loaded / total);
+        });
       } catch (error) {
         if (await fromDevice(error)) return;
         throw error;
