@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { SseReader } from "../live/sse-client.js";
@@ -33,7 +33,9 @@ describe("a SIGKILL", () => {
     const alice = await buildUser(server.url);
     const tree = await buildTree(alice);
     const load = cardCreationLoad(alice, tree._id, 16);
-    await sleep(1500);
+    // Killed once the load is well under way (50 answered, 16 more in flight), not after a
+    // fixed time: on a loaded machine 1.5 s could pass before the load got going at all.
+    await vi.waitFor(() => expect(load.answered.length).toBeGreaterThan(50), { timeout: 20_000, interval: 10 });
     await server.kill();
     const answered = await load.stop();
     expect(answered.length).toBeGreaterThan(50);
