@@ -85,6 +85,7 @@ export const historyEntry = z.object({
   userId: userId.nullable().describe("null: the operator, through the command line"),
   kind: z.enum(changeKinds),
   cardIds: z.array(recordId).describe("the cards it touched"),
+  titles: z.array(z.string()).describe("each of cardIds' cards named by its first words, as the change left it (as it was, for a card it deleted)"),
 });
 
 export const cardVersionRecord = z.object({

@@ -9,10 +9,9 @@ import { deviceCoordinator, deviceFor } from "../offline/device.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
-import { showExportDialog } from "../dialogs/export.js";
-import { showImportDialog } from "../dialogs/import.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
+import { withPart } from "../lazy.js";
 import { notify, notifyWithText } from "../notify.js";
 import { acceptFileDrops, importProblem, readImportFile } from "./file-drop.js";
 import { formatBytes, nextTask, showProgress } from "./progress.js";
@@ -20,7 +19,6 @@ import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
 import { renderSyncStatus } from "./sync-status.js";
 import { UndoStack } from "../history/undo.js";
-import { showHistoryPanel } from "../history/panel.js";
 import { TreePresence } from "../live/presence.js";
 import { bindingsFor, refreshShortcuts } from "../keyboard.js";
 import type { EventName } from "../events.js";
@@ -196,24 +194,28 @@ function listen(app: AppContext, controller: TreeController, main: HTMLElement, 
     const card = controller.activeCard();
     return card ? { id: card._id, content: card.content, depth: controller.cards.depth(card._id) } : null;
   };
-  bus.on("modal:show:import", () => showImportDialog(bus, active()), context);
+  bus.on("modal:show:import", () => withPart(() => import("../dialogs/import.js"), ({ showImportDialog }) => showImportDialog(bus, active())), context);
   acceptFileDrops(main, "Drop files to import them under the active card", (files) => void importFiles(bus, files, active()?.id ?? null));
-  bus.on("modal:show:export", () => showExportDialog(bus, treeId, active()), context);
+  bus.on("modal:show:export", () => withPart(() => import("../dialogs/export.js"), ({ showExportDialog }) => showExportDialog(bus, treeId, active())), context);
   bus.on(
     "modal:show:history",
     () =>
-      showHistoryPanel({
-        bus,
-        api: app.api,
-        userId: app.session.user?._id ?? null,
-        target: {
-          tree: controller.tree,
-          activeCard: () => controller.activeCard(),
-          applyContent: (card, text) => controller.applyContent(card, text),
-          applyServerChange: (change) => controller.applyServerChange(change),
-          cardIds: () => controller.cards.treeOrder().map((entry) => entry.card._id),
-        },
-      }),
+      withPart(
+        () => import("../history/panel.js"),
+        ({ showHistoryPanel }) =>
+          showHistoryPanel({
+            bus,
+            api: app.api,
+            userId: app.session.user?._id ?? null,
+            target: {
+              tree: controller.tree,
+              activeCard: () => controller.activeCard(),
+              applyContent: (card, text) => controller.applyContent(card, text),
+              applyServerChange: (change) => controller.applyServerChange(change),
+              cardIds: () => controller.cards.treeOrder().map((entry) => entry.card._id),
+            },
+          }),
+      ),
     context,
   );
   bus.on(
