@@ -337,7 +337,7 @@ async function main(): Promise<void> {
     console.log("Presence: card writes with 0 and 200 watchers...");
     const owner = await CardtreeClient.signUp(presence.url, "owner@presence.bench.example");
     const tree = await owner.treeWith("Presence", generateTree(200, 30));
-    await presenceScenarios({ report, server: presence, owner, treeId: tree, writes: quick ? 200 : 1000 });
+    await presenceScenarios({ report, server: presence, owner, treeId: tree, writes: quick ? 100 : 1000 });
     await presence.stop();
     report.print();
     rmSync(workDir, { recursive: true, force: true });

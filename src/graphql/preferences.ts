@@ -6,12 +6,28 @@
 import { runValidated } from "./commands.js";
 import { preferencesOf, setPreferences } from "../domain/preferences.js";
 import type { Preferences } from "../shared/preferences.js";
+import { preferencesGraphqlInput } from "../shared/schemas.js";
 import { builder } from "./builder.js";
 import { requireUser } from "./context.js";
 import { UserType } from "./user.js";
 
 /** A user's preferences, with whose they are (their id). */
 type UserPreferences = Preferences & { userId: string };
+
+const KeyBindingType = builder.objectRef<{ action: string; keys: string[] }>("KeyBinding").implement({
+  description: "An action the user gave keys of their own, and those keys (Mousetrap combos: `alt+k`, `ctrl+shift+z`).",
+  fields: (t) => ({
+    action: t.exposeString("action", { description: "The bus event the keys trigger (`key:down`, `modal:show:history`)." }),
+    keys: t.exposeStringList("keys", { description: "Its keys; empty: the action has no key." }),
+  }),
+});
+
+const KeyBindingInput = builder.inputType("KeyBindingInput", {
+  fields: (t) => ({
+    action: t.string({ required: true, description: "The bus event (`key:down`)." }),
+    keys: t.stringList({ required: true, description: "Its keys (`down`, `n`); a clash with another action's is refused." }),
+  }),
+});
 
 const PreferencesType = builder.objectRef<UserPreferences>("Preferences").implement({
   description: "How the browser client looks for this user, on every browser they use.",
@@ -21,6 +37,11 @@ const PreferencesType = builder.objectRef<UserPreferences>("Preferences").implem
     }),
     theme: t.exposeString("theme", { description: "forest, light or dark." }),
     fontSize: t.exposeInt("fontSize", { description: "The cards' text size in CSS pixels: 14, 16, 18, 20 or 22." }),
+    keys: t.field({
+      type: [KeyBindingType],
+      description: "The user's own keyboard shortcuts: each action they rebound with its keys; empty when every key is the default.",
+      resolve: (preferences) => Object.entries(preferences.keys).map(([action, keys]) => ({ action, keys })),
+    }),
   }),
 });
 
@@ -29,8 +50,9 @@ const PreferencesInput = builder.inputType("PreferencesInput", {
   fields: (t) => ({
     theme: t.string({ description: "forest, light or dark." }),
     fontSize: t.int({ description: "14, 16, 18, 20 or 22." }),
+    keys: t.field({ type: [KeyBindingInput], description: "Replaces the user's own keys whole; [] brings every default back." }),
   }),
-  validate: setPreferences.input,
+  validate: preferencesGraphqlInput,
 });
 
 builder.objectField(UserType, "preferences", (t) =>

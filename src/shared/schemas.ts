@@ -106,6 +106,16 @@ export const presenceQuery = z.object({
   tab: z.string().regex(TAB_ID, "must be 8 to 64 characters of A-Z, a-z, 0-9, _ and -").describe("the tab's id: random, chosen by the client for each page it opens"),
 });
 
+/** GraphQL's `setPreferences` input: `keys` as a list of `{action, keys}` (GraphQL has no maps), then as REST's. */
+export const preferencesGraphqlInput = preferencesInput.extend({
+  keys: z
+    .array(z.strictObject({ action: z.string(), keys: z.array(z.string().max(40)) }))
+    .max(200)
+    .transform((list) => Object.fromEntries(list.map(({ action, keys }) => [action, keys])))
+    .pipe(keyBindings)
+    .optional(),
+});
+
 /**
  * A record id the client chose (SPEC §13), so that a card or tree made offline keeps the id
  * it was given on the device; the server's own ids have the same shape.

@@ -63,9 +63,9 @@ describeInBrowser("on a phone", () => {
     await phone.page.locator(".touch-more").tap();
     const sheet = phone.page.locator("dialog[open]");
     for (const label of ["Move card up", "Delete card (asks when it has children)", "Merge with the card below", "Search: show only matching cards", "Log out"]) {
-      expect(await sheet.locator("button", { hasText: label }).count(), label).toBe(1);
+      expect(await sheet.getByRole("button", { name: label, exact: true }).count(), label).toBe(1);
     }
-    await sheet.locator("button", { hasText: "Move card up" }).tap();
+    await sheet.getByRole("button", { name: "Move card up", exact: true }).tap();
     await waitForSaved(phone.page);
     expect(await contents()).toEqual(["Added by touch, edited", "# One", "child", "# Two"]);
     await phone.page.locator(".touch-more").tap();

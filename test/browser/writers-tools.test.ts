@@ -196,7 +196,7 @@ describeInBrowser("the writer's tools", () => {
     await page().locator("dialog[open] input[value=dark]").check();
     await page().locator("dialog[open] select").selectOption("20");
     await page().keyboard.press("Escape");
-    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20 });
+    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20, keys: {} });
     // A second browser: its own cookies and an empty localStorage.
     const other = await writer.world.newContext();
     try {
@@ -215,7 +215,7 @@ describeInBrowser("the writer's tools", () => {
     await page().locator("dialog[open] input[value=forest]").check();
     await page().locator("dialog[open] select").selectOption("16");
     await page().keyboard.press("Escape");
-    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16 });
+    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16, keys: {} });
   });
 
   it("renders LaTeX as MathML in a latex tree, and leaves dollars alone elsewhere", async () => {

@@ -23,7 +23,7 @@ describe("preferences over GraphQL", () => {
     expect((await gql.data(READ)).me.preferences).toEqual({ theme: "forest", fontSize: 16 });
     expect((await gql.data(SET, { input: { theme: "dark" } })).setPreferences).toEqual({ theme: "dark", fontSize: 16 });
     expect((await gql.data(SET, { input: { fontSize: 22 } })).setPreferences).toEqual({ theme: "dark", fontSize: 22 });
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 22 });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 22, keys: {} });
     await writer.put("/api/preferences", { theme: "light" });
     expect((await gql.data(READ)).me.preferences).toEqual({ theme: "light", fontSize: 22 });
   });
@@ -43,6 +43,20 @@ describe("preferences over GraphQL", () => {
     }
     expect(await gql.codes(SET, { input: { theme: "dark", colour: "red" } })).toEqual(["invalid_request"]);
     expect((await gql.data(READ)).me.preferences).toEqual({ theme: "light", fontSize: 18 });
+  });
+
+  it("reads and sets the user's own keys as a list, refusing a clash as REST does", async () => {
+    const writer = await buildUser(server.url, "gql-keys");
+    const gql = Gql.as(writer);
+    const KEYS = `mutation ($input: PreferencesInput!) { setPreferences(input: $input) { keys { action keys } } }`;
+    expect((await gql.data(`{ me { preferences { keys { action keys } } } }`)).me.preferences.keys).toEqual([]);
+    const set = await gql.data(KEYS, { input: { keys: [{ action: "key:down", keys: ["down", "N"] }] } });
+    expect(set.setPreferences.keys).toEqual([{ action: "key:down", keys: ["down", "n"] }]);
+    expect((await writer.get("/api/preferences")).body.keys).toEqual({ "key:down": ["down", "n"] });
+    const clash = await gql.reply(KEYS, { input: { keys: [{ action: "key:up", keys: ["j"] }] } });
+    expect(clash.errors.map((e) => e.extensions.code)).toEqual(["invalid_request"]);
+    expect(JSON.stringify(clash.errors[0])).toContain('J is already the key of \\"Card below\\"');
+    expect((await gql.data(KEYS, { input: { keys: [] } })).setPreferences.keys).toEqual([]);
   });
 
   it("answers anonymous callers unauthenticated", async () => {
