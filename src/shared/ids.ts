@@ -9,9 +9,12 @@ export const USER_ID = /^[a-f0-9]{24}$/;
 /** A tree's public address (`publicUrl`). */
 export const PUBLIC_URL = /^[a-z0-9-]{3,64}$/;
 
-/** Web Crypto, the same global in Node 20 and in browsers (shared/ imports no node: module). */
+/**
+ * Web Crypto, the same global in Node 20 and in browsers (shared/ imports no node: module
+ * and is compiled with neither host's types: src/shared/host.d.ts declares this one call).
+ */
 function randomBytes(size: number): Uint8Array {
-  return globalThis.crypto.getRandomValues(new Uint8Array(size));
+  return crypto.getRandomValues(new Uint8Array(size));
 }
 
 export function newUserId(): string {
