@@ -22,6 +22,7 @@ import { systemClock } from "./ports/clock.js";
 import type { PasswordHasher } from "./ports/password-hasher.js";
 import { unthrottledAttempts, type LoginAttempts } from "./ports/login-attempts.js";
 import { LiveStreams } from "./live.js";
+import { Presence } from "./presence.js";
 import { ReadModel } from "./read-model.js";
 import { TreeRevisions } from "./tree-revisions.js";
 import { TreeRaces } from "./tree-races.js";
@@ -56,6 +57,8 @@ export interface DomainContext {
   readonly readModel: ReadModel;
   /** Open live streams (SSE and GraphQL subscriptions), their limits. */
   readonly live: LiveStreams;
+  /** Who has which tree open, on which card (memory only, shared with the other processes through `peers`). */
+  readonly presence: Presence;
 }
 
 /**
@@ -75,6 +78,8 @@ export const NO_PEERS: Peers = {
   onSignedUp: () => () => undefined,
   treeContended: () => undefined,
   onTreeContended: () => () => undefined,
+  presence: () => undefined,
+  onPresence: () => () => undefined,
 };
 
 /** What the composition root (the server, the CLI, a test) plugs into the domain's ports. */
@@ -101,7 +106,9 @@ export function createDomainContext(
   const feed = shared.feed ?? new LocalChangeFeed();
   const peers = shared.peers ?? NO_PEERS;
   const treeLocks = new KeyedLock();
+  const live = new LiveStreams(config.live, peers);
   const ctx: DomainContext = {
+    presence: new Presence({ store, feed, peers, live }),
     store,
     config,
     seeds: formats,
@@ -116,7 +123,7 @@ export function createDomainContext(
     peers,
     treeRevisions: new TreeRevisions(feed),
     readModel: new ReadModel({ store, treeLocks, othersWrite: shared.feed !== undefined }, config.readModelCards),
-    live: new LiveStreams(config.live, peers),
+    live,
   };
   wireChangeFeed(ctx);
   return ctx;
@@ -133,6 +140,9 @@ export function createDomainContext(
  * 2. `readModel`: the whole trees both transports read, brought to the new revision
  *    (read-model.ts);
  * 3. `live`: the live streams following that tree, SSE and GraphQL subscriptions (live.ts).
+ *
+ * Not yet here: presence (presence.ts, merged from another branch at the same time) still
+ * subscribes to each open tree's notices itself.
  *
  * When a feed shared by processes may have missed notices (its link came back), the
  * revisions start a new epoch (so nothing cached is trusted), and every stream catches up
