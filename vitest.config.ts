@@ -49,6 +49,12 @@ export default defineConfig({
   test: {
     globalSetup: ["test/global-setup.ts"],
     testTimeout: 30_000,
+    // Cheap password hashes (scrypt N = 1024 instead of 16384) in every server and CLI the
+    // tests start, which inherit this environment: each sign-up and first log-in hashed at
+    // full cost was a fixed tax on every suite. src/auth/scrypt-hasher.test.ts holds the
+    // default to the production parameters, and hashes keep their own parameters. Set
+    // PASSWORD_HASH_COST=14 when running vitest to measure a suite at the production cost.
+    env: { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST ?? "10" },
     // In CI a failed test runs once more before it counts: a few integration tests (a stream
     // across a PostgreSQL restart, a subscription through urql) failed once in a full run and
     // passed alone, on a machine shared with other work. A test that fails twice still fails

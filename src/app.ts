@@ -10,7 +10,7 @@ import { compressResponses } from "./http/compression.js";
 import express, { type Request, type RequestHandler } from "express";
 import { authenticateConnection } from "./auth/connection-auth.js";
 import { authenticate, type Auth } from "./auth/middleware.js";
-import { CredentialChecker } from "./auth/credentials.js";
+import type { CredentialChecker } from "./auth/credentials.js";
 import { SessionManager } from "./auth/sessions.js";
 import type { DomainContext } from "./domain/context.js";
 import { errorHandler } from "./http/error-response.js";
@@ -24,6 +24,8 @@ import { restApi } from "./rest/api.js";
 
 export interface AppDeps {
   ctx: DomainContext;
+  /** Who is calling: the checker the domain context was built with as its `loginAttempts`. */
+  credentials: CredentialChecker;
   secret: string;
   logger: Logger;
   webDir: string;
@@ -40,6 +42,7 @@ export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffe
 
 export function createApp({
   ctx,
+  credentials,
   secret,
   logger,
   webDir,
@@ -52,9 +55,6 @@ export function createApp({
   app.set("trust proxy", ctx.config.trustProxy);
   app.set("etag", false);
 
-  const credentials = new CredentialChecker(ctx, secret);
-  // A password change checks the current password as a log-in attempt, with this throttle.
-  ctx.loginAttempts = credentials;
   const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }), ctx.config.sessions.ttlMs);
   const who = authenticate({ store: ctx.store, credentials, sessions });
 

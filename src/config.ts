@@ -56,6 +56,8 @@ export interface Config {
     loginWindowMs: number;
     /** Scrypt hashes allowed to run at once; more wait their turn. */
     concurrentHashes: number;
+    /** log2 of scrypt's cost N for new password hashes (14: N = 16384); each hash keeps its own. */
+    passwordHashCost: number;
     /** Hashes one client address may have running or waiting; more are answered 429. */
     hashesPerAddress: number;
     /** Hashes allowed to wait for a turn, from all addresses; more are answered 429. */
@@ -213,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // machine can run in parallel anyway.
       concurrentHashes: atLeast(1, integer(env.CONCURRENT_HASHES, 2, "CONCURRENT_HASHES"), "CONCURRENT_HASHES"),
       hashesPerAddress: atLeast(1, integer(env.HASHES_PER_ADDRESS, 4, "HASHES_PER_ADDRESS"), "HASHES_PER_ADDRESS"),
+      passwordHashCost: passwordHashCost(env.PASSWORD_HASH_COST),
       hashQueue: atLeast(0, integer(env.HASH_QUEUE_LIMIT, 32, "HASH_QUEUE_LIMIT"), "HASH_QUEUE_LIMIT"),
       signupsPerAddress: atLeast(-1, integer(env.SIGNUP_LIMIT_PER_ADDRESS, 50, "SIGNUP_LIMIT_PER_ADDRESS"), "SIGNUP_LIMIT_PER_ADDRESS"),
       signupsTotal: atLeast(-1, integer(env.SIGNUP_LIMIT_TOTAL, 500, "SIGNUP_LIMIT_TOTAL"), "SIGNUP_LIMIT_TOTAL"),
@@ -255,6 +258,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** `REMOTE_IMAGES`: allow, click (the default) or block. */
+/** Lowest and highest `PASSWORD_HASH_COST`: below 10 a hash is too cheap to guess against, above 20 scrypt needs over 1 GiB. */
+export const PASSWORD_HASH_COSTS = { least: 10, most: 20, fallback: 14 } as const;
+
+function passwordHashCost(value: string | undefined): number {
+  const cost = integer(value, PASSWORD_HASH_COSTS.fallback, "PASSWORD_HASH_COST");
+  if (cost < PASSWORD_HASH_COSTS.least || cost > PASSWORD_HASH_COSTS.most) {
+    throw new Error(`PASSWORD_HASH_COST must be between ${PASSWORD_HASH_COSTS.least} and ${PASSWORD_HASH_COSTS.most} (log2 of scrypt's N), got ${value}.`);
+  }
+  return cost;
+}
+
 function remoteImagePolicy(value: string | undefined): RemoteImagePolicy {
   if (value === undefined || value === "") return "click";
   if (value === "allow" || value === "click" || value === "block") return value;

@@ -9,7 +9,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createApp } from "./app.js";
 import type { Config } from "./config.js";
-import { createDomainContext, type DomainContext } from "./domain/context.js";
+import { createDomainContext, NO_PEERS, type DomainContext } from "./domain/context.js";
+import { CredentialChecker } from "./auth/credentials.js";
 import { scheduleHistoryPruning } from "./domain/history.js";
 import { scheduleSessionSweep } from "./domain/session-sweep.js";
 import { scheduleIdempotencySweep } from "./domain/idempotency.js";
@@ -48,14 +49,21 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     faults: faultsFile ? controlFileFaults(faultsFile) : undefined,
   });
   // With PostgreSQL, what crosses to the other processes sharing the database (SPEC §11).
-  const shared = { feed, peers: feed, ownerLocks: locks, treeLocks };
-  const ctx = createDomainContext(hooks.decorateStore?.(store) ?? store, config, {
+  const shared = { feed, peers: feed ?? NO_PEERS, ownerLocks: locks, treeLocks };
+  const domainStore = hooks.decorateStore?.(store) ?? store;
+  const hasher = scryptHasherFor(config.limits);
+  // Log-ins, and a password change's check of the current password, share this throttle;
+  // built first, so the domain context is complete when it is made.
+  const credentials = new CredentialChecker({ store: domainStore, config, peers: shared.peers, hasher }, settings.secret);
+  const ctx = createDomainContext(domainStore, config, {
     formats: formatsOffThread(config.exports),
-    hasher: scryptHasherFor(config.limits),
+    hasher,
+    loginAttempts: credentials,
     shared,
   });
   const app = createApp({
     ctx,
+    credentials,
     secret: settings.secret,
     logger,
     webDir: WEB_DIR,

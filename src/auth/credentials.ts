@@ -12,7 +12,7 @@
  * so are credentials verified for the first time, which then pass the throttle there too.
  */
 import { createHmac } from "node:crypto";
-import type { DomainContext } from "../domain/context.js";
+import type { Ports } from "../domain/context.js";
 import { ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
 import type { StoredUser } from "../shared/records.js";
 import { findUserByEmail } from "../domain/users.js";
@@ -36,8 +36,12 @@ export class CredentialChecker {
   private known = new Map<string, number>();
   readonly throttle: LoginThrottle;
 
+  /**
+   * Built before the domain context, which is handed this checker as its `loginAttempts`
+   * (src/server.ts): it reads only the ports below.
+   */
   constructor(
-    private readonly ctx: DomainContext,
+    private readonly ctx: Ports<"store" | "config" | "peers" | "hasher">,
     private readonly secret: string,
   ) {
     const { loginFailures, loginAddressFailures, loginAccountFailures, loginWindowMs } = ctx.config.limits;

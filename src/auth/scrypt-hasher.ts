@@ -7,17 +7,39 @@
  * everyone else's log-in. With two slots or more, one is kept for log-ins with credentials
  * verified before: a flood of sign-ups or guesses from many addresses never holds every slot
  * (nor, on two cores, both cores), so a returning user's log-in starts at once.
+ *
+ * New hashes use the configured cost (`PASSWORD_HASH_COST`, log2 of N; 14 by default), and
+ * each hash records its own N, r and p, which `verify` uses: the cost may be raised later
+ * without locking anyone out, and the test servers use a cheap one (test/helpers) while a
+ * test holds the default to the production parameters (src/auth/scrypt-hasher.test.ts).
  */
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from "node:crypto";
 import { FairGate, type GateLimits } from "../domain/fair-gate.js";
 import type { PasswordHasher } from "../domain/ports/password-hasher.js";
+import { PASSWORD_HASH_COSTS } from "../config.js";
 
 const KEY_LENGTH = 64;
-const COST = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+/** scrypt's block size and parallelism; N comes from the configured cost. */
+const R = 8;
+const P = 1;
 
-function scrypt(password: string, salt: Buffer): Promise<Buffer> {
+interface Cost {
+  N: number;
+  r: number;
+  p: number;
+}
+
+/** What a stored hash may ask of `verify`: within the configured range (config.ts), r and p as ever written. */
+function acceptable({ N, r, p }: Cost): boolean {
+  const log2 = Math.log2(N);
+  return Number.isInteger(log2) && log2 >= PASSWORD_HASH_COSTS.least && log2 <= PASSWORD_HASH_COSTS.most && r === R && p === P;
+}
+
+function scrypt(password: string, salt: Buffer, { N, r, p }: Cost): Promise<Buffer> {
+  // scrypt needs 128 * N * r bytes; twice that leaves room for its own bookkeeping.
+  const maxmem = Math.max(64 * 1024 * 1024, 256 * N * r);
   return new Promise((resolve, reject) =>
-    scryptCallback(password, salt, KEY_LENGTH, COST, (err, key) => (err ? reject(err) : resolve(key))),
+    scryptCallback(password, salt, KEY_LENGTH, { N, r, p, maxmem }, (err, key) => (err ? reject(err) : resolve(key))),
   );
 }
 
@@ -27,9 +49,13 @@ const LOCAL = "local";
 export class ScryptPasswordHasher implements PasswordHasher {
   private readonly gate: FairGate;
   private dummyHash: Promise<string> | undefined;
+  private readonly cost: Cost;
 
-  constructor(concurrentHashes: number, limits: GateLimits = { perKey: Infinity, queue: Infinity }) {
+  /** `cost`: log2 of N for new hashes (`PASSWORD_HASH_COST`). */
+  constructor(concurrentHashes: number, limits: GateLimits = { perKey: Infinity, queue: Infinity }, cost: number = PASSWORD_HASH_COSTS.fallback) {
     this.gate = new FairGate(Math.max(1, concurrentHashes), limits);
+    this.cost = { N: 2 ** cost, r: R, p: P };
+    if (!acceptable(this.cost)) throw new Error(`A password hash cost of ${cost} is outside ${PASSWORD_HASH_COSTS.least}..${PASSWORD_HASH_COSTS.most}.`);
   }
 
   /**
@@ -39,8 +65,9 @@ export class ScryptPasswordHasher implements PasswordHasher {
   hash(password: string, requester = LOCAL): Promise<string> {
     return this.gate.run(requester, async () => {
       const salt = randomBytes(16);
-      const key = await scrypt(password, salt);
-      return ["scrypt", COST.N, COST.r, COST.p, salt.toString("base64"), key.toString("base64")].join("$");
+      const { N, r, p } = this.cost;
+      const key = await scrypt(password, salt, this.cost);
+      return ["scrypt", N, r, p, salt.toString("base64"), key.toString("base64")].join("$");
     });
   }
 
@@ -52,10 +79,13 @@ export class ScryptPasswordHasher implements PasswordHasher {
     return this.gate.run(
       requester,
       async () => {
-      const [scheme, , , , saltText, keyText] = stored.split("$");
+      const [scheme, nText, rText, pText, saltText, keyText] = stored.split("$");
       if (scheme !== "scrypt" || !saltText || !keyText) return false;
+      // The parameters the hash was made with; one outside what this server would make is no match.
+      const cost = { N: Number(nText), r: Number(rText), p: Number(pText) };
+      if (!acceptable(cost)) return false;
       const expected = Buffer.from(keyText, "base64");
-      const actual = await scrypt(password, Buffer.from(saltText, "base64"));
+      const actual = await scrypt(password, Buffer.from(saltText, "base64"), cost);
       return expected.length === actual.length && timingSafeEqual(expected, actual);
       },
       urgent,
@@ -75,10 +105,14 @@ export class ScryptPasswordHasher implements PasswordHasher {
 }
 
 /** The server's hasher, with the concurrency and per-client shares of the configuration. */
-export function scryptHasherFor(limits: { concurrentHashes: number; hashesPerAddress: number; hashQueue: number }): ScryptPasswordHasher {
-  return new ScryptPasswordHasher(limits.concurrentHashes, {
-    perKey: limits.hashesPerAddress,
-    queue: limits.hashQueue,
-    reserved: limits.concurrentHashes >= 2 ? 1 : 0,
-  });
+export function scryptHasherFor(limits: { concurrentHashes: number; hashesPerAddress: number; hashQueue: number; passwordHashCost: number }): ScryptPasswordHasher {
+  return new ScryptPasswordHasher(
+    limits.concurrentHashes,
+    {
+      perKey: limits.hashesPerAddress,
+      queue: limits.hashQueue,
+      reserved: limits.concurrentHashes >= 2 ? 1 : 0,
+    },
+    limits.passwordHashCost,
+  );
 }

@@ -3,7 +3,7 @@
  * passes through: the card limit (SPEC §2 `limit`: the most cards a user may own) and the
  * size of one card (`CARD_CONTENT_LIMIT`).
  */
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { LimitReachedError, NotFoundError, PayloadTooLargeError } from "../shared/errors.js";
 import { newRecordId, RECORD_ID } from "../shared/ids.js";
 import type { ImportNode, StoredCard } from "../shared/records.js";
@@ -64,7 +64,7 @@ const FILE_IDS_LOCK = "import:file-card-ids";
  * A store write replaces a card of the same id, so the check and the write run under one
  * lock shared by all processes: two imports of one file cannot both keep an id.
  */
-export async function withFileIds<T>(ctx: DomainContext, nodes: readonly ImportNode[], write: (keepIds: ReadonlySet<string>) => Promise<T>): Promise<T> {
+export async function withFileIds<T>(ctx: Ports<"store" | "ownerLocks">, nodes: readonly ImportNode[], write: (keepIds: ReadonlySet<string>) => Promise<T>): Promise<T> {
   const candidates = new Set<string>();
   const seen = new Set<string>();
   const stack: (readonly ImportNode[])[] = [nodes];
@@ -99,7 +99,7 @@ const ID_CHECKS_AT_ONCE = 32;
  * accepted fits back through `PUT` whatever JSON escaping the client uses.
  * @throws PayloadTooLargeError naming the first card over the limit.
  */
-export function assertCardsFit(ctx: DomainContext, cards: readonly { content: string }[]): void {
+export function assertCardsFit(ctx: Ports<"config">, cards: readonly { content: string }[]): void {
   const most = ctx.config.limits.cardContentChars;
   const index = cards.findIndex((card) => card.content.length > most);
   if (index < 0) return;
@@ -117,7 +117,7 @@ export function assertCardsFit(ctx: DomainContext, cards: readonly { content: st
  * @throws LimitReachedError when the cards would take the owner past `limit`.
  */
 export async function withinCardAllowance<T>(
-  ctx: DomainContext,
+  ctx: Ports<"store" | "ownerLocks">,
   ownerId: string,
   adding: number,
   write: () => Promise<T>,

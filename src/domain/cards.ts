@@ -3,7 +3,7 @@
  * card with its subtree to the tree's trash. Parent checks (same tree, live, no cycle) run
  * under the tree's write lock, so concurrent moves cannot build a cycle between them.
  */
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { ConflictError, NotFoundError, ValidationError, MissingParentError, MOVE_CYCLE } from "../shared/errors.js";
 import { presentCard } from "./presenters.js";
 import { RECORD_ID } from "../shared/ids.js";
@@ -29,7 +29,7 @@ export function assertCardIdSyntax(cardId: string): void {
  * Loads one live card of a tree the actor may read.
  * @throws ValidationError, NotFoundError and the policy's errors.
  */
-export async function getCard(ctx: DomainContext, actor: Actor | null, cardId: string): Promise<StoredCard> {
+export async function getCard(ctx: Ports<"store">, actor: Actor | null, cardId: string): Promise<StoredCard> {
   assertCardIdSyntax(cardId);
   const card = await ctx.store.cards.liveById(cardId);
   if (!card) throw new NotFoundError("Card");
@@ -54,7 +54,7 @@ function assertParent(exists: boolean): void {
  * made each card creation in a 10,000-card tree cost ~20 ms. Runs under the tree's lock,
  * so the parent cannot be trashed before the card is written.
  */
-async function assertParentInTree(ctx: DomainContext, tree: Tree, parentId: string | null): Promise<void> {
+async function assertParentInTree(ctx: Ports<"store">, tree: Tree, parentId: string | null): Promise<void> {
   if (parentId === null) return;
   const parent = await ctx.store.cards.liveById(parentId);
   assertParent(parent !== null && parent.treeId === tree._id);
@@ -68,6 +68,7 @@ async function assertParentInTree(ctx: DomainContext, tree: Tree, parentId: stri
  */
 export const createCard = treeCommand({
   name: "createCard",
+  needs: ["store", "config", "clock", "feed", "ownerLocks"],
   input: createCardInput,
   action: "write",
   precheck(ctx, { treeId }: { treeId: string }, body) {
@@ -131,6 +132,7 @@ export interface CardTarget extends WriteCondition {
  */
 export const updateCard = treeCommand({
   name: "updateCard",
+  needs: ["store", "config", "clock", "feed"],
   input: updateCardInput,
   action: "write",
   precheck: (_ctx, { cardId }: CardTarget) => assertCardIdSyntax(cardId),
@@ -178,6 +180,7 @@ function assertNoCycle(live: Map<string, StoredCard>, cardId: string, parentId: 
  */
 export const deleteCard = treeCommand({
   name: "deleteCard",
+  needs: ["store", "clock", "feed"],
   input: noInput,
   action: "write",
   precheck: (_ctx, { cardId }: CardTarget) => assertCardIdSyntax(cardId),

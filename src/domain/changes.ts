@@ -7,7 +7,7 @@
 import type { Change, ChangeKind } from "../shared/changes.js";
 import { noteCommitted } from "./commit-observer.js";
 import type { StoredCard, Tree } from "../shared/records.js";
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import type { Actor } from "./policy.js";
 
 export interface Draft {
@@ -27,7 +27,7 @@ export interface Draft {
  * the tree, which `draft.tree` then holds). Resolves to the tree as it now is, and the change.
  */
 export async function commitChange(
-  ctx: DomainContext,
+  ctx: Ports<"store" | "clock" | "feed">,
   actor: Actor | null,
   tree: Tree | null,
   draft: Draft,

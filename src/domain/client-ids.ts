@@ -13,7 +13,7 @@
  */
 import { ConflictError } from "../shared/errors.js";
 import { newRecordId } from "../shared/ids.js";
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { KeyedLock } from "./keyed-lock.js";
 
 /** Per process by nature: it orders this process's creations with one id. */
@@ -25,7 +25,7 @@ const chosenIds = new KeyedLock();
  * @throws ConflictError when a card (for `kind` "card") or a tree with that id exists.
  */
 export async function withRecordId<T>(
-  ctx: DomainContext,
+  ctx: Ports<"store">,
   kind: "card" | "tree",
   chosen: string | undefined,
   create: (id: string) => Promise<T>,

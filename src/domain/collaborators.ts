@@ -2,7 +2,7 @@
  * Sharing a tree: the owner adds and removes collaborators; a collaborator may leave.
  */
 import type { z } from "zod";
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../shared/errors.js";
 import { USER_ID } from "../shared/ids.js";
 import type { Actor } from "./policy.js";
@@ -25,7 +25,7 @@ function presentCollaborators(tree: Tree, users: StoredUser[]): Collaborator[] {
     .map((u) => ({ _id: u._id, email: u.email, owner: u._id === tree.owner }));
 }
 
-export async function listCollaborators(ctx: DomainContext, actor: Actor, treeId: string): Promise<Collaborator[]> {
+export async function listCollaborators(ctx: Ports<"store">, actor: Actor, treeId: string): Promise<Collaborator[]> {
   const tree = await loadTree(ctx, actor, treeId, "listCollaborators");
   return presentCollaborators(tree, await ctx.store.users.byIds(tree.users));
 }
@@ -36,6 +36,7 @@ export async function listCollaborators(ctx: DomainContext, actor: Actor, treeId
  */
 export const addCollaborator = treeCommand({
   name: "addCollaborator",
+  needs: ["store", "clock", "feed"],
   input: addCollaboratorInput,
   action: "administer",
   async run(ctx, actor, tree, _target: { treeId: string }, { email }): Promise<Collaborator> {
@@ -54,6 +55,7 @@ export const addCollaborator = treeCommand({
  */
 export const removeCollaborator = treeCommand({
   name: "removeCollaborator",
+  needs: ["store", "clock", "feed"],
   input: noInput,
   action: (_input, { userId }: { treeId: string; userId: string }, actor) => (userId === actor._id ? "leave" : "administer"),
   precheck(_ctx, { userId }: { treeId: string; userId: string }) {

@@ -17,11 +17,17 @@
  * the one the policy checks before `run` (deny by default: no `run` has to remember to
  * authorise); test/domain/commands.test.ts holds every command to the SPEC §3 matrix and
  * the account rules through that declaration.
+ *
+ * A command also declares what it `needs` of the domain context (src/domain/context.ts):
+ * its `run` (and `precheck`, `subject`) is typed with those members only (`Ports<...>`), so
+ * a command's definition says which ports it touches, and reaching for another is a type
+ * error. The wrappers add what they use themselves (`config` for the policy; the store, the
+ * tree locks and the races for a tree command) to the command's declared `needs`.
  */
 import type { z } from "zod";
 import { parseInput } from "../shared/schemas.js";
 import type { Tree } from "../shared/records.js";
-import type { DomainContext } from "./context.js";
+import type { DomainContext, Ports } from "./context.js";
 import { ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
 import { authorizeOperator, authorizeOwnAccount, authorizeScript, authorizeTree, maySignUp, type Actor, type TreeAction } from "./policy.js";
 import { loadTree, withTree } from "./tree-access.js";
@@ -35,13 +41,25 @@ import { loadTree, withTree } from "./tree-access.js";
  */
 export type PolicyAction = TreeAction | "signUp" | "ownAccount" | "ownScript" | "operator" | "signedIn";
 
-export interface Command<Target, Schema extends z.ZodType, Output, A extends Actor | null = Actor> {
+export interface Command<Target, Schema extends z.ZodType, Output, A extends Actor | null = Actor, K extends keyof DomainContext = keyof DomainContext> {
   readonly name: string;
   /** The body's schema; `execute` parses with it, GraphQL's validation plugin too. */
   readonly input: Schema;
   /** The action the policy checks, or how it follows from the input (renaming vs publishing). */
   readonly action: PolicyAction | ((input: z.output<Schema>, target: Target, actor: A) => PolicyAction);
-  run(ctx: DomainContext, actor: A, target: Target, input: z.output<Schema>): Promise<Output>;
+  /** The members of the domain context `run` reads, the policy's included: all a caller must hand it. */
+  readonly needs: readonly K[];
+  run(ctx: Ports<K>, actor: A, target: Target, input: z.output<Schema>): Promise<Output>;
+}
+
+/** What `command` itself reads, whatever the command: the policy's sign-up setting. */
+type CommandNeeds = "config";
+/** What `treeCommand` itself reads: the tree, its write lock and its races with other processes. */
+type TreeCommandNeeds = "store" | "treeLocks" | "treeRaces";
+
+/** `needs` with the wrapper's own, once each, in a stable order. */
+function allNeeds<K extends keyof DomainContext>(declared: readonly K[], own: readonly K[]): readonly K[] {
+  return Object.freeze([...new Set([...own, ...declared])].sort());
 }
 
 /**
@@ -62,22 +80,32 @@ const ACTOR_ONLY_ACTIONS = new Set<PolicyAction>(["signUp", "operator", "signedI
  * never has to remember to authorise. A definition whose action needs a subject but that
  * loads none is refused here, when its module loads.
  */
-export function command<Target, Schema extends z.ZodType, Output, A extends Actor | null = Actor, S extends Subject = never>(definition: {
+export function command<
+  Target,
+  Schema extends z.ZodType,
+  Output,
+  A extends Actor | null = Actor,
+  S extends Subject = never,
+  K extends keyof DomainContext = never,
+>(definition: {
   name: string;
   input: Schema;
   action: PolicyAction | ((input: z.output<Schema>, target: Target, actor: A) => PolicyAction);
+  /** The members of the domain context `precheck`, `subject` and `run` read. */
+  needs: readonly K[];
   /** Checks that need nothing loaded (ids' syntax), made before the subject is loaded. */
-  precheck?(ctx: DomainContext, target: Target, input: z.output<Schema>): void;
+  precheck?(ctx: Ports<K>, target: Target, input: z.output<Schema>): void;
   /** Loads what the action is checked on; required unless every action it may declare is actor-only. */
-  subject?(ctx: DomainContext, target: Target, input: z.output<Schema>): S | Promise<S>;
-  run(ctx: DomainContext, actor: A, target: Target, input: z.output<Schema>, subject: S): Promise<Output>;
-}): Command<Target, Schema, Output, A> {
-  const { run, subject, precheck, ...rest } = definition;
+  subject?(ctx: Ports<K>, target: Target, input: z.output<Schema>): S | Promise<S>;
+  run(ctx: Ports<K>, actor: A, target: Target, input: z.output<Schema>, subject: S): Promise<Output>;
+}): Command<Target, Schema, Output, A, K | CommandNeeds> {
+  const { run, subject, precheck, needs, ...rest } = definition;
   if (typeof rest.action === "string" && !ACTOR_ONLY_ACTIONS.has(rest.action) && !subject) {
     throw new Error(`Command ${rest.name} declares "${rest.action}" but loads nothing to check it on.`);
   }
-  const self: Command<Target, Schema, Output, A> = {
+  const self: Command<Target, Schema, Output, A, K | CommandNeeds> = {
     ...rest,
+    needs: allNeeds<K | CommandNeeds>(needs, ["config"]),
     async run(ctx, actor, target, input) {
       const action = actionOf(self, input, target, actor);
       if (ACTOR_ONLY_ACTIONS.has(action)) {
@@ -99,7 +127,7 @@ export function command<Target, Schema extends z.ZodType, Output, A extends Acto
  * The one check of a command's action: the policy's rule for it, on `subject`.
  * @throws UnauthenticatedError, ForbiddenError or NotFoundError as the policy decides.
  */
-function authorizeAction(ctx: DomainContext, actor: Actor | null, action: PolicyAction, subject: Subject): void {
+function authorizeAction(ctx: Ports<CommandNeeds>, actor: Actor | null, action: PolicyAction, subject: Subject): void {
   switch (action) {
     case "signUp":
       if (!maySignUp(actor, ctx.config.signup)) throw new ForbiddenError("Sign-up is closed on this server.");
@@ -121,8 +149,8 @@ function authorizeAction(ctx: DomainContext, actor: Actor | null, action: Policy
 }
 
 /** The action a command is checked against for this input. */
-export function actionOf<Target, Schema extends z.ZodType, A extends Actor | null>(
-  cmd: Command<Target, Schema, unknown, A>,
+export function actionOf<Target, Schema extends z.ZodType, A extends Actor | null, K extends keyof DomainContext>(
+  cmd: Command<Target, Schema, unknown, A, K>,
   input: z.output<Schema>,
   target: Target,
   actor: A,
@@ -135,18 +163,21 @@ export function actionOf<Target, Schema extends z.ZodType, A extends Actor | nul
  * action, under the tree's write lock unless `reads` (a command that only reads the tree,
  * like a clone, does not hold up its writers).
  */
-export function treeCommand<Target extends { treeId: string }, Schema extends z.ZodType, Output>(definition: {
+export function treeCommand<Target extends { treeId: string }, Schema extends z.ZodType, Output, K extends keyof DomainContext = never>(definition: {
   name: string;
   input: Schema;
   action: TreeAction | ((input: z.output<Schema>, target: Target, actor: Actor) => TreeAction);
   reads?: true;
+  /** The members of the domain context `precheck` and `run` read (the tree's loading and locking aside). */
+  needs: readonly K[];
   /** Checks that need no tree (ids' syntax, sizes), made before the tree is loaded or locked. */
-  precheck?(ctx: DomainContext, target: Target, input: z.output<Schema>): void;
-  run(ctx: DomainContext, actor: Actor, tree: Tree, target: Target, input: z.output<Schema>): Promise<Output>;
-}): Command<Target, Schema, Output> {
-  const { run, reads, precheck, ...rest } = definition;
-  const self: Command<Target, Schema, Output> = {
+  precheck?(ctx: Ports<K>, target: Target, input: z.output<Schema>): void;
+  run(ctx: Ports<K>, actor: Actor, tree: Tree, target: Target, input: z.output<Schema>): Promise<Output>;
+}): Command<Target, Schema, Output, Actor, K | TreeCommandNeeds> {
+  const { run, reads, precheck, needs, ...rest } = definition;
+  const self: Command<Target, Schema, Output, Actor, K | TreeCommandNeeds> = {
     ...rest,
+    needs: allNeeds<K | TreeCommandNeeds>(needs, ["store", "treeLocks", "treeRaces"]),
     async run(ctx, actor, target, input) {
       precheck?.(ctx, target, input);
       const action = actionOf(self, input, target, actor) as TreeAction;
@@ -162,10 +193,10 @@ export function treeCommand<Target extends { treeId: string }, Schema extends z.
  * @throws ValidationError when the body does not fit the schema (nothing runs), and
  *   whatever the command throws.
  */
-export async function execute<Target, Schema extends z.ZodType, Output, A extends Actor | null>(
-  ctx: DomainContext,
+export async function execute<Target, Schema extends z.ZodType, Output, A extends Actor | null, K extends keyof DomainContext>(
+  ctx: Ports<K>,
   actor: A,
-  cmd: Command<Target, Schema, Output, A>,
+  cmd: Command<Target, Schema, Output, A, K>,
   target: Target,
   body: unknown,
 ): Promise<Output> {

@@ -3,7 +3,7 @@
  * formats themselves live in src/formats/export/.
  */
 import { exportFormats, exportQuerySchema, type ExportFormat, type ExportResult } from "../shared/export-options.js";
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { ValidationError } from "../shared/errors.js";
 import type { Actor } from "./policy.js";
 import { parseInput } from "../shared/schemas.js";
@@ -23,7 +23,7 @@ export function parseExportFormat(format: string): ExportFormat {
  * @throws ValidationError (format, flags), NotFoundError (tree or cardId), policy errors.
  */
 export async function exportTreeAs(
-  ctx: DomainContext,
+  ctx: Ports<"store" | "exporter">,
   actor: Actor | null,
   treeId: string,
   format: string,

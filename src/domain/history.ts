@@ -22,7 +22,7 @@ import { walkTreeOrder, childrenByParent } from "../shared/tree-order.js";
 import { positionAfter, withinCardAllowance } from "./card-batches.js";
 import { assertCardIdSyntax } from "./cards.js";
 import { commitChange } from "./changes.js";
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import type { Actor } from "./policy.js";
 import { presentCard, presentTree } from "./presenters.js";
 import { treeCommand } from "./command.js";
@@ -54,7 +54,7 @@ function titlesOf(change: Change, ids: string[]): string[] {
  * The tree's changes, newest first: those below `before` (all when absent), at most `limit`.
  * @throws ValidationError, and the policy's errors (404 for a tree the actor cannot read).
  */
-export async function treeHistory(ctx: DomainContext, actor: Actor | null, treeId: string, query: unknown): Promise<HistoryEntry[]> {
+export async function treeHistory(ctx: Ports<"store">, actor: Actor | null, treeId: string, query: unknown): Promise<HistoryEntry[]> {
   const { before, limit } = parseInput(historyQuery, query);
   const tree = await loadTree(ctx, actor, treeId, "read");
   const changes = await ctx.store.changes.history(tree._id, { before, limit: limit ?? HISTORY_PAGE });
@@ -69,7 +69,7 @@ export async function treeHistory(ctx: DomainContext, actor: Actor | null, treeI
  * @throws ValidationError, NotFoundError (no such card in the tree) and the policy's errors.
  */
 export async function cardVersions(
-  ctx: DomainContext,
+  ctx: Ports<"store">,
   actor: Actor | null,
   treeId: string,
   cardId: string,
@@ -107,7 +107,7 @@ function deletedSubtrees(trashed: readonly StoredCard[]): { root: StoredCard; me
  * The tree's trash: each deleted subtree by its root card, newest first, with who deleted it.
  * @throws ValidationError and the policy's errors.
  */
-export async function treeTrash(ctx: DomainContext, actor: Actor | null, treeId: string): Promise<TrashEntry[]> {
+export async function treeTrash(ctx: Ports<"store">, actor: Actor | null, treeId: string): Promise<TrashEntry[]> {
   const tree = await loadTree(ctx, actor, treeId, "read");
   const subtrees = deletedSubtrees(await ctx.store.cards.trashedByTree(tree._id));
   subtrees.sort((a, b) => (a.root.trashed! < b.root.trashed! ? 1 : a.root.trashed! > b.root.trashed! ? -1 : 0));
@@ -128,6 +128,7 @@ export async function treeTrash(ctx: DomainContext, actor: Actor | null, treeId:
  */
 export const restoreCard = treeCommand({
   name: "restoreCard",
+  needs: ["store", "clock", "feed", "ownerLocks"],
   input: noInput,
   action: "write",
   precheck: (_ctx, { cardId }: { treeId: string; cardId: string }) => assertCardIdSyntax(cardId),
@@ -177,6 +178,7 @@ function differs(a: StoredCard, b: StoredCard): boolean {
  */
 export const restoreTree = treeCommand({
   name: "restoreTree",
+  needs: ["store", "clock", "feed", "ownerLocks"],
   input: restoreTreeInput,
   action: "write",
   async run(ctx, actor, tree, _target: { treeId: string }, { revision }): Promise<Tree> {
@@ -250,6 +252,7 @@ const NOT_REVERTIBLE = new Set<Change["kind"]>(["tree.create", "tree.share"]);
  */
 export const revertChange = treeCommand({
   name: "revertChange",
+  needs: ["store", "clock", "feed", "ownerLocks"],
   input: revertChangeInput,
   action: "write",
   async run(ctx, actor, tree, _target: { treeId: string }, { revision, force, together }): Promise<{ tree: Tree; change: Change | null }> {
@@ -356,7 +359,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * With `HISTORY_DAYS` set, drops changes older than that from the log now and then daily
  * (never a tree's latest change, and never the current cards or trees). Returns the stop.
  */
-export function scheduleHistoryPruning(ctx: DomainContext, log: (message: string, fields: Record<string, unknown>) => void): () => void {
+export function scheduleHistoryPruning(ctx: Ports<"store" | "config">, log: (message: string, fields: Record<string, unknown>) => void): () => void {
   const days = ctx.config.historyDays;
   if (days < 0) return () => {};
   const prune = () => {

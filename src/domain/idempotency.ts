@@ -19,7 +19,7 @@
  */
 import { IdempotencyKeyReusedError, KeyInFlightError } from "../shared/errors.js";
 import { newRecordId } from "../shared/ids.js";
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import type { IdempotencyRecord, KeptAnswer } from "./ports/store.js";
 
 /** How long an answer is kept at least (SPEC §13: 24 hours). */
@@ -50,6 +50,9 @@ export interface KeyedRequest {
 /** Either the answer kept for the key, or the key claimed for this request to run. */
 export type KeyedStart = { replay: KeptAnswer } | { run: RunningKey };
 
+/** What keyed requests read: the store's idempotency records and the clock. */
+type KeyPorts = Ports<"store" | "clock">;
+
 const later = (now: string, ms: number) => new Date(Date.parse(now) + ms).toISOString();
 
 /**
@@ -57,7 +60,7 @@ const later = (now: string, ms: number) => new Date(Date.parse(now) + ms).toISOS
  * @throws IdempotencyKeyReusedError when the key was used for another request;
  *   KeyInFlightError when the request that has the key is still running.
  */
-export async function startKeyed(ctx: DomainContext, request: KeyedRequest): Promise<KeyedStart> {
+export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<KeyedStart> {
   for (;;) {
     const now = ctx.clock.now();
     const record: IdempotencyRecord = {
@@ -98,9 +101,9 @@ function tooLargeToKeep(answer: KeptAnswer): KeptAnswer {
  * The keys running in this process, per context, renewed together by one timer while any
  * runs (not one timer per request: most requests end long before the first renewal).
  */
-const runningKeys = new WeakMap<DomainContext, { keys: Set<RunningKey>; timer?: NodeJS.Timeout }>();
+const runningKeys = new WeakMap<KeyPorts, { keys: Set<RunningKey>; timer?: NodeJS.Timeout }>();
 
-function renewAll(ctx: DomainContext, keys: Set<RunningKey>): void {
+function renewAll(ctx: KeyPorts, keys: Set<RunningKey>): void {
   const leaseUntil = later(ctx.clock.now(), LEASE_MS);
   for (const key of keys) key.renew(leaseUntil);
 }
@@ -110,7 +113,7 @@ export class RunningKey {
   private done = false;
 
   constructor(
-    private readonly ctx: DomainContext,
+    private readonly ctx: KeyPorts,
     private readonly record: IdempotencyRecord,
   ) {
     let running = runningKeys.get(ctx);
@@ -150,12 +153,12 @@ export class RunningKey {
 }
 
 /** Drops expired keys and keys past the per-user bounds; resolves to how many went. */
-export function sweepIdempotencyKeys(ctx: DomainContext, now = ctx.clock.now()): Promise<number> {
+export function sweepIdempotencyKeys(ctx: KeyPorts, now = ctx.clock.now()): Promise<number> {
   return ctx.store.idempotency.sweep(now, PER_USER);
 }
 
 /** Sweeps now and every SWEEP_EVERY_MS; returns what stops it. */
-export function scheduleIdempotencySweep(ctx: DomainContext, log: (message: string, fields: Record<string, unknown>) => void): () => void {
+export function scheduleIdempotencySweep(ctx: KeyPorts, log: (message: string, fields: Record<string, unknown>) => void): () => void {
   const sweep = () => {
     sweepIdempotencyKeys(ctx).catch((err: unknown) => log("sweeping idempotency keys failed", { error: String(err) }));
   };

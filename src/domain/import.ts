@@ -19,6 +19,7 @@ import { treeCommand } from "./command.js";
  */
 export const importSeed = treeCommand({
   name: "importSeed",
+  needs: ["store", "config", "seeds", "clock", "feed", "ownerLocks"],
   input: seedInput,
   action: "write",
   async run(ctx, actor, tree, _target: { treeId: string }, { parentId = null, seed }): Promise<StoredCard[]> {

@@ -31,7 +31,7 @@ import type { LiveLimits } from "../config.js";
 import type { Change, ChangeKind } from "../shared/changes.js";
 import { TooManyRequestsError, UnavailableError } from "../shared/errors.js";
 import type { Card, StoredUser, TreeView } from "../shared/records.js";
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { can, type Actor } from "./policy.js";
 import type { ChangeNotice } from "./ports/change-feed.js";
 import type { Peers, SignOut } from "./ports/peers.js";
@@ -115,6 +115,8 @@ export function presentChange(change: Change): ChangeView {
 /** The open streams of the process, and how many each kind of caller may open. */
 export class LiveStreams {
   private readonly open = new Set<LiveStream>();
+  /** The open streams by the tree they follow, which hear that tree's notices. */
+  private readonly byTree = new Map<string, Set<LiveStream>>();
   private readonly byKey = new Map<string, number>();
   /** Everything held open on some access, with the timer that ends it at its session's expiry. */
   private readonly holders = new Map<AccessHolder, NodeJS.Timeout | undefined>();
@@ -158,12 +160,35 @@ export class LiveStreams {
     };
   }
 
+  /** From now on `stream` hears its tree's notices (before it reads the log: see LiveStream). */
   track(stream: LiveStream): void {
     this.open.add(stream);
+    let streams = this.byTree.get(stream.treeId);
+    if (!streams) this.byTree.set(stream.treeId, (streams = new Set()));
+    streams.add(stream);
   }
 
   untrack(stream: LiveStream): void {
     this.open.delete(stream);
+    const streams = this.byTree.get(stream.treeId);
+    streams?.delete(stream);
+    if (streams?.size === 0) this.byTree.delete(stream.treeId);
+  }
+
+  /**
+   * A notice of the feed (wireChangeFeed, context.ts), handed to the streams of its tree. A
+   * stream that throws is skipped, so it never keeps the change from the others.
+   */
+  hear(notice: ChangeNotice): void {
+    const streams = this.byTree.get(notice.treeId);
+    if (!streams) return;
+    for (const stream of [...streams]) {
+      try {
+        stream.hear(notice);
+      } catch {
+        // Skipped like a failing feed listener (local-feed.ts).
+      }
+    }
   }
 
   /**
@@ -268,7 +293,7 @@ export interface FollowOptions {
  * @throws ValidationError for a malformed id; UnauthenticatedError or NotFoundError as the
  *   policy decides; TooManyRequestsError past a stream limit.
  */
-export async function followTree(ctx: DomainContext, actor: Actor | null, treeId: string, options: FollowOptions): Promise<LiveStream> {
+export async function followTree(ctx: Ports<"store" | "config" | "live">, actor: Actor | null, treeId: string, options: FollowOptions): Promise<LiveStream> {
   const release = ctx.live.admit(actor, options.address);
   let stream: LiveStream | undefined;
   try {
@@ -293,19 +318,17 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent>, AccessHolde
   private lastSent = 0;
   /** Notices are handled one after another, each after any log read before it. */
   private work: Promise<void> = Promise.resolve();
-  private readonly unsubscribe: () => void;
   private readonly leave: () => void;
   private readonly endListeners: ((reason: EndReason) => void)[] = [];
 
   constructor(
-    private readonly ctx: DomainContext,
+    private readonly ctx: Ports<"store" | "config" | "live">,
     private readonly actor: Actor | null,
     readonly treeId: string,
     private readonly release: () => void,
     readonly access: StreamAccess,
   ) {
     // Before the log is read: a change committed meanwhile is heard, or in the log.
-    this.unsubscribe = ctx.feed.subscribe(treeId, (notice) => this.hear(notice));
     ctx.live.track(this);
     this.leave = ctx.live.join(this);
   }
@@ -331,7 +354,6 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent>, AccessHolde
     this.reason = reason;
     // A reader cut off gets nothing more; one that ends normally gets what was queued.
     if (reason !== "reset" && reason !== "stopping") this.queue.length = 0;
-    this.unsubscribe();
     this.leave();
     this.release();
     this.ctx.live.untrack(this);
@@ -371,7 +393,8 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent>, AccessHolde
     });
   }
 
-  private hear(notice: ChangeNotice): void {
+  /** A notice of this stream's tree, from `LiveStreams.hear`. */
+  hear(notice: ChangeNotice): void {
     if (notice.removed) {
       this.end("removed");
       return;

@@ -4,7 +4,7 @@
  * (`GET /api/index` shows exactly its fields): REST reads and sets them at
  * `/api/preferences`, GraphQL as `me { preferences }` and `setPreferences`.
  */
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { NotFoundError } from "../shared/errors.js";
 import { DEFAULT_PREFERENCES, type Preferences } from "../shared/preferences.js";
 import { preferencesInput } from "../shared/schemas.js";
@@ -15,7 +15,7 @@ import { authorizeOwnAccount, type Actor } from "./policy.js";
  * The user's preferences, defaults for what they never chose.
  * @throws UnauthenticatedError, ForbiddenError (policy); NotFoundError for an unknown user.
  */
-export async function preferencesOf(ctx: DomainContext, actor: Actor | null, userId: string): Promise<Preferences> {
+export async function preferencesOf(ctx: Ports<"store">, actor: Actor | null, userId: string): Promise<Preferences> {
   authorizeOwnAccount(actor, userId);
   const user = await ctx.store.users.byId(userId);
   if (!user) throw new NotFoundError("User");
@@ -31,6 +31,7 @@ export async function preferencesOf(ctx: DomainContext, actor: Actor | null, use
  */
 export const setPreferences = command({
   name: "setPreferences",
+  needs: ["store", "ownerLocks"],
   input: preferencesInput,
   action: "ownAccount",
   subject: (_ctx, { userId }: { userId: string }) => userId,

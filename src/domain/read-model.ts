@@ -27,7 +27,7 @@ import { NotFoundError } from "../shared/errors.js";
 import type { Card, StoredCard, Tree, TreeView } from "../shared/records.js";
 import { walkTreeOrder, type OrderedCard } from "../shared/tree-order.js";
 import type { KeyedLock } from "./keyed-lock.js";
-import type { ChangeFeed, ChangeNotice } from "./ports/change-feed.js";
+import type { ChangeNotice } from "./ports/change-feed.js";
 import type { Store } from "./ports/store.js";
 import { presentCard, presentTree } from "./presenters.js";
 
@@ -421,7 +421,6 @@ interface Entry {
 
 export interface ReadModelDeps {
   store: Store;
-  feed: ChangeFeed;
   treeLocks: KeyedLock;
   /** Other processes write to the store too (PostgreSQL, SPEC §11): the tree lock does not keep them out. */
   othersWrite?: boolean;
@@ -436,9 +435,7 @@ export class ReadModel {
   constructor(
     private readonly deps: ReadModelDeps,
     private readonly maxCards = DEFAULT_MAX_CARDS,
-  ) {
-    deps.feed.subscribeAll((notice) => this.hear(notice));
-  }
+  ) {}
 
   /**
    * The tree at `tree`'s revision or a later one. `tree` is the record the caller loaded and
@@ -467,7 +464,8 @@ export class ReadModel {
     return entry && this.settle(entry);
   }
 
-  private hear(notice: ChangeNotice): void {
+  /** A notice of the feed (wireChangeFeed, context.ts). */
+  hear(notice: ChangeNotice): void {
     const entry = this.entries.get(notice.treeId);
     if (!entry) return;
     if (notice.removed) {

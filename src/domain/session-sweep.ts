@@ -5,10 +5,10 @@
  * every session ever started. Each process sharing a database sweeps; deleting what
  * another already deleted is harmless.
  */
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 
 /** Sweeps now and every `ctx.config.sessions.sweepMs`; returns the stop. */
-export function scheduleSessionSweep(ctx: DomainContext, log: (message: string, fields: Record<string, unknown>) => void): () => void {
+export function scheduleSessionSweep(ctx: Ports<"store" | "clock" | "config">, log: (message: string, fields: Record<string, unknown>) => void): () => void {
   let running = false;
   const sweep = () => {
     if (running) return;

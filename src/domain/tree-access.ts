@@ -3,7 +3,7 @@
  * policy, and for writes the tree's lock held. Every command on a tree comes through here
  * (src/domain/command.ts `treeCommand`, and the reads of history, exports, live streams).
  */
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { RevisionTakenError, ValidationError } from "../shared/errors.js";
 import { RECORD_ID } from "../shared/ids.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
@@ -22,7 +22,7 @@ export function assertTreeIdSyntax(treeId: string): void {
  * @throws ValidationError for a malformed id; UnauthenticatedError, NotFoundError or
  *   ForbiddenError as the policy decides.
  */
-export async function loadTree(ctx: DomainContext, actor: Actor | null, treeId: string, action: TreeAction): Promise<Tree> {
+export async function loadTree(ctx: Ports<"store">, actor: Actor | null, treeId: string, action: TreeAction): Promise<Tree> {
   assertTreeIdSyntax(treeId);
   return authorizeTree(actor, action, await ctx.store.trees.byId(treeId));
 }
@@ -51,7 +51,7 @@ const REVISION_RACE_TRIES = 25;
  * `REVISION_RACE_TRIES` times in a row answers the race's 409.
  */
 export function withTree<T>(
-  ctx: DomainContext,
+  ctx: Ports<"store" | "treeLocks" | "treeRaces">,
   actor: Actor | null,
   treeId: string,
   action: TreeAction,

@@ -27,10 +27,18 @@ class SharedFeed extends LocalChangeFeed implements ChangeFeed {
   }
 }
 
+/** The revisions, told of the feed's notices and resyncs as wireChangeFeed (context.ts) tells them. */
+function revisionsOf(feed: SharedFeed): TreeRevisions {
+  const revisions = new TreeRevisions(feed);
+  feed.subscribeAll((notice) => revisions.hear(notice));
+  feed.subscribeResync(() => revisions.resync());
+  return revisions;
+}
+
 describe("TreeRevisions with other processes", () => {
   it("takes another process's notice as moving the tree", () => {
     const feed = new SharedFeed();
-    const revisions = new TreeRevisions(feed);
+    const revisions = revisionsOf(feed);
     expect(revisions.isCurrent("t1", 4)).toBe(true);
     feed.deliver({ treeId: "t1", revision: 5 });
     expect(revisions.isCurrent("t1", 4)).toBe(false);
@@ -39,7 +47,7 @@ describe("TreeRevisions with other processes", () => {
 
   it("calls nothing current while the feed cannot hear the others, and nothing from before once it hears again", () => {
     const feed = new SharedFeed();
-    const revisions = new TreeRevisions(feed);
+    const revisions = revisionsOf(feed);
     const epoch = revisions.epoch;
     expect(revisions.isCurrent(FEED_EPOCH, epoch)).toBe(true);
 

@@ -9,7 +9,7 @@
  * nothing is current; once it hears again, nothing derived before is either: the feed's
  * `epoch` moves on, and a result noted under an older epoch (`FEED_EPOCH`) is stale.
  */
-import type { ChangeFeed } from "./ports/change-feed.js";
+import type { ChangeFeed, ChangeNotice } from "./ports/change-feed.js";
 
 const REMOVED = -1;
 
@@ -20,15 +20,19 @@ export class TreeRevisions {
   private readonly latest = new Map<string, number>();
   private epochNow = 0;
 
-  constructor(private readonly feed: ChangeFeed) {
-    feed.subscribeAll((notice) => {
-      if (notice.removed) this.latest.set(notice.treeId, REMOVED);
-      else if (notice.revision > (this.latest.get(notice.treeId) ?? 0)) this.latest.set(notice.treeId, notice.revision);
-    });
-    feed.subscribeResync(() => {
-      this.epochNow++;
-      this.latest.clear();
-    });
+  /** `feed`: the feed whose notices `hear` is given (wireChangeFeed, context.ts), asked whether it is complete. */
+  constructor(private readonly feed: Pick<ChangeFeed, "complete">) {}
+
+  /** A notice of the feed: the tree's revision moved on, or the tree is gone. */
+  hear(notice: ChangeNotice): void {
+    if (notice.removed) this.latest.set(notice.treeId, REMOVED);
+    else if (notice.revision > (this.latest.get(notice.treeId) ?? 0)) this.latest.set(notice.treeId, notice.revision);
+  }
+
+  /** The feed may have missed notices: a new epoch, and no tree's revision is known. */
+  resync(): void {
+    this.epochNow++;
+    this.latest.clear();
   }
 
   /** Moves on each time the feed may have missed notices. */

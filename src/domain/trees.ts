@@ -2,7 +2,7 @@
  * Trees: create, list, rename and publish, delete, clone. Every command loads the tree,
  * asks the policy, then changes it; writes to one tree are serialised by its lock.
  */
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { ConflictError } from "../shared/errors.js";
 import { newRecordId, PUBLIC_URL, RECORD_ID } from "../shared/ids.js";
 import { authorizeTree, type Actor } from "./policy.js";
@@ -21,12 +21,12 @@ export { loadTree, withTree } from "./tree-access.js";
 const MAX_NAME = 200;
 
 /** Trees the actor can open, most recently updated first. */
-export async function listTrees(ctx: DomainContext, actor: Actor): Promise<Tree[]> {
+export async function listTrees(ctx: Ports<"store">, actor: Actor): Promise<Tree[]> {
   const trees = await ctx.store.trees.forUser(actor._id);
   return trees.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
 }
 
-async function insertTreeWithCards(ctx: DomainContext, actor: Actor, tree: Tree, cards: StoredCard[]): Promise<Tree> {
+async function insertTreeWithCards(ctx: Ports<"store" | "clock" | "feed">, actor: Actor, tree: Tree, cards: StoredCard[]): Promise<Tree> {
   return (await commitChange(ctx, actor, null, { kind: "tree.create", tree, after: cards, at: tree.createdAt })).tree;
 }
 
@@ -42,6 +42,7 @@ function newTree(owner: string, name: string, at: string, _id = newRecordId()): 
  */
 export const createTree = command({
   name: "createTree",
+  needs: ["store", "config", "seeds", "clock", "feed", "ownerLocks"],
   input: createTreeInput,
   action: "signedIn",
   async run(ctx, actor, _target: Record<string, never>, { _id: chosenId, name, seed }): Promise<Tree> {
@@ -67,6 +68,7 @@ export const createTree = command({
  */
 export const updateTree = treeCommand({
   name: "updateTree",
+  needs: ["store", "clock", "feed"],
   input: updateTreeInput,
   action: (body) => (body.publicUrl !== undefined ? "administer" : "write"),
   async run(ctx, actor, tree, _target: { treeId: string }, body): Promise<Tree> {
@@ -97,6 +99,7 @@ export const updateTree = treeCommand({
 /** Deletes the tree and all its cards. Owner only. */
 export const deleteTree = treeCommand({
   name: "deleteTree",
+  needs: ["store", "feed"],
   input: noInput,
   action: "administer",
   async run(ctx, _actor, tree, _target: { treeId: string }): Promise<void> {
@@ -110,7 +113,7 @@ function copyName(name: string): string {
   return name.slice(0, MAX_NAME - suffix.length) + suffix;
 }
 
-async function copyTree(ctx: DomainContext, actor: Actor, source: Tree): Promise<Tree> {
+async function copyTree(ctx: Ports<"store" | "clock" | "feed" | "config" | "ownerLocks">, actor: Actor, source: Tree): Promise<Tree> {
   const sourceCards = await ctx.store.cards.liveByTree(source._id);
   const at = ctx.clock.now();
   const tree = newTree(actor._id, copyName(source.name), at);
@@ -141,6 +144,7 @@ async function copyTree(ctx: DomainContext, actor: Actor, source: Tree): Promise
 /** A full copy owned by the actor: new ids, no collaborators, no publicUrl. */
 export const cloneTree = treeCommand({
   name: "cloneTree",
+  needs: ["store", "config", "clock", "feed", "ownerLocks"],
   input: noInput,
   action: "clone",
   reads: true,
@@ -150,6 +154,7 @@ export const cloneTree = treeCommand({
 /** Copies a public tree, named by its `_id` or its `publicUrl`. */
 export const clonePublicTree = command({
   name: "clonePublicTree",
+  needs: ["store", "config", "clock", "feed", "ownerLocks"],
   input: noInput,
   action: "clonePublic",
   async subject(ctx, { idOrUrl }: { idOrUrl: string }): Promise<Tree | null> {
@@ -163,7 +168,7 @@ export const clonePublicTree = command({
  * The public tree at `publicUrl`, for anyone (signed in or not).
  * @throws NotFoundError unless a tree is public at that address.
  */
-export async function findPublicTree(ctx: DomainContext, actor: Actor | null, publicUrl: string): Promise<Tree> {
+export async function findPublicTree(ctx: Ports<"store">, actor: Actor | null, publicUrl: string): Promise<Tree> {
   const tree = PUBLIC_URL.test(publicUrl) ? await ctx.store.trees.byPublicUrl(publicUrl) : null;
   return authorizeTree(actor, "readPublic", tree);
 }

@@ -13,11 +13,11 @@ import { newRecordId, RECORD_ID } from "../shared/ids.js";
 import type { StoredScript } from "../shared/records.js";
 import { createScriptInput, noInput, updateScriptInput } from "../shared/schemas.js";
 import { command } from "./command.js";
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { authorizeScript, type Actor } from "./policy.js";
 
 /** The actor's scripts, oldest first: the order their tree pages load them. */
-export async function listScripts(ctx: DomainContext, actor: Actor): Promise<StoredScript[]> {
+export async function listScripts(ctx: Ports<"store">, actor: Actor): Promise<StoredScript[]> {
   return ctx.store.scripts.forUser(actor._id);
 }
 
@@ -28,12 +28,13 @@ export async function listScripts(ctx: DomainContext, actor: Actor): Promise<Sto
  */
 export const createScript = command({
   name: "createScript",
+  needs: ["store", "config", "clock", "ownerLocks"],
   input: createScriptInput,
   action: "signedIn",
   run: (ctx, actor, _target: Record<string, never>, { name, body, enabled }) => keepScript(ctx, actor, name, body, enabled),
 });
 
-async function keepScript(ctx: DomainContext, actor: Actor, name: string, body: string, enabled: boolean | undefined): Promise<StoredScript> {
+async function keepScript(ctx: Ports<"store" | "config" | "clock" | "ownerLocks">, actor: Actor, name: string, body: string, enabled: boolean | undefined): Promise<StoredScript> {
   assertScriptFits(ctx, body);
   // Counted and inserted in one step, so two uploads at once cannot both take the last place.
   return ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
@@ -55,6 +56,7 @@ async function keepScript(ctx: DomainContext, actor: Actor, name: string, body: 
  */
 export const updateScript = command({
   name: "updateScript",
+  needs: ["store", "config", "clock", "ownerLocks"],
   input: updateScriptInput,
   action: "ownScript",
   precheck(ctx, { scriptId }: { scriptId: string }, changes) {
@@ -83,6 +85,7 @@ export const updateScript = command({
 /** @throws ValidationError for a malformed id; NotFoundError unless the script is the actor's. */
 export const deleteScript = command({
   name: "deleteScript",
+  needs: ["store", "ownerLocks"],
   input: noInput,
   action: "ownScript",
   precheck: (_ctx, { scriptId }: { scriptId: string }) => assertScriptIdSyntax(scriptId),
@@ -96,12 +99,12 @@ export const deleteScript = command({
  * One of the actor's scripts, with its body, to serve as a file.
  * @throws ValidationError for a malformed id; NotFoundError unless the script is the actor's.
  */
-export async function readScript(ctx: DomainContext, actor: Actor, scriptId: string): Promise<StoredScript> {
+export async function readScript(ctx: Ports<"store">, actor: Actor, scriptId: string): Promise<StoredScript> {
   assertScriptIdSyntax(scriptId);
   return authorizeScript(actor, await ctx.store.scripts.byId(scriptId));
 }
 
-function assertScriptFits(ctx: DomainContext, body: string): void {
+function assertScriptFits(ctx: Ports<"config">, body: string): void {
   const most = ctx.config.limits.userScriptBytes;
   const bytes = Buffer.byteLength(body, "utf8");
   if (bytes > most) throw new PayloadTooLargeError(`The script has ${bytes} bytes; a script may have at most ${most}.`);

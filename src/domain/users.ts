@@ -4,7 +4,7 @@
  * and the hasher; nothing here knows about HTTP.
  */
 import { randomBytes, randomInt } from "node:crypto";
-import type { DomainContext } from "./context.js";
+import type { Ports } from "./context.js";
 import { ConflictError, ForbiddenError, NotFoundError } from "../shared/errors.js";
 import { newUserId } from "../shared/ids.js";
 import { authorizeOperator, type Actor } from "./policy.js";
@@ -24,6 +24,7 @@ import { command } from "./command.js";
  */
 export const signUp = command({
   name: "signUp",
+  needs: ["store", "config", "hasher", "clock"],
   input: signupInput,
   action: "signUp",
   async run(ctx, _actor: Actor | null, { requester }: { requester?: string }, { email, password }): Promise<StoredUser> {
@@ -49,12 +50,12 @@ export const signUp = command({
   },
 });
 
-export function findUserByEmail(ctx: DomainContext, email: string): Promise<StoredUser | null> {
+export function findUserByEmail(ctx: Ports<"store">, email: string): Promise<StoredUser | null> {
   return ctx.store.users.byEmail(email.trim().toLowerCase());
 }
 
 /** The User record of SPEC §2 with its live counts. */
-export async function userRecord(ctx: DomainContext, user: StoredUser, csrf: string): Promise<UserView> {
+export async function userRecord(ctx: Ports<"store">, user: StoredUser, csrf: string): Promise<UserView> {
   const trees = await ctx.store.trees.forUser(user._id);
   const treeIds = trees.map((t) => t._id);
   const cardsCount = await ctx.store.cards.countLiveByTrees(treeIds);
@@ -62,7 +63,7 @@ export async function userRecord(ctx: DomainContext, user: StoredUser, csrf: str
 }
 
 /** How many live cards stand in the trees the user owns: what `limit` counts. */
-export async function ownedCardsCount(ctx: DomainContext, userId: string): Promise<number> {
+export async function ownedCardsCount(ctx: Ports<"store">, userId: string): Promise<number> {
   const owned = (await ctx.store.trees.forUser(userId)).filter((t) => t.owner === userId);
   return ctx.store.cards.countLiveByTrees(owned.map((t) => t._id));
 }
@@ -87,6 +88,7 @@ export interface AccountTarget {
  */
 export const updateMe = command({
   name: "updateMe",
+  needs: ["store", "hasher", "loginAttempts", "live"],
   input: updateMeInput,
   action: "ownAccount",
   subject: (_ctx, { user }: AccountTarget) => user._id,
@@ -120,6 +122,7 @@ export const updateMe = command({
  */
 export const resetPassword = command({
   name: "resetPassword",
+  needs: ["store", "hasher", "live"],
   input: signupInput,
   action: "operator",
   async run(ctx, _actor, _target: Record<string, never>, { email, password }): Promise<StoredUser> {
@@ -139,6 +142,7 @@ export const resetPassword = command({
  */
 export const setCardLimit = command({
   name: "setCardLimit",
+  needs: ["store"],
   input: cardLimitInput,
   action: "operator",
   async run(ctx, _actor, { email }: { email: string }, { limit }): Promise<StoredUser> {
@@ -149,7 +153,7 @@ export const setCardLimit = command({
 });
 
 /** Every account, oldest first, as User records with their live counts; operator only. */
-export async function listUsers(ctx: DomainContext, actor: Actor): Promise<UserView[]> {
+export async function listUsers(ctx: Ports<"store">, actor: Actor): Promise<UserView[]> {
   authorizeOperator(actor);
   const users = await ctx.store.users.list();
   return Promise.all(users.map((user) => userRecord(ctx, user, "")));

@@ -31,6 +31,8 @@ function request(fields: { method?: string; user?: string | null; accept?: strin
 describe("cachedAnswerTo", () => {
   const feed = new LocalChangeFeed();
   const revisions = new TreeRevisions(feed);
+  // As wireChangeFeed (src/domain/context.ts) tells the revisions of each notice.
+  feed.subscribeAll((notice) => revisions.hear(notice));
   const cache = new ResultCache(revisions);
   const stored = entry();
   cache.set(cacheKey("u1", "application/json", params), stored);

@@ -97,9 +97,13 @@ export interface ExportJob {
   anonymous?: boolean;
 }
 
-/** A finished export: the file's bytes (or text), its media type and a safe file name. */
+/**
+ * A finished export: the file's bytes (or text), its media type and a safe file name. Bytes
+ * are a Uint8Array, the type both hosts share (a Node Buffer is one; a worker thread's
+ * answer arrives as a plain one), and the transports wrap them as they send.
+ */
 export interface ExportResult {
-  body: Buffer | string;
+  body: Uint8Array | string;
   contentType: string;
   filename: string;
 }

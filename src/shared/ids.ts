@@ -11,9 +11,12 @@ export const PUBLIC_URL = /^[a-z0-9-]{3,64}$/;
 /** A browser tab's id for presence, chosen by the client for each page it opens. */
 export const TAB_ID = /^[A-Za-z0-9_-]{8,64}$/;
 
-/** Web Crypto, the same global in Node 20 and in browsers (shared/ imports no node: module). */
+/**
+ * Web Crypto, the same global in Node 20 and in browsers (shared/ imports no node: module
+ * and is compiled with neither host's types: src/shared/host.d.ts declares this one call).
+ */
 function randomBytes(size: number): Uint8Array {
-  return globalThis.crypto.getRandomValues(new Uint8Array(size));
+  return crypto.getRandomValues(new Uint8Array(size));
 }
 
 export function newUserId(): string {

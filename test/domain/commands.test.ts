@@ -10,7 +10,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { actionOf, command, execute } from "../../src/domain/command.js";
 import { commands } from "../../src/domain/commands.js";
-import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
+import { createDomainContext, type DomainContext, type Ports } from "../../src/domain/context.js";
 import { can, SYSTEM_ACTOR, type Actor } from "../../src/domain/policy.js";
 import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
@@ -30,6 +30,15 @@ interface World {
 }
 
 let world: World;
+
+/**
+ * The context with only the members `cmd` declares it needs: every command in the table runs
+ * on its slice, so one that read an undeclared port (through a cast the types let by) would
+ * find it missing and fail here.
+ */
+function onlyNeeds<K extends keyof DomainContext>(ctx: DomainContext, cmd: { needs: readonly K[] }): Ports<K> {
+  return Object.fromEntries(cmd.needs.map((key) => [key, ctx[key]])) as Ports<K>;
+}
 
 beforeEach(async () => {
   const config = loadConfig({ SIGNUP: "open", EXPORT_WORKERS: "0" });
@@ -64,7 +73,7 @@ beforeEach(async () => {
 });
 
 async function publish(): Promise<void> {
-  await execute(world.ctx, world.users.owner, commands.updateTree, { treeId: world.tree._id }, { publicUrl: "open-tree" });
+  await execute(onlyNeeds(world.ctx, commands.updateTree), world.users.owner, commands.updateTree, { treeId: world.tree._id }, { publicUrl: "open-tree" });
   world.tree = (await world.ctx.store.trees.byId(world.tree._id))!;
 }
 
@@ -82,25 +91,25 @@ const writer = { owner: "ok", collaborator: "ok", other: "not_found", otherWhenP
 const ownerOnly = { owner: "ok", collaborator: "forbidden", other: "not_found", otherWhenPublic: "not_found" } as const;
 
 const rows: Row[] = [
-  { what: "create a card", command: "createCard", expect: writer, run: (a) => execute(world.ctx, a, commands.createCard, { treeId: world.tree._id }, { treeId: world.tree._id, parentId: null, position: 9, content: "new" }) },
-  { what: "modify a card", command: "updateCard", expect: writer, run: (a) => execute(world.ctx, a, commands.updateCard, { treeId: world.tree._id, cardId: world.cards[0]._id }, { content: "edited" }) },
-  { what: "delete a card", command: "deleteCard", expect: writer, run: (a) => execute(world.ctx, a, commands.deleteCard, { treeId: world.tree._id, cardId: world.cards[0]._id }, undefined) },
-  { what: "import", command: "importSeed", expect: writer, run: (a) => execute(world.ctx, a, commands.importSeed, { treeId: world.tree._id }, { seed: "# D" }) },
-  { what: "restore a deleted card", command: "restoreCard", expect: writer, run: (a) => execute(world.ctx, a, commands.restoreCard, { treeId: world.tree._id, cardId: world.trashedId }, undefined) },
-  { what: "restore the tree to a revision", command: "restoreTree", expect: writer, run: (a) => execute(world.ctx, a, commands.restoreTree, { treeId: world.tree._id }, { revision: 1 }) },
-  { what: "revert a change", command: "revertChange", expect: writer, run: (a) => execute(world.ctx, a, commands.revertChange, { treeId: world.tree._id }, { revision: world.tree.revision }) },
-  { what: "rename the tree", command: "updateTree", expect: writer, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { name: "Renamed" }) },
-  { what: "set latex", command: "updateTree", expect: writer, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { latex: true }) },
-  { what: "set publicUrl", command: "updateTree", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.updateTree, { treeId: world.tree._id }, { publicUrl: "elsewhere" }) },
-  { what: "add a collaborator", command: "addCollaborator", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.addCollaborator, { treeId: world.tree._id }, { email: "newcomer@example.com" }).catch(notFoundUserIsOk) },
-  { what: "remove another collaborator", command: "removeCollaborator", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.removeCollaborator, { treeId: world.tree._id, userId: world.users.dave._id }, undefined) },
-  { what: "delete the tree", command: "deleteTree", expect: ownerOnly, run: (a) => execute(world.ctx, a, commands.deleteTree, { treeId: world.tree._id }, undefined) },
-  { what: "clone", command: "cloneTree", expect: writer, run: (a) => execute(world.ctx, a, commands.cloneTree, { treeId: world.tree._id }, undefined) },
+  { what: "create a card", command: "createCard", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.createCard), a, commands.createCard, { treeId: world.tree._id }, { treeId: world.tree._id, parentId: null, position: 9, content: "new" }) },
+  { what: "modify a card", command: "updateCard", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.updateCard), a, commands.updateCard, { treeId: world.tree._id, cardId: world.cards[0]._id }, { content: "edited" }) },
+  { what: "delete a card", command: "deleteCard", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.deleteCard), a, commands.deleteCard, { treeId: world.tree._id, cardId: world.cards[0]._id }, undefined) },
+  { what: "import", command: "importSeed", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.importSeed), a, commands.importSeed, { treeId: world.tree._id }, { seed: "# D" }) },
+  { what: "restore a deleted card", command: "restoreCard", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.restoreCard), a, commands.restoreCard, { treeId: world.tree._id, cardId: world.trashedId }, undefined) },
+  { what: "restore the tree to a revision", command: "restoreTree", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.restoreTree), a, commands.restoreTree, { treeId: world.tree._id }, { revision: 1 }) },
+  { what: "revert a change", command: "revertChange", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.revertChange), a, commands.revertChange, { treeId: world.tree._id }, { revision: world.tree.revision }) },
+  { what: "rename the tree", command: "updateTree", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.updateTree), a, commands.updateTree, { treeId: world.tree._id }, { name: "Renamed" }) },
+  { what: "set latex", command: "updateTree", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.updateTree), a, commands.updateTree, { treeId: world.tree._id }, { latex: true }) },
+  { what: "set publicUrl", command: "updateTree", expect: ownerOnly, run: (a) => execute(onlyNeeds(world.ctx, commands.updateTree), a, commands.updateTree, { treeId: world.tree._id }, { publicUrl: "elsewhere" }) },
+  { what: "add a collaborator", command: "addCollaborator", expect: ownerOnly, run: (a) => execute(onlyNeeds(world.ctx, commands.addCollaborator), a, commands.addCollaborator, { treeId: world.tree._id }, { email: "newcomer@example.com" }).catch(notFoundUserIsOk) },
+  { what: "remove another collaborator", command: "removeCollaborator", expect: ownerOnly, run: (a) => execute(onlyNeeds(world.ctx, commands.removeCollaborator), a, commands.removeCollaborator, { treeId: world.tree._id, userId: world.users.dave._id }, undefined) },
+  { what: "delete the tree", command: "deleteTree", expect: ownerOnly, run: (a) => execute(onlyNeeds(world.ctx, commands.deleteTree), a, commands.deleteTree, { treeId: world.tree._id }, undefined) },
+  { what: "clone", command: "cloneTree", expect: writer, run: (a) => execute(onlyNeeds(world.ctx, commands.cloneTree), a, commands.cloneTree, { treeId: world.tree._id }, undefined) },
   {
     what: "clonePublic",
     command: "clonePublicTree",
     expect: { owner: "ok", collaborator: "ok", other: "not_found", otherWhenPublic: "ok" },
-    run: (a) => execute(world.ctx, a, commands.clonePublicTree, { idOrUrl: world.tree._id }, undefined),
+    run: (a) => execute(onlyNeeds(world.ctx, commands.clonePublicTree), a, commands.clonePublicTree, { idOrUrl: world.tree._id }, undefined),
   },
 ];
 
@@ -201,7 +210,7 @@ const actorOf = (caller: AccountCaller): Actor | null =>
   caller === "self" ? world.users.owner : caller === "other" ? world.users.other : caller === "operator" ? SYSTEM_ACTOR : null;
 
 async function ownScript(): Promise<string> {
-  const script = await execute(world.ctx, world.users.owner, commands.createScript, {}, { name: "mine.js", body: "1" });
+  const script = await execute(onlyNeeds(world.ctx, commands.createScript), world.users.owner, commands.createScript, {}, { name: "mine.js", body: "1" });
   return script._id;
 }
 
@@ -222,64 +231,65 @@ const accountRows: AccountRow[] = [
     what: "sign up while sign-up is open",
     command: "signUp",
     expect: { self: "ok", other: "ok", anonymous: "ok", operator: "ok" },
-    run: (a) => execute(world.ctx, a, commands.signUp, {}, { email: `new${++emails}@example.com`, password: "correct horse battery" }),
+    run: (a) => execute(onlyNeeds(world.ctx, commands.signUp), a, commands.signUp, {}, { email: `new${++emails}@example.com`, password: "correct horse battery" }),
   },
   {
     what: "sign up while sign-up is closed",
     command: "signUp",
     expect: { self: "forbidden", other: "forbidden", anonymous: "forbidden", operator: "ok" },
     run: (a) => {
-      world.ctx.config = { ...world.ctx.config, signup: false };
-      return execute(world.ctx, a, commands.signUp, {}, { email: `new${++emails}@example.com`, password: "correct horse battery" });
+      // The same ports with sign-up closed: the context itself is never changed after it is built.
+      const closed = { ...world.ctx, config: { ...world.ctx.config, signup: false } };
+      return execute(onlyNeeds(closed, commands.signUp), a, commands.signUp, {}, { email: `new${++emails}@example.com`, password: "correct horse battery" });
     },
   },
   {
     what: "set one's favourites",
     command: "updateMe",
     expect: { self: "ok", other: "forbidden", anonymous: "unauthenticated", operator: "ok" },
-    run: (a) => execute(world.ctx, a as Actor, commands.updateMe, { user: world.users.owner as never }, { favoriteTrees: [world.tree._id] }),
+    run: (a) => execute(onlyNeeds(world.ctx, commands.updateMe), a as Actor, commands.updateMe, { user: world.users.owner as never }, { favoriteTrees: [world.tree._id] }),
   },
   {
     what: "set one's preferences",
     command: "setPreferences",
     expect: { self: "ok", other: "forbidden", anonymous: "unauthenticated", operator: "ok" },
-    run: (a) => execute(world.ctx, a, commands.setPreferences, { userId: world.users.owner._id }, { theme: "dark" }),
+    run: (a) => execute(onlyNeeds(world.ctx, commands.setPreferences), a, commands.setPreferences, { userId: world.users.owner._id }, { theme: "dark" }),
   },
   {
     what: "set a password without the old one",
     command: "resetPassword",
     expect: { self: "forbidden", other: "forbidden", anonymous: "forbidden", operator: "ok" },
-    run: (a) => execute(world.ctx, a as Actor, commands.resetPassword, {}, { email: world.users.owner.email, password: "another long secret" }),
+    run: (a) => execute(onlyNeeds(world.ctx, commands.resetPassword), a as Actor, commands.resetPassword, {}, { email: world.users.owner.email, password: "another long secret" }),
   },
   {
     what: "set a card limit",
     command: "setCardLimit",
     expect: { self: "forbidden", other: "forbidden", anonymous: "forbidden", operator: "ok" },
-    run: (a) => execute(world.ctx, a as Actor, commands.setCardLimit, { email: world.users.owner.email }, { limit: 5 }),
+    run: (a) => execute(onlyNeeds(world.ctx, commands.setCardLimit), a as Actor, commands.setCardLimit, { email: world.users.owner.email }, { limit: 5 }),
   },
   {
     what: "create a tree",
     command: "createTree",
     expect: { self: "ok", other: "ok", anonymous: "unauthenticated", operator: "forbidden" },
-    run: (a) => execute(world.ctx, a as Actor, commands.createTree, {}, { name: "Mine" }),
+    run: (a) => execute(onlyNeeds(world.ctx, commands.createTree), a as Actor, commands.createTree, {}, { name: "Mine" }),
   },
   {
     what: "keep a script",
     command: "createScript",
     expect: { self: "ok", other: "ok", anonymous: "unauthenticated", operator: "forbidden" },
-    run: (a) => execute(world.ctx, a as Actor, commands.createScript, {}, { name: "x.js", body: "1" }),
+    run: (a) => execute(onlyNeeds(world.ctx, commands.createScript), a as Actor, commands.createScript, {}, { name: "x.js", body: "1" }),
   },
   {
     what: "change one's script",
     command: "updateScript",
     expect: { self: "ok", other: "not_found", anonymous: "unauthenticated", operator: "not_found" },
-    run: async (a) => execute(world.ctx, a as Actor, commands.updateScript, { scriptId: await ownScript() }, { body: "2" }),
+    run: async (a) => execute(onlyNeeds(world.ctx, commands.updateScript), a as Actor, commands.updateScript, { scriptId: await ownScript() }, { body: "2" }),
   },
   {
     what: "delete one's script",
     command: "deleteScript",
     expect: { self: "ok", other: "not_found", anonymous: "unauthenticated", operator: "not_found" },
-    run: async (a) => execute(world.ctx, a as Actor, commands.deleteScript, { scriptId: await ownScript() }, undefined),
+    run: async (a) => execute(onlyNeeds(world.ctx, commands.deleteScript), a as Actor, commands.deleteScript, { scriptId: await ownScript() }, undefined),
   },
 ];
 
@@ -298,8 +308,8 @@ describe("every other command meets its rule for every caller", () => {
 
   it("the refused changed nothing: the owner's record, scripts and trees are as they were", async () => {
     const scriptId = await ownScript();
-    await accountOutcome(() => execute(world.ctx, world.users.other, commands.updateScript, { scriptId }, { body: "stolen" }));
-    await accountOutcome(() => execute(world.ctx, world.users.other, commands.setPreferences, { userId: world.users.owner._id }, { theme: "dark" }));
+    await accountOutcome(() => execute(onlyNeeds(world.ctx, commands.updateScript), world.users.other, commands.updateScript, { scriptId }, { body: "stolen" }));
+    await accountOutcome(() => execute(onlyNeeds(world.ctx, commands.setPreferences), world.users.other, commands.setPreferences, { userId: world.users.owner._id }, { theme: "dark" }));
     expect((await world.ctx.store.scripts.byId(scriptId))?.body).toBe("1");
     expect((await world.ctx.store.users.byId(world.users.owner._id))?.preferences?.theme).toBeUndefined();
   });
@@ -330,6 +340,7 @@ describe("command: deny by default", () => {
       name: "operatorOnly",
       input: noInput,
       action: "operator",
+      needs: [],
       run: async () => {
         ran++;
       },
@@ -342,7 +353,7 @@ describe("command: deny by default", () => {
   });
 
   it("will not declare an action on something without loading that something", () => {
-    expect(() => command({ name: "unchecked", input: noInput, action: "ownScript", run: async () => undefined })).toThrow(/loads nothing/);
-    expect(() => command({ name: "unchecked", input: noInput, action: "write", run: async () => undefined })).toThrow(/loads nothing/);
+    expect(() => command({ name: "unchecked", input: noInput, action: "ownScript", needs: [], run: async () => undefined })).toThrow(/loads nothing/);
+    expect(() => command({ name: "unchecked", input: noInput, action: "write", needs: [], run: async () => undefined })).toThrow(/loads nothing/);
   });
 });

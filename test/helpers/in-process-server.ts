@@ -20,7 +20,9 @@ export interface InProcessServer extends RunningServer {
 export async function startInProcessServer(env: Record<string, string> = {}): Promise<InProcessServer> {
   const dataDir = await freshDataDir();
   const store = await storeEnv(dataDir);
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "off", ...store, ...env });
+  // The run's cheap password hashes (vitest.config.ts), as the child-process servers inherit them.
+  const hashCost = process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {};
+  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "off", ...hashCost, ...store, ...env });
   let reads = { count: 0 };
   const running = await startServer(config, {
     decorateStore: (store) => {

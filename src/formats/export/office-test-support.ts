@@ -5,7 +5,7 @@
 import JSZip from "jszip";
 
 /** All entry names of the package, folders excluded. */
-export async function partNames(file: Buffer): Promise<string[]> {
+export async function partNames(file: Uint8Array): Promise<string[]> {
   const zip = await JSZip.loadAsync(file);
   return Object.values(zip.files)
     .filter((entry) => !entry.dir)
@@ -16,7 +16,7 @@ export async function partNames(file: Buffer): Promise<string[]> {
  * The package's XML parts (and .rels), by path, checked against their CRC. `only` picks
  * some of them: reading all 20,000 parts of a big deck takes JSZip half a minute.
  */
-export async function xmlParts(file: Buffer, only: (name: string) => boolean = () => true): Promise<Map<string, string>> {
+export async function xmlParts(file: Uint8Array, only: (name: string) => boolean = () => true): Promise<Map<string, string>> {
   const zip = await JSZip.loadAsync(file, { checkCRC32: true });
   const parts = new Map<string, string>();
   for (const entry of Object.values(zip.files)) {

@@ -1,0 +1,2 @@
+// Server code reaching for the browser's globals: must not compile.
+export const title: string = document.title;

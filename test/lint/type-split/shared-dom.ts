@@ -1,0 +1,2 @@
+// The kernel reaching for the browser's globals: must not compile.
+export const title: string = document.title;

@@ -1,0 +1,2 @@
+// The kernel reaching for Node's globals: must not compile.
+export const bytes = Buffer.from("card");
