@@ -26,8 +26,23 @@
  * first compressed read of a revision, compressed and plain reads against a raw server).
  * `--many-readers` runs only 10,000 SSE streams on one process (issue 27: one write's fan-out
  * and the memory they hold), on a server of its own with the stream limits raised.
+ * `--pg-writes` runs only card writes on PostgreSQL against the embedded store with SYNC=on
+ * and against BENCH_BASELINE's (default main) PostgreSQL store (issue 27: group commit); it
+ * needs a PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
+ * `--lighthouse` runs only Lighthouse 12.2.3 (mobile preset, Debian's Chromium) on a 300-card
+ * tree page and the log-in page, side by side with the client of BENCH_BASELINE (default
+ * main), three runs a page and side (one with --quick); issue 27.
+ * `--browser` runs only the browser client's figures (open, keys, the active card whole in
+ * view with motion allowed) on 5,000 and 100,000 cards (5,000 with --quick), for this checkout
+ * and for BENCH_BASELINE's client (default main) side by side; issue 27.
  * `--offline` runs only the offline figures (issue 26: 1,000 changes queued offline sent on
  * reconnecting, a 5,000-card tree opened offline in Chromium, the big nothing-lost simulation).
+ * `--presence` runs only issue 30's figure: a card write's cost with 0 and with 200 presence
+ * watchers, side by side.
+ * `--no-simulation` with `--offline` leaves the big simulation out (the two timings alone).
+ * `--idempotency` runs only what an Idempotency-Key costs a card write, on the embedded store
+ * and on PostgreSQL one after the other in one run (issue 26; PostgreSQL at DATABASE_URL or
+ * 127.0.0.1:5432), each on a 1,000-card tree, 16 connections, with and without keys in ABBA rounds.
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -46,13 +61,16 @@ import { outlineScenarios } from "./scenarios/outlines.js";
 import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
-import { writeScenarios } from "./scenarios/writes.js";
+import { idempotencyCost, writeScenarios } from "./scenarios/writes.js";
 import { durabilityScenarios } from "./scenarios/durability.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
 import { scaleScenarios } from "./scenarios/scale.js";
 import { wireScenarios } from "./scenarios/wire.js";
 import { offlineScenarios } from "./scenarios/offline.js";
+import { presenceScenarios } from "./scenarios/presence.js";
+import { pgWriteScenarios } from "./scenarios/pg-writes.js";
+import { buildBaseline, lighthouseScenarios } from "./scenarios/lighthouse.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
 function flag(name: string): boolean {
@@ -79,8 +97,18 @@ const outlinesOnly = flag("outlines");
 const manyReadersOnly = flag("many-readers");
 /** `--wire`: only compression on the wire (issue 27). */
 const wireOnly = flag("wire");
+/** `--pg-writes`: only PostgreSQL card writes against the embedded store's, SYNC=on (issue 27). */
+const pgWritesOnly = flag("pg-writes");
 /** `--offline`: only the offline figures (issue 26). */
 const offlineOnly = flag("offline");
+/** `--presence`: only a card write's cost with 0 and 200 presence watchers (issue 30). */
+const presenceOnly = flag("presence");
+/** `--idempotency`: only the cost of Idempotency-Key, both stores side by side (issue 26). */
+const idempotencyOnly = flag("idempotency");
+/** `--lighthouse`: only Lighthouse on the tree and log-in pages, against the anchor (issue 27). */
+const lighthouseOnly = flag("lighthouse");
+/** `--browser`: only the browser client in Chromium, against the anchor (issues 16 and 27). */
+const browserOnly = flag("browser");
 const settings = {
   quick,
   loadSeconds: quick ? 1 : 10,
@@ -146,6 +174,13 @@ async function main(): Promise<void> {
     if (failed) process.exit(1);
     return;
   }
+  if (pgWritesOnly) {
+    await pgWriteScenarios({ report, workDir, seconds: quick ? 3 : 10, rounds: quick ? 1 : 3 });
+    report.print();
+    report.write(path.join(ROOT, "bench", "results-pg-writes.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
   if (durabilityOnly) {
     await durabilityScenarios({
       report,
@@ -159,6 +194,47 @@ async function main(): Promise<void> {
     });
     report.print();
     report.write(path.join(ROOT, "bench", "results-durability.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+  if (lighthouseOnly) {
+    console.log(`Lighthouse (load average ${os.loadavg().map((n) => n.toFixed(1)).join(", ")})...`);
+    await lighthouseScenarios({ report, workDir, runs: quick ? 1 : 3 });
+    report.note(`load average after: ${os.loadavg().map((n) => n.toFixed(1)).join(", ")}`);
+    report.print();
+    report.write(path.join(ROOT, "bench", "results-lighthouse.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+  if (browserOnly) {
+    const revision = process.env.BENCH_BASELINE ?? "main";
+    console.log(`Building the anchor (${revision})...`);
+    const sides = [
+      { id: "before", label: `before (${revision})`, cwd: buildBaseline(workDir, revision, "browser-baseline") },
+      { id: "now", label: "this checkout", cwd: ROOT },
+    ];
+    const sizes = (process.env.BENCH_BROWSER_SIZES ?? (quick ? "5000" : "5000,100000")).split(",").map(Number);
+    for (const side of sides) {
+      const dir = path.join(workDir, `browser-${side.id}`);
+      mkdirSync(dir);
+      const server = await startPinned({
+        command: () => [process.execPath, "dist/server.mjs"],
+        cwd: side.cwd,
+        env: { DATA_DIR: dir, LOG: "off" },
+        logFile: path.join(workDir, `browser-${side.id}.log`),
+        readyPath: "/healthz",
+        timeoutMs: 180_000,
+      });
+      console.log(`Browser client in Chromium, ${side.label} (load average ${os.loadavg().map((n) => n.toFixed(1)).join(", ")})...`);
+      try {
+        await browserScenarios({ report, baseUrl: server.url, sizes, label: side.id });
+      } finally {
+        await server.stop();
+      }
+    }
+    report.note(`load average after: ${os.loadavg().map((n) => n.toFixed(1)).join(", ")}`);
+    report.print();
+    report.write(path.join(ROOT, "bench", "results-browser.json"));
     rmSync(workDir, { recursive: true, force: true });
     return;
   }
@@ -209,10 +285,32 @@ async function main(): Promise<void> {
       readyPath: "/healthz",
     });
     console.log("Offline writing...");
-    await offlineScenarios({ report, baseUrl: offline.url, quick, serverArgs: ["dist/server.mjs"] });
+    await offlineScenarios({ report, baseUrl: offline.url, quick, serverArgs: ["dist/server.mjs"], noSimulation: flag("no-simulation") });
     await offline.stop();
     report.print();
     report.write(path.join(ROOT, "bench", "results.json"));
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+  if (presenceOnly) {
+    const presence = await startPinned({
+      command: () => [process.execPath, "dist/server.mjs"],
+      env: { DATA_DIR: dataDir, SIGNUP_LIMIT_PER_ADDRESS: "100" },
+      logFile: path.join(workDir, "server.log"),
+      readyPath: "/healthz",
+    });
+    console.log("Presence: card writes with 0 and 200 watchers...");
+    const owner = await CardtreeClient.signUp(presence.url, "owner@presence.bench.example");
+    const tree = await owner.treeWith("Presence", generateTree(200, 30));
+    await presenceScenarios({ report, server: presence, owner, treeId: tree, writes: quick ? 200 : 1000 });
+    await presence.stop();
+    report.print();
+    rmSync(workDir, { recursive: true, force: true });
+    return;
+  }
+  if (idempotencyOnly) {
+    await idempotencyScenarios({ report, workDir, dataDir, seconds: quick ? 3 : 10, rounds: quick ? 1 : 3 });
+    report.print();
     rmSync(workDir, { recursive: true, force: true });
     return;
   }
@@ -395,3 +493,52 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+/**
+ * `--idempotency`: an Idempotency-Key's cost on both stores in one run, each store's keyed
+ * and plain runs alternated (ABBA) so the neighbours' load drifts over both kinds alike.
+ * PostgreSQL gets a fresh database, dropped after.
+ */
+async function idempotencyScenarios(options: { report: Report; workDir: string; dataDir: string; seconds: number; rounds: number }): Promise<void> {
+  const { default: pg } = await import("pg");
+  const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  const database = `cardtree_bench_idempotency_${Date.now()}`;
+  const query = async (sql: string) => {
+    const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 3_000 });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await query(`CREATE DATABASE ${database}`);
+  const url = new URL(admin);
+  url.pathname = `/${database}`;
+  const stores: { store: string; env: Record<string, string> }[] = [
+    { store: "nedb", env: { DATA_DIR: options.dataDir } },
+    { store: "postgres", env: { STORE: "postgres", DATABASE_URL: url.toString() } },
+  ];
+  const servers: { store: string; server: Awaited<ReturnType<typeof startPinned>>; writer: CardtreeClient; tree: { id: string; label: string } }[] = [];
+  try {
+    for (const { store, env } of stores) {
+      const server = await startPinned({
+        command: () => [process.execPath, "dist/server.mjs"],
+        env,
+        logFile: path.join(options.workDir, `server-${store}.log`),
+        readyPath: "/healthz",
+      });
+      const writer = await CardtreeClient.signUp(server.url, `idempotency-${store}@bench.example`);
+      const id = await writer.treeWith("Idempotency", generateTree(1_000, 26));
+      servers.push({ store, server, writer, tree: { id, label: "1,000-card tree" } });
+    }
+    console.log(`Idempotency-Key on both stores (load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")})...`);
+    for (const each of servers) {
+      await idempotencyCost({ report: options.report, server: each.server, writer: each.writer, tree: each.tree, seconds: options.seconds, rounds: options.rounds, store: each.store });
+      console.log(`(${each.store} done; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")})`);
+    }
+  } finally {
+    await Promise.all(servers.map((each) => each.server.stop()));
+    await query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
+  }
+}

@@ -42,13 +42,19 @@ export async function buildWeb(options = {}) {
     ],
     outdir: outDir,
     entryNames: "[name]-[hash]",
+    // What the first paint does not need (math, the history panel, dialogs, the settings
+    // page...) is imported with `import()` where it is used and lands in chunks of its own,
+    // `app-<hash>.js` like the entry, so they are served, cached and precompressed alike.
+    chunkNames: "app-[hash]",
+    splitting: true,
     bundle: true,
-    format: "iife",
+    format: "esm",
     platform: "browser",
     target: ["es2022", "chrome110", "firefox110", "safari16"],
     minify,
     sourcemap: "linked",
     legalComments: "linked",
+    metafile: true,
     write: false,
     logLevel: "silent",
   });
@@ -61,9 +67,13 @@ export async function buildWeb(options = {}) {
     written.push(file.path);
     names.push(basename(file.path));
   }
-  const script = names.find((name) => /^app-[A-Z0-9]+\.js$/.test(name));
+  const outputs = Object.entries(result.metafile.outputs).map(([path, output]) => ({ name: basename(path), ...output }));
+  const script = outputs.find((output) => output.entryPoint === "src/web/main.ts" && output.name.endsWith(".js"))?.name;
   const style = names.find((name) => /^app-[A-Z0-9]+\.css$/.test(name));
   if (!script || !style) throw new Error(`The client build named no app script or style sheet: ${names.join(", ")}`);
+  const scripts = names.filter((name) => /^app-[A-Z0-9]+\.js$/.test(name));
+  // The chunks the entry imports statically are fetched beside it, not after it has been read.
+  const preloads = outputs.find((output) => output.name === script).imports.filter((entry) => entry.kind === "import-statement").map((entry) => basename(entry.path));
 
   const statics = {
     "manifest.webmanifest": manifest(),
@@ -78,14 +88,18 @@ export async function buildWeb(options = {}) {
   }
 
   const template = await readFile(join(root, "src", "web", "index.html"), "utf8");
-  const html = template.replace("/app.js", `/${script}`).replace("/app.css", `/${style}`);
+  const html = template
+    .replace("/app.js", `/${script}`)
+    .replace("/app.css", `/${style}`)
+    .replace("    <!-- preloads -->\n", preloads.map((name) => `    <link rel="modulepreload" href="/${name}" />\n`).join(""));
   const indexPath = join(outDir, "index.html");
   await writeAtomically(indexPath, html);
   written.push(indexPath);
 
   // The service worker keeps exactly this build's shell; its bytes change with every build,
   // which is how browsers learn that a new version is out.
-  const shell = [`/${script}`, `/${style}`, ...Object.keys(statics).map((name) => `/${name}`)];
+  // Every chunk is in the shell: a dialog opened offline loads its chunk from the cache.
+  const shell = [`/${script}`, ...scripts.filter((name) => name !== script).map((name) => `/${name}`), `/${style}`, ...Object.keys(statics).map((name) => `/${name}`)];
   const version = createHash("sha256").update(html).update(shell.join("\n")).update(Object.values(statics).join("")).digest("hex").slice(0, 16);
   const worker = await esbuild.build({
     absWorkingDir: root,
@@ -104,13 +118,13 @@ export async function buildWeb(options = {}) {
     await writeAtomically(file.path, file.contents);
     written.push(file.path);
   }
-  await precompress(outDir, [script, style]);
+  await precompress(outDir, [...scripts, style]);
   await removeOlderBuilds(outDir, names);
   return { outDir, files: written };
 }
 
 /**
- * Brotli (quality 11) and gzip (level 9) copies beside the hashed script and style sheet,
+ * Brotli (quality 11) and gzip (level 9) copies beside the hashed scripts and style sheet,
  * made once per content (the name is the content's hash), so the server sends them as
  * they are (src/http/web-client.ts) instead of compressing per request.
  */

@@ -97,6 +97,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
         // Live streams and GraphQL WebSocket connections never finish on their own; they end
         // now, so their connections close.
         ctx.live.closeAll();
+        ctx.presence.closeAll();
         if (config.timeouts.shutdownDelayMs > 0) {
           await new Promise((resolve) => setTimeout(resolve, config.timeouts.shutdownDelayMs));
         }

@@ -28,7 +28,7 @@ interface Variant {
 }
 
 /** Builds the server of `revision` into a directory of its own, with this checkout's node_modules. */
-function buildBaseline(workDir: string, revision: string): string {
+export function buildBaseline(workDir: string, revision: string): string {
   const dir = path.join(workDir, "baseline");
   mkdirSync(dir);
   execFileSync("sh", ["-c", `git archive ${revision} | tar -x -C ${JSON.stringify(dir)}`], { cwd: ROOT });

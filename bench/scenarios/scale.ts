@@ -58,19 +58,19 @@ const SETTLED_FOR_MS = 10_000;
 const BOTH_CORES = "0,1";
 
 /** The server PostgreSQL runs on, as a URL to its maintenance database. */
-function adminUrl(): string {
+export function adminUrl(): string {
   const url = new URL(process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres");
   url.pathname = "/postgres";
   return url.toString();
 }
 
-function databaseUrl(admin: string, name: string): string {
+export function databaseUrl(admin: string, name: string): string {
   const url = new URL(admin);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-async function adminQuery(admin: string, sql: string): Promise<void> {
+export async function adminQuery(admin: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 5_000 });
   await client.connect();
   try {

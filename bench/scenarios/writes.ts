@@ -76,15 +76,19 @@ function cpuSeconds(pid: number): number {
  * per answered write is measured too: on a machine others load, throughput swings with
  * their load, CPU per write much less.
  */
-async function idempotencyCost(options: {
+export async function idempotencyCost(options: {
   report: Report;
   server: Pinned;
   writer: CardtreeClient;
   tree: { id: string; label: string };
   seconds: number;
   rounds: number;
+  /** Names the store in the rows' ids and labels (`--idempotency` runs both stores). */
+  store?: string;
 }): Promise<void> {
-  const { report, server, writer, tree } = options;
+  const { report, server, writer } = options;
+  const tree = options.store ? { ...options.tree, label: `${options.tree.label}, ${options.store}` } : options.tree;
+  const idSuffix = options.store ? `-${options.store}` : "";
   const cards = await writer.json<{ _id: string; parentId: string | null }[]>("GET", `/api/trees/${tree.id}/cards`);
   const parent = cards.find((c) => c.parentId === null)!;
   const runs = { plain: [] as number[], keyed: [] as number[] };
@@ -113,7 +117,7 @@ async function idempotencyCost(options: {
   }
   for (const kind of ["plain", "keyed"] as const) {
     report.add({
-      id: `create-idempotency-${kind}`,
+      id: `create-idempotency-${kind}${idSuffix}`,
       scenario: `create cards, 16 connections, ${tree.label}, ${kind === "keyed" ? "each with its own Idempotency-Key" : "no Idempotency-Key"} (median of ${options.rounds})`,
       requestsPerSecond: median(runs[kind]),
       p50Ms: median(p50[kind]),

@@ -96,7 +96,7 @@ export class CredentialChecker {
       if (!known) this.throttle.check(keys);
       const end = this.throttle.begin(keys);
       const { hasher } = this.ctx;
-      verdict = (user ? hasher.verify(password, user.passwordHash, address) : hasher.verifyAgainstDummy(password, address)).finally(
+      verdict = (user ? hasher.verify(password, user.passwordHash, address, known) : hasher.verifyAgainstDummy(password, address)).finally(
         () => {
           end();
           this.inFlight.delete(cacheKey);

@@ -4,7 +4,9 @@
  * each piece of work names who asked (the client's address, `requester`), requesters are
  * served in turn, and one requester's share of the line is capped (src/domain/fair-gate.ts).
  * A flood from one client is answered 429 past its share instead of standing in front of
- * everyone else's log-in.
+ * everyone else's log-in. With two slots or more, one is kept for log-ins with credentials
+ * verified before: a flood of sign-ups or guesses from many addresses never holds every slot
+ * (nor, on two cores, both cores), so a returning user's log-in starts at once.
  */
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from "node:crypto";
 import { FairGate, type GateLimits } from "../domain/fair-gate.js";
@@ -46,14 +48,18 @@ export class ScryptPasswordHasher implements PasswordHasher {
    * Compares in constant time; a malformed stored hash never matches.
    * @throws TooManyRequestsError as `hash` does.
    */
-  verify(password: string, stored: string, requester = LOCAL): Promise<boolean> {
-    return this.gate.run(requester, async () => {
+  verify(password: string, stored: string, requester = LOCAL, urgent = false): Promise<boolean> {
+    return this.gate.run(
+      requester,
+      async () => {
       const [scheme, , , , saltText, keyText] = stored.split("$");
       if (scheme !== "scrypt" || !saltText || !keyText) return false;
       const expected = Buffer.from(keyText, "base64");
       const actual = await scrypt(password, Buffer.from(saltText, "base64"));
       return expected.length === actual.length && timingSafeEqual(expected, actual);
-    });
+      },
+      urgent,
+    );
   }
 
   /**
@@ -70,5 +76,9 @@ export class ScryptPasswordHasher implements PasswordHasher {
 
 /** The server's hasher, with the concurrency and per-client shares of the configuration. */
 export function scryptHasherFor(limits: { concurrentHashes: number; hashesPerAddress: number; hashQueue: number }): ScryptPasswordHasher {
-  return new ScryptPasswordHasher(limits.concurrentHashes, { perKey: limits.hashesPerAddress, queue: limits.hashQueue });
+  return new ScryptPasswordHasher(limits.concurrentHashes, {
+    perKey: limits.hashesPerAddress,
+    queue: limits.hashQueue,
+    reserved: limits.concurrentHashes >= 2 ? 1 : 0,
+  });
 }

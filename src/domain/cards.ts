@@ -4,7 +4,7 @@
  * under the tree's write lock, so concurrent moves cannot build a cycle between them.
  */
 import type { DomainContext } from "./context.js";
-import { ConflictError, NotFoundError, ValidationError, MissingParentError } from "../shared/errors.js";
+import { ConflictError, NotFoundError, ValidationError, MissingParentError, MOVE_CYCLE } from "../shared/errors.js";
 import { presentCard } from "./presenters.js";
 import { RECORD_ID } from "../shared/ids.js";
 import { withRecordId } from "./client-ids.js";
@@ -167,7 +167,7 @@ function assertNoCycle(live: Map<string, StoredCard>, cardId: string, parentId: 
   for (let id = parentId; id !== null; id = live.get(id)?.parentId ?? null) {
     if (id === cardId) {
       // The tree as it stands forbids it (a conflict with its state, 409), not the request's form.
-      throw new ConflictError("A card cannot be moved under itself or one of its descendants.");
+      throw new ConflictError(MOVE_CYCLE);
     }
   }
 }

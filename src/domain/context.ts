@@ -17,6 +17,7 @@ import { systemClock } from "./ports/clock.js";
 import type { PasswordHasher } from "./ports/password-hasher.js";
 import { unthrottledAttempts, type LoginAttempts } from "./ports/login-attempts.js";
 import { LiveStreams } from "./live.js";
+import { Presence } from "./presence.js";
 import { ReadModel } from "./read-model.js";
 import { TreeRevisions } from "./tree-revisions.js";
 import { TreeRaces } from "./tree-races.js";
@@ -51,6 +52,8 @@ export interface DomainContext {
   readModel: ReadModel;
   /** Open live streams (SSE and GraphQL subscriptions), their limits. */
   live: LiveStreams;
+  /** Who has which tree open, on which card (memory only, shared with the other processes through `peers`). */
+  presence: Presence;
 }
 
 /** A process alone on its store tells nobody anything. */
@@ -64,6 +67,8 @@ const NO_PEERS: Peers = {
   onSignedUp: () => () => undefined,
   treeContended: () => undefined,
   onTreeContended: () => () => undefined,
+  presence: () => undefined,
+  onPresence: () => () => undefined,
 };
 
 /** What the composition root (the server, the CLI, a test) plugs into the domain's ports. */
@@ -95,7 +100,9 @@ export function createDomainContext(
     live.catchUpAll();
     live.recheckAccess(store).catch(() => undefined);
   });
+  const presence = new Presence({ store, feed, peers, live });
   return {
+    presence,
     store,
     config,
     seeds: formats,

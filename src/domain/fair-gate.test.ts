@@ -58,4 +58,31 @@ describe("FairGate", () => {
     await expect(gate.run("a", () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
     expect(await gate.run("a", async () => "ok")).toBe("ok");
   });
+
+  it("starts an urgent piece before waiting ordinary ones, in a slot ordinary pieces may not take", async () => {
+    const started: string[] = [];
+    const { piece, finishOne } = controlled(started);
+    const gate = new FairGate(2, { perKey: 10, queue: 1, reserved: 1 });
+    const flood = [gate.run("f1", piece("f1")), gate.run("f2", piece("f2"))];
+    // Two slots, one kept for urgent work: the second ordinary piece waits, and the line is full.
+    expect(started).toEqual(["f1"]);
+    await expect(gate.run("f3", piece("f3"))).rejects.toBeInstanceOf(TooManyRequestsError);
+    // An urgent piece takes the kept slot at once, however full the line is.
+    const known = gate.run("honest", piece("known"), true);
+    expect(started).toEqual(["f1", "known"]);
+    // Both slots busy: a second urgent piece waits, and goes before the waiting ordinary one.
+    const knownAgain = gate.run("other", piece("known again"), true);
+    await finishOne(); // f1
+    expect(started).toEqual(["f1", "known", "known again"]);
+    await finishOne(); // known
+    await finishOne(); // known again
+    expect(started).toEqual(["f1", "known", "known again", "f2"]);
+    await finishOne();
+    expect(await Promise.all([...flood, known, knownAgain])).toEqual(["f1", "f2", "known", "known again"]);
+  });
+
+  it("with a single slot, ordinary pieces still run (nothing is kept back)", async () => {
+    const gate = new FairGate(1, { perKey: 1, queue: 1, reserved: 1 });
+    expect(await gate.run("a", async () => "ran")).toBe("ran");
+  });
 });

@@ -17,6 +17,7 @@ import { ConflictError, NotFoundError } from "../shared/errors.js";
 import type { cardVersionRecord, historyEntry, trashEntry } from "../shared/record-schemas.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import { historyQuery, noInput, parseInput, restoreTreeInput, revertChangeInput } from "../shared/schemas.js";
+import { firstWords } from "../shared/text.js";
 import { walkTreeOrder, childrenByParent } from "../shared/tree-order.js";
 import { positionAfter, withinCardAllowance } from "./card-batches.js";
 import { assertCardIdSyntax } from "./cards.js";
@@ -41,6 +42,14 @@ function cardIdsOf(change: Change): string[] {
   return [...ids];
 }
 
+/** cardIdsOf's cards by their first words: as the change left them, or as they were when it deleted them. */
+function titlesOf(change: Change, ids: string[]): string[] {
+  const text = new Map<string, string>();
+  for (const card of change.before) text.set(card._id, card.content);
+  for (const card of change.after) if (card.trashed === undefined || !text.has(card._id)) text.set(card._id, card.content);
+  return ids.map((id) => firstWords(text.get(id) ?? ""));
+}
+
 /**
  * The tree's changes, newest first: those below `before` (all when absent), at most `limit`.
  * @throws ValidationError, and the policy's errors (404 for a tree the actor cannot read).
@@ -49,13 +58,10 @@ export async function treeHistory(ctx: DomainContext, actor: Actor | null, treeI
   const { before, limit } = parseInput(historyQuery, query);
   const tree = await loadTree(ctx, actor, treeId, "read");
   const changes = await ctx.store.changes.history(tree._id, { before, limit: limit ?? HISTORY_PAGE });
-  return changes.map((change) => ({
-    revision: change.revision,
-    at: change.at,
-    userId: change.userId,
-    kind: change.kind,
-    cardIds: cardIdsOf(change),
-  }));
+  return changes.map((change) => {
+    const cardIds = cardIdsOf(change);
+    return { revision: change.revision, at: change.at, userId: change.userId, kind: change.kind, cardIds, titles: titlesOf(change, cardIds) };
+  });
 }
 
 /**

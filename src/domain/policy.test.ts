@@ -57,6 +57,10 @@ const matrix: Record<TreeAction, { private: Record<Who, true | string>; public: 
     private: { owner: "404", collaborator: "404", stranger: "404", anonymous: "404" },
     public: { owner: true, collaborator: true, stranger: true, anonymous: true },
   },
+  presence: {
+    private: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+    public: { owner: true, collaborator: true, stranger: "404", anonymous: "401" },
+  },
   leave: {
     private: { owner: "403", collaborator: true, stranger: "404", anonymous: "401" },
     public: { owner: "403", collaborator: true, stranger: "404", anonymous: "401" },

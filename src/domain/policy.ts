@@ -26,7 +26,9 @@ export type TreeAction =
   /** Remove oneself from the tree's collaborators. */
   | "leave"
   /** Follow the tree's changes live (SSE, GraphQL subscription): reading, and public trees for anyone. */
-  | "watch";
+  | "watch"
+  /** Be shown, and see who else is, on the tree (presence): collaborators only, never public readers. */
+  | "presence";
 
 /**
  * Who is acting: a signed-in user, or the operator of the machine through the CLI (the
@@ -64,6 +66,7 @@ const PUBLIC_ACTIONS: Record<TreeAction, { user: boolean; anonymous: boolean }> 
   readPublic: { user: true, anonymous: true },
   leave: { user: false, anonymous: false },
   watch: { user: true, anonymous: true },
+  presence: { user: false, anonymous: false },
 };
 
 /** Whether `actor` (null: anonymous) may do `action` to `tree`. */

@@ -37,6 +37,7 @@ const ChangeType = builder.objectRef<HistoryEntry>("Change").implement({
     userId: t.exposeID("userId", { nullable: true, description: "Who made it; null for the operator (command line)." }),
     kind: t.field({ type: ChangeKindEnum, resolve: (entry) => entry.kind }),
     cardIds: t.exposeIDList("cardIds", { description: "The cards it touched." }),
+    titles: t.exposeStringList("titles", { description: "Each of cardIds' cards named by its first words, as the change left it (as it was, for a card it deleted)." }),
   }),
 });
 

@@ -39,6 +39,7 @@ import { operationLimits } from "./operation-limits.js";
 import { resultBudgetPlugin } from "./result-budget.js";
 import { changeRevisionsPlugin } from "./change-revisions.js";
 import { cachedAnswerTo, ResultCache, resultCachePlugin } from "./result-cache.js";
+import { cachedBodies, sendCompressible } from "../http/compression.js";
 import { schema } from "./schema.js";
 import { subscriptionTransports } from "./subscription-transports.js";
 import { graphqlWebSocket, type WebSocketDeps } from "./websocket.js";
@@ -140,8 +141,9 @@ export function graphqlHandler(
     // A current cached answer is sent as REST sends its cached bodies: one buffer.
     const hit = cachedAnswerTo(cache, req);
     if (hit) {
-      res.status(200).set("Content-Type", hit.contentType).end(hit.body);
-      return;
+      // Compressed once per cached result, as REST's bodies are (src/http/compression.ts).
+      res.status(200).set("Content-Type", hit.contentType);
+      return sendCompressible(req, res, [hit.body], null, cachedBodies);
     }
     return yoga.requestListener(req, res);
   });

@@ -3,10 +3,13 @@
  * Accept-Encoding asks, with `Vary: Accept-Encoding`.
  *
  * Two paths:
- * - Cached bodies (the read model's card lists, a tree with its cards): compressed once per
- *   revision and kept beside the plain bytes ({@link CompressedBodies}); a request only
- *   picks the copy its Accept-Encoding asks for. The compression itself runs in libuv's
- *   thread pool (zlib's asynchronous calls), so a 7 MB body never stalls the event loop.
+ * - Cached bodies (the read model's card lists, a tree with its cards, GraphQL's cached
+ *   results): compressed once per revision and kept beside the plain bytes
+ *   ({@link CompressedBodies}); a request only picks the copy its Accept-Encoding asks for.
+ *   The compression itself runs in libuv's thread pool (zlib's asynchronous calls), so a
+ *   7 MB body never stalls the event loop. Brotli 6 of a 7 MB body takes 0.5-1.2 s, so the
+ *   first readers of a big body's revision do not wait for it: they get a gzip copy at level
+ *   1 (~0.1 s), made beside it and dropped once the brotli copy is there.
  * - Everything else (small JSON answers, the client's files, exports, GraphQL answers):
  *   `compression`'s streaming middleware ({@link compressResponses}), which also runs zlib off
  *   the loop. Event streams are never compressed: a compressor holds bytes back until it has
@@ -32,6 +35,16 @@ const gzip = promisify(zlib.gzip);
  */
 export function chooseEncoding(header: string | undefined): Encoding | null {
   if (!header) return null;
+  const weight = codingWeights(header);
+  const br = weight("br");
+  const gzip = weight("gzip");
+  if (br > 0 && br >= gzip) return "br";
+  if (gzip > 0) return "gzip";
+  return null;
+}
+
+/** The weight the request's Accept-Encoding gives each coding (`*` for those not named; identity is 1 unless refused). */
+function codingWeights(header: string): (coding: string) => number {
   const weights = new Map<string, number>();
   for (const item of header.split(",")) {
     const [name, ...params] = item.trim().toLowerCase().split(";");
@@ -44,12 +57,7 @@ export function chooseEncoding(header: string | undefined): Encoding | null {
     if (!Number.isFinite(q) || q < 0 || q > 1) q = 0;
     weights.set(name, q);
   }
-  const weight = (coding: Encoding) => weights.get(coding) ?? weights.get("*") ?? 0;
-  const br = weight("br");
-  const gzip = weight("gzip");
-  if (br > 0 && br >= gzip) return "br";
-  if (gzip > 0) return "gzip";
-  return null;
+  return (coding) => weights.get(coding) ?? (coding === "identity" ? (weights.get("*") === 0 ? 0 : 1) : (weights.get("*") ?? 0));
 }
 
 /**
@@ -58,7 +66,8 @@ export function chooseEncoding(header: string | undefined): Encoding | null {
  * 5's time and a sixth of 9's (docs/performance.md, "On the wire"). gzip at its default
  * level 6: level 9 saves 1% for 40% more time.
  */
-export function compress(body: Buffer, encoding: Encoding): Promise<Buffer> {
+export function compress(body: Buffer, encoding: Encoding | "gzip1"): Promise<Buffer> {
+  if (encoding === "gzip1") return gzip(body, { level: 1 });
   if (encoding === "gzip") return gzip(body);
   return brotli(body, {
     params: {
@@ -73,79 +82,168 @@ export function compress(body: Buffer, encoding: Encoding): Promise<Buffer> {
 const JOINED_BYTES_LIMIT = 64 * 1024 * 1024;
 
 /**
+ * From this size on, the first readers of a body do not wait for its brotli (or gzip 6)
+ * copy: brotli 6 takes ~0.1 s a megabyte here, gzip 1 about a tenth of that.
+ */
+export const FAST_FIRST_BYTES = 256 * 1024;
+
+/** A copy as made: an encoding, or gzip at level 1 (`gzip1`) for the first readers of a big body. */
+export type Made = Encoding | "gzip1";
+
+/** What a request is sent: a copy and how it was made (for its ETag), or null for the plain bytes. */
+export interface Picked {
+  encoding: Encoding;
+  made: Made;
+  bytes: Buffer;
+}
+
+/** The copies of one body, made once each; the fast one forgotten once a full one exists. */
+class Copies {
+  private readonly made = new Map<Made, Promise<Buffer>>();
+  private readonly ready = new Map<Made, Buffer>();
+  /** Bytes the ready copies hold. */
+  bytes = 0;
+
+  constructor(private readonly onSize: (change: number) => void = () => undefined) {}
+
+  readyCopy(made: Made): Buffer | undefined {
+    return this.ready.get(made);
+  }
+
+  get(made: Made, plain: () => Buffer): Promise<Buffer> {
+    const copy = this.made.get(made);
+    if (copy) return copy;
+    const making = compress(plain(), made);
+    this.made.set(made, making);
+    making.then(
+      (bytes) => {
+        if (this.made.get(made) !== making) return;
+        this.ready.set(made, bytes);
+        this.resize(bytes.length);
+        // The fast copy was only for the wait: once a full copy exists, it goes.
+        if (made !== "gzip1") this.forget("gzip1");
+      },
+      // A failure is not kept: the next request tries again.
+      () => this.made.get(made) === making && this.made.delete(made),
+    );
+    return making;
+  }
+
+  private forget(made: Made): void {
+    const bytes = this.ready.get(made);
+    this.made.delete(made);
+    if (!bytes) return;
+    this.ready.delete(made);
+    this.resize(-bytes.length);
+  }
+
+  private resize(change: number): void {
+    this.bytes += change;
+    this.onSize(change);
+  }
+}
+
+/**
+ * The copy to send for a request's Accept-Encoding, or null for the plain bytes:
+ * - a copy already made, the client's preferred encoding first (brotli, else gzip; a ready
+ *   gzip copy serves a client that prefers brotli but takes gzip too);
+ * - a small body: its preferred copy, made now (a few milliseconds in the thread pool);
+ * - a big one: its preferred copy is started, and meanwhile a client that takes gzip gets
+ *   whichever is ready first of that copy and a gzip-1 copy; one that takes only brotli gets
+ *   the plain bytes if it accepts them, else waits for brotli.
+ */
+async function pickCopy(copies: Copies, plain: () => Buffer, length: number, header: string | undefined): Promise<Picked | null> {
+  const wanted = chooseEncoding(header);
+  if (!wanted || !header) return null;
+  const weight = codingWeights(header);
+  const takesGzip = weight("gzip") > 0;
+  const order: Made[] = wanted === "br" ? ["br", "gzip", "gzip1"] : ["gzip", "gzip1"];
+  for (const made of order) {
+    const encoding: Encoding = made === "br" ? "br" : "gzip";
+    if (encoding === "gzip" && !takesGzip) continue;
+    const bytes = copies.readyCopy(made);
+    if (bytes) return { encoding, made, bytes };
+  }
+  const full = copies.get(wanted, plain).then((bytes): Picked => ({ encoding: wanted, made: wanted, bytes }));
+  if (length < FAST_FIRST_BYTES) return full;
+  if (takesGzip) {
+    const fast = copies.get("gzip1", plain).then((bytes): Picked => ({ encoding: "gzip", made: "gzip1", bytes }));
+    return Promise.race([full, fast]);
+  }
+  // Wanted later by the next readers; not awaited here.
+  full.catch(() => undefined);
+  return weight("identity") > 0 ? null : full;
+}
+
+/**
  * The compressed copies of cached bodies, made once each.
- * - A body that is one buffer of the read model's (a tree's card list) keeps its copies in
- *   a WeakMap on that buffer: they live exactly as long as the plain bytes they were made
- *   from, and a new revision, being a new buffer, gets new ones.
+ * - A body that is one buffer kept by a cache (a tree's card list in the read model, a
+ *   GraphQL result in the result cache) keeps its copies in a WeakMap on that buffer: they
+ *   live exactly as long as the plain bytes they were made from, and a new revision, being
+ *   a new buffer, gets new ones.
  * - A body joined from several parts (a tree with its cards, every tree's cards) is new
  *   bytes on every request, so its copies are keyed by the answer's ETag, which names its
  *   revision, in a small LRU bounded in bytes.
  * Concurrent requests for the same copy share one compression (the promise is kept).
  */
 export class CompressedBodies {
-  private readonly byBuffer = new WeakMap<Buffer, Map<Encoding, Promise<Buffer>>>();
-  private readonly byEtag = new Map<string, { copy: Promise<Buffer>; bytes: number }>();
+  private readonly byBuffer = new WeakMap<Buffer, Copies>();
+  private readonly byEtag = new Map<string, Copies>();
   private joinedBytes = 0;
 
   constructor(private readonly joinedLimit = JOINED_BYTES_LIMIT) {}
 
+  /** The copy in `encoding` (the full one, never the fast one). */
   copy(parts: readonly Buffer[], etag: string, encoding: Encoding): Promise<Buffer> {
-    if (parts.length === 1) return this.ofBuffer(parts[0], encoding);
-    return this.ofJoined(parts, etag, encoding);
+    const { copies, plain } = this.copiesOf(parts, etag);
+    return copies.get(encoding, plain);
   }
 
-  private ofBuffer(body: Buffer, encoding: Encoding): Promise<Buffer> {
-    let copies = this.byBuffer.get(body);
-    if (!copies) this.byBuffer.set(body, (copies = new Map()));
-    let copy = copies.get(encoding);
-    if (!copy) {
-      copy = compress(body, encoding);
-      copies.set(encoding, copy);
-      // A failure is not kept: the next request tries again.
-      copy.catch(() => copies.delete(encoding));
+  /** What to send for `acceptEncoding` (see {@link pickCopy}); null: the plain bytes. */
+  pick(parts: readonly Buffer[], etag: string, acceptEncoding: string | undefined): Promise<Picked | null> {
+    let length = 0;
+    for (const part of parts) length += part.length;
+    if (length < COMPRESS_THRESHOLD || !acceptEncoding) return Promise.resolve(null);
+    const { copies, plain } = this.copiesOf(parts, etag);
+    return pickCopy(copies, plain, length, acceptEncoding);
+  }
+
+  private copiesOf(parts: readonly Buffer[], etag: string): { copies: Copies; plain: () => Buffer } {
+    if (parts.length === 1) {
+      const [body] = parts;
+      let copies = this.byBuffer.get(body);
+      if (!copies) this.byBuffer.set(body, (copies = new Copies()));
+      return { copies, plain: () => body };
     }
-    return copy;
-  }
-
-  private ofJoined(parts: readonly Buffer[], etag: string, encoding: Encoding): Promise<Buffer> {
-    const key = `${encoding} ${etag}`;
-    const kept = this.byEtag.get(key);
-    if (kept) {
+    let joined: Buffer | undefined;
+    const plain = () => (joined ??= Buffer.concat(parts));
+    const copies = this.byEtag.get(etag);
+    if (copies) {
       // Most recently used last.
-      this.byEtag.delete(key);
-      this.byEtag.set(key, kept);
-      return kept.copy;
+      this.byEtag.delete(etag);
+      this.byEtag.set(etag, copies);
+      return { copies, plain };
     }
-    const plain = Buffer.concat(parts);
-    const entry = { copy: compress(plain, encoding), bytes: plain.length };
-    this.byEtag.set(key, entry);
-    this.joinedBytes += entry.bytes;
-    entry.copy.then(
-      (copy) => {
-        if (this.byEtag.get(key) !== entry) return;
-        // Charged by the plain size until the copy exists, then by what it holds.
-        this.joinedBytes += copy.length - entry.bytes;
-        entry.bytes = copy.length;
-      },
-      () => this.forget(key, entry),
-    );
-    this.evict();
-    return entry.copy;
+    const entry = new Copies((change) => {
+      if (this.byEtag.get(etag) !== entry) return;
+      this.joinedBytes += change;
+      this.evict();
+    });
+    this.byEtag.set(etag, entry);
+    return { copies: entry, plain };
   }
 
   private evict(): void {
-    for (const [key, entry] of this.byEtag) {
+    for (const [etag, entry] of this.byEtag) {
       if (this.joinedBytes <= this.joinedLimit || this.byEtag.size <= 1) break;
-      this.forget(key, entry);
+      this.byEtag.delete(etag);
+      this.joinedBytes -= entry.bytes;
     }
   }
-
-  private forget(key: string, entry: { bytes: number }): void {
-    if (this.byEtag.get(key) !== entry) return;
-    this.byEtag.delete(key);
-    this.joinedBytes -= entry.bytes;
-  }
 }
+
+/** The process's compressed copies of cached bodies (REST and GraphQL): one per revision, shared by every request. */
+export const cachedBodies = new CompressedBodies();
 
 /**
  * The streaming middleware for every answer not sent by {@link sendJsonWithEtag}. Answers
@@ -159,43 +257,57 @@ export function compressResponses(): RequestHandler {
       const type = String(res.getHeader("Content-Type") ?? "");
       // Live streams (SSE, GraphQL's incremental delivery) must not wait in a compressor.
       if (type.startsWith("text/event-stream") || type.startsWith("multipart/mixed")) return false;
+      if ((res as Response).locals?.[SENT_AS_IS] === true) return false;
       return compression.filter(req, res);
     },
   });
 }
 
-/** Sends one of the encodings' copies, or the plain parts. */
+/**
+ * Sends a cached body: the copy {@link CompressedBodies.pick} gives for the request's
+ * Accept-Encoding, with `Content-Encoding` and (given an `etag`) the copy's own ETag, or the
+ * plain parts. Plain bytes sent on purpose to a client that takes compression (a big body
+ * whose brotli copy is not there yet) are marked so that the streaming middleware leaves
+ * them as they are.
+ */
 export async function sendCompressible(
   req: Request,
   res: Response,
   parts: readonly Buffer[],
-  etag: string,
+  etag: string | null,
   bodies: CompressedBodies,
 ): Promise<void> {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const encoding = length >= COMPRESS_THRESHOLD ? chooseEncoding(req.get("accept-encoding")) : null;
-  if (encoding && req.method !== "HEAD") {
-    const copy = await bodies.copy(parts, etag, encoding);
-    res.set({ "Content-Encoding": encoding, "Content-Length": String(copy.length), ETag: encodedEtag(etag, encoding) });
-    res.end(copy);
+  res.vary("Accept-Encoding");
+  const header = req.get("accept-encoding");
+  const picked = req.method === "HEAD" || (etag === null && parts.length > 1) ? null : await bodies.pick(parts, etag ?? "", header);
+  if (picked) {
+    res.set({ "Content-Encoding": picked.encoding, "Content-Length": String(picked.bytes.length) });
+    if (etag !== null) res.set("ETag", encodedEtag(etag, picked.made));
+    res.end(picked.bytes);
     return;
   }
+  let length = 0;
+  for (const part of parts) length += part.length;
+  if (chooseEncoding(header) !== null) res.locals[SENT_AS_IS] = true;
   res.set("Content-Length", String(length));
   for (const part of parts.slice(0, -1)) res.write(part);
   res.end(parts[parts.length - 1]);
 }
 
+/** `res.locals` key of a response the streaming middleware must not compress. */
+const SENT_AS_IS = "cardtreeSentAsIs";
+
 /**
  * A strong ETag names one representation's bytes (RFC 9110 §8.8.3), so a compressed copy
- * gets its own: `"tag"` becomes `"tag-br"` / `"tag-gzip"`. {@link etagMatches} accepts all three.
+ * gets its own: `"tag"` becomes `"tag-br"` / `"tag-gzip"` / `"tag-gzip1"` (the fast copy).
+ * {@link etagMatches} accepts all four.
  */
-export function encodedEtag(etag: string, encoding: Encoding): string {
+export function encodedEtag(etag: string, encoding: Made): string {
   return etag.endsWith('"') ? `${etag.slice(0, -1)}-${encoding}"` : `${etag}-${encoding}`;
 }
 
 /** True when `candidate` names the representation `etag`, in any of its encodings. */
 export function etagMatches(candidate: string, etag: string): boolean {
   const tag = candidate.trim().replace(/^W\//, "");
-  return tag === etag || tag === encodedEtag(etag, "br") || tag === encodedEtag(etag, "gzip");
+  return tag === etag || (["br", "gzip", "gzip1"] as const).some((made) => tag === encodedEtag(etag, made));
 }

@@ -4,10 +4,7 @@
  * revisions, src/domain/read-model.ts), so they cost nothing to check.
  */
 import type { Request, Response } from "express";
-import { CompressedBodies, etagMatches, sendCompressible } from "./compression.js";
-
-/** The process's compressed copies of cached bodies: one per revision, shared by every request. */
-const compressedBodies = new CompressedBodies();
+import { cachedBodies, etagMatches, sendCompressible } from "./compression.js";
 
 /**
  * Sends a JSON body with its ETag, or 304 when the request's If-None-Match names it.
@@ -27,7 +24,7 @@ export async function sendJsonWithEtag(req: Request, res: Response, etag: string
     res.status(304).end();
     return;
   }
-  await sendCompressible(req, res, parts, etag, compressedBodies);
+  await sendCompressible(req, res, parts, etag, cachedBodies);
 }
 
 /**

@@ -46,7 +46,7 @@ function directoryClient(webDir: string, remoteImages: RemoteImagePolicy): Route
       next,
     );
   };
-  router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings"], sendIndex);
+  router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings", "/settings/keys"], sendIndex);
   router.get(HASHED, precompressed(webDir));
   router.use(
     express.static(webDir, {
@@ -98,7 +98,7 @@ function embeddedClient(remoteImages: RemoteImagePolicy): Router {
   if (!stored) throw new Error("The binary holds no browser client (web/index.html).");
   const index = withPolicy(stored.toString("utf8"), remoteImages);
   const router = Router();
-  router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings"], (_req, res) => {
+  router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings", "/settings/keys"], (_req, res) => {
     res.set("Cache-Control", "no-cache").type("html").send(index);
   });
   router.get("/{*file}", (req, res, next) => {

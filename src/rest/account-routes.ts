@@ -5,7 +5,7 @@
 import { execute } from "../domain/command.js";
 import { Router, type Request, type Response } from "express";
 import { clientAddress, requireUser } from "../auth/middleware.js";
-import { SESSION_COOKIE } from "../auth/sessions.js";
+import { SESSION_COOKIE, SIGNED_IN_COOKIE } from "../auth/sessions.js";
 import { SignupBudget } from "../auth/signup-budget.js";
 import { credentialsInput, parseInput } from "../shared/schemas.js";
 import { preferencesOf, setPreferences } from "../domain/preferences.js";
@@ -24,6 +24,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
       path: "/",
       maxAge: sessions.ttlMs,
     });
+    res.cookie(SIGNED_IN_COOKIE, "1", { sameSite: "lax", secure: req.secure, path: "/", maxAge: sessions.ttlMs });
     return session;
   };
 
@@ -54,6 +55,7 @@ export function accountRoutes({ ctx, credentials, sessions, jsonLimit }: RestDep
   router.post("/logout", async (req, res) => {
     if (req.auth.session) await sessions.end(req.auth.session);
     res.clearCookie(SESSION_COOKIE, { path: "/" });
+    res.clearCookie(SIGNED_IN_COOKIE, { path: "/" });
     res.status(204).end();
   });
 

@@ -14,6 +14,7 @@ import { eventRoutes } from "./event-routes.js";
 import { exportRoutes } from "./export-routes.js";
 import { historyRoutes } from "./history-routes.js";
 import { openApiDocument } from "./openapi.js";
+import { presenceRoutes } from "./presence-routes.js";
 import { openApiPage } from "./openapi-page.js";
 import { requireDocumentedBodies } from "./required-bodies.js";
 import { scriptRoutes } from "./script-routes.js";
@@ -67,6 +68,7 @@ export function restApi(rest: RestDeps): Router {
   router.use(cardRoutes(deps));
   router.use(exportRoutes(deps));
   router.use(eventRoutes(deps));
+  router.use(presenceRoutes(deps));
   router.use(scriptRoutes(deps));
   router.use(() => {
     throw new NotFoundError("This API path");

@@ -11,20 +11,22 @@ import { clientAddress } from "../auth/middleware.js";
 import { accessOf, followTree, presentChange, type LiveEvent } from "../domain/live.js";
 import { ValidationError } from "../shared/errors.js";
 import type { Change } from "../shared/changes.js";
-import { SseHub } from "../http/sse.js";
+import { eventFrame, SseHub } from "../http/sse.js";
 import type { RouteDeps } from "./deps.js";
 
 /** How long EventSource waits before reconnecting after the stream ends. */
 const RETRY_MS = 2000;
 const REVISION = /^\d{1,15}$/;
 
-/** Each change's event text, serialized once for all its readers. */
-const frames = new WeakMap<Change, string>();
+/** Each change's event, serialized and framed once: the same bytes go to all its readers. */
+const frames = new WeakMap<Change, Buffer>();
 
-function dataOf(change: Change): string {
-  let data = frames.get(change);
-  if (data === undefined) frames.set(change, (data = JSON.stringify(presentChange(change))));
-  return data;
+function frameOf(change: Change): Buffer {
+  let frame = frames.get(change);
+  if (frame === undefined) {
+    frames.set(change, (frame = eventFrame({ id: change.revision, event: "change", data: JSON.stringify(presentChange(change)) })));
+  }
+  return frame;
 }
 
 /** The revision to resume after, if the request names one. @throws ValidationError when it is not a whole number >= 0. */
@@ -61,7 +63,7 @@ export function eventRoutes({ ctx }: RouteDeps): Router {
     sse.onClose(() => stream.end("closed"));
     const send = (event: LiveEvent) =>
       event.type === "change"
-        ? sse.send({ id: event.change.revision, event: "change", data: dataOf(event.change) })
+        ? sse.sendFrame(frameOf(event.change))
         : sse.send({ event: "reset", data: JSON.stringify({ revision: event.revision }) });
     for await (const event of stream) {
       if (!send(event)) break;

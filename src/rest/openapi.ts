@@ -61,6 +61,7 @@ const INPUTS = {
   SignupInput: inputs.signupInput,
   UpdateMeInput: inputs.updateMeInput,
   PreferencesInput: inputs.preferencesInput,
+  PresenceInput: inputs.presenceInput,
   CreateTreeInput: inputs.createTreeInput,
   UpdateTreeInput: inputs.updateTreeInput,
   CreateCardInput: inputs.createCardInput,
@@ -167,6 +168,8 @@ const OPERATIONS: Operation[] = [
   { method: "post", path: "/trees/{treeId}/cards/seed", summary: "Import Markdown or JSON under parentId, all or nothing", credentials: "required", body: { schema: "SeedInput", required: true }, ok: { status: 201, schema: "Card", list: true, description: "The created cards, tree order" }, errors: [404, 422] },
   { method: "get", path: "/export/{treeId}.{format}", summary: "Download the tree, or part of it, as a file", credentials: "optional", query: exportQuerySchema, ok: { status: 200, export: true, description: "The file, as an attachment named after the tree" }, errors: [404, 422] },
   { method: "get", path: "/trees/{treeId}/events", summary: "The tree's changes as Server-Sent Events, resumable (Last-Event-ID or since); public trees for anyone", credentials: "optional", query: z.object({ since: z.string().regex(/^\d{1,15}$/).optional().describe("the last revision the reader has (Last-Event-ID wins); absent: from now") }), ok: { status: 200, events: true, description: "text/event-stream: `id: <revision>`, `event: change`, `data: {revision, at, kind, userId, cards, deleted, tree?}` per change; `event: reset` with `data: {revision}` when the reader is too far behind (reload, then follow with since), and the stream ends; comment lines as heartbeats" }, errors: [404] },
+  { method: "get", path: "/trees/{treeId}/presence", summary: "Who has the tree open and on which card, as Server-Sent Events; the tab named is present while the stream is open (collaborators only)", credentials: "required", query: inputs.presenceQuery, ok: { status: 200, events: true, description: "text/event-stream: `event: presence` with `data: {total, people: [{tab, userId, name, cardId, editing}]}` at once and whenever it changes (at most 50 people, editors first; total counts all); comment lines as heartbeats. Nothing of it is stored." }, errors: [404] },
+  { method: "put", path: "/trees/{treeId}/presence", summary: "Say where the caller's tab is on the tree, and that it is still there (every 1.5 s; a tab is gone 3.5 s after its last word); collaborators only", credentials: "required", body: { schema: "PresenceInput", required: true }, ok: { status: 204, description: "Noted (in memory only; never a change)" }, errors: [404] },
   { method: "get", path: "/scripts", summary: "The caller's own browser scripts, without their text", credentials: "required", ok: { status: 200, schema: "Script", list: true, description: "Oldest first: the order tree pages load them" }, errors: [] },
   { method: "post", path: "/scripts", summary: "Keep a browser script for the caller's tree pages", credentials: "required", body: { schema: "CreateScriptInput", required: true }, ok: { status: 201, schema: "Script", description: "The script kept" }, errors: [422] },
   { method: "get", path: "/scripts/{scriptId}.js", summary: "One of the caller's scripts, as the JavaScript file their tree pages load (owner only)", credentials: "required", ok: { status: 200, javascript: true, description: "The script's text; private, revalidated on every use" }, errors: [404] },
@@ -184,7 +187,7 @@ const TAGS = [
   { name: "Cards", description: "A tree's cards in tree order: create, edit, move, delete, import a seed." },
   { name: "History", description: "A tree's change log (SPEC §10): changes, card versions, the trash, restores and reverts (undo)." },
   { name: "Export", description: "A tree, or part of it, as a file: text, Markdown, HTML, JSON, Word, PowerPoint." },
-  { name: "Live", description: "A tree's changes as Server-Sent Events, as they happen." },
+  { name: "Live", description: "A tree's changes as Server-Sent Events, as they happen; who else has it open (presence)." },
   { name: "Scripts", description: "The caller's own browser scripts, which their tree pages load." },
   { name: "Documentation", description: "This document, for tools and as a page." },
 ] as const;
@@ -196,7 +199,7 @@ function tagOf(op: Operation): Tag {
   if (path === "/openapi.json" || path === "/docs") return "Documentation";
   if (path.startsWith("/scripts")) return "Scripts";
   if (path.startsWith("/export")) return "Export";
-  if (path.endsWith("/events")) return "Live";
+  if (path.endsWith("/events") || path.endsWith("/presence")) return "Live";
   if (path.includes("/collaborators")) return "Collaborators";
   if (/\/(history|versions|trash|restore|revert)$/.test(path)) return "History";
   if (path.includes("/cards")) return "Cards";

@@ -67,6 +67,13 @@ export class NotFoundError extends DomainError {
  */
 export const MISSING_PARENT = "The parent card (a live card of this tree)";
 
+/**
+ * A move that would put a card under itself or one of its descendants (someone moved the
+ * target under it meanwhile): 409; a client retrying an offline change keeps its edit and
+ * puts the card back where the server has it (src/web/model/sync.ts).
+ */
+export const MOVE_CYCLE = "A card cannot be moved under itself or one of its descendants.";
+
 export class MissingParentError extends NotFoundError {
   constructor() {
     super(MISSING_PARENT);

@@ -8,6 +8,8 @@ export const RECORD_ID = /^[a-z0-9]{24}$/;
 export const USER_ID = /^[a-f0-9]{24}$/;
 /** A tree's public address (`publicUrl`). */
 export const PUBLIC_URL = /^[a-z0-9-]{3,64}$/;
+/** A browser tab's id for presence, chosen by the client for each page it opens. */
+export const TAB_ID = /^[A-Za-z0-9_-]{8,64}$/;
 
 /** Web Crypto, the same global in Node 20 and in browsers (shared/ imports no node: module). */
 function randomBytes(size: number): Uint8Array {

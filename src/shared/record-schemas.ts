@@ -32,6 +32,7 @@ export const userView = z.object({
 export const preferencesRecord = z.object({
   theme: z.enum(THEMES).describe("the colour theme of the browser client"),
   fontSize: z.literal(FONT_SIZES).describe("the cards' text size in CSS pixels"),
+  keys: z.record(z.string(), z.array(z.string())).describe("the user's own keyboard shortcuts: each rebound action's keys by its event; `{}` when every key is the default"),
 });
 
 export const treeRecord = z.object({
@@ -84,6 +85,7 @@ export const historyEntry = z.object({
   userId: userId.nullable().describe("null: the operator, through the command line"),
   kind: z.enum(changeKinds),
   cardIds: z.array(recordId).describe("the cards it touched"),
+  titles: z.array(z.string()).describe("each of cardIds' cards named by its first words, as the change left it (as it was, for a card it deleted)"),
 });
 
 export const cardVersionRecord = z.object({

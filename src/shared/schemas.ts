@@ -3,9 +3,10 @@
  * GraphQL validation plugin checks arguments with them. Types are inferred from here.
  */
 import { z } from "zod";
-import { PUBLIC_URL, RECORD_ID, USER_ID } from "./ids.js";
+import { PUBLIC_URL, RECORD_ID, TAB_ID, USER_ID } from "./ids.js";
 import { ValidationError } from "./errors.js";
 import { FONT_SIZES, THEMES } from "./preferences.js";
+import { checkKeyBindings, MAX_KEYS_PER_ACTION, normalizeCombo } from "./shortcuts.js";
 
 export const recordId = z.string().regex(RECORD_ID, "must be 24 characters of a-z and 0-9");
 export const userId = z.string().regex(USER_ID, "must be 24 lowercase hexadecimal characters");
@@ -67,12 +68,42 @@ export const updateMeInput = z
   .meta({ dependentRequired: { currentPassword: ["newPassword"], newPassword: ["currentPassword"] } });
 
 /**
+ * A user's own keyboard shortcuts: for each action they rebound (its bus event, `key:up`), its
+ * keys as Mousetrap combos (`alt+k`); `{}` is every default. Replaced whole when given. Keys
+ * that are not keys, or that clash with another action's in a scope both work in, are
+ * refused with each problem named (shared/shortcuts.ts).
+ */
+export const keyBindings = z
+  .record(z.string(), z.array(z.string().max(40)).max(MAX_KEYS_PER_ACTION))
+  .superRefine((value, ctx) => {
+    for (const problem of checkKeyBindings(value)) {
+      const [event, index] = problem.path.split(/\[|\]/);
+      ctx.addIssue({ code: "custom", message: problem.message, path: index === undefined ? [event!] : [event!, Number(index)] });
+    }
+  })
+  .transform((value) => Object.fromEntries(Object.entries(value).map(([event, keys]) => [event, keys.map((key) => normalizeCombo(key)!)])))
+  .describe("each rebound action's keys, by its event (`key:up`: [`up`, `k`]); `{}` is every default");
+
+/**
  * `PUT /api/preferences`, GraphQL `setPreferences`: the fields given change, the others stay.
  * Only known fields with known values: a stored record cannot grow with whatever a client sends.
  */
 export const preferencesInput = z.strictObject({
   theme: z.enum(THEMES, "must be one of forest, light or dark").optional(),
   fontSize: z.literal(FONT_SIZES, "must be one of 14, 16, 18, 20 or 22").optional(),
+  keys: keyBindings.optional(),
+});
+
+/** `PUT /api/trees/:id/presence`: where the caller's tab is (and that it is still there). */
+export const presenceInput = z.strictObject({
+  tab: z.string().regex(TAB_ID, "must be 8 to 64 characters of A-Z, a-z, 0-9, _ and -").describe("the tab's id, the one its presence stream was opened with"),
+  cardId: recordId.nullable().describe("the card the tab is on; null for none"),
+  editing: z.boolean().describe("whether the card is open in the editor"),
+});
+
+/** `GET /api/trees/:id/presence?tab=`: the tab the stream is for. */
+export const presenceQuery = z.object({
+  tab: z.string().regex(TAB_ID, "must be 8 to 64 characters of A-Z, a-z, 0-9, _ and -").describe("the tab's id: random, chosen by the client for each page it opens"),
 });
 
 /**
@@ -197,6 +228,7 @@ export type UpdateTreeInput = z.infer<typeof updateTreeInput>;
 export type UpdateMeInput = z.infer<typeof updateMeInput>;
 export type SeedInput = z.infer<typeof seedInput>;
 export type PreferencesInput = z.infer<typeof preferencesInput>;
+export type PresenceInput = z.infer<typeof presenceInput>;
 
 /** Zod's issue path as SPEC §4's `details[].path`: `children[2].content`. */
 export function issuePath(path: readonly PropertyKey[]): string {

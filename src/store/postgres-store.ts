@@ -3,7 +3,9 @@
  * of processes share. One pool of connections (`pg`); the schema is brought up to date at
  * open (postgres/migrate.ts). Each port method is one statement, or one transaction where
  * it must change several tables, so every write is all or nothing and durable when it
- * resolves (PostgreSQL commits to its WAL before answering). SQL stays inside src/store/.
+ * resolves (PostgreSQL commits to its WAL before answering). Commits of changes that arrive
+ * together share one statement and one WAL flush (postgres/group-commit.ts), each writer
+ * still answered only after that commit. SQL stays inside src/store/.
  *
  * Records are stored as the domain wrote them (`record`, json) beside the columns that
  * are queried (postgres/migrations.ts); timestamps there are the records' own ISO strings,
@@ -20,6 +22,7 @@ import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/recor
 import { postgresIdempotency } from "./postgres/idempotency.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
 import { CHANGES_CHANNEL, encodePeerNotice, encodeTreeNotice, PEERS_CHANNEL } from "./postgres/notices.js";
+import { GroupCommit } from "./postgres/group-commit.js";
 import { transaction } from "./postgres/transaction.js";
 import type { Settings } from "./settings.js";
 
@@ -37,6 +40,8 @@ export interface PostgresStoreOptions {
    * own feed skips them; random when absent (the CLI: every server hears its writes).
    */
   origin?: string;
+  /** Told of each group commit of several changes (postgres/group-commit.ts): how many it held. */
+  onBatch?: (size: number) => void;
 }
 
 /** The PostgreSQL store, plus what only this adapter has. */
@@ -179,6 +184,56 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     await pool.query(sql, params);
   };
 
+  // One change in a transaction of its own: the group commit's way when its batch is
+  // refused, so that each writer gets its own answer (postgres/group-commit.ts).
+  const commitOne = (change: Change, tree: Tree): Promise<void> =>
+    transaction(pool, async (client) => {
+      const cardIds = [...new Set([...change.before, ...change.after].map((c) => c._id))];
+      try {
+        await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record) VALUES ($1, $2, $3, $4, $5)", [
+          change.treeId,
+          change.revision,
+          change.at,
+          cardIds,
+          json(change),
+        ]);
+      } catch (err) {
+        if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "changes_pkey") {
+          throw revisionTaken(change);
+        }
+        throw err;
+      }
+      // The tree moves only from the revision this change follows: a process working
+      // from an older copy of the tree (whose revision was pruned from the log) fails
+      // here instead of writing over newer changes.
+      const written = await client.query(
+        `INSERT INTO trees (id, users, public_url, revision, record) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (id) DO UPDATE
+           SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
+           WHERE trees.revision = excluded.revision - 1`,
+        [tree._id, ...treeColumns(tree)],
+      );
+      if (written.rowCount === 0) throw revisionTaken(change);
+      if (change.after.length > 0) {
+        // A card never moves to another tree: a new card whose id another tree's card
+        // holds (a client-chosen id raced in two processes, SPEC §13) writes no row, and
+        // the whole change is refused.
+        const cards = await client.query(
+          `INSERT INTO cards (id, tree_id, trashed, record)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])
+           ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
+             WHERE cards.tree_id = excluded.tree_id`,
+          cardColumns(change.after),
+        );
+        if (cards.rowCount !== change.after.length) {
+          throw new ConflictError("A card with one of these ids exists in another tree; nothing was changed. Choose another id.");
+        }
+      }
+      // Delivered by PostgreSQL when (and only if) this transaction commits.
+      await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
+    });
+  const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch });
+
   const store: PostgresStore = {
     pool,
     migrations: report,
@@ -270,52 +325,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       },
     },
     changes: {
-      commit: (change, tree) =>
-        transaction(pool, async (client) => {
-          const cardIds = [...new Set([...change.before, ...change.after].map((c) => c._id))];
-          try {
-            await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record) VALUES ($1, $2, $3, $4, $5)", [
-              change.treeId,
-              change.revision,
-              change.at,
-              cardIds,
-              json(change),
-            ]);
-          } catch (err) {
-            if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "changes_pkey") {
-              throw revisionTaken(change);
-            }
-            throw err;
-          }
-          // The tree moves only from the revision this change follows: a process working
-          // from an older copy of the tree (whose revision was pruned from the log) fails
-          // here instead of writing over newer changes.
-          const written = await client.query(
-            `INSERT INTO trees (id, users, public_url, revision, record) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (id) DO UPDATE
-               SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
-               WHERE trees.revision = excluded.revision - 1`,
-            [tree._id, ...treeColumns(tree)],
-          );
-          if (written.rowCount === 0) throw revisionTaken(change);
-          if (change.after.length > 0) {
-            // A card never moves to another tree: a new card whose id another tree's card
-            // holds (a client-chosen id raced in two processes, SPEC §13) writes no row, and
-            // the whole change is refused.
-            const cards = await client.query(
-              `INSERT INTO cards (id, tree_id, trashed, record)
-               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])
-               ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
-                 WHERE cards.tree_id = excluded.tree_id`,
-              cardColumns(change.after),
-            );
-            if (cards.rowCount !== change.after.length) {
-              throw new ConflictError("A card with one of these ids exists in another tree; nothing was changed. Choose another id.");
-            }
-          }
-          // Delivered by PostgreSQL when (and only if) this transaction commits.
-          await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
-        }),
+      commit: (change, tree) => (status === "closed" ? Promise.reject(new UnavailableError()) : group.commit(change, tree)),
       since: (treeId, since, limit) =>
         rows<Change>("SELECT record FROM changes WHERE tree_id = $1 AND revision > $2 ORDER BY revision LIMIT $3", [
           treeId,
@@ -392,6 +402,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     close: async () => {
       if (status === "closed") return;
       status = "closed";
+      // Commits already handed over are answered before the connections go.
+      await group.drained();
       await pool.end();
     },
   };

@@ -196,6 +196,10 @@ export function createApi(options: ApiOptions = {}) {
     restoreCard: (treeId: string, cardId: string) => call<Card[]>("POST", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}/restore`),
     restoreTree: (treeId: string, revision: number) => call<Tree>("POST", `/api/trees/${enc(treeId)}/restore`, { revision }),
 
+    /** Where this tab is on the tree, and that it is still there (presence: memory only, never a change). */
+    presence: (treeId: string, where: { tab: string; cardId: string | null; editing: boolean }) =>
+      call<void>("PUT", `/api/trees/${enc(treeId)}/presence`, where),
+
     collaborators: (treeId: string) => call<Collaborator[]>("GET", `/api/trees/${enc(treeId)}/collaborators`),
     addCollaborator: (treeId: string, email: string) => call<Collaborator>("POST", `/api/trees/${enc(treeId)}/collaborators`, { email }),
     removeCollaborator: (treeId: string, userId: string) => call<void>("DELETE", `/api/trees/${enc(treeId)}/collaborators/${enc(userId)}`),

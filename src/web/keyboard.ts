@@ -1,5 +1,6 @@
 /**
- * The keyboard, bound with Mousetrap (published as `window.Mousetrap` for user scripts).
+ * The keyboard, bound with Mousetrap (published as `window.Mousetrap` for user scripts),
+ * from the table of shared/shortcuts.ts with the user's own keys over it.
  * Each binding only turns a key into a bus event (`key:down`, `key:save`, …) in the scope
  * where the key means that; the app's reaction lives with the listeners. A key the current
  * scope does not use is left to the browser, so typing in the editor is never swallowed.
@@ -9,85 +10,64 @@ import type { AppBus } from "./bus.js";
 import type { AppContext } from "./context.js";
 import type { ActionEvent, EventName } from "./events.js";
 import { modalOpen, type KeyScope, type KeyScopeName } from "./scope.js";
-
-interface Binding {
-  keys: string[];
-  event: ActionEvent;
-  scopes: KeyScopeName[];
-}
-
-const BINDINGS: Binding[] = [
-  { keys: ["up"], event: "key:up", scopes: ["tree"] },
-  { keys: ["down"], event: "key:down", scopes: ["tree"] },
-  { keys: ["left"], event: "key:left", scopes: ["tree"] },
-  { keys: ["right"], event: "key:right", scopes: ["tree"] },
-  { keys: ["home"], event: "key:first", scopes: ["tree"] },
-  { keys: ["end"], event: "key:last", scopes: ["tree"] },
-  { keys: ["pageup"], event: "key:pageUp", scopes: ["tree"] },
-  { keys: ["pagedown"], event: "key:pageDown", scopes: ["tree"] },
-  { keys: ["enter"], event: "key:edit", scopes: ["tree"] },
-  { keys: ["shift+enter", "ctrl+shift+f"], event: "key:editFullscreen", scopes: ["tree"] },
-  { keys: ["ctrl+shift+f"], event: "key:fullscreen", scopes: ["editCard"] },
-  { keys: ["ctrl+enter", "command+enter"], event: "key:save", scopes: ["editCard"] },
-  { keys: ["escape"], event: "key:cancel", scopes: ["editCard"] },
-  { keys: ["ctrl+b", "command+b"], event: "key:bold", scopes: ["editCard"] },
-  { keys: ["ctrl+i", "command+i"], event: "key:italic", scopes: ["editCard"] },
-  { keys: ["ctrl+down", "command+down"], event: "key:addDown", scopes: ["tree", "editCard"] },
-  { keys: ["ctrl+up", "command+up"], event: "key:addUp", scopes: ["tree", "editCard"] },
-  { keys: ["ctrl+right", "command+right"], event: "key:addRight", scopes: ["tree", "editCard"] },
-  { keys: ["alt+up"], event: "key:moveUp", scopes: ["tree"] },
-  { keys: ["alt+down"], event: "key:moveDown", scopes: ["tree"] },
-  { keys: ["alt+left"], event: "key:moveLeft", scopes: ["tree"] },
-  { keys: ["alt+right"], event: "key:moveRight", scopes: ["tree"] },
-  { keys: ["ctrl+backspace", "command+backspace"], event: "key:delete", scopes: ["tree"] },
-  { keys: ["ctrl+j", "command+j"], event: "key:split:down", scopes: ["editCard"] },
-  { keys: ["ctrl+k", "command+k"], event: "key:split:up", scopes: ["editCard"] },
-  { keys: ["ctrl+l", "command+l"], event: "key:split:right", scopes: ["editCard"] },
-  { keys: ["ctrl+shift+down", "command+shift+down"], event: "key:merge:down", scopes: ["tree", "editCard"] },
-  { keys: ["ctrl+shift+up", "command+shift+up"], event: "key:merge:up", scopes: ["tree", "editCard"] },
-  { keys: ["/"], event: "key:search", scopes: ["tree"] },
-  { keys: ["ctrl+shift+w"], event: "key:wordcount", scopes: ["tree", "editCard"] },
-  { keys: ["?"], event: "modal:show:help", scopes: ["tree"] },
-  // Only while navigating: in the editor the browser's own text undo keeps these keys.
-  { keys: ["ctrl+z", "command+z"], event: "key:undo", scopes: ["tree"] },
-  { keys: ["ctrl+shift+z", "command+shift+z", "ctrl+y"], event: "key:redo", scopes: ["tree"] },
-  { keys: ["h"], event: "modal:show:history", scopes: ["tree"] },
-];
+import { effectiveShortcuts, type KeyBindings, type Shortcut } from "../shared/shortcuts.js";
 
 /**
- * Shortcuts the browser turns into clipboard events (listed for the help; see
- * installClipboard): the app acts on the events, so it gets the clipboard's contents.
+ * The shortcuts as they are now: the defaults (shared/shortcuts.ts), with the signed-in user's
+ * own keys over them (their preferences, set on the settings page).
  */
-export const CLIPBOARD_KEYS: Partial<Record<EventName, string[]>> = {
-  "key:copy": ["ctrl+c"],
-  "key:cut": ["ctrl+x"],
-  "key:paste": ["ctrl+v"],
-  "key:paste:child": ["ctrl+shift+v"],
-};
+let current: Shortcut[] = effectiveShortcuts();
 
-/** The shortcuts, grouped by event, as the help overlay lists them. */
+/** The keys of `event` now, as the help overlay and the settings page list them. */
 export function bindingsFor(event: EventName): string[] {
-  return [...new Set([...BINDINGS.filter((b) => b.event === event).flatMap((b) => b.keys), ...(CLIPBOARD_KEYS[event] ?? [])])];
+  return [...(current.find((shortcut) => shortcut.event === event)?.keys ?? [])];
 }
 
-export function installKeyboard({ bus, keys }: Pick<AppContext, "bus" | "keys">): void {
+/** Every action with its keys now. */
+export function currentShortcuts(): readonly Shortcut[] {
+  return current;
+}
+
+/** The keys Mousetrap has from us (a user script's own bindings are left alone). */
+let bound: string[] = [];
+
+/** Binds the keys again from the signed-in user's preferences (a tree page calls it as it opens). */
+export let refreshShortcuts: () => void = () => undefined;
+
+export function installKeyboard({ bus, keys, preferences }: Pick<AppContext, "bus" | "keys" | "preferences">): void {
+  refreshShortcuts = () => bindAll(bus, keys, preferences.read().keys);
+  refreshShortcuts();
+  bus.on("preferences:change", (next) => bindAll(bus, keys, next.keys));
+  // Ctrl+S is Save in the editor (key:save); anywhere else on a tree page the browser's own
+  // "save page" would otherwise run.
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s" && onTreePage()) event.preventDefault();
+  });
+  installClipboard(bus, keys);
+}
+
+/** (Re)binds every shortcut with `own` keys over the defaults. */
+function bindAll(bus: AppBus, keys: KeyScope, own: KeyBindings): void {
+  current = effectiveShortcuts(own);
+  for (const key of bound) Mousetrap.unbind(key);
   // Bindings of one key in several scopes share one Mousetrap callback (a second bind
   // would replace the first).
-  const byKey = new Map<string, Binding[]>();
-  for (const binding of BINDINGS) {
-    for (const key of binding.keys) byKey.set(key, [...(byKey.get(key) ?? []), binding]);
+  const byKey = new Map<string, Shortcut[]>();
+  for (const shortcut of current) {
+    if (shortcut.fixed) continue;
+    for (const key of shortcut.keys) byKey.set(key, [...(byKey.get(key) ?? []), shortcut]);
   }
-  for (const [key, bindings] of byKey) {
+  bound = [...byKey.keys()];
+  for (const [key, shortcuts] of byKey) {
     Mousetrap.bind(key, (event) => {
       if (!onTreePage() || modalOpen()) return;
       const scope = keys.current;
-      const binding = bindings.find((b) => b.scopes.includes(scope));
-      if (!binding || ownedByControl(event, key, scope)) return;
-      bus.trigger(binding.event);
+      const shortcut = shortcuts.find((s) => s.scopes.includes(scope));
+      if (!shortcut || ownedByControl(event, key, scope)) return;
+      bus.trigger(shortcut.event as ActionEvent);
       return false;
     });
   }
-  installClipboard(bus, keys);
 }
 
 /**

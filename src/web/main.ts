@@ -16,16 +16,14 @@ import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
 import type { EventBus } from "./bus.js";
 import { createAppContext, type AppContext } from "./context.js";
-import { showAppearanceDialog } from "./dialogs/appearance.js";
-import { showHelpDialog } from "./dialogs/help.js";
 import { h, mount } from "./dom.js";
 import { installKeyboard } from "./keyboard.js";
+import { withPart } from "./lazy.js";
 import { notify } from "./notify.js";
 import { interceptLinks, navigate, routeOf, type Route } from "./router.js";
 import { scriptingApi, type ScriptingApi } from "./scripting.js";
 import { renderLogin } from "./views/login.js";
 import { renderPublicPage } from "./views/public-page.js";
-import { renderSettings } from "./views/settings.js";
 import { createUserScripts } from "./user-scripts.js";
 import { renderTreePage } from "./views/tree-page.js";
 import { renderTrees } from "./views/trees.js";
@@ -70,7 +68,24 @@ function show(route: Route): void {
   } else if (route.page === "tree") {
     disposePage = renderTreePage(app, root, route.treeId, pageContext);
   } else if (route.page === "settings") {
-    disposePage = renderSettings(app, root, userScripts.loaded());
+    disposePage = undefined;
+    // Loaded on first visit (lazy.ts); a page shown meanwhile wins.
+    const context = pageContext;
+    withPart(
+      () => import("./views/settings.js"),
+      ({ renderSettings }) => {
+        if (pageContext === context) renderSettings(app, root, userScripts.loaded());
+      },
+    );
+  } else if (route.page === "keys") {
+    disposePage = undefined;
+    const context = pageContext;
+    withPart(
+      () => import("./views/shortcut-settings.js"),
+      ({ renderShortcutSettings }) => {
+        if (pageContext === context) disposePage = renderShortcutSettings(app, root);
+      },
+    );
   } else {
     disposePage = renderTrees(app, root, pageContext);
   }
@@ -98,8 +113,8 @@ function showWithScripts(route: Route): void {
 
 bus.on("route", (route) => showWithScripts(route));
 bus.on("ui:navigate", (path) => navigate(bus, path));
-bus.on("modal:show:help", () => showHelpDialog());
-bus.on("modal:show:appearance", () => showAppearanceDialog(app));
+bus.on("modal:show:help", () => withPart(() => import("./dialogs/help.js"), ({ showHelpDialog }) => showHelpDialog()));
+bus.on("modal:show:appearance", () => withPart(() => import("./dialogs/appearance.js"), ({ showAppearanceDialog }) => showAppearanceDialog(app)));
 bus.on("user:login", () => void app.preferences.load());
 bus.on("ui:logout", async () => {
   const user = app.session.user;

@@ -10,6 +10,7 @@ import DOMPurify from "dompurify";
 import { Marked } from "marked";
 import { checkMarkdown, unrenderedHtml } from "../shared/markdown-guard.js";
 import { isRemoteImage, type RemoteImages } from "./remote-images.js";
+import { firstWords } from "../shared/text.js";
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 
@@ -92,8 +93,5 @@ function spaceHeadings(source: string): string {
 
 /** The first line of a card as plain text, for dialogs and labels ("Delete “Act II”?"). */
 export function cardTitle(content: string, max = 60): string {
-  const line = content.split("\n").find((l) => l.trim() !== "") ?? "";
-  const text = line.replace(/^#+\s*/, "").replace(/[*_`~]/g, "").trim();
-  if (text === "") return "empty card";
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return firstWords(content, max);
 }

@@ -9,9 +9,30 @@
  * MathML in place of the tokens. Only text nodes: a token that ended up in an attribute (a
  * formula used as a link target) stays text, so MathML can never be spliced into markup.
  * Temml's output is sanitized again (MathML profile) before it enters the page.
+ *
+ * Temml is half the client's script, and only trees with `latex` need it: it is loaded on
+ * first need (`loadMath`, a chunk of its own; lazy.ts). Until it is there, `insertMath`
+ * answers false and the card (views/card.ts) is drawn again once it is.
  */
 import DOMPurify from "dompurify";
-import temml from "temml";
+
+type Temml = typeof import("temml").default;
+let temml: Temml | null = null;
+let loading: Promise<void> | null = null;
+
+/** Loads Temml once; resolves when formulas can be drawn. */
+export function loadMath(): Promise<void> {
+  loading ??= import("temml").then(
+    (module) => {
+      temml = module.default;
+    },
+    (error: unknown) => {
+      loading = null;
+      throw error;
+    },
+  );
+  return loading;
+}
 
 export interface Formula {
   tex: string;
@@ -63,7 +84,7 @@ export function extractMath(source: string): { text: string; formulas: Formula[]
 
 const rendered = new Map<string, string>();
 
-function mathml(formula: Formula): string {
+function mathml(temml: Temml, formula: Formula): string {
   const key = `${formula.display ? "D" : "I"}${formula.tex}`;
   let html = rendered.get(key);
   if (html === undefined) {
@@ -86,9 +107,13 @@ function mathml(formula: Formula): string {
   return html;
 }
 
-/** Puts each formula's MathML where its token stands in the text of `root`. */
-export function insertMath(root: HTMLElement, formulas: Formula[]): void {
-  if (formulas.length === 0) return;
+/**
+ * Puts each formula's MathML where its token stands in the text of `root`. Before Temml is
+ * loaded (loadMath), each formula stands as written, and the answer is false: draw again later.
+ */
+export function insertMath(root: HTMLElement, formulas: Formula[]): boolean {
+  if (formulas.length === 0) return true;
+  const engine = temml;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   const hits: Text[] = [];
   for (let node = walker.nextNode(); node; node = walker.nextNode()) if (node.nodeValue?.includes(TOKEN)) hits.push(node as Text);
@@ -99,12 +124,17 @@ export function insertMath(root: HTMLElement, formulas: Formula[]): void {
     for (const match of text.matchAll(TOKEN_PATTERN)) {
       parts.push(text.slice(last, match.index));
       const formula = formulas[Number(match[1])];
-      const template = document.createElement("template");
-      template.innerHTML = formula ? mathml(formula) : match[0];
-      parts.push(template.content);
+      if (formula && !engine) {
+        parts.push(formula.display ? `$$${formula.tex}$$` : `$${formula.tex}$`);
+      } else {
+        const template = document.createElement("template");
+        template.innerHTML = formula && engine ? mathml(engine, formula) : match[0];
+        parts.push(template.content);
+      }
       last = match.index! + match[0].length;
     }
     parts.push(text.slice(last));
     node.replaceWith(...parts);
   }
+  return engine !== null;
 }

@@ -6,6 +6,7 @@
  * answered, and a reader of a public tree without a log-in (`anonymous`) keeps theirs too.
  */
 import { DEFAULT_PREFERENCES, FONT_SIZES, THEMES, type Preferences, type Theme } from "../shared/preferences.js";
+import { checkKeyBindings, type KeyBindings } from "../shared/shortcuts.js";
 import { describeError, type ApiClient } from "./api.js";
 import type { AppBus } from "./bus.js";
 import { notify } from "./notify.js";
@@ -24,7 +25,14 @@ function checked(stored: Partial<Record<keyof Preferences, unknown>>): Preferenc
   return {
     theme: THEMES.find((theme) => theme === stored.theme) ?? DEFAULT_PREFERENCES.theme,
     fontSize: FONT_SIZES.find((size) => size === stored.fontSize) ?? DEFAULT_PREFERENCES.fontSize,
+    keys: ownKeys(stored.keys),
   };
+}
+
+/** The user's own keys as kept, or none when they are not a valid set (an older client's, a hand edit). */
+function ownKeys(stored: unknown): KeyBindings {
+  if (typeof stored !== "object" || stored === null || Array.isArray(stored)) return {};
+  return checkKeyBindings(stored as Record<string, unknown>).length === 0 ? (stored as KeyBindings) : {};
 }
 
 export class AppearancePreferences {
@@ -84,9 +92,22 @@ export class AppearancePreferences {
     if (this.session.user?._id !== user._id || this.localChanges !== changesBefore) return;
     const shown = this.read();
     this.remember(stored);
-    if (shown.theme === stored.theme && shown.fontSize === stored.fontSize) return;
+    if (shown.theme === stored.theme && shown.fontSize === stored.fontSize && JSON.stringify(shown.keys) === JSON.stringify(stored.keys)) return;
     this.apply(stored);
     this.bus.trigger("preferences:change", stored);
+  }
+
+  /**
+   * Keeps the user's own keyboard shortcuts (`{}`: every default) on the server first: a set
+   * it refuses (a clash, a key that is not one) changes nothing and rejects with its words.
+   */
+  async saveKeys(keys: KeyBindings): Promise<Preferences> {
+    const stored = checked(await this.api.setPreferences({ keys }));
+    this.localChanges++;
+    const next = { ...this.read(), keys: stored.keys };
+    this.remember(next);
+    this.bus.trigger("preferences:change", next);
+    return next;
   }
 
   private storageKey(): string {

@@ -1,6 +1,6 @@
 /**
  * Client-side routes: `/` (log-in or the user's trees), `/trees/:treeId`, `/p/:publicUrl`,
- * `/settings` (the user's own scripts). The server answers them all with index.html; links marked `data-nav` are followed here
+ * `/settings` (the user's own scripts), `/settings/keys` (their keyboard shortcuts). The server answers them all with index.html; links marked `data-nav` are followed here
  * through the bus (`ui:navigate`), so the page never reloads.
  */
 import type { AppBus } from "./bus.js";
@@ -10,11 +10,13 @@ export type Route =
   | { page: "tree"; treeId: string }
   | { page: "public"; publicUrl: string }
   | { page: "settings" }
+  | { page: "keys" }
   | { page: "missing"; path: string };
 
 export function routeOf(pathname: string): Route {
   if (pathname === "/" || pathname === "") return { page: "home" };
   if (pathname === "/settings" || pathname === "/settings/") return { page: "settings" };
+  if (pathname === "/settings/keys" || pathname === "/settings/keys/") return { page: "keys" };
   const tree = /^\/trees\/([^/]+)\/?$/.exec(pathname);
   if (tree) return { page: "tree", treeId: decodeURIComponent(tree[1]) };
   const shared = /^\/p\/([^/]+)\/?$/.exec(pathname);

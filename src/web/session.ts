@@ -38,11 +38,18 @@ export class Session {
    * browser last saw (marked `offline`); other failures are thrown.
    */
   async load(): Promise<UserView | null> {
+    // No session can exist: the log-in page at once, without a 401 in the console.
+    if (!mayBeSignedIn()) {
+      this.set(null);
+      return null;
+    }
     try {
       this.set(await this.api.currentUser());
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) this.set(null);
-      else if (error instanceof NetworkError || (error instanceof ApiError && error.transient)) {
+      if (error instanceof ApiError && error.status === 401) {
+        this.set(null);
+        forgetSignedIn();
+      } else if (error instanceof NetworkError || (error instanceof ApiError && error.transient)) {
         const kept = keptUser();
         if (!kept) throw error;
         this.current = kept;
@@ -52,6 +59,23 @@ export class Session {
     }
     return this.current;
   }
+}
+
+/** The server's cookie that says a session was started here (the session's own is not readable). */
+const SIGNED_IN = "cardtree_signed_in";
+
+/**
+ * Whether asking the server who we are can answer anything but 401: the server's mark of a
+ * session (set at log-in beside the session cookie), or a user this browser kept. Outside a
+ * page (Node, the simulation) there are no cookies to read: always ask.
+ */
+function mayBeSignedIn(): boolean {
+  if (typeof document === "undefined") return true;
+  return document.cookie.split(/;\s*/).some((pair) => pair.startsWith(`${SIGNED_IN}=`)) || keptUser() !== null;
+}
+
+function forgetSignedIn(): void {
+  if (typeof document !== "undefined") document.cookie = `${SIGNED_IN}=; Max-Age=0; path=/; SameSite=Lax`;
 }
 
 function keptUser(): UserView | null {

@@ -11,6 +11,23 @@ const source = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe
 
 /** Serious and critical violations on the page (or inside `selector`), one line each. */
 export async function seriousViolations(page: Page, selector?: string): Promise<string[]> {
+  return (await findings(page, selector)).filter((v) => v.impact === "serious" || v.impact === "critical").map(line);
+}
+
+/** Every violation axe reports on the page (or inside `selector`), of any impact, one line each. */
+export async function violations(page: Page, selector?: string): Promise<string[]> {
+  return (await findings(page, selector)).map(line);
+}
+
+interface Finding {
+  id: string;
+  impact: string | null;
+  nodes: string[];
+}
+
+const line = (v: Finding) => `${v.id} (${v.impact}): ${v.nodes.join(" | ")}`;
+
+async function findings(page: Page, selector?: string): Promise<Finding[]> {
   if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ content: source });
   const violations = await page.evaluate(async (scope) => {
     const axe = (window as any).axe;
@@ -21,7 +38,5 @@ export async function seriousViolations(page: Page, selector?: string): Promise<
       nodes: v.nodes.slice(0, 3).map((n: any) => `${n.target.join(" ")} ${n.failureSummary?.split("\n")[1] ?? ""}`),
     }));
   }, selector ?? null);
-  return violations
-    .filter((v: any) => v.impact === "serious" || v.impact === "critical")
-    .map((v: any) => `${v.id} (${v.impact}): ${v.nodes.join(" | ")}`);
+  return violations as Finding[];
 }

@@ -1,10 +1,10 @@
 /**
- * The history panel (SPEC §8, §10): `h` opens it; a card's versions with "Restore this
+ * The history panel (SPEC §8, §10): Shift+H opens it; a card's versions with "Restore this
  * version", the tree's changes with their differences and "Restore the tree to this point",
  * and the trash with "Restore". Each restore is checked on the page and on the server.
  */
 import { expect, it } from "vitest";
-import { activeCardId, appendToActiveCard, describeInBrowser, serverCards, useWriterSession, waitForSaved } from "./harness.js";
+import { activeCardId, appendToActiveCard, describeInBrowser, screenshot, serverCards, useWriterSession, waitForSaved } from "./harness.js";
 
 const SEED = ["# Act I", "## Setup", "## Inciting incident", "# Act II", "## Midpoint"].join("\n\n");
 
@@ -21,11 +21,11 @@ describeInBrowser("the history panel", () => {
   };
   const panel = () => writer.page.locator("dialog[open].history-panel");
   const openPanel = async () => {
-    await writer.page.keyboard.press("h");
+    await writer.page.keyboard.press("Shift+H");
     await panel().waitFor();
   };
 
-  it("opens with h, is labelled, moves between tabs with the arrows, and Escape gives the focus back", async () => {
+  it("opens with Shift+H, is labelled, moves between tabs with the arrows, and Escape gives the focus back", async () => {
     const setup = await select("## Setup");
     await openPanel();
     expect(await panel().getAttribute("aria-labelledby")).toBeTruthy();
@@ -80,6 +80,49 @@ describeInBrowser("the history panel", () => {
     expect(await entries.last().getAttribute("data-revision")).toBe("1");
   });
 
+  it("names each change's cards by their first words, folds undos and redos in a row, and uses the dialog's width", async () => {
+    await writer.page.setViewportSize({ width: 1440, height: 900 });
+    await select("## Inciting incident");
+    await appendToActiveCard(writer.page, " at the harbour");
+    const history = async () => (await writer.api.get(`/api/trees/${writer.treeId}/history?limit=10`)).body as any[];
+    const edit = (await history())[0].revision;
+    // Undo, redo, undo: three reverts of the same card, each on the server.
+    for (const [key, count] of [["Control+z", 1], ["Control+Shift+z", 2], ["Control+z", 3]] as const) {
+      await writer.page.keyboard.press(key);
+      await expect.poll(async () => (await history()).filter((c) => c.kind === "revert").length).toBe(count);
+    }
+    await openPanel();
+    const rows = panel().locator(".history-list-wrap > .history-list > li");
+    await rows.first().waitFor();
+    // One line for the three, naming the card, then the edit itself, naming it too.
+    const folded = rows.first();
+    expect(await folded.getAttribute("class")).toContain("history-fold");
+    expect(await folded.locator("summary").innerText()).toMatch(/#\d+–\d+ undid and redid \(3 changes\) “Inciting incident”/);
+    expect(await folded.locator(".history-fold-list .history-entry").count()).toBe(3);
+    expect(await folded.locator(".history-fold-list .history-entry").first().isVisible()).toBe(false);
+    expect(await rows.nth(1).innerText()).toContain(`#${edit} edited “Inciting incident at the harbour”`);
+    await folded.locator("summary").click();
+    await expect.poll(() => folded.locator(".history-fold-list .history-entry").first().isVisible()).toBe(true);
+    expect(await folded.locator(".history-fold-list .history-entry").allInnerTexts()).toEqual([
+      expect.stringContaining("undid or redid a change “Inciting incident”"),
+      expect.stringContaining("undid or redid a change “Inciting incident at the harbour”"),
+      expect.stringContaining("undid or redid a change “Inciting incident”"),
+    ]);
+    // The list and the change shown beside it share the dialog's width.
+    await rows.nth(1).locator("button").click();
+    await panel().locator(".history-detail ins").first().waitFor();
+    const widths = await panel().evaluate((dialog) => ({
+      dialog: dialog.getBoundingClientRect().width,
+      list: dialog.querySelector(".history-list-wrap")!.getBoundingClientRect().width,
+      detail: dialog.querySelector(".history-detail")!.getBoundingClientRect().width,
+    }));
+    expect(widths.dialog).toBeGreaterThan(1100);
+    expect(widths.list + widths.detail).toBeGreaterThan(widths.dialog * 0.9);
+    expect(widths.detail).toBeGreaterThan(widths.list);
+    await screenshot(writer.page, "history-named-and-folded");
+    await writer.page.keyboard.press("Escape");
+  });
+
   it("lists the tree's changes, shows what one changed, and restores the whole tree to that point", async () => {
     const midpoint = await select("## Midpoint");
     await appendToActiveCard(writer.page, " and a twist");
@@ -110,14 +153,14 @@ describeInBrowser("the history panel", () => {
     await expect.poll(shape).toEqual(afterEdit);
     await expect.poll(() => writer.page.locator(".card").count()).toBe(afterEdit.length);
     expect(await writer.page.locator(`#card${midpoint} .view`).innerText()).toBe("Midpoint and a twist");
-    expect(await writer.page.getByText("Appendix").count()).toBe(0);
+    expect(await writer.page.locator(".columns").getByText("Appendix").count()).toBe(0);
 
     // The restore is this tab's change like any other: Ctrl+Z takes it back.
     await writer.page.keyboard.press("Escape");
     await expect.poll(() => panel().count()).toBe(0);
     await writer.page.keyboard.press("Control+z");
     await expect.poll(shape).toEqual(late);
-    await expect.poll(() => writer.page.getByText("Appendix").count()).toBe(1);
+    await expect.poll(() => writer.page.locator(".columns").getByText("Appendix").count()).toBe(1);
   });
 
   it("restores a deleted subtree from the trash, and follows a collaborator's change while open", async () => {

@@ -55,7 +55,11 @@ export class MemoryCoordinator implements Coordinator {
 export class SimDevice {
   readonly store = new MemoryDevice();
   readonly coordinator = new MemoryCoordinator();
-  readonly cameBack = new Map<string, string>();
+  /**
+   * Cards brought back on this device: the id the writer edited, and each new card made for
+   * it (one card may come back more than once: from each tab that had an edit of it).
+   */
+  readonly cameBack = new Map<string, string[]>();
   constructor(readonly name: string) {}
 }
 
@@ -90,7 +94,7 @@ export class SimTab {
   /** Moves the server refused as cycles (another writer moved the target under this card meanwhile). */
   movesRefused = 0;
   /** Cards brought back: the id the writer edited, and the new card's (shared by a device's tabs). */
-  get cameBack(): Map<string, string> {
+  get cameBack(): Map<string, string[]> {
     return this.device.cameBack;
   }
   private readonly owner = `${Math.random().toString(36).slice(2)}`;
@@ -117,7 +121,7 @@ export class SimTab {
     if (process.env.SIM_TRACE && init?.method && init.method !== "GET") {
       const headers = init.headers as Record<string, string>;
       const text = await response.clone().text();
-      console.error(`[${this.device.name}/${this.owner.slice(0, 4)}] ${init.method} ${path.slice(-30)} key=${headers["Idempotency-Key"]?.slice(-6)} body=${String(init.body ?? "").slice(0, 160)} -> ${response.status} ${response.headers.get("idempotent-replayed") ?? ""} ${text.slice(0, 200)}${drop ? " (DROPPED)" : ""}${this.dead ? " (DEAD)" : ""}`);
+      console.error(`${new Date().toISOString().slice(14, 23)} [${this.device.name}/${this.owner.slice(0, 4)}] :${server.slice(-5)} ${init.method} ${path.slice(-30)} key=${headers["Idempotency-Key"]?.slice(-6)} body=${String(init.body ?? "").slice(0, 160)} -> ${response.status} ${response.headers.get("idempotent-replayed") ?? ""} ${text.slice(0, 200)}${drop ? " (DROPPED)" : ""}${this.dead ? " (DEAD)" : ""}`);
     }
     if (this.dead) return never;
     if (drop) {
@@ -166,14 +170,6 @@ export class SimTab {
           throw new Error("the server did not keep a client-chosen id");
         },
         refused: (kind, _card, error) => {
-          // Two writers moving cards under each other meanwhile: the server refuses the move
-          // that would make a cycle (409). No text is lost; the writer is told (the page's
-          // refused hook), and the tab takes the server's placement back.
-          if (kind === "update" && error.status === 409 && /moved under itself/.test(error.message)) {
-            this.movesRefused += 1;
-            void this.catchUp().catch(() => undefined);
-            return;
-          }
           throw new Error(`a ${kind} was refused: ${error.status} ${error.message}`);
         },
         signedOut: () => {
@@ -181,7 +177,10 @@ export class SimTab {
         },
         conflict: (kind, card, current) => this.settleConflict(kind, card, current),
         gone: (card, entry) => this.bringBack(card, entry),
-        relocated: (card, parentId) => {
+        relocated: (card, parentId, why) => {
+          // Two writers moving cards under each other meanwhile: the server refused the move
+          // that would make a cycle (409); the card went back, its text is sent again.
+          if (why === "cycle") this.movesRefused += 1;
           if (this.state.get(card._id) !== card) return;
           card.parentId = parentId !== null && !this.state.get(parentId) ? null : parentId;
           this.state.changed();
@@ -272,7 +271,8 @@ export class SimTab {
     const back = bringBack(this.state, entry);
     this.state.add(back.card);
     this.broughtBack++;
-    this.cameBack.set(entry.cardId, back.card._id);
+    this.cameBack.set(entry.cardId, [...(this.cameBack.get(entry.cardId) ?? []), back.card._id]);
+    if (process.env.SIM_TRACE) console.error(`${new Date().toISOString().slice(14, 23)} [${this.device.name}/${this.owner.slice(0, 4)}] bring back ${entry.cardId} as ${back.card._id} (${card ? "gone" : "orphaned"}): ${back.card.content}`);
     void this.sync.create(back.card, back.parentId === null ? [] : this.state.ancestors(back.parentId).map((c) => c._id));
   }
 

@@ -55,6 +55,8 @@ export interface SimulationReport {
   serverKills: number;
   conflictsKept: number;
   broughtBack: number;
+  /** Moves refused as cycles (two writers moving cards under each other): the card went back, its text kept. */
+  movesRefused: number;
   /** Edits withdrawn by their own writer: the card deleted on the same device before the edit went. */
   withdrawn: number;
   finalCards: number;
@@ -83,6 +85,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     serverKills: 0,
     conflictsKept: 0,
     broughtBack: 0,
+    movesRefused: 0,
     withdrawn: 0,
     finalCards: 0,
     settleMs: 0,
@@ -132,6 +135,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   let counter = 0;
   const token = (tab: SimTab) => `t${devices.indexOf(tab.device)}x${++counter}`;
 
+  const trace = (message: string) => {
+    if (process.env.SIM_TRACE) console.error(`${new Date().toISOString().slice(14, 23)} SIM ${message}`);
+  };
   for (let step = 0; step < options.steps; step++) {
     const roll = rng();
     const tab = pick(tabs);
@@ -140,6 +146,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const half = step === Math.floor(options.steps / 2);
     if (!half && roll < (options.offlineRate ?? 0.06)) {
       const device = pick(devices);
+      trace(`${device.name} ${offline.has(device) ? "online" : "offline"}`);
       if (offline.has(device)) offline.delete(device);
       else {
         offline.add(device);
@@ -147,6 +154,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       }
     } else if (!half && roll < (options.offlineRate ?? 0.06) + (options.killTabRate ?? 0.03)) {
       report.tabKills++;
+      trace(`kill tab of ${tab.device.name}`);
       tab.kill();
       tabs.splice(tabs.indexOf(tab), 1, await openTab(tab.device, userOf.get(tab.device)!));
     } else if (half || roll < (options.offlineRate ?? 0.06) + (options.killTabRate ?? 0.03) + (options.killServerRate ?? 0.01)) {
@@ -155,6 +163,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       const server = servers[index];
       if (server) {
         report.serverKills++;
+        trace(`kill server ${server.url}`);
         servers[index] = null;
         await server.kill();
         servers[index] = await server.restart();
@@ -163,20 +172,26 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       await tab.catchUp();
     } else if (roll < 0.55 && cards.length > 0) {
       accepted.push({ ...(await tab.edit(pick(cards), token(tab))), device: tab.device });
+      trace(`${tab.device.name} edit ${accepted[accepted.length - 1].cardId} ${accepted[accepted.length - 1].token}`);
       report.edits++;
     } else if (roll < 0.8) {
       const parent = rng() < 0.3 || cards.length === 0 ? null : pick(cards)._id;
       accepted.push({ ...(await tab.add(parent, token(tab))), device: tab.device });
+      trace(`${tab.device.name} add ${accepted[accepted.length - 1].cardId} under ${parent} ${accepted[accepted.length - 1].token}`);
       report.adds++;
     } else if (roll < 0.92 && cards.length > 1) {
       const card = pick(cards);
-      await tab.move(card, rng() < 0.3 ? null : pick(cards)._id);
+      const target = rng() < 0.3 ? null : pick(cards)._id;
+      trace(`${tab.device.name} move ${card._id} under ${target}`);
+      await tab.move(card, target);
       report.moves++;
     } else if (cards.length > 4) {
       // Small subtrees only, so the tree keeps something to write on.
       const small = cards.filter((card) => tab.state.descendants(card._id).length <= 3);
       if (small.length > 0) {
-        for (const id of await tab.delete(pick(small))) deletedBy.set(id, (deletedBy.get(id) ?? new Set()).add(tab.device));
+        const victim = pick(small);
+        trace(`${tab.device.name} delete ${victim._id}`);
+        for (const id of await tab.delete(victim)) deletedBy.set(id, (deletedBy.get(id) ?? new Set()).add(tab.device));
         report.deletes++;
       }
     }
@@ -200,6 +215,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   report.accepted = accepted.length;
   report.conflictsKept = tabs.reduce((sum, tab) => sum + tab.conflicts, 0);
   report.broughtBack = tabs.reduce((sum, tab) => sum + tab.broughtBack, 0);
+  report.movesRefused = tabs.reduce((sum, tab) => sum + tab.movesRefused, 0);
 
   // The checks, through a server up now (a killed one came back on another port).
   const problems = report.problems;
@@ -231,7 +247,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   }
   // A token is written into one card. It is in more only when a later edit of that card came
   // back as a new card after someone deleted it (its text carries the earlier words along).
-  const broughtBackIds = new Set(devices.flatMap((d) => [...d.cameBack.values()]));
+  const broughtBackIds = new Set(devices.flatMap((d) => [...d.cameBack.values()].flat()));
   for (const [word, ids] of holders) {
     const originals = ids.filter((id) => !broughtBackIds.has(id));
     if (originals.length > 1) problems.push(`${word} is in ${originals.length} cards (${originals.join(", ")}): applied twice?`);
@@ -248,13 +264,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   };
   for (const change of accepted) {
     if (holders.has(change.token)) continue;
-    // The card, and any card that came back for it (from any device's tab).
+    // The card, and every card that came back for it, or for one of those, on any device
+    // (several devices, or tabs, may each bring back their own edit of one deleted card).
     const ids = [change.cardId];
-    for (let id = change.cardId; ; ) {
-      const next = devices.map((d) => d.cameBack.get(id)).find((x) => x !== undefined);
-      if (!next || ids.includes(next)) break;
-      ids.push(next);
-      id = next;
+    for (let i = 0; i < ids.length; i++) {
+      for (const device of devices) for (const next of device.cameBack.get(ids[i]) ?? []) if (!ids.includes(next)) ids.push(next);
     }
     let kept = false;
     for (const id of ids) if ((await versions(id)).some((content) => content.split(/\s+/).includes(change.token))) kept = true;

@@ -277,3 +277,43 @@ describe("log-in throttling that spares the users it is not about", () => {
   }, 60_000);
 });
 
+
+describe("a full hashing line and a returning user", () => {
+  let tight: TestServer;
+  beforeAll(async () => {
+    // Two hashes at a time, one of them kept for returning users; twenty may wait.
+    tight = await startTestServer({ env: { TRUST_PROXY: "1", LOG: "off", CONCURRENT_HASHES: "2", HASH_QUEUE_LIMIT: "20", HASHES_PER_ADDRESS: "1" } });
+  }, 60_000);
+  afterAll(() => tight.stop());
+
+  it("sign-ups from forty addresses fill the line; a user whose password was verified before still logs in, without a 429", async () => {
+    const returning = await buildUser(tight.url, "returning");
+    const login = () => new Api(tight.url).post("/api/login", returning.credentials, from("198.51.100.80"));
+    expect((await login()).status).toBe(200);
+    // Setting the same password again stores a new hash (a new salt), so the next log-in
+    // cannot be answered from the few minutes' cache of successful checks: it must hash.
+    const same = { currentPassword: returning.credentials!.password, newPassword: returning.credentials!.password };
+    expect((await returning.put("/api/index", same, from("198.51.100.80"))).status).toBe(200);
+
+    let lineFull!: () => void;
+    const refusedOnce = new Promise<void>((resolve) => (lineFull = resolve));
+    const flood = Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        new Api(tight.url)
+          .post("/api/signup", { email: uniqueEmail("crowd"), password: "crowd password" }, from(`203.0.113.${i + 100}`))
+          .then((res) => {
+            if (res.status === 429) lineFull();
+            return res;
+          }),
+      ),
+    );
+    // A newcomer was just turned away: one ordinary hash runs and twenty wait.
+    await refusedOnce;
+    const during = await login();
+    const statuses = (await flood).map((r) => r.status);
+    // The line was full: newcomers were turned away while the returning user's check ran.
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(10);
+    expect(during.status).toBe(200);
+    expect(during.body.email).toBe(returning.credentials!.email);
+  }, 60_000);
+});

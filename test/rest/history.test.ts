@@ -83,13 +83,23 @@ describe("history", () => {
     const history = (await alice.get(`/api/trees/${tree._id}/history`)).body;
     expect(history.map((c: any) => c.kind)).toEqual(["card.move", "card.update", "card.create", "tree.share", "tree.create"]);
     expect(history.map((c: any) => c.revision)).toEqual([5, 4, 3, 2, 1]);
-    expect(history[1]).toMatchObject({ userId: bob.user._id, cardIds: [card._id] });
+    expect(history[1]).toMatchObject({ userId: bob.user._id, cardIds: [card._id], titles: ["v1"] });
+    expect(history[2]).toMatchObject({ cardIds: [card._id], titles: ["v0"] });
     expect((await treeOf(alice, tree._id)).revision).toBe(5);
     const page = (await alice.get(`/api/trees/${tree._id}/history?before=4&limit=2`)).body;
     expect(page.map((c: any) => c.revision)).toEqual([3, 2]);
     const versions = (await bob.get(`/api/trees/${tree._id}/cards/${card._id}/versions`)).body;
     expect(versions.map((v: any) => [v.__v, v.content])).toEqual([[2, "v1"], [1, "v1"], [0, "v0"]]);
     expect(versions[1].userId).toBe(bob.user._id);
+  });
+
+  it("names each card of a change by its first words, a deleted one as it was", async () => {
+    const { alice, tree, root } = await sharedTree();
+    const card = await buildCard(alice, tree._id, { parentId: root._id, content: "\n## *Last* words of a card that goes\nmore" });
+    await alice.delete(`/api/trees/${tree._id}/cards/${card._id}`);
+    const [deleted, created] = (await alice.get(`/api/trees/${tree._id}/history?limit=2`)).body;
+    expect(deleted).toMatchObject({ kind: "card.delete", cardIds: [card._id], titles: ["Last words of a card that goes"] });
+    expect(created).toMatchObject({ kind: "card.create", cardIds: [card._id], titles: ["Last words of a card that goes"] });
   });
 
   it("refuses a bad before or limit with 400, and an unknown card with 404", async () => {

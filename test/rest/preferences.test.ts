@@ -15,12 +15,12 @@ afterAll(() => server.stop());
 describe("appearance preferences", () => {
   it("start at the defaults, change only the fields sent, and stay out of /api/index", async () => {
     const writer = await buildUser(server.url, "prefs");
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16 });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16, keys: {} });
     const set = await writer.put("/api/preferences", { theme: "dark" });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ theme: "dark", fontSize: 16 });
-    expect((await writer.put("/api/preferences", { fontSize: 20 })).body).toEqual({ theme: "dark", fontSize: 20 });
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20 });
+    expect(set.body).toEqual({ theme: "dark", fontSize: 16, keys: {} });
+    expect((await writer.put("/api/preferences", { fontSize: 20 })).body).toEqual({ theme: "dark", fontSize: 20, keys: {} });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20, keys: {} });
     const me = await writer.get("/api/index");
     expect(Object.keys(me.body)).not.toContain("preferences");
   });
@@ -29,14 +29,14 @@ describe("appearance preferences", () => {
     const ada = await buildUser(server.url, "ada");
     const bob = await buildUser(server.url, "bob");
     await ada.put("/api/preferences", { theme: "light", fontSize: 22 });
-    expect((await bob.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16 });
+    expect((await bob.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16, keys: {} });
   });
 
   it("keep both of two changes sent at once", async () => {
     const writer = await buildUser(server.url, "race");
     const [a, b] = await Promise.all([writer.put("/api/preferences", { theme: "light" }), writer.put("/api/preferences", { fontSize: 14 })]);
     expect([a.status, b.status]).toEqual([200, 200]);
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 14 });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 14, keys: {} });
   });
 
   it("refuse an unknown value or field with 400 and details, changing nothing", async () => {
@@ -59,7 +59,43 @@ describe("appearance preferences", () => {
     expect(notJson.status).toBe(400);
     const array = await writer.put("/api/preferences", ["dark"]);
     expect(array.status).toBe(400);
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 18 });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 18, keys: {} });
+  });
+
+  it("keep the user's own keyboard shortcuts, normalized, replaced whole, and {} back to the defaults", async () => {
+    const writer = await buildUser(server.url, "keys");
+    const set = await writer.put("/api/preferences", { keys: { "key:down": ["down", "N"], "modal:show:history": ["Ctrl+Alt+h"] } });
+    expect(set.status).toBe(200);
+    expect(set.body.keys).toEqual({ "key:down": ["down", "n"], "modal:show:history": ["ctrl+alt+h"] });
+    // Another field leaves them be; keys given again replace them.
+    expect((await writer.put("/api/preferences", { theme: "dark" })).body.keys).toEqual({ "key:down": ["down", "n"], "modal:show:history": ["ctrl+alt+h"] });
+    expect((await writer.put("/api/preferences", { keys: { "key:up": [] } })).body.keys).toEqual({ "key:up": [] });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 16, keys: { "key:up": [] } });
+    expect((await writer.put("/api/preferences", { keys: {} })).body.keys).toEqual({});
+  });
+
+  it("refuse keys that clash, are not keys, or would be typed while editing, saying which, and change nothing", async () => {
+    const writer = await buildUser(server.url, "clash");
+    await writer.put("/api/preferences", { keys: { "key:down": ["down", "n"] } });
+    for (const [keys, path, words] of [
+      [{ "key:down": ["k"] }, "keys.key:down[0]", 'K is already the key of "Card above"'],
+      [{ "key:down": ["down", "n"], "key:up": ["n"] }, "keys.key:up[0]", 'N is already the key of "Card below"'],
+      [{ "key:save": ["s"] }, "keys.key:save[0]", "would be typed into the card"],
+      [{ "key:down": ["g i"] }, "keys.key:down[0]", "is not a key"],
+      [{ "key:down": ["hyper+x"] }, "keys.key:down[0]", "is not a key"],
+      [{ "key:down": ["j", "J"] }, "keys.key:down[1]", "listed twice"],
+      [{ "key:down": ["a", "b", "c", "d", "e", "f", "g"] }, "keys.key:down", ""],
+      [{ "key:nothing": ["x"] }, "keys.key:nothing", "not an action"],
+      [{ "key:copy": ["ctrl+shift+c"] }, "keys.key:copy", "cannot be rebound"],
+      [{ "key:down": "j" }, "keys.key:down", ""],
+    ] as const) {
+      const res = await writer.put("/api/preferences", { keys });
+      expect(res.status, JSON.stringify(keys)).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(path);
+      expect(res.body.message).toContain(words);
+    }
+    expect((await writer.get("/api/preferences")).body.keys).toEqual({ "key:down": ["down", "n"] });
   });
 
   it("answer anonymous callers 401 on both methods", async () => {

@@ -10,8 +10,11 @@ export interface PasswordHasher {
    * @throws TooManyRequestsError when `requester` already has its share of hashing under way.
    */
   hash(password: string, requester?: string): Promise<string>;
-  /** Whether `password` is the one `stored` was made from; a malformed `stored` never matches. */
-  verify(password: string, stored: string, requester?: string): Promise<boolean>;
+  /**
+   * Whether `password` is the one `stored` was made from; a malformed `stored` never matches.
+   * `urgent` (credentials this server verified before) goes ahead of other waiting work.
+   */
+  verify(password: string, stored: string, requester?: string, urgent?: boolean): Promise<boolean>;
   /** The work of a real check, for an email with no account: the answer time tells nothing. */
   verifyAgainstDummy(password: string, requester?: string): Promise<false>;
 }

@@ -9,7 +9,7 @@
  *   twice.
  * - A notice from another process carries the tree and revision only: listeners that need
  *   the change read it from the change log (live streams, the read model on its next read).
- * - Failed log-ins, verified credentials and sign-ups (the `Peers` port) go out and come in on the same
+ * - Failed log-ins, verified credentials, sign-ups and presence (the `Peers` port) go out and come in on the same
  *   connection, so each process's log-in throttle and sign-up budget count the others' too.
  *   Sign-outs come in there too, sent by the store that removed the sessions.
  * - While the listening connection is down the feed is not `complete` (caches that trust it
@@ -19,7 +19,7 @@
 import type { Change } from "../../shared/changes.js";
 import { LocalChangeFeed } from "../../domain/local-feed.js";
 import type { ChangeFeed, ChangeNotice } from "../../domain/ports/change-feed.js";
-import type { Peers, SignOut } from "../../domain/ports/peers.js";
+import type { Peers, PresenceNotice, SignOut } from "../../domain/ports/peers.js";
 import { NoticeListener } from "./listener.js";
 import { CHANGES_CHANNEL, decodePeerNotice, decodeTreeNotice, encodePeerNotice, PEERS_CHANNEL } from "./notices.js";
 
@@ -33,6 +33,7 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
   private readonly contendedListeners = new Set<(treeId: string) => void>();
   private readonly signOutListeners = new Set<(which: SignOut) => void>();
   private readonly verifiedListeners = new Set<(credentials: string, at: number) => void>();
+  private readonly presenceListeners = new Set<(notice: PresenceNotice) => void>();
   private readonly listener: NoticeListener;
 
   constructor(
@@ -118,6 +119,15 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
     return () => this.verifiedListeners.delete(listener);
   }
 
+  presence(notice: PresenceNotice): void {
+    this.listener.notify(PEERS_CHANNEL, encodePeerNotice({ origin: this.origin, event: "presence", notice, at: Date.now() }));
+  }
+
+  onPresence(listener: (notice: PresenceNotice) => void): () => void {
+    this.presenceListeners.add(listener);
+    return () => this.presenceListeners.delete(listener);
+  }
+
   onSignedOut(listener: (which: SignOut) => void): () => void {
     this.signOutListeners.add(listener);
     return () => this.signOutListeners.delete(listener);
@@ -143,6 +153,7 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
       if (notice.event === "login") for (const listener of this.loginListeners) this.guard(() => listener(notice.keys, notice.at));
       else if (notice.event === "signup") for (const listener of this.signupListeners) this.guard(() => listener(notice.address, notice.at));
       else if (notice.event === "verified") for (const listener of this.verifiedListeners) this.guard(() => listener(notice.credentials, notice.at));
+      else if (notice.event === "presence") for (const listener of this.presenceListeners) this.guard(() => listener(notice.notice));
       else if (notice.event === "signout") for (const listener of this.signOutListeners) this.guard(() => listener(notice.which));
       else for (const listener of this.contendedListeners) this.guard(() => listener(notice.treeId));
     }

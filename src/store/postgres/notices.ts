@@ -10,7 +10,7 @@
  * Payloads are small JSON objects (PostgreSQL allows 8000 bytes), each naming the process
  * that sent it (`o`), which skips its own: it has told its own listeners already.
  */
-import type { SignOut } from "../../domain/ports/peers.js";
+import type { PresenceNotice, SignOut } from "../../domain/ports/peers.js";
 
 /** Changes and removals of trees: `{o, t: treeId, r: revision, x?: true (removed)}`. */
 export const CHANGES_CHANNEL = "cardtree_changes";
@@ -19,7 +19,10 @@ export const CHANGES_CHANNEL = "cardtree_changes";
  * `{o, e: "login", k: [throttle keys], at: epoch ms}`, a sign-up `{o, e: "signup", a: address, at}`,
  * a tree whose writes raced `{o, e: "contended", t: tree id, at}`, credentials verified
  * `{o, e: "verified", h: HMAC of email and password under the shared secret, at}`, a sign-out
- * `{o, e: "signout", s: session id}` or `{o, e: "signout", u: user id, k?: session id kept, at}`.
+ * `{o, e: "signout", s: session id}` or `{o, e: "signout", u: user id, k?: session id kept, at}`,
+ * who is present on a tree `{o, e: "presence", t: tree id, p: [[tab, user id, name, card id or
+ * null, editing 0/1, at]...], g: [[user id, tab, at]...], at}` (the sender keeps each under
+ * PostgreSQL's 8000 bytes: domain/presence.ts sends at most `PRESENCE_PER_NOTICE` people).
  */
 export const PEERS_CHANNEL = "cardtree_peers";
 
@@ -50,7 +53,8 @@ export type PeerNotice =
   | { origin: string; event: "signup"; address: string; at: number }
   | { origin: string; event: "contended"; treeId: string; at: number }
   | { origin: string; event: "signout"; which: SignOut; at: number }
-  | { origin: string; event: "verified"; credentials: string; at: number };
+  | { origin: string; event: "verified"; credentials: string; at: number }
+  | { origin: string; event: "presence"; notice: PresenceNotice; at: number };
 
 export function encodePeerNotice(notice: PeerNotice): string {
   switch (notice.event) {
@@ -62,6 +66,17 @@ export function encodePeerNotice(notice: PeerNotice): string {
       return JSON.stringify({ o: notice.origin, e: "contended", t: notice.treeId, at: notice.at });
     case "verified":
       return JSON.stringify({ o: notice.origin, e: "verified", h: notice.credentials, at: notice.at });
+    case "presence": {
+      const { treeId, people, gone } = notice.notice;
+      return JSON.stringify({
+        o: notice.origin,
+        e: "presence",
+        t: treeId,
+        p: people.map((p) => [p.tab, p.userId, p.name, p.cardId, p.editing ? 1 : 0, p.at]),
+        g: gone.map((g) => [...g.key.split(":"), g.at]),
+        at: notice.at,
+      });
+    }
     case "signout": {
       const { which } = notice;
       return "sessionId" in which
@@ -74,7 +89,7 @@ export function encodePeerNotice(notice: PeerNotice): string {
 /** The notice in `payload`, or null for one this version cannot read. */
 export function decodePeerNotice(payload: string | undefined): PeerNotice | null {
   try {
-    const { o, e, k, a, t, s, u, h, at } = JSON.parse(payload ?? "") as Record<string, unknown>;
+    const { o, e, k, a, t, s, u, h, p, g, at } = JSON.parse(payload ?? "") as Record<string, unknown>;
     if (typeof o !== "string" || typeof at !== "number") return null;
     if (e === "login" && Array.isArray(k) && k.every((key) => typeof key === "string")) {
       return { origin: o, event: "login", keys: k as string[], at };
@@ -82,6 +97,10 @@ export function decodePeerNotice(payload: string | undefined): PeerNotice | null
     if (e === "signup" && typeof a === "string") return { origin: o, event: "signup", address: a, at };
     if (e === "contended" && typeof t === "string") return { origin: o, event: "contended", treeId: t, at };
     if (e === "verified" && typeof h === "string") return { origin: o, event: "verified", credentials: h, at };
+    if (e === "presence" && typeof t === "string") {
+      const notice = decodePresence(t, p, g);
+      return notice && { origin: o, event: "presence", notice, at };
+    }
     if (e === "signout" && typeof s === "string") return { origin: o, event: "signout", which: { sessionId: s }, at };
     if (e === "signout" && typeof u === "string" && (k === undefined || typeof k === "string")) {
       return { origin: o, event: "signout", which: k === undefined ? { userId: u } : { userId: u, keepSessionId: k }, at };
@@ -90,4 +109,24 @@ export function decodePeerNotice(payload: string | undefined): PeerNotice | null
   } catch {
     return null;
   }
+}
+
+const isText = (value: unknown): value is string => typeof value === "string";
+
+function decodePresence(treeId: string, people: unknown, gone: unknown): PresenceNotice | null {
+  if (!Array.isArray(people) || !Array.isArray(gone)) return null;
+  const notice: PresenceNotice = { treeId, people: [], gone: [] };
+  for (const entry of people as unknown[]) {
+    if (!Array.isArray(entry)) return null;
+    const [tab, userId, name, cardId, editing, at] = entry as unknown[];
+    if (!isText(tab) || !isText(userId) || !isText(name) || !(cardId === null || isText(cardId)) || typeof at !== "number") return null;
+    notice.people.push({ key: `${userId}:${tab}`, tab, userId, name, cardId, editing: editing === 1, at });
+  }
+  for (const entry of gone as unknown[]) {
+    if (!Array.isArray(entry)) return null;
+    const [userId, tab, at] = entry as unknown[];
+    if (!isText(userId) || !isText(tab) || typeof at !== "number") return null;
+    notice.gone.push({ key: `${userId}:${tab}`, at });
+  }
+  return notice;
 }

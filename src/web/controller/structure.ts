@@ -179,6 +179,20 @@ export function moveActiveCard(tree: TreeHost, direction: "up" | "down" | "left"
   }
 }
 
+/**
+ * Moves the active card `by` places within its group (Gingko Writer's Alt+Shift+↑/↓ by five,
+ * Alt+PgUp/PgDn to the group's ends with ±Infinity), stopping at the group's ends.
+ */
+export function moveActiveCardWithin(tree: TreeHost, by: number): void {
+  if (!tree.writable() || tree.editing) return;
+  const card = tree.cards.get(tree.activeId);
+  if (!card) return;
+  const siblings = tree.cards.siblings(card._id);
+  const index = siblings.indexOf(card);
+  const target = Math.max(0, Math.min(siblings.length - 1, index + by));
+  if (target !== index) moveCard(tree, card, card.parentId, target);
+}
+
 /** Drag and drop: put `id` before, after or under `targetId`. */
 export function dropCard(tree: TreeHost, id: string, targetId: string, where: MoveWhere): void {
   if (!tree.writable()) return;

@@ -28,7 +28,7 @@ import { newOwnerName } from "../offline/locks.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
 import { copyActive, cutActive, pasteCards } from "./clipboard.js";
 import type { TreeHost } from "./host.js";
-import { addCard, deleteActiveCard, dropCard, mergeCard, moveActiveCard, placeCards, splitCard } from "./structure.js";
+import { addCard, deleteActiveCard, dropCard, mergeCard, moveActiveCard, moveActiveCardWithin, placeCards, splitCard } from "./structure.js";
 import { setTask } from "../model/tasks.js";
 
 /** What a controller needs from the app context. */
@@ -103,7 +103,7 @@ export class TreeController {
             idChanged: (oldId, newId) => this.idChanged(oldId, newId),
             conflict: (kind, card, current) => this.live!.settleConflict(kind, card, current),
             gone: (card, entry) => this.bringBack(card, entry),
-            relocated: (card, parentId) => this.relocated(card, parentId),
+            relocated: (card, parentId, why) => this.relocated(card, parentId, why),
             imported: (entry, saved) => this.imported(entry, saved),
           },
           this.versions,
@@ -492,15 +492,23 @@ export class TreeController {
     if (this.active === null || !this.state.get(this.active)) this.activate(back.card._id);
   }
 
-  /** The card's parent was deleted meanwhile: it goes under its nearest surviving ancestor. */
-  private relocated(card: Card, parentId: string | null): void {
+  /**
+   * The card's parent was deleted meanwhile: it goes under its nearest surviving ancestor. Or
+   * its move was refused (someone moved the new parent under it meanwhile): it goes back.
+   */
+  private relocated(card: Card, parentId: string | null, why: "parent-deleted" | "cycle" = "parent-deleted"): void {
     if (this.state.get(card._id) !== card) return;
     const survivor = parentId === null || this.state.get(parentId) ? parentId : nearestSurvivor(this.state, [parentId]);
     card.parentId = survivor;
     this.state.changed();
     this.view.render();
     this.view.highlight(this.active, { scroll: false });
-    notify("The card above one of your cards was deleted by someone else meanwhile; your card moved up to the nearest card still there.", { timeout: 8000 });
+    notify(
+      why === "cycle"
+        ? "A card you moved could not go there: someone moved that place under it meanwhile. It stays where it was; your text in it is kept."
+        : "The card above one of your cards was deleted by someone else meanwhile; your card moved up to the nearest card still there.",
+      { timeout: 8000 },
+    );
   }
 
   /** The server made the cards of an import or paste (sent from the outbox). */
@@ -658,6 +666,10 @@ export class TreeController {
     on("key:moveDown", () => moveActiveCard(host, "down"));
     on("key:moveLeft", () => moveActiveCard(host, "left"));
     on("key:moveRight", () => moveActiveCard(host, "right"));
+    on("key:moveUpFive", () => moveActiveCardWithin(host, -5));
+    on("key:moveDownFive", () => moveActiveCardWithin(host, 5));
+    on("key:moveToTop", () => moveActiveCardWithin(host, -Infinity));
+    on("key:moveToBottom", () => moveActiveCardWithin(host, Infinity));
     on("key:editFullscreen", () => this.startEdit(this.active, undefined, "end", { fullscreen: true }));
     // Toggles while editing; with no editor open it opens one in full screen, as it did before
     // key:editFullscreen existed.

@@ -1,97 +1,30 @@
 /**
  * The keyboard help overlay (`?`, or `modal:show:help`): every shortcut, read from the
- * keyboard's own binding table so the list cannot drift from what the keys do.
+ * keyboard's own binding table (with the user's own keys) so the list cannot drift from
+ * what the keys do.
  */
 import { h } from "../dom.js";
 import type { ActionEvent } from "../events.js";
 import { bindingsFor } from "../keyboard.js";
+import { comboParts, SHORTCUTS } from "../../shared/shortcuts.js";
 import { openModal } from "./modal.js";
 
-export const HELP_SECTIONS: { title: string; rows: [ActionEvent, string][] }[] = [
-  {
-    title: "Moving around",
-    rows: [
-      ["key:up", "Card above"],
-      ["key:down", "Card below"],
-      ["key:left", "Parent"],
-      ["key:right", "First child"],
-      ["key:first", "First card of the column"],
-      ["key:last", "Last card of the column"],
-      ["key:pageUp", "A screen up the column"],
-      ["key:pageDown", "A screen down the column"],
-      ["key:search", "Search: show only matching cards"],
-      ["key:wordcount", "Show or hide the word counts"],
-    ],
-  },
-  {
-    title: "Writing",
-    rows: [
-      ["key:edit", "Edit the active card"],
-      ["key:save", "Save and stop editing"],
-      ["key:cancel", "Stop editing without saving"],
-      ["key:bold", "Bold (while editing)"],
-      ["key:italic", "Italic (while editing)"],
-      ["key:editFullscreen", "Write the active card in full screen"],
-      ["key:fullscreen", "Full screen on or off (while editing)"],
-      ["key:split:down", "Split at the caret: the rest to a new card below"],
-      ["key:split:up", "Split at the caret: the text before to a new card above"],
-      ["key:split:right", "Split at the caret: the rest to a new child"],
-    ],
-  },
-  {
-    title: "Adding and arranging",
-    rows: [
-      ["key:addDown", "New card below"],
-      ["key:addUp", "New card above"],
-      ["key:addRight", "New child card"],
-      ["key:moveUp", "Move card up"],
-      ["key:moveDown", "Move card down"],
-      ["key:moveLeft", "Move card left (out of its parent)"],
-      ["key:moveRight", "Move card right (into the card above)"],
-      ["key:delete", "Delete card (asks when it has children)"],
-      ["key:merge:down", "Merge with the card below"],
-      ["key:merge:up", "Merge with the card above"],
-      ["key:copy", "Copy the card and its subtree (also as Markdown)"],
-      ["key:cut", "Cut the card and its subtree"],
-      ["key:paste", "Paste below the active card"],
-      ["key:paste:child", "Paste as a child of the active card"],
-    ],
-  },
-  {
-    title: "Undo and history",
-    rows: [
-      ["key:undo", "Undo your last change in this tab (not while editing: there it undoes typing)"],
-      ["key:redo", "Redo what you undid"],
-      ["modal:show:history", "History: the tree's changes, the card's versions, the trash"],
-      ["modal:show:help", "This help"],
-    ],
-  },
-];
+/** The help's sections: every shortcut of shared/shortcuts.ts, in its order. */
+export const HELP_SECTIONS: { title: string; rows: [ActionEvent, string][] }[] = (() => {
+  const sections: { title: string; rows: [ActionEvent, string][] }[] = [];
+  for (const shortcut of SHORTCUTS) {
+    let section = sections.find((s) => s.title === shortcut.section);
+    if (!section) sections.push((section = { title: shortcut.section, rows: [] }));
+    section.rows.push([shortcut.event as ActionEvent, shortcut.label]);
+  }
+  return sections;
+})();
 
-const KEY_NAMES: Record<string, string> = {
-  ctrl: "Ctrl",
-  command: "⌘",
-  alt: "Alt",
-  shift: "Shift",
-  enter: "Enter",
-  escape: "Esc",
-  backspace: "Backspace",
-  delete: "Delete",
-  up: "↑",
-  home: "Home",
-  end: "End",
-  pageup: "PgUp",
-  pagedown: "PgDn",
-  down: "↓",
-  left: "←",
-  right: "→",
-};
-
-function keyLabel(combo: string): HTMLElement {
+export function keyLabel(combo: string): HTMLElement {
   return h(
     "span",
     { class: "combo" },
-    combo.split("+").map((part) => h("kbd", {}, KEY_NAMES[part] ?? part.toUpperCase())),
+    comboParts(combo).map((part) => h("kbd", {}, part)),
   );
 }
 
@@ -113,7 +46,7 @@ export function showHelpDialog(): void {
           section.rows.map(([event, label]) => {
             // ⌘ variants are for Macs; listing both doubles every row for nobody.
             const combos = bindingsFor(event).filter((combo) => !combo.startsWith("command"));
-            return [h("dt", {}, combos.map(keyLabel)), h("dd", {}, label)];
+            return [h("dt", { "data-event": event }, combos.length > 0 ? combos.map(keyLabel) : "none"), h("dd", {}, label)];
           }).flat(),
         ),
       ),
@@ -127,6 +60,7 @@ export function showHelpDialog(): void {
     ),
   );
   const close = h("button", { type: "button", class: "button button-primary", onclick: () => modal.close() }, "Close");
-  modal.footer.append(close);
+  // A link followed in the app (data-nav); the dialog closes as the page changes.
+  modal.footer.append(h("a", { class: "button", href: "/settings/keys", "data-nav": true, onclick: () => modal.close() }, "Change the keys…"), close);
   close.focus();
 }

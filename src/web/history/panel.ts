@@ -1,8 +1,9 @@
 /**
  * The history panel (SPEC §8, §10), key `h` or the toolbar's History: three tabs in one
  * dialog (focus stays inside, Escape closes, focus returns to the tree).
- * - Changes: the tree's changes, newest first (who, when, what kind, which cards), fifty at a
- *   time with "Older changes"; choosing one shows each card's text before and after it with
+ * - Changes: the tree's changes, newest first (who, when, what kind, which cards by their
+ *   first words), fifty at a time with "Older changes"; undos and redos in a row of the same
+ *   cards folded into one line that opens to show them; choosing one shows each card's text before and after it with
  *   the changed lines marked, and "Restore the tree to this point".
  * - This card: the active card's versions, each with what it changed from the one before,
  *   and "Restore this version", which saves the old text as a new edit (a PUT, so it is
@@ -112,10 +113,13 @@ export function showHistoryPanel(options: { bus: AppBus; api: ApiClient; target:
     const list = h("ol", { class: "history-list", "aria-label": "Changes, newest first" });
     const detail = h("section", { class: "history-detail", "aria-live": "polite" });
     const more = h("button", { type: "button", class: "button button-small history-more" }, "Older changes");
+    const entries: HistoryEntry[] = [];
     let oldest: number | undefined;
     const load = async () => {
       const page = await api.history(treeId, oldest);
-      for (const entry of page) list.append(changeRow(entry, detail));
+      entries.push(...page);
+      // Drawn again whole: a run of undos and redos may go on across the pages.
+      list.replaceChildren(...foldReverts(entries).map((run) => (run.length === 1 ? changeRow(run[0]!, detail) : foldedRow(run, detail))));
       oldest = page[page.length - 1]?.revision;
       more.hidden = page.length < 50 || oldest === 1;
     };
@@ -125,15 +129,26 @@ export function showHistoryPanel(options: { bus: AppBus; api: ApiClient; target:
   }
 
   function changeRow(entry: HistoryEntry, detail: HTMLElement): HTMLElement {
-    const count = entry.cardIds.length;
-    const label = `${KIND_WORDS[entry.kind] ?? entry.kind}${count > 0 ? ` · ${count} card${count === 1 ? "" : "s"}` : ""}`;
     const button = h(
       "button",
       { type: "button", class: "history-entry", "data-revision": entry.revision, onclick: () => void showChange(entry, detail, button) },
-      h("span", { class: "history-entry-what" }, `#${entry.revision} ${label}`),
+      h("span", { class: "history-entry-what" }, `#${entry.revision} ${KIND_WORDS[entry.kind] ?? entry.kind}`, namedCards(entry)),
       h("span", { class: "history-entry-meta" }, `${who(entry.userId)}, ${when(entry.at)}`),
     );
     return h("li", {}, button);
+  }
+
+  /** Undos and redos in a row, by one person, of the same cards: one line, opened to show each. */
+  function foldedRow(run: HistoryEntry[], detail: HTMLElement): HTMLElement {
+    const newest = run[0]!;
+    const oldestOfRun = run[run.length - 1]!;
+    const summary = h(
+      "summary",
+      { class: "history-entry history-fold-summary" },
+      h("span", { class: "history-entry-what" }, `#${oldestOfRun.revision}–${newest.revision} undid and redid (${run.length} changes)`, namedCards(newest)),
+      h("span", { class: "history-entry-meta" }, `${who(newest.userId)}, ${when(oldestOfRun.at)} to ${when(newest.at)}`),
+    );
+    return h("li", { class: "history-fold" }, h("details", {}, summary, h("ol", { class: "history-list history-fold-list", "aria-label": `${run.length} undos and redos` }, run.map((entry) => changeRow(entry, detail)))));
   }
 
   async function showChange(entry: HistoryEntry, detail: HTMLElement, button: HTMLElement): Promise<void> {
@@ -145,7 +160,7 @@ export function showHistoryPanel(options: { bus: AppBus; api: ApiClient; target:
       { type: "button", class: "button button-primary history-restore-tree", onclick: () => void restoreTree(entry.revision) },
       "Restore the tree to this point",
     );
-    const heading = h("h3", {}, `Change #${entry.revision}: ${KIND_WORDS[entry.kind] ?? entry.kind}`);
+    const heading = h("h3", {}, `Change #${entry.revision}: ${KIND_WORDS[entry.kind] ?? entry.kind}`, namedCards(entry));
     const meta = h("p", { class: "history-entry-meta" }, `${who(entry.userId)}, ${when(entry.at)}`);
     const cards = await Promise.all(entry.cardIds.slice(0, 20).map((id) => cardDiff(id, entry.at)));
     detail.replaceChildren(heading, meta, ...cards);
@@ -256,6 +271,33 @@ export function showHistoryPanel(options: { bus: AppBus; api: ApiClient; target:
   bus.on("remote:change", () => void refresh(), listeners);
   select(current);
   tabs[current].focus();
+}
+
+/** “First words” of the change's cards: up to three named, then how many more. */
+function namedCards(entry: HistoryEntry): HTMLElement | string {
+  const titles = entry.titles ?? [];
+  if (titles.length === 0) return "";
+  const shown = titles.slice(0, titles.length > 3 ? 2 : 3).map((title) => `“${title}”`);
+  const rest = titles.length - shown.length;
+  const words = rest > 0 ? `${shown.join(", ")} and ${rest} more card${rest === 1 ? "" : "s"}` : shown.length > 1 ? `${shown.slice(0, -1).join(", ")} and ${shown[shown.length - 1]}` : shown[0]!;
+  return h("span", { class: "history-entry-cards" }, ` ${words}`);
+}
+
+/**
+ * The entries (newest first) in runs: consecutive reverts (undos and redos) by one person of
+ * the same cards make one run, every other entry a run of its own. An undo and its redo
+ * touch the same cards, so the pairs a writer makes while trying things fold into one line.
+ */
+export function foldReverts(entries: HistoryEntry[]): HistoryEntry[][] {
+  const runs: HistoryEntry[][] = [];
+  const key = (entry: HistoryEntry) => `${entry.userId}|${[...entry.cardIds].sort().join(",")}`;
+  for (const entry of entries) {
+    const last = runs[runs.length - 1];
+    const previous = last?.[last.length - 1];
+    if (entry.kind === "revert" && previous?.kind === "revert" && key(previous) === key(entry)) last!.push(entry);
+    else runs.push([entry]);
+  }
+  return runs;
 }
 
 function when(at: string): string {

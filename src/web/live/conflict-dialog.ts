@@ -3,12 +3,14 @@
  * two edits could not be merged line by line. Both texts side by side, the lines that differ
  * marked, and three choices: keep mine (saved over theirs, deliberately), take theirs, or edit
  * a merge (a textarea prefilled with the three-way merge, conflicting lines between markers).
+ * "Save merge" refuses a text that still holds a marker, naming each line that does (a
+ * button per line selects it in the text).
  * A modal <dialog>: focus stays inside, the page behind is inert; Escape (or Close) answers
  * null, which the caller takes as "keep editing".
  */
 import { h } from "../dom.js";
 import { openModal } from "../dialogs/modal.js";
-import { mergeTexts, sideBySide, type DiffLine } from "./merge.js";
+import { leftoverMarkers, mergeTexts, sideBySide, type DiffLine, type LeftoverMarker } from "./merge.js";
 
 export type ConflictChoice = { choice: "mine" | "theirs" | "merge"; text: string } | null;
 
@@ -82,9 +84,34 @@ export function showConflictDialog(texts: ConflictTexts): Promise<ConflictChoice
         area,
       );
       const back = h("button", { type: "button", class: "button", onclick: () => backToCompare() }, "Back to both texts");
-      const save = h("button", { type: "button", class: "button button-primary", onclick: () => choose({ choice: "merge", text: area.value }) }, "Save merge");
+      const problem = h("div", { id: `${id}-problem`, class: "conflict-markers", role: "alert" });
+      area.setAttribute("aria-describedby", problem.id);
+      modal.body.append(problem);
+      const save = h("button", { type: "button", class: "button button-primary", onclick: () => saveMerge() }, "Save merge");
       modal.footer.replaceChildren(back, save);
       area.focus();
+
+      function saveMerge(): void {
+        const left = leftoverMarkers(area.value, [texts.base, texts.mine, texts.theirs]);
+        if (left.length === 0) {
+          choose({ choice: "merge", text: area.value });
+          return;
+        }
+        area.setAttribute("aria-invalid", "true");
+        const lineWords = left.length === 1 ? `line ${left[0]!.line}` : `lines ${left.slice(0, -1).map((m) => m.line).join(", ")} and ${left[left.length - 1]!.line}`;
+        problem.replaceChildren(
+          h("p", { class: "form-error" }, `Not saved: the merge still holds conflict markers on ${lineWords}. Keep the text you want between them, remove the marker lines, then save.`),
+          h("ul", { class: "conflict-marker-list" }, left.map((marker) => h("li", {}, h("button", { type: "button", class: "link-button", onclick: () => selectLine(marker) }, `Line ${marker.line}: ${marker.text}`)))),
+        );
+        selectLine(left[0]!);
+      }
+
+      function selectLine(marker: LeftoverMarker): void {
+        const before = area.value.split("\n").slice(0, marker.line - 1).join("\n");
+        const start = marker.line === 1 ? 0 : before.length + 1;
+        area.focus();
+        area.setSelectionRange(start, start + marker.text.length);
+      }
     }
 
     function backToCompare(): void {

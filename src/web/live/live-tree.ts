@@ -26,7 +26,6 @@ import type { SyncQueue } from "../model/sync.js";
 import type { TreeState } from "../model/tree-state.js";
 import type { CardVersions } from "../model/versions.js";
 import type { ColumnsView } from "../views/columns.js";
-import { showConflictDialog } from "./conflict-dialog.js";
 import { TreeFollower, type RemoteChange } from "./follow.js";
 import { mergeTexts } from "./merge.js";
 
@@ -132,7 +131,14 @@ export class LiveTree {
         text = merged.text;
         notify("Someone else changed this card too; their edits and yours touched different lines and were merged.", { kind: "success", timeout: 6000 });
       } else {
-        const choice = await showConflictDialog({ base: base.content, mine, theirs: current.content });
+        // The dialog is loaded on first need (lazy.ts); without it, the writer keeps editing.
+        const choice = await import("./conflict-dialog.js").then(
+          ({ showConflictDialog }) => showConflictDialog({ base: base.content, mine, theirs: current.content }),
+          (error: unknown) => {
+            console.warn("Loading the conflict dialog failed", error);
+            return null;
+          },
+        );
         if (choice === null) {
           // Keep editing: the card shows what was saved before, the editor the writer's text;
           // its next save is refused again and asks again, with whatever is newest then.

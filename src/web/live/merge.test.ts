@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mergeTexts, sideBySide } from "./merge.js";
+import { leftoverMarkers, mergeTexts, sideBySide } from "./merge.js";
 
 describe("mergeTexts", () => {
   const base = "one\ntwo\nthree\nfour";
@@ -31,5 +31,25 @@ describe("sideBySide", () => {
       { text: "c", changed: false },
     ]);
     expect(theirs.filter((line) => line.changed).map((line) => line.text)).toEqual(["B"]);
+  });
+});
+
+describe("leftoverMarkers", () => {
+  it("finds each marker a merge still holds, by line", () => {
+    const text = "one\n<<<<<<< yours\nmine\n=======\ntheirs\n>>>>>>> theirs\nthree";
+    expect(leftoverMarkers(text)).toEqual([
+      { line: 2, text: "<<<<<<< yours" },
+      { line: 4, text: "=======" },
+      { line: 6, text: ">>>>>>> theirs" },
+    ]);
+    expect(leftoverMarkers("one\nmine and theirs\nthree")).toEqual([]);
+    // Not at a line's start, or longer runs: not a marker.
+    expect(leftoverMarkers("a <<<<<<< b\n========\n>>>>>>>>")).toEqual([]);
+  });
+
+  it("leaves the writers' own marker-like lines alone, but not one more of them", () => {
+    const heading = "Title\n=======\nText";
+    expect(leftoverMarkers(heading, [heading, "Other"])).toEqual([]);
+    expect(leftoverMarkers("Title\n=======\nmine\n=======\ntheirs", [heading])).toEqual([{ line: 4, text: "=======" }]);
   });
 });

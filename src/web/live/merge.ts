@@ -56,3 +56,35 @@ export function sideBySide(mine: string, theirs: string): { mine: DiffLine[]; th
   }
   return { mine: left, theirs: right };
 }
+
+/** A conflict marker line left in a merge: its 1-based line number and its text. */
+export interface LeftoverMarker {
+  line: number;
+  text: string;
+}
+
+const MARKER = /^(<{7}|={7}|>{7})(?:\s|$)/;
+
+/**
+ * The conflict markers (`<<<<<<<`, `=======`, `>>>>>>>` at a line's start) still in `text`. A
+ * marker-like line that the writers' own texts (`sources`) hold as many times is theirs, not a
+ * marker (a card about Git, a Markdown heading underlined with seven `=`): only the lines
+ * beyond those counts are reported.
+ */
+export function leftoverMarkers(text: string, sources: string[] = []): LeftoverMarker[] {
+  const allowed = new Map<string, number>();
+  for (const source of sources) {
+    const counts = new Map<string, number>();
+    for (const line of lines(source)) if (MARKER.test(line)) counts.set(line, (counts.get(line) ?? 0) + 1);
+    for (const [line, count] of counts) allowed.set(line, Math.max(allowed.get(line) ?? 0, count));
+  }
+  const seen = new Map<string, number>();
+  const found: LeftoverMarker[] = [];
+  lines(text).forEach((line, index) => {
+    if (!MARKER.test(line)) return;
+    const count = (seen.get(line) ?? 0) + 1;
+    seen.set(line, count);
+    if (count > (allowed.get(line) ?? 0)) found.push({ line: index + 1, text: line });
+  });
+  return found;
+}

@@ -8,8 +8,10 @@
  *   queued and is sent again with the same key, so the server applies it once whatever the
  *   network did (and at once when the browser comes back online); the status line says so;
  * - 401: the queue pauses until the writer logs in again, then carries on;
- * - a card edited here but deleted meanwhile elsewhere comes back (`hooks.gone`); a new card or
- *   a move whose parent was deleted meanwhile lands under the nearest ancestor still there;
+ * - a card edited here but deleted meanwhile elsewhere comes back (`hooks.gone`), once; a new
+ *   card or a move whose parent was deleted meanwhile lands under the nearest ancestor still
+ *   there; a move refused because the new parent was moved under the card meanwhile goes
+ *   back to where the server has the card, and its text is sent from there;
  * - any other refusal: the change is dropped and reported with its text, so it can be copied.
  *
  * New cards carry the id the client chose (SPEC §13), so no id changes after a create; a
@@ -24,7 +26,7 @@
  * same code runs in the browser and in the Node simulation (test/offline/).
  */
 import type { Card } from "../../shared/records.js";
-import { MISSING_PARENT } from "../../shared/errors.js";
+import { MISSING_PARENT, MOVE_CYCLE } from "../../shared/errors.js";
 import { ApiError, type ApiClient } from "../api.js";
 import { newIdempotencyKey, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
 import type { CardVersions } from "./versions.js";
@@ -67,8 +69,12 @@ export interface SyncHooks {
    * arrived: bring the writer's card back. `entry` is the edit.
    */
   gone(card: Card, entry: OutboxEntry): void;
-  /** A card's parent was deleted meanwhile: it now goes under `parentId` (nearest survivor). */
-  relocated(card: Card, parentId: string | null): void;
+  /**
+   * The card now goes under `parentId`: its parent was deleted meanwhile (`parent-deleted`,
+   * the nearest survivor), or its move was refused because someone moved the new parent under
+   * it meanwhile (`cycle`: back where the server has it; the edit that went with it is kept).
+   */
+  relocated(card: Card, parentId: string | null, why?: "parent-deleted" | "cycle"): void;
   /** An import or paste was made by the server: these are its cards. */
   imported(entry: OutboxEntry, cards: Card[]): void;
 }
@@ -513,11 +519,37 @@ export class SyncQueue {
       return false;
     }
     this.inFlight.delete(op);
+    if (error instanceof ApiError && error.status === 409 && error.message === MOVE_CYCLE && entry.kind === "update" && card) {
+      // Someone moved the new parent under this card meanwhile: the move cannot be, but the
+      // writer's card is kept. It goes back where the server last had it, and its text (the
+      // edit that may have gone with the move) is sent again from there.
+      const base = this.versions.base(card);
+      card.parentId = base.parentId;
+      card.position = base.position;
+      // The path was the refused parent's ancestors; should the old parent go meanwhile, the top.
+      entry.path = [];
+      this.hooks.relocated(card, base.parentId, "cycle");
+      this.again(op);
+      return false;
+    }
     if (error instanceof ApiError && error.status === 404 && entry.kind === "update" && card && !isMissingParent(error)) {
-      // Deleted on the server meanwhile (it, or an ancestor): the writer's card comes back.
+      // Deleted on the server meanwhile (it, or an ancestor): the writer's card comes back,
+      // once. Later changes of the card waiting here (typed while this one was on its way)
+      // would each meet the same 404 and bring back a second copy: they go into this one,
+      // which comes back with the card as the writer left it. A later delete of the card by
+      // the writer withdraws the lot: nothing of theirs is to come back.
       this.forget(op);
-      this.hooks.gone(card, entry);
-      for (const waiter of op.waiters) waiter.resolve();
+      const later = this.ops.filter((other) => other.card === card);
+      for (const other of later) {
+        this.ops.splice(this.ops.indexOf(other), 1);
+        this.forget(other);
+      }
+      const deleted = later.some((other) => other.entry.kind === "delete");
+      if (!deleted) {
+        const fields = later.length > 0 ? { content: card.content, parentId: card.parentId, position: card.position } : entry.fields;
+        this.hooks.gone(card, { ...entry, fields });
+      }
+      for (const waiter of [op, ...later].flatMap((o) => o.waiters)) waiter.resolve();
       return false;
     }
     if (error instanceof ApiError && isMissingParent(error) && (entry.path?.length ?? 0) > 0 && entry.kind !== "delete") {

@@ -33,7 +33,21 @@ export interface Replayed {
  */
 export function replayEntries(state: TreeState, versions: CardVersions, entries: OutboxEntry[]): Replayed {
   const out: Replayed = { items: [], orphaned: [], dropped: [] };
+  // Edits of one card no longer here come back as one card, with the last edit's fields
+  // (each entry holds the card's whole text) from the first one's base; none if the writer
+  // deleted the card afterwards.
+  const orphanOf = new Map<string, OutboxEntry>();
   for (const entry of entries) {
+    const waiting = orphanOf.get(entry.cardId);
+    if (waiting && entry.kind === "delete") {
+      orphanOf.delete(entry.cardId);
+      out.orphaned.splice(out.orphaned.indexOf(waiting), 1);
+      out.dropped.push(waiting);
+    } else if (waiting && entry.kind === "update" && entry.fields) {
+      waiting.fields = { ...entry.fields };
+      out.dropped.push(entry);
+      continue;
+    }
     if (entry.kind === "create" && entry.fields) {
       let card = state.get(entry.cardId);
       if (!card) {
@@ -48,8 +62,10 @@ export function replayEntries(state: TreeState, versions: CardVersions, entries:
     } else if (entry.kind === "update" && entry.fields) {
       const card = state.get(entry.cardId);
       if (!card) {
-        if (entry.base && entry.fields.content !== entry.base.content) out.orphaned.push(entry);
-        else out.dropped.push(entry);
+        if (entry.base && entry.fields.content !== entry.base.content) {
+          out.orphaned.push(entry);
+          orphanOf.set(entry.cardId, entry);
+        } else out.dropped.push(entry);
         continue;
       }
       if (entry.base) versions.rebase(card, entry.base);

@@ -19,7 +19,7 @@
 import type { Card } from "../../shared/records.js";
 import { h } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
-import { extractMath, insertMath } from "../math.js";
+import { extractMath, insertMath, loadMath } from "../math.js";
 import { placeRemoteImages, type RemoteImages } from "../remote-images.js";
 
 export interface CardRendering {
@@ -33,7 +33,7 @@ const renderedContent = new WeakMap<HTMLElement, string>();
 const deferred = new WeakSet<HTMLElement>();
 
 export function createCardElement(card: Card, rendering: CardRendering, defer = false): HTMLElement {
-  const element = h("article", {
+  const element = h("div", {
     id: `card${card._id}`,
     class: "card",
     "data-id": card._id,
@@ -98,9 +98,21 @@ export function renderCardContent(element: HTMLElement, card: Card, rendering: C
     body.classList.add("card-raw");
   } else {
     body.classList.remove("card-raw");
-    insertMath(body, formulas);
+    const complete = insertMath(body, formulas);
     placeRemoteImages(body, rendering.remoteImages);
     fitForColumn(body, rendering.readOnly);
+    if (!complete) {
+      // Formulas show as written until the math part is loaded, then the card is drawn again
+      // (unless it was drawn meanwhile with other text).
+      void loadMath().then(
+        () => {
+          if (renderedContent.get(element) !== key) return;
+          renderedContent.delete(element);
+          renderCardContent(element, card, rendering);
+        },
+        () => undefined,
+      );
+    }
   }
   renderedContent.set(element, key);
 }

@@ -164,6 +164,19 @@ export class ColumnWindow {
     this.element.scrollTo({ top: target, behavior: distance > 2 * this.view ? "auto" : behavior });
   }
 
+  /**
+   * Scrolls at once, by as little as needed, so that `span` is whole in view (its top when it
+   * is taller than the view); call after measure(). A smooth scrollToSpan afterwards keeps it
+   * in view all the way, since it starts and ends with the span in view.
+   */
+  revealSpan({ first, last }: Span): void {
+    const top = this.padTop + this.offsets[first];
+    const bottom = Math.min(this.padTop + this.offsets[last] + this.heights[last], top + this.view);
+    const now = this.element.scrollTop;
+    const target = top < now ? top : bottom > now + this.view ? bottom - this.view : now;
+    if (Math.abs(target - now) >= 1) this.element.scrollTo({ top: Math.max(0, Math.round(target)), behavior: "auto" });
+  }
+
   /** The card about a screen above or below `id`; the column's end when nearer than that. */
   pageFrom(id: string, direction: -1 | 1): string | null {
     const index = this.indexOf.get(id);

@@ -20,6 +20,13 @@ import { DeferredRenderer } from "./deferred-render.js";
 
 export type Role = "active" | "ancestor" | "descendant";
 
+/**
+ * A scroll asked for this soon after the previous one jumps instead of animating: a held or
+ * repeated key would otherwise restart the animation on every press and the active card
+ * would trail behind the keys.
+ */
+const REPEAT_MS = 300;
+
 /** Above this many cards, new cards render their Markdown lazily (views/deferred-render.ts). */
 const DEFER_ABOVE = 300;
 
@@ -36,6 +43,8 @@ export class ColumnsView {
     if (card) renderDeferred(element, card, this.rendering());
   });
   private readonly resize = new ResizeObserver(() => this.scrollIntoPlace(false));
+  /** When the columns last scrolled for a key (see REPEAT_MS). */
+  private lastScroll = -Infinity;
   /** What cards do with images from other hosts; a read-only tree page is a public page (views/public-page.ts). */
   private readonly remoteImages: RemoteImages;
 
@@ -158,7 +167,12 @@ export class ColumnsView {
    * row sideways just enough to show the active column and its neighbours.
    */
   scrollIntoPlace(smooth = true): void {
-    const behavior: ScrollBehavior = smooth && !matchMedia("(prefers-reduced-motion: reduce)").matches ? "smooth" : "auto";
+    // Keys pressed in a row (a held arrow) skip the animation: each would restart it.
+    const now = performance.now();
+    const repeated = now - this.lastScroll < REPEAT_MS;
+    this.lastScroll = now;
+    const animate = smooth && !repeated && !matchMedia("(prefers-reduced-motion: reduce)").matches;
+    const behavior: ScrollBehavior = animate ? "smooth" : "auto";
     const activeDepth = this.activeId ? this.state.depth(this.activeId) : 0;
     const ids = this.activeId ? [this.activeId] : [];
     // Writes, then reads, then writes: one layout for all columns.
@@ -168,7 +182,12 @@ export class ColumnsView {
       else if (!column.drawn) column.draw(false);
     }
     for (const { column } of plans) column.measure();
-    for (const { column, span } of plans) if (span) column.scrollToSpan(span, behavior);
+    for (const { column, span } of plans) {
+      if (!span) continue;
+      // The active card is whole on screen in the next frame; the animation only centres it.
+      if (animate && column.depth === activeDepth) column.revealSpan(span);
+      column.scrollToSpan(span, behavior);
+    }
     const index = this.columns.findIndex((column) => column.depth === activeDepth);
     if (index >= 0) this.revealColumns(index, behavior);
   }
@@ -215,9 +234,14 @@ export class ColumnsView {
       [box(index).left, box(index).right],
     ];
     const [left, right] = spans.find(([l, r]) => r - l <= width) ?? spans[2];
-    let target = row.scrollLeft;
-    if (left < target) target = left;
-    else if (right > target + width) target = right - width;
+    const nearest = (from: number, l: number, r: number) => (l < from ? l : r > from + width ? r - width : from);
+    if (behavior === "smooth") {
+      // The active column is whole at once; the animation then brings its neighbours in.
+      const [activeLeft, activeRight] = spans[2];
+      const whole = nearest(row.scrollLeft, activeLeft, Math.min(activeRight, activeLeft + width));
+      if (Math.abs(whole - row.scrollLeft) >= 1) row.scrollTo({ left: whole, behavior: "auto" });
+    }
+    const target = nearest(row.scrollLeft, left, right);
     if (Math.abs(target - row.scrollLeft) >= 1) row.scrollTo({ left: target, behavior });
   }
 

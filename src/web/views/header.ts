@@ -9,6 +9,8 @@ export interface TopBar {
   element: HTMLElement;
   title: HTMLElement;
   status: HTMLElement;
+  /** Who else has the open tree (live/presence.ts); empty on other pages. */
+  presence: HTMLElement;
   actions: HTMLElement;
 }
 
@@ -17,6 +19,7 @@ export function topBar(app: AppContext): TopBar {
   const title = h("div", { class: "topbar-title" });
   const status = h("div", { class: "topbar-status", role: "status", "aria-live": "polite" });
   const actions = h("nav", { class: "topbar-actions", "aria-label": "Page actions" });
+  const presence = h("div", { class: "presence", id: "presence", hidden: true });
   const user = app.session.user;
   const element = h(
     "header",
@@ -24,6 +27,7 @@ export function topBar(app: AppContext): TopBar {
     h("a", { class: "brand", href: "/", "data-nav": true, "aria-label": "Cardtree: your trees" }, brandMark(), h("span", { class: "brand-name" }, "Cardtree")),
     title,
     status,
+    presence,
     actions,
     h("button", { type: "button", class: "button button-quiet button-small appearance-button", title: "Appearance: theme and text size", onclick: () => bus.trigger("modal:show:appearance") }, "Appearance"),
     user
@@ -32,11 +36,11 @@ export function topBar(app: AppContext): TopBar {
           { class: "topbar-user" },
           h("span", { class: "user-email", title: user.email }, user.email),
           h("a", { class: "button button-quiet button-small", href: "/settings", "data-nav": true, title: "Your scripts" }, "Scripts"),
-          h("button", { type: "button", class: "button button-quiet button-small", onclick: () => bus.trigger("ui:logout") }, "Log out"),
+          h("button", { type: "button", class: "button button-quiet button-small", title: `Log out ${user.email}`, onclick: () => bus.trigger("ui:logout") }, "Log out"),
         )
       : h("div", { class: "topbar-user" }, h("a", { class: "button button-quiet button-small", href: "/", "data-nav": true }, "Log in")),
   );
-  return { element, title, status, actions };
+  return { element, title, status, presence, actions };
 }
 
 /** A toolbar button; `shortcut` is shown in its tooltip. */

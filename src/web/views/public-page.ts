@@ -5,7 +5,7 @@
 import { ApiError, describeError } from "../api.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
-import { showExportDialog } from "../dialogs/export.js";
+import { withPart } from "../lazy.js";
 import { h, mount } from "../dom.js";
 import { topBar } from "./header.js";
 import { fillBar } from "./tree-page.js";
@@ -47,7 +47,7 @@ export function renderPublicPage(app: AppContext, root: HTMLElement, publicUrl: 
         const card = open.activeCard();
         return card ? { id: card._id, content: card.content, depth: open.cards.depth(card._id) } : null;
       };
-      bus.on("modal:show:export", () => showExportDialog(bus, tree._id, active()), context);
+      bus.on("modal:show:export", () => withPart(() => import("../dialogs/export.js"), ({ showExportDialog }) => showExportDialog(bus, tree._id, active())), context);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && error.status === 404;

@@ -9,10 +9,9 @@ import { deviceCoordinator, deviceFor } from "../offline/device.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
-import { showExportDialog } from "../dialogs/export.js";
-import { showImportDialog } from "../dialogs/import.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
+import { withPart } from "../lazy.js";
 import { notify, notifyWithText } from "../notify.js";
 import { acceptFileDrops, importProblem, readImportFile } from "./file-drop.js";
 import { formatBytes, nextTask, showProgress } from "./progress.js";
@@ -20,14 +19,20 @@ import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
 import { renderSyncStatus } from "./sync-status.js";
 import { UndoStack } from "../history/undo.js";
-import { showHistoryPanel } from "../history/panel.js";
+import { TreePresence } from "../live/presence.js";
+import { bindingsFor, refreshShortcuts } from "../keyboard.js";
+import type { EventName } from "../events.js";
+import { describeCombo } from "../../shared/shortcuts.js";
 
 export function renderTreePage(app: AppContext, root: HTMLElement, treeId: string, context: object): () => void {
+  // The signed-in user's own keys (known now: the session has loaded).
+  refreshShortcuts();
   const bar = topBar(app);
   const main = h("main", { class: "tree-page" }, pageMessage("Opening the tree…"));
   mount(root, bar.element, main);
   let controller: TreeController | null = null;
   let undo: UndoStack | null = null;
+  let presence: TreePresence | null = null;
   let disposed = false;
 
   const warnBeforeClose = (event: BeforeUnloadEvent) => {
@@ -66,6 +71,20 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     controller.start();
     app.openTree = controller;
     listen(app, controller, main, context);
+    const shown = controller;
+    presence = new TreePresence(
+      {
+        bus: app.bus,
+        api: app.api,
+        treeId: tree._id,
+        userId,
+        activeId: () => shown.activeId,
+        editing: () => shown.editorText() !== null,
+        cardElement: (id) => shown.cardElement(id),
+      },
+      bar.presence,
+    );
+    presence.start();
     if (fromDevice === null) void controller.keepCopy();
     else {
       const when = new Date(fromDevice).toLocaleString();
@@ -132,8 +151,15 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     window.removeEventListener("pagehide", keepCopy);
     controller?.stop();
     undo?.stop();
+    presence?.stop();
     if (app.openTree === controller) app.openTree = null;
   };
+}
+
+/** The first key of `event` now, in words (a tooltip's), or none. */
+function shortcutWords(event: EventName): string | undefined {
+  const combo = bindingsFor(event)[0];
+  return combo === undefined ? undefined : describeCombo(combo);
 }
 
 /** Title and toolbar; `editable` adds the buttons that change the tree. */
@@ -156,8 +182,8 @@ export function fillBar(app: AppContext, bar: TopBar, tree: Tree, editable: bool
     editable ? barButton("Share", () => bus.trigger("modal:show:collaborators", tree._id)) : null,
     editable ? barButton("Undo", () => bus.trigger("key:undo"), { shortcut: "Ctrl+Z" }) : null,
     editable ? barButton("Redo", () => bus.trigger("key:redo"), { shortcut: "Ctrl+Shift+Z" }) : null,
-    editable ? barButton("History", () => bus.trigger("modal:show:history"), { shortcut: "H" }) : null,
-    barButton("Help", () => bus.trigger("modal:show:help"), { shortcut: "?" }),
+    editable ? barButton("History", () => bus.trigger("modal:show:history"), { shortcut: shortcutWords("modal:show:history") }) : null,
+    barButton("Help", () => bus.trigger("modal:show:help"), { shortcut: shortcutWords("modal:show:help") }),
   );
 }
 
@@ -168,24 +194,28 @@ function listen(app: AppContext, controller: TreeController, main: HTMLElement, 
     const card = controller.activeCard();
     return card ? { id: card._id, content: card.content, depth: controller.cards.depth(card._id) } : null;
   };
-  bus.on("modal:show:import", () => showImportDialog(bus, active()), context);
+  bus.on("modal:show:import", () => withPart(() => import("../dialogs/import.js"), ({ showImportDialog }) => showImportDialog(bus, active())), context);
   acceptFileDrops(main, "Drop files to import them under the active card", (files) => void importFiles(bus, files, active()?.id ?? null));
-  bus.on("modal:show:export", () => showExportDialog(bus, treeId, active()), context);
+  bus.on("modal:show:export", () => withPart(() => import("../dialogs/export.js"), ({ showExportDialog }) => showExportDialog(bus, treeId, active())), context);
   bus.on(
     "modal:show:history",
     () =>
-      showHistoryPanel({
-        bus,
-        api: app.api,
-        userId: app.session.user?._id ?? null,
-        target: {
-          tree: controller.tree,
-          activeCard: () => controller.activeCard(),
-          applyContent: (card, text) => controller.applyContent(card, text),
-          applyServerChange: (change) => controller.applyServerChange(change),
-          cardIds: () => controller.cards.treeOrder().map((entry) => entry.card._id),
-        },
-      }),
+      withPart(
+        () => import("../history/panel.js"),
+        ({ showHistoryPanel }) =>
+          showHistoryPanel({
+            bus,
+            api: app.api,
+            userId: app.session.user?._id ?? null,
+            target: {
+              tree: controller.tree,
+              activeCard: () => controller.activeCard(),
+              applyContent: (card, text) => controller.applyContent(card, text),
+              applyServerChange: (change) => controller.applyServerChange(change),
+              cardIds: () => controller.cards.treeOrder().map((entry) => entry.card._id),
+            },
+          }),
+      ),
     context,
   );
   bus.on(

@@ -1,0 +1,169 @@
+/**
+ * `npm run bench -- --pg-writes` (issue 27): card writes on PostgreSQL against the embedded
+ * store with `SYNC=on` (each write fdatasynced before it is answered, as PostgreSQL's commit
+ * is with `synchronous_commit = on`), and against the PostgreSQL store of `BENCH_BASELINE`
+ * (default `main`: one transaction of six round trips per write, no group commit), side by
+ * side, rounds alternated so the machine's drifting load falls on all alike.
+ *
+ * Each side is a compiled server on a data directory (and, for PostgreSQL, a database) of
+ * its own, pinned to the server core (the database runs where the system puts it), with the
+ * same four 1k-card trees seeded through the API. Three loads, `seconds` each:
+ * - one tree, 16 connections: one busy document (its writes queue on the tree's lock, so
+ *   nothing of one tree commits together: the commit's own cost is what counts);
+ * - four trees, 16 connections (four wrk threads, a tree each): writes that may commit
+ *   together;
+ * - one connection: the latency a lone writer sees.
+ * The databases are made on `DATABASE_URL`'s server (or postgres@127.0.0.1:5432) and dropped.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { CardtreeClient } from "../cardtree-client.js";
+import { generateTree } from "../generate.js";
+import { ROOT, startPinned, type Pinned } from "../processes.js";
+import { median, type Report } from "../report.js";
+import { runWrk, settle } from "../wrk.js";
+import { buildBaseline } from "./durability.js";
+import { adminQuery, adminUrl, databaseUrl } from "./scale.js";
+
+interface Side {
+  id: string;
+  label: string;
+  cwd: string;
+  env: Record<string, string>;
+}
+
+interface Seeded {
+  dataDir: string;
+  email: string;
+  password: string;
+  trees: { id: string; parent: string }[];
+}
+
+const TREES = 4;
+
+async function startSide(side: Side, dataDir: string, workDir: string): Promise<Pinned> {
+  return startPinned({
+    command: () => [process.execPath, "dist/server.mjs"],
+    cwd: side.cwd,
+    env: { DATA_DIR: dataDir, LOG: "off", ...side.env },
+    logFile: path.join(workDir, `pg-writes-${side.id}.log`),
+    readyPath: "/readyz",
+    timeoutMs: 180_000,
+  });
+}
+
+export async function pgWriteScenarios(options: { report: Report; workDir: string; seconds: number; rounds: number }): Promise<void> {
+  const { report, workDir } = options;
+  const admin = adminUrl();
+  const revision = process.env.BENCH_BASELINE ?? "main";
+  const databases = [`cardtree_bench_${randomBytes(6).toString("hex")}`, `cardtree_bench_${randomBytes(6).toString("hex")}`];
+  for (const name of databases) await adminQuery(admin, `CREATE DATABASE ${name}`);
+  report.note(`pg-writes: databases ${databases.join(", ")} on ${new URL(admin).host}, dropped at the end`);
+  try {
+    console.log(`Building the baseline server (${revision}) for comparison...`);
+    const baselineDir = buildBaseline(workDir, revision);
+    const sides: Side[] = [
+      { id: "nedb", label: "embedded, SYNC=on", cwd: ROOT, env: { SYNC: "on" } },
+      { id: "pg", label: "PostgreSQL, group commit", cwd: ROOT, env: { STORE: "postgres", DATABASE_URL: databaseUrl(admin, databases[0]) } },
+      { id: "pg-before", label: `PostgreSQL, ${revision}`, cwd: baselineDir, env: { STORE: "postgres", DATABASE_URL: databaseUrl(admin, databases[1]) } },
+    ];
+    const seeded = new Map<string, Seeded>();
+    for (const side of sides) {
+      const dataDir = path.join(workDir, `pg-writes-${side.id}`);
+      mkdirSync(dataDir);
+      const server = await startSide(side, dataDir, workDir);
+      const client = await CardtreeClient.signUp(server.url, `writer-${side.id}@bench.example`);
+      const trees: Seeded["trees"] = [];
+      for (let i = 0; i < TREES; i++) {
+        const id = await client.treeWith(`Writes ${i}`, generateTree(1_000, 4 + i));
+        const cards = await client.json<{ _id: string; parentId: string | null }[]>("GET", `/api/trees/${id}/cards`);
+        trees.push({ id, parent: cards.find((c) => c.parentId === null)!._id });
+      }
+      seeded.set(side.id, { dataDir, email: client.email, password: client.password, trees });
+      await server.stop();
+    }
+
+    const loads = [
+      { id: "one-tree", label: "create cards, 16 connections, one 1k-card tree" },
+      { id: "four-trees", label: "create cards, 16 connections over four 1k-card trees" },
+      { id: "single", label: "create cards, one connection, one 1k-card tree" },
+    ] as const;
+    type Figures = { rps: number[]; p50: number[]; p99: number[]; errors: number };
+    const figures = new Map<string, Figures>();
+    const entry = (key: string) => {
+      let f = figures.get(key);
+      if (!f) figures.set(key, (f = { rps: [], p50: [], p99: [], errors: 0 }));
+      return f;
+    };
+    for (let round = 0; round < options.rounds; round++) {
+      // ABC then CBA: whatever drifts during a round falls on every side alike.
+      const order = round % 2 === 0 ? sides : [...sides].reverse();
+      for (const side of order) {
+        const setup = seeded.get(side.id)!;
+        const server = await startSide(side, setup.dataDir, workDir);
+        const { authorization } = new CardtreeClient(server.url, setup.email, setup.password);
+        const at = `127.0.0.1:${server.port}`;
+        const [first] = setup.trees;
+        // Warm-up, not counted: a fresh process compiles its write path on the first requests.
+        await runWrk({
+          url: `${server.url}/api/trees/${first.id}/cards`,
+          headers: { Authorization: authorization },
+          script: { BENCH_CARD_TREE: first.id, BENCH_CARD_PARENT: first.parent },
+          seconds: 2,
+          connections: 4,
+        });
+        await settle(server.url);
+        for (const load of loads) {
+          const result = await runWrk({
+            url: `${server.url}/api/trees/${first.id}/cards`,
+            headers: { Authorization: authorization },
+            script:
+              load.id === "four-trees"
+                ? { BENCH_TARGETS: setup.trees.map((t) => `${at}:${t.id}:${t.parent}`).join(",") }
+                : { BENCH_CARD_TREE: first.id, BENCH_CARD_PARENT: first.parent },
+            threads: load.id === "four-trees" ? TREES : 1,
+            seconds: options.seconds,
+            connections: load.id === "single" ? 1 : 16,
+            targetPid: server.process.pid!,
+          });
+          const f = entry(`${load.id} ${side.id}`);
+          f.rps.push(result.requestsPerSecond);
+          f.p50.push(result.p50Ms);
+          f.p99.push(result.p99Ms);
+          f.errors += result.errors;
+          await settle(server.url);
+        }
+        await server.stop();
+      }
+    }
+    for (const load of loads) {
+      for (const side of sides) {
+        const f = figures.get(`${load.id} ${side.id}`)!;
+        report.add({
+          id: `pg-writes-${load.id}-${side.id}`,
+          scenario: `${load.label}, ${side.label}`,
+          requestsPerSecond: median(f.rps),
+          p50Ms: median(f.p50),
+          p99Ms: median(f.p99),
+          errors: f.errors,
+          note: `median of ${f.rps.length}: ${f.rps.map((r) => r.toFixed(0)).join(" / ")} req/s`,
+        });
+      }
+      const rate = (id: string) => median(figures.get(`${load.id} ${id}`)!.rps);
+      const ratio = rate("pg") / rate("nedb");
+      report.target({
+        name: `PostgreSQL / embedded (SYNC=on) card writes, ${load.label}`,
+        wanted: ">= 0.8",
+        measured: `${ratio.toFixed(2)} (before: ${(rate("pg-before") / rate("nedb")).toFixed(2)})`,
+        met: ratio >= 0.8,
+      });
+    }
+  } finally {
+    for (const name of databases) {
+      await adminQuery(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((err: unknown) =>
+        console.error(`Could not drop the bench database ${name}: ${String(err)}`),
+      );
+    }
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * Group commit for the PostgreSQL store (issue 27): the changes that several writers hand to
+ * `changes.commit` while another commit is on its way to the database go together, as one
+ * statement (one transaction, one round trip, one WAL flush), and each writer is answered
+ * only once that statement has committed. One batch is in flight at a time; whoever arrives
+ * meanwhile waits for the next, as the embedded store's change log flushes (nedb-store.ts).
+ * A lone write goes at once, so nobody waits for company; it too is one statement, where a
+ * transaction of its own took six round trips (BEGIN, three writes, the notice, COMMIT).
+ *
+ * - **All or nothing, per writer.** The batch is one statement: it commits whole or not at
+ *   all. When PostgreSQL refuses it (a revision another process took, a client-chosen card
+ *   id another tree holds, a deadlock, anything with a SQLSTATE while the connection stays
+ *   up) nothing of it was written, and each change is then committed again on its own
+ *   (`commitOne`, a transaction per change), so that each writer gets its own answer: the
+ *   one whose revision was taken gets RevisionTakenError, the others commit. A batch whose
+ *   connection died mid-way may or may not have committed: every writer in it gets that
+ *   error, as a lone write always did (a write is never tried again blindly).
+ * - **One change per tree in a batch.** The domain holds a tree's lock until its commit
+ *   resolves, so one process never hands two changes of one tree at once; should it, the
+ *   second waits for the next batch, after the first is answered.
+ * - **The revision rule** is the lone commit's: the tree row moves only from the revision
+ *   the change follows, the change log's key (tree, revision) refuses a taken revision, and
+ *   a card never moves to another tree. Rows are written in tree-id order, so two processes'
+ *   batches lock rows in the same order and do not deadlock each other.
+ * - **Notices** (postgres/notices.ts) go in the same statement, so PostgreSQL delivers them
+ *   when, and only when, the batch commits.
+ * - Big changes (imports) go alone: a batch closes at `MOST_CHANGES` changes or once it holds
+ *   `MOST_CARDS` cards.
+ */
+import type pg from "pg";
+import type { Change } from "../../shared/changes.js";
+import type { StoredCard, Tree } from "../../shared/records.js";
+import { CHANGES_CHANNEL, encodeTreeNotice } from "./notices.js";
+
+/** Changes one batch holds at most. */
+const MOST_CHANGES = 64;
+/** Cards (written) after which a batch takes no more changes; a bigger change goes alone. */
+const MOST_CARDS = 2_000;
+
+interface Pending {
+  change: Change;
+  tree: Tree;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export interface GroupCommitOptions {
+  pool: pg.Pool;
+  /** This process's name in the notices (postgres-store.ts). */
+  origin: string;
+  /** One change in a transaction of its own, with its own precise failure. */
+  commitOne: (change: Change, tree: Tree) => Promise<void>;
+  /** A card's record as stored (without its trash mark). */
+  cardRecord: (card: StoredCard) => string;
+  /** Told of each batch committed together (tests, bench): how many changes it held. */
+  onBatch?: (size: number) => void;
+}
+
+/** What a batch statement reports when it refuses itself: its counts, for the log. */
+const REFUSED = "cardtree-batch-refused";
+
+/**
+ * One statement writing a batch: the changes, the trees moved from the revision before, the
+ * cards, and a notice per change. Its last part fails the whole statement (a cast that cannot
+ * succeed, evaluated only when the counts differ) when a tree did not move or a card was not
+ * written, since `INSERT ... ON CONFLICT ... WHERE` skips such rows silently.
+ */
+const BATCH_SQL = `
+WITH batch AS (
+  SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::json[], $5::text[], $6::integer[], $7::json[])
+    WITH ORDINALITY AS b(tree_id, revision, at, record, public_url, tree_revision, tree_record, n)
+),
+ids AS (
+  SELECT n, array_agg(id ORDER BY k) AS card_ids FROM unnest($8::integer[], $9::text[]) WITH ORDINALITY AS c(n, id, k) GROUP BY n
+),
+members AS (
+  SELECT n, array_agg(u ORDER BY k) AS users FROM unnest($10::integer[], $11::text[]) WITH ORDINALITY AS m(n, u, k) GROUP BY n
+),
+logged AS (
+  INSERT INTO changes (tree_id, revision, at, card_ids, record)
+  SELECT b.tree_id, b.revision, b.at, coalesce(ids.card_ids, '{}'::text[]), b.record
+  FROM batch AS b LEFT JOIN ids ON ids.n = b.n ORDER BY b.n
+  RETURNING 1
+),
+moved AS (
+  INSERT INTO trees (id, users, public_url, revision, record)
+  SELECT b.tree_id, coalesce(members.users, '{}'::text[]), b.public_url, b.tree_revision, b.tree_record
+  FROM batch AS b LEFT JOIN members ON members.n = b.n ORDER BY b.n
+  ON CONFLICT (id) DO UPDATE
+    SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
+    WHERE trees.revision = excluded.revision - 1
+  RETURNING 1
+),
+written AS (
+  INSERT INTO cards (id, tree_id, trashed, record)
+  SELECT * FROM unnest($12::text[], $13::text[], $14::text[], $15::json[])
+  ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
+    WHERE cards.tree_id = excluded.tree_id
+  RETURNING 1
+),
+counted AS (
+  SELECT (SELECT count(*) FROM logged) AS logged, (SELECT count(*) FROM moved) AS moved, (SELECT count(*) FROM written) AS written
+)
+SELECT CASE WHEN moved = $16 AND written = $17 THEN moved
+         ELSE ('${REFUSED} ' || moved || ' ' || written)::integer END AS moved,
+       (SELECT count(pg_notify($18, notice)) FROM unnest($19::text[]) AS notice) AS told
+FROM counted`;
+
+/**
+ * An error after which nothing of the statement was written: PostgreSQL answered with a
+ * SQLSTATE and the connection is still there (class 08, connection exceptions, and 57P,
+ * the server shutting down, leave it unknown whether the statement committed).
+ */
+function definitelyRolledBack(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !/^[0-9A-Z]{5}$/.test(code)) return false;
+  return !code.startsWith("08") && !code.startsWith("57P");
+}
+
+export class GroupCommit {
+  private readonly queue: Pending[] = [];
+  private inFlight: Promise<void> | null = null;
+
+  constructor(private readonly options: GroupCommitOptions) {}
+
+  /** Commits `change` (with `tree` at its revision), with whichever others are waiting. */
+  commit(change: Change, tree: Tree): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ change, tree, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Resolves once nothing is queued or in flight (before the pool closes). */
+  async drained(): Promise<void> {
+    while (this.inFlight) await this.inFlight;
+  }
+
+  private pump(): void {
+    if (this.inFlight || this.queue.length === 0) return;
+    const batch = this.take();
+    this.inFlight = this.run(batch).finally(() => {
+      this.inFlight = null;
+      this.pump();
+    });
+  }
+
+  /** The next batch: waiting changes in order, one per tree, up to the batch's bounds. */
+  private take(): Pending[] {
+    const batch: Pending[] = [];
+    const trees = new Set<string>();
+    let cards = 0;
+    for (let i = 0; i < this.queue.length && batch.length < MOST_CHANGES; ) {
+      const pending = this.queue[i];
+      const size = pending.change.after.length;
+      if (trees.has(pending.change.treeId) || (batch.length > 0 && cards + size > MOST_CARDS)) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      batch.push(pending);
+      trees.add(pending.change.treeId);
+      cards += size;
+      if (cards >= MOST_CARDS) break;
+    }
+    return batch;
+  }
+
+  private async run(batch: Pending[]): Promise<void> {
+    try {
+      await this.options.pool.query(batchQuery(batch, this.options));
+    } catch (err) {
+      if (!definitelyRolledBack(err)) {
+        for (const pending of batch) pending.reject(err);
+        return;
+      }
+      // Nothing was written: each change again on its own, for its own answer.
+      await Promise.all(batch.map((p) => this.options.commitOne(p.change, p.tree).then(p.resolve, p.reject)));
+      return;
+    }
+    this.options.onBatch?.(batch.length);
+    for (const pending of batch) pending.resolve();
+  }
+}
+
+/** The batch statement with its parameters, rows in tree-id order. */
+function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.QueryConfig {
+  const sorted = [...batch].sort((a, b) => (a.change.treeId < b.change.treeId ? -1 : a.change.treeId > b.change.treeId ? 1 : 0));
+  const idOwners: number[] = [];
+  const ids: string[] = [];
+  const userOwners: number[] = [];
+  const users: string[] = [];
+  const cards: StoredCard[] = [];
+  sorted.forEach(({ change, tree }, index) => {
+    const n = index + 1;
+    for (const id of new Set([...change.before, ...change.after].map((c) => c._id))) {
+      idOwners.push(n);
+      ids.push(id);
+    }
+    for (const user of tree.users) {
+      userOwners.push(n);
+      users.push(user);
+    }
+    cards.push(...change.after);
+  });
+  return {
+    name: "cardtree-group-commit",
+    text: BATCH_SQL,
+    values: [
+      sorted.map((p) => p.change.treeId),
+      sorted.map((p) => p.change.revision),
+      sorted.map((p) => p.change.at),
+      sorted.map((p) => JSON.stringify(p.change)),
+      sorted.map((p) => p.tree.publicUrl ?? null),
+      sorted.map((p) => p.tree.revision ?? 0),
+      sorted.map((p) => JSON.stringify(p.tree)),
+      idOwners,
+      ids,
+      userOwners,
+      users,
+      cards.map((c) => c._id),
+      cards.map((c) => c.treeId),
+      cards.map((c) => c.trashed ?? null),
+      cards.map(options.cardRecord),
+      sorted.length,
+      cards.length,
+      CHANGES_CHANNEL,
+      sorted.map((p) => encodeTreeNotice(options.origin, p.change.treeId, p.change.revision)),
+    ],
+  };
+}
