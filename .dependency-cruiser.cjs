@@ -78,6 +78,20 @@ module.exports = {
       from: { path: `${SRC}shared/`, pathNot: "\\.test\\.ts$" },
       to: { path: [`${SRC}(?!shared/)`, "^node:", "^(fs|path|crypto|os|child_process|worker_threads|net|http)$"] },
     },
+    {
+      name: "nedb-public-api-only",
+      severity: "error",
+      comment:
+        "Issue 31: the embedded store uses NeDB only through its public API, nedb-promises' main entry (embedded-collections.ts). No private module of either package (lib/, src/), and outside tests not @seald-io/nedb itself. ESLint refuses the private fields (__original, the executor, ...).",
+      from: { path: SRC },
+      to: { path: "node_modules/(@seald-io/nedb|nedb-promises)/(?!index\\.js$)" },
+    },
+    {
+      name: "nedb-through-nedb-promises",
+      severity: "error",
+      from: { path: SRC, pathNot: "\\.test\\.ts$" },
+      to: { path: "node_modules/@seald-io/nedb/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

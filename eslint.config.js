@@ -18,6 +18,25 @@ export default tseslint.config(
     },
   },
   {
+    // Issue 31: NeDB only through its public API. Its private fields and methods, reached
+    // through nedb-promises' proxy, are refused here; private modules by dependency-cruiser.
+    files: ["src/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "MemberExpression[property.name=/^(__original|executor|persistence|_resetIndexes|_updateIndexes|_insertMultipleDocsInCache|_insertInCache|_removeFromIndexes|_getCandidates|indexes)$/]",
+          message: "NeDB's internals: use its public API (issue 31, src/store/embedded-collections.ts).",
+        },
+        {
+          selector: "Literal[value='__original']",
+          message: "NeDB's internals: use its public API (issue 31, src/store/embedded-collections.ts).",
+        },
+      ],
+    },
+  },
+  {
     // Tests read loosely typed JSON answers; `any` there is the honest type.
     files: ["**/*.test.ts", "test/**", "bench/**"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },

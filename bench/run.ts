@@ -192,7 +192,8 @@ async function main(): Promise<void> {
       rounds: quick ? 1 : 3,
       startupCards: settings.startupCards,
       startupRepetitions: quick ? 1 : 3,
-      powerCuts: quick ? 300 : 2000,
+      // BENCH_POWER_CUTS: fewer (or more) cuts, for a run on a shared machine.
+      powerCuts: Number(process.env.BENCH_POWER_CUTS ?? (quick ? 300 : 2000)),
     });
     report.print();
     report.write(path.join(ROOT, "bench", "results-durability.json"));

@@ -180,6 +180,8 @@ export async function durabilityScenarios(options: {
   const cuts = await runPowerCuts({
     seed,
     cuts: options.powerCuts,
+    // As the service commits under a tree's lock: the next writer goes on before the flush (domain/durability.ts).
+    early: true,
     progress: (n) => {
       if (n % 250 === 0) console.log(`  ${n} cuts`);
     },

@@ -3,9 +3,12 @@
  * numbers the change (the tree's revision + 1, under the tree's write lock), versions the
  * cards it touches (`__v` + 1; 0 for a new card), moves the tree's `updatedAt`, hands the
  * change to the store (which writes it and its effect all or nothing) and then to the feed.
+ * Under a tree's lock (tree-access.ts) a store that can returns before the change is
+ * durable; the answer and the feed then wait for it after the lock (durability.ts).
  */
 import type { Change, ChangeKind } from "../shared/changes.js";
 import { noteCommitted } from "./commit-observer.js";
+import { afterDurable, durabilityDeferred } from "./durability.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import type { Ports } from "./context.js";
 import type { Actor } from "./policy.js";
@@ -53,7 +56,15 @@ export async function commitChange(
     after,
   };
   if (draft.tree) change.tree = { before: tree, after: next };
-  await ctx.store.changes.commit(change, next);
+  const { changes } = ctx.store;
+  if (changes.commitEarly && durabilityDeferred()) {
+    // The tree's lock is let go before the flush; the answer and the feed wait for it (durability.ts).
+    const { durable } = await changes.commitEarly(change, next);
+    noteCommitted(change);
+    await afterDurable(durable, () => ctx.feed.publish(change));
+    return { tree: next, change };
+  }
+  await changes.commit(change, next);
   ctx.feed.publish(change);
   noteCommitted(change);
   return { tree: next, change };

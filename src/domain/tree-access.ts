@@ -4,6 +4,7 @@
  * (src/domain/command.ts `treeCommand`, and the reads of history, exports, live streams).
  */
 import type { Ports } from "./context.js";
+import { deferDurability } from "./durability.js";
 import { RevisionTakenError, ValidationError } from "../shared/errors.js";
 import { RECORD_ID } from "../shared/ids.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
@@ -58,7 +59,8 @@ export function withTree<T>(
   change: (tree: Tree) => Promise<T>,
 ): Promise<T> {
   assertTreeIdSyntax(treeId);
-  return ctx.treeLocks.run(treeId, async () => {
+  // The lock is held until the change is applied, not until it is on disk; the answer waits for that (durability.ts).
+  return deferDurability((work) => ctx.treeLocks.run(treeId, work), async () => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await ctx.treeRaces.attempt(treeId, async () => change(await loadTree(ctx, actor, treeId, action)));

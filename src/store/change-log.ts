@@ -156,6 +156,8 @@ export class ChangeLog {
   private appendedTotal = 0;
   private durableTotal = 0;
   private flushing: Promise<void> | null = null;
+  /** The error of a failed flush; from then on no wait for stable storage succeeds. */
+  private syncFailure: unknown = null;
   /** Bytes of lines that no longer count (aborted, deleted trees, pruned, markers). */
   garbageBytes = 0;
   /** Trees deleted, as the file says; an open finishes their deletion. */
@@ -338,14 +340,23 @@ export class ChangeLog {
   private async durable(total: number, force = false): Promise<void> {
     if (this.sync === "off" && !force) return;
     while (this.durableTotal < total) {
+      // After a failed fdatasync nothing unsynced is known to be on disk, and a retry may
+      // report success for pages the kernel already dropped: every wait past it fails too.
+      if (this.syncFailure) throw new ChangeLogSyncError(this.syncFailure);
       if (!this.flushing) {
         const target = this.appendedTotal;
         const handle = this.handle;
         this.flushing = handle
           .datasync()
-          .then(() => {
-            this.durableTotal = Math.max(this.durableTotal, target);
-          })
+          .then(
+            () => {
+              this.durableTotal = Math.max(this.durableTotal, target);
+            },
+            (err: unknown) => {
+              this.syncFailure ??= err;
+              throw err;
+            },
+          )
           .finally(() => {
             this.flushing = null;
           });
@@ -363,12 +374,34 @@ export class ChangeLog {
    * (with `SYNC=off`: once written, which a crash of the process survives).
    */
   async append(change: Change, tree: Tree): Promise<LogEntry> {
+    const { entry, durable } = await this.appendEarly(change, tree);
+    await durable;
+    return entry;
+  }
+
+  /**
+   * Appends a change before it is applied and resolves once its line is written (a crash
+   * of the process survives it), with `durable`, which resolves once the line is on stable
+   * storage (group commit; at once with `SYNC=off`) and rejects with ChangeLogSyncError
+   * when the flush fails. A change applied before `durable` resolved must not be answered
+   * before it, nor may anything that read it (nedb-store.ts `commitEarly`).
+   */
+  async appendEarly(change: Change, tree: Tree): Promise<{ entry: LogEntry; durable: Promise<void> }> {
     const { offset, length, text, total } = await this.appendLine((seq) => changeLine(change, tree, seq), "changes");
     const entry = entryOf(JSON.parse(text.slice(0, text.indexOf("\t"))) as ChangeHeader, offset, length, this.intern);
-    // Should the sync fail, it is never applied and stays pending (a compaction keeps it); the store fails.
+    // Should the sync fail, the store fails.
     this.pending.add(entry);
-    await this.durable(total);
-    return entry;
+    return { entry, durable: this.durable(total) };
+  }
+
+  /** Resolves once every line appended so far is on stable storage (with `SYNC=off`, at once). */
+  settled(): Promise<void> {
+    return this.durable(this.appendedTotal);
+  }
+
+  /** Every line appended so far onto stable storage, whatever `SYNC` says (before a compacted datafile is renamed in). */
+  flush(): Promise<void> {
+    return this.durable(this.appendedTotal, true);
   }
 
   /** The change of `entry` reached the datafiles: it joins the index. */

@@ -1,34 +1,36 @@
 /**
- * Compaction that does not stop the service. NeDB's own compaction serialises every record
- * in one synchronous pass inside its queue (about 0.4 s at 100k cards), so every read and
- * write waits for it. Here the queue is held only to take a snapshot of the records (NeDB
- * replaces a record on update rather than changing it, so the snapshot stays as it was)
- * and, at the end, to copy the few lines appended meanwhile and rename the new file in
- * place. The serialising in between runs in short slices that give the event loop back.
+ * Compaction that does not stop the service, of a datafile this code owns (NeDB never sees
+ * a file: embedded-collections.ts). The collection's writes are held only to note how far
+ * the file goes and, at the end, to copy the few lines appended meanwhile and rename the
+ * new file in place. In between, the file up to that point is replayed (later lines win,
+ * `$$deleted` removes, batch marks dropped) and written out one line per record, in short
+ * slices that give the event loop back; reads and writes go on meanwhile.
  *
  * A crash at any point leaves the old datafile whole: the new one is written beside it as
  * `NAME~` and renamed over it only once complete and synced, and the directory is synced
  * after the rename (an open ignores a `~` file when the datafile exists). The new file
- * starts with a new epoch line (datafile.ts), and `afterSwap` runs while the queue is still
+ * starts with a new epoch line (datafile.ts); `beforeSwap` runs before the rename (the
+ * store flushes the change log there) and `afterSwap` after it, while writes are still
  * held, before any append reaches the new file: the store logs the file's checkpoint there.
  */
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { epochLine, type Datafile } from "./datafile.js";
-import { nedbModel } from "./nedb-recovery.js";
+import { parseRecordLine, recordLine } from "./nedb-recovery.js";
 
 type Doc = Record<string, unknown>;
 
-/** The parts of @seald-io/nedb's Datastore that compaction works with. */
-export interface NedbInternals {
-  executor: { pushAsync<T>(task: () => Promise<T>, forceQueuing?: boolean): Promise<T> };
-  getAllData(): Doc[];
-  indexes: Record<string, { fieldName: string; unique: boolean; sparse: boolean }>;
+/** What a compaction needs of the collection: its writes held, and how many records it has. */
+export interface CompactionSubject {
+  /** Runs `work` with the collection's writes (and reads) held. */
+  hold<T>(work: () => Promise<T>): Promise<T>;
+  /** Records the collection holds now. */
+  liveRecords(): number;
 }
 
 export interface CompactionStats {
   records: number;
-  /** The longest the store's queue was held (snapshot, then catch-up and rename). */
+  /** The longest the collection's writes were held (the note of the end, then catch-up and rename). */
   queueHeldMs: number;
   /** The longest single slice of synchronous work. */
   longestSliceMs: number;
@@ -55,11 +57,13 @@ export class DatafileCompactor implements Compactable {
   appendedLines = 0;
   private running: Promise<CompactionStats> | null = null;
 
-  /** Runs inside the queue turn of the swap, once the new file is in place. */
+  /** Runs with writes held, before the new file is renamed in. */
+  beforeSwap: (() => Promise<void>) | null = null;
+  /** Runs with writes held, once the new file is in place. */
   afterSwap: (() => Promise<void>) | null = null;
 
   constructor(
-    private readonly db: NedbInternals,
+    private readonly subject: CompactionSubject,
     private readonly datafile: Datafile,
     /** Synchronous work per slice (the power-cut tests make it one slice, so a run repeats exactly). */
     private readonly sliceMs = SLICE_MS,
@@ -69,13 +73,8 @@ export class DatafileCompactor implements Compactable {
     return this.datafile.file;
   }
 
-  /** Live records, from NeDB's primary index. */
-  liveRecords(): number {
-    return this.db.getAllData().length;
-  }
-
   due(policy: CompactionPolicy): boolean {
-    return this.appendedLines >= policy.minAppendedLines && this.appendedLines >= policy.garbageRatio * this.liveRecords();
+    return this.appendedLines >= policy.minAppendedLines && this.appendedLines >= policy.garbageRatio * this.subject.liveRecords();
   }
 
   /** Rewrites the datafile with one line per live record; one run at a time. */
@@ -97,7 +96,7 @@ export class DatafileCompactor implements Compactable {
     let longestSliceMs = 0;
 
     const held = async <T>(work: () => Promise<T>): Promise<T> =>
-      this.db.executor.pushAsync(async () => {
+      this.subject.hold(async () => {
         const t = performance.now();
         try {
           return await work();
@@ -107,11 +106,43 @@ export class DatafileCompactor implements Compactable {
       });
 
     const { fs } = this.datafile;
-    const snapshot = await held(async () => ({
-      docs: this.db.getAllData(),
-      size: this.datafile.size,
-      appended: this.appendedLines,
-    }));
+    const snapshot = await held(async () => ({ size: this.datafile.size, appended: this.appendedLines }));
+
+    // The file up to the snapshot: complete writes only (every append runs with writes held).
+    const bytes = Buffer.alloc(snapshot.size);
+    const source = await fs.open(this.file, "r");
+    try {
+      if (bytes.length > 0) await source.read(bytes, 0, bytes.length, 0);
+    } finally {
+      await source.close();
+    }
+    const text = bytes.toString("utf8");
+    const records = new Map<string, Doc>();
+    let at = 0;
+    while (at < text.length) {
+      const sliceStart = performance.now();
+      while (at < text.length && performance.now() - sliceStart < this.sliceMs) {
+        let end = text.indexOf("\n", at);
+        if (end === -1) end = text.length;
+        const line = text.slice(at, end);
+        at = end + 1;
+        if (line === "") continue;
+        let doc: Doc;
+        try {
+          doc = parseRecordLine(line) as Doc;
+        } catch {
+          continue;
+        }
+        if (doc === null || typeof doc !== "object" || typeof doc._id !== "string" || doc._id === "") continue;
+        if (doc.$$deleted === true) records.delete(doc._id);
+        else {
+          if ("batch" in doc) delete doc.batch;
+          records.set(doc._id, doc);
+        }
+      }
+      longestSliceMs = Math.max(longestSliceMs, performance.now() - sliceStart);
+      await yieldToEventLoop();
+    }
 
     const temp = `${this.file}~`;
     const epoch = randomBytes(8).toString("hex");
@@ -119,44 +150,38 @@ export class DatafileCompactor implements Compactable {
     let renamed = false;
     try {
       await handle.write(epochLine(epoch));
+      const docs = [...records.values()];
       let i = 0;
-      while (i < snapshot.docs.length) {
+      while (i < docs.length) {
         const sliceStart = performance.now();
         let chunk = "";
-        while (i < snapshot.docs.length && performance.now() - sliceStart < this.sliceMs) {
-          chunk += `${nedbModel.serialize(snapshot.docs[i])}\n`;
+        while (i < docs.length && performance.now() - sliceStart < this.sliceMs) {
+          chunk += `${recordLine(docs[i])}\n`;
           i++;
         }
         longestSliceMs = Math.max(longestSliceMs, performance.now() - sliceStart);
         await handle.write(chunk);
         await yieldToEventLoop();
       }
-      let indexLines = "";
-      for (const [name, index] of Object.entries(this.db.indexes)) {
-        if (name === "_id") continue;
-        const definition = { fieldName: index.fieldName, unique: index.unique, sparse: index.sparse };
-        indexLines += `${nedbModel.serialize({ $$indexCreated: definition })}\n`;
-      }
-      await handle.write(indexLines);
-      // Most of the bytes reach the disk before the queue is held for the swap.
+      // Most of the bytes reach the disk before writes are held for the swap.
       await handle.datasync();
 
       await held(async () => {
-        // Lines appended while the snapshot was written: complete appends only, since
-        // every append runs in the queue held now.
+        // Lines appended while the snapshot was written, as they are.
         const end = this.datafile.size;
         if (end > snapshot.size) {
-          const source = await fs.open(this.file, "r");
+          const again = await fs.open(this.file, "r");
           try {
             const tail = Buffer.alloc(end - snapshot.size);
-            await source.read(tail, 0, tail.length, snapshot.size);
+            await again.read(tail, 0, tail.length, snapshot.size);
             await handle.write(tail);
           } finally {
-            await source.close();
+            await again.close();
           }
         }
         await handle.datasync();
         await handle.close();
+        await this.beforeSwap?.();
         await fs.rename(temp, this.file);
         renamed = true;
         await fs.syncDirectory(path.dirname(this.file));
@@ -164,18 +189,18 @@ export class DatafileCompactor implements Compactable {
         this.appendedLines -= snapshot.appended;
         await this.afterSwap?.();
       });
+      return {
+        records: docs.length,
+        queueHeldMs,
+        longestSliceMs,
+        totalMs: performance.now() - started,
+      };
     } finally {
       if (!renamed) {
         await handle.close().catch(() => undefined);
         await fs.unlink(temp).catch(() => undefined);
       }
     }
-    return {
-      records: snapshot.docs.length,
-      queueHeldMs,
-      longestSliceMs,
-      totalMs: performance.now() - started,
-    };
   }
 }
 

@@ -1,26 +1,37 @@
 /**
- * Bringing an NeDB datafile back to a state some finished sequence of writes produced:
- * at open, after a crash (torn last line, cut-short batch; datafile.ts), and after a failed
- * append, when NeDB has already changed its in-memory copy and the file holds part of the
- * write. File I/O goes through the store's file-system port (file-system.ts).
+ * The embedded store's datafiles, read and written by our code (NeDB's line format; NeDB
+ * itself never sees a file, embedded-collections.ts): the line format, replaying a file
+ * into its records, and writing a file so that a crash leaves it whole. File I/O goes
+ * through the store's file-system port (file-system.ts).
  */
 import path from "node:path";
-import { createRequire } from "node:module";
 import { repairDatafileText } from "./datafile-repair.js";
 import { nodeFileSystem, type FileSystem } from "./file-system.js";
 
 type Doc = Record<string, unknown>;
 
-const require = createRequire(import.meta.url);
-/** NeDB's own line format (dates as `$$date`), so what we write it reads back unchanged. */
-export const nedbModel = require("@seald-io/nedb/lib/model.js") as {
-  serialize(doc: unknown): string;
-  deserialize(line: string): Doc;
-  /** A (possibly dotted, possibly compound "a,b") field's value, as NeDB's indexes read it. */
-  getDotValues(doc: Doc, fields: string[]): unknown;
-  /** NeDB's order of any two values. */
-  compareThings(a: unknown, b: unknown): number;
-};
+/**
+ * A record as one line of a datafile: its JSON. The format is NeDB's (so a datafile NeDB
+ * wrote opens, and one this code writes is one NeDB could read), written and read by this
+ * code: a record never holds a Date (the store's times are ISO strings), so the one thing
+ * beyond JSON that NeDB's format has, a Date as `{"$$date": ms}`, is only read back.
+ */
+export function recordLine(doc: object): string {
+  return JSON.stringify(doc);
+}
+
+function reviveDate(_key: string, value: unknown): unknown {
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === "$$date") return new Date((value as { $$date: number }).$$date);
+  }
+  return value;
+}
+
+/** One line back into a record (throws when it does not parse). */
+export function parseRecordLine(line: string): unknown {
+  return line.includes('"$$date"') ? JSON.parse(line, reviveDate) : JSON.parse(line);
+}
 
 export type RepairLog = (message: string, fields: Record<string, unknown>) => void;
 
@@ -87,7 +98,7 @@ export function parseDatafile(text: string): ParsedDatafile {
     lines++;
     let doc: Doc;
     try {
-      doc = line.includes('"$$date"') ? nedbModel.deserialize(line) : (JSON.parse(line) as Doc);
+      doc = parseRecordLine(line) as Doc;
     } catch {
       corrupt++;
       continue;

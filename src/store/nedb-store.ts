@@ -1,36 +1,33 @@
 /**
- * The embedded store: NeDB (through nedb-promises), one datafile per collection under the
- * data directory. NeDB answers a write only after its append hook resolved, and the hook
- * writes the lines itself through the file-system port (file-system.ts, datafile.ts): NeDB
- * writes no byte of its own. Query objects stay inside this file.
+ * The embedded store: NeDB (through nedb-promises, its public API only) as the in-memory
+ * query engine, and every byte on disk ours: one datafile per collection under the data
+ * directory, written through the file-system port (file-system.ts, datafile.ts) by
+ * embedded-collections.ts, which says how a write reaches NeDB and the file. Query objects
+ * stay inside this file and that one.
  *
  * Power loss (docs/reliability.md, "Power loss"): a change is answered once its line in the
  * change log is on stable storage (group commit, change-log.ts); cards and trees are
  * checkpointed rather than synced per write, and an open redoes the log past the
  * checkpoints; every other collection is synced by each write. `SYNC=off` answers sooner.
  *
- * What NeDB does not do by itself, and this adapter adds (docs/reliability.md):
+ * What this adds beyond keeping records (docs/reliability.md):
  * - a write of several records is framed as a batch, so a crash mid-append drops all of
- *   it on the next open (datafile-repair.ts), and a torn last line is dropped and logged
- *   instead of tripping NeDB's corruption threshold on a small file;
- * - a failed append (a full disk) is cut off the file and NeDB's in-memory copy, which
- *   NeDB changes before appending and never rolls back, is reloaded from the file inside
- *   the same queue turn, so no reader ever sees the rejected write;
- * - compaction runs in slices beside the queue instead of in it (nedb-compaction.ts);
+ *   it on the next open (datafile-repair.ts), and a torn last line is dropped and logged;
+ *   more than 10% of a file's lines not parsing refuses the open (NeDB's own threshold);
+ * - a failed append (a full disk) is cut off the file and NeDB's memory put back, before
+ *   any reader of the collection looks;
+ * - compaction runs in slices beside the writes instead of holding them (nedb-compaction.ts);
  * - cards whose tree is gone (a crash between writing a new tree's cards and the tree)
  *   are swept at open.
  */
-import { randomBytes } from "node:crypto";
 import path from "node:path";
-import Datastore from "nedb-promises";
 import type { Change } from "../shared/changes.js";
 import { ConflictError } from "../shared/errors.js";
 import { ChangeLog, ChangeLogSyncError, ChangeLogUndoError, type LogEntry } from "./change-log.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
 import { Datafile, type CheckpointUse } from "./datafile.js";
-import type { BatchMark } from "./datafile-repair.js";
+import { CardCollection, Collection, type Doc, type IndexDefinition, type Persist } from "./embedded-collections.js";
 import { nodeFileSystem, type FileSystem, type SyncMode } from "./file-system.js";
-import { HashIndex } from "./nedb-hash-index.js";
 import { openIdempotencyFile } from "./idempotency-file.js";
 import {
   DatafileCompactor,
@@ -39,38 +36,24 @@ import {
   type Compactable,
   type CompactionPolicy,
   type CompactionStats,
-  type NedbInternals,
 } from "./nedb-compaction.js";
-import { docsFromDatafile, nedbModel, parseDatafile, type RepairLog } from "./nedb-recovery.js";
+import { parseDatafile, type RepairLog } from "./nedb-recovery.js";
 import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
 import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.js";
 
-type Doc = Record<string, unknown>;
-
 export const COLLECTIONS = ["users", "trees", "cards", "sessions", "scripts"] as const;
-type Collection = (typeof COLLECTIONS)[number];
+type CollectionName = (typeof COLLECTIONS)[number];
 
-/** NeDB's default `corruptAlertThreshold`. */
+/** NeDB's default `corruptAlertThreshold`, kept: more than this share of bad lines refuses the open. */
 const CORRUPT_ALERT_THRESHOLD = 0.1;
 
-/** The parts of @seald-io/nedb that nedb-promises does not wrap. */
-interface Original extends NedbInternals {
-  persistence: {
-    persistNewStateAsync(docs: Doc[]): Promise<void>;
-    loadDatabaseAsync(): Promise<void>;
-  };
-  executor: NedbInternals["executor"] & { processBuffer(): void };
-  _resetIndexes(docs?: Doc[]): void;
-  _updateIndexes(modifications: { oldDoc: Doc; newDoc: Doc }[]): void;
-  _insertMultipleDocsInCache(docs: Doc[]): void;
-  stopAutocompaction(): void;
-}
-interface IndexUndo {
-  revertUpdate(modifications: { oldDoc: Doc; newDoc: Doc }[]): void;
-}
-// Called on the wrapped datastore itself: through nedb-promises' proxy, these methods'
-// own property writes are refused.
-const original = (db: Datastore<Doc>) => (db as unknown as { __original: Original }).__original;
+/** The indexes NeDB keeps (an index NeDB's own datafile once defined is not read: these are the ones). */
+const INDEXES: Record<Exclude<CollectionName, "cards">, IndexDefinition[]> = {
+  users: [{ fieldName: "email", unique: true }],
+  trees: [{ fieldName: "users" }, { fieldName: "publicUrl", unique: true, sparse: true }],
+  sessions: [{ fieldName: "userId" }],
+  scripts: [{ fieldName: "userId" }],
+};
 
 export interface StoreOptions {
   /** Where repairs and write failures are reported (the server's logger). */
@@ -100,65 +83,13 @@ function withoutNedbFields<T>(doc: Doc | null): T | null {
   return (doc as T | null) ?? null;
 }
 
-/** A record as the domain wrote it, without an old batch mark that must not be repeated. */
-function unframed(doc: object): Doc {
-  const { batch: _stale, ...rest } = doc as Doc;
-  return rest;
-}
-
-function newBatch(size: number): BatchMark {
-  return { id: randomBytes(8).toString("hex"), size };
-}
-
-/**
- * NeDB's load, done faster (it is most of the start-up time of a large store):
- * - the file is read once (through the port: datafile.ts, which also takes over a `NAME~`
- *   left by a compaction, cuts a redo-logged file back to its checkpoint and drops an
- *   unfinished tail) and replayed in one synchronous pass (`parseDatafile`) instead of
- *   NeDB's stream with a promise and a reviver per line;
- * - no full rewrite of the file after loading it, as NeDB does on every load: the file as
- *   it stands is a valid append log, and the sliced compactor rewrites it once the
- *   superseded lines it holds (counted here) pile up.
- * NeDB's corruption threshold (10% of lines, its default) and the indexes the file defines
- * still hold, though as hash indexes (nedb-hash-index.ts). It runs in NeDB's queue, as
- * NeDB's own load does.
- */
-function loadQuickly(
-  db: Datastore<Doc>,
-  open: () => Promise<{ text: string; compactor: DatafileCompactor }>,
-  file: string,
-): Promise<void> {
-  const nedb = original(db);
-  nedb.persistence.loadDatabaseAsync = async () => {
-    nedb._resetIndexes();
-    const { text, compactor } = await open();
-    const parsed = parseDatafile(text);
-    if (parsed.lines > 0 && parsed.corrupt / parsed.lines > CORRUPT_ALERT_THRESHOLD) {
-      throw new Error(
-        `${Math.floor((100 * parsed.corrupt) / parsed.lines)}% of ${path.basename(file)} is corrupt, more than 10%: refusing to open the store rather than lose data.`,
-      );
-    }
-    nedb.indexes._id = new HashIndex({ fieldName: "_id", unique: true });
-    for (const definition of parsed.indexes) nedb.indexes[definition.fieldName] = new HashIndex(definition);
-    try {
-      nedb._resetIndexes(parsed.docs);
-    } catch (err) {
-      nedb._resetIndexes();
-      throw err;
-    }
-    compactor.appendedLines = parsed.lines - parsed.docs.length;
-    nedb.executor.processBuffer();
-  };
-  return db.load();
-}
-
 /**
  * The collections whose every write is a change in the change log (or a tree's removal,
  * marked there first): their datafiles are not synced per write but checkpointed, and an
  * open redoes from the log what they lost. Every other collection (users, sessions,
  * scripts, and any added later) is synced by each write before it is answered.
  */
-const REDO_LOGGED: ReadonlySet<Collection> = new Set<Collection>(["cards", "trees"]);
+const REDO_LOGGED: ReadonlySet<CollectionName> = new Set<CollectionName>(["cards", "trees"]);
 
 /** When the redo-logged datafiles are checkpointed (besides at open, close and before the log is compacted). */
 export interface CheckpointPolicy {
@@ -179,10 +110,10 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   let status: StoreStatus = "open";
   let failure: Error | null = null;
 
-  const fileOf = (name: Collection) => path.join(dataDir, `${name}.db`);
-  const compactors = new Map<Collection, DatafileCompactor>();
-  const datafiles = new Map<Collection, Datafile>();
-  const checkpointUses = new Map<Collection, CheckpointUse>();
+  const fileOf = (name: CollectionName) => path.join(dataDir, `${name}.db`);
+  const compactors = new Map<CollectionName, DatafileCompactor>();
+  const datafiles = new Map<CollectionName, Datafile>();
+  const checkpointUses = new Map<CollectionName, CheckpointUse>();
   let changeLog: ChangeLog;
   try {
     changeLog = await ChangeLog.open(dataDir, log, { fs, sync, faults: options.faults });
@@ -190,28 +121,27 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     await unlock();
     throw err;
   }
-  const open = (name: Collection) => {
-    const db = Datastore.create({ filename: fileOf(name), autoload: false }) as Datastore<Doc>;
-    const nedb = original(db);
-    const file = fileOf(name);
-    // Runs inside NeDB's queue turn for the write, after NeDB changed its memory copy.
-    // NeDB itself writes nothing: the lines go through the port (datafile.ts).
-    nedb.persistence.persistNewStateAsync = async (docs: Doc[]) => {
+
+  /**
+   * A collection's appends: the lines go to its datafile (synced unless the change log
+   * redoes it); a failed one is cut off again, or, when even that fails, the store fails.
+   */
+  const persistFor =
+    (name: CollectionName): Persist =>
+    async (text, lines) => {
       if (failure) throw failure;
       const datafile = datafiles.get(name)!;
       const before = datafile.size;
-      const text = docs.map((d) => `${nedbModel.serialize(d)}\n`).join("");
       const fault = options.faults?.take(name) ?? null;
       try {
-        if (fault) await failLikeFullDisk((half) => datafile.append(half), file, text);
+        if (fault) await failLikeFullDisk((half) => datafile.append(half), datafile.file, text);
         await datafile.append(text);
-        compactors.get(name)!.appendedLines += docs.length;
+        compactors.get(name)!.appendedLines += lines;
         if (!REDO_LOGGED.has(name) && sync === "on") await datafile.datasync();
       } catch (err) {
         try {
           if (fault?.stuck) failedUndo();
           await datafile.truncate(before);
-          nedb._resetIndexes(await docsFromDatafile(file, fs));
           log("a write failed and was undone", { collection: name, error: String(err) });
         } catch (recoveryError) {
           failure = new StoreFailedError(`The store could not undo a failed write: ${String(recoveryError)}`);
@@ -225,45 +155,54 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         throw err;
       }
     };
-    loaders.set(name, () =>
-      loadQuickly(
-        db,
-        async () => {
-          const checkpoint = REDO_LOGGED.has(name) ? changeLog.checkpoints.get(`${name}.db`) : undefined;
-          const opened = await Datafile.open(fs, file, log, checkpoint);
-          datafiles.set(name, opened.datafile);
-          checkpointUses.set(name, opened.checkpointUse);
-          const compactor = new DatafileCompactor(nedb, opened.datafile, options.compaction?.sliceMs);
-          compactors.set(name, compactor);
-          return { text: opened.text, compactor };
-        },
-        file,
-      ),
-    );
-    return db;
+
+  /** Opens a datafile (repairing what a crash left), and parses it into its records. */
+  const load = async (name: CollectionName): Promise<Doc[] & { superseded: number }> => {
+    const file = fileOf(name);
+    const checkpoint = REDO_LOGGED.has(name) ? changeLog.checkpoints.get(`${name}.db`) : undefined;
+    const opened = await Datafile.open(fs, file, log, checkpoint);
+    datafiles.set(name, opened.datafile);
+    checkpointUses.set(name, opened.checkpointUse);
+    const parsed = parseDatafile(opened.text);
+    if (parsed.lines > 0 && parsed.corrupt / parsed.lines > CORRUPT_ALERT_THRESHOLD) {
+      throw new Error(
+        `${Math.floor((100 * parsed.corrupt) / parsed.lines)}% of ${path.basename(file)} is corrupt, more than 10%: refusing to open the store rather than lose data.`,
+      );
+    }
+    return Object.assign(parsed.docs, { superseded: parsed.lines - parsed.docs.length });
   };
-  const loaders = new Map<Collection, () => Promise<void>>();
-  const users = open("users");
-  const trees = open("trees");
-  const cards = open("cards");
-  const sessions = open("sessions");
-  const scripts = open("scripts");
-  const byName: Record<Collection, Datastore<Doc>> = { users, trees, cards, sessions, scripts };
-  const all = [users, trees, cards, sessions, scripts];
+
+  const compactorFor = (name: CollectionName, subject: Collection | CardCollection) => {
+    const compactor = new DatafileCompactor(
+      { hold: (work) => subject.gate.write(work), liveRecords: () => subject.live },
+      datafiles.get(name)!,
+      options.compaction?.sliceMs,
+    );
+    compactors.set(name, compactor);
+    return compactor;
+  };
+
+  let users!: Collection;
+  let trees!: Collection;
+  let cards!: CardCollection;
+  let sessions!: Collection;
+  let scripts!: Collection;
   let idempotency: Awaited<ReturnType<typeof openIdempotencyFile>> | null = null;
 
   /**
    * Checkpoints a redo-logged datafile: measures it (size, epoch, and the change every
-   * earlier one is finished at) in its queue, syncs it, then logs the checkpoint.
+   * earlier one is finished at) with its writes held, syncs it, then logs the checkpoint.
    */
-  const checkpoint = (name: Collection): Promise<void> => {
+  const checkpoint = (name: CollectionName): Promise<void> => {
     const datafile = datafiles.get(name)!;
+    const gate = name === "cards" ? cards.gate : trees.gate;
     return datafile.exclusive(async () => {
-      const at = await original(byName[name]).executor.pushAsync(async () => ({
+      const at = await gate.write(async () => ({
         size: datafile.size,
         epoch: datafile.epoch,
         seq: changeLog.finishedThrough(),
-        ...(sync === "off" ? { cut: true } : {}),
+        // Lines past `size` may belong to changes whose log lines never reached the disk (commitEarly).
+        cut: true,
       }));
       await datafile.datasync();
       await changeLog.checkpoint(`${name}.db`, at);
@@ -282,16 +221,33 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   };
 
   try {
-    for (const name of COLLECTIONS) await loaders.get(name)!();
+    const one = async (name: Exclude<CollectionName, "cards">): Promise<Collection> => {
+      const docs = await load(name);
+      const collection = new Collection(name, datafiles.get(name)!, persistFor(name));
+      await collection.fill(docs, INDEXES[name]);
+      compactorFor(name, collection).appendedLines = docs.superseded;
+      return collection;
+    };
+    users = await one("users");
+    trees = await one("trees");
+    const cardDocs = await load("cards");
+    cards = new CardCollection(datafiles.get("cards")!, persistFor("cards"));
+    cards.fill(cardDocs);
+    compactorFor("cards", cards).appendedLines = cardDocs.superseded;
+    sessions = await one("sessions");
+    scripts = await one("scripts");
     for (const name of REDO_LOGGED) {
-      // A compaction swapped a new file in: its checkpoint, logged in the same queue turn, is the new epoch's.
-      compactors.get(name)!.afterSwap = async () => {
+      const compactor = compactors.get(name)!;
+      // Every change with a line in the new file is on disk in the log before the file is renamed in.
+      compactor.beforeSwap = () => changeLog.flush();
+      // A compaction swapped a new file in: its checkpoint, logged with writes still held, is the new epoch's.
+      compactor.afterSwap = async () => {
         const datafile = datafiles.get(name)!;
         await changeLog.checkpoint(`${name}.db`, {
           size: datafile.size,
           epoch: datafile.epoch,
           seq: changeLog.finishedThrough(),
-          ...(sync === "off" ? { cut: true } : {}),
+          cut: true,
         });
       };
     }
@@ -300,16 +256,6 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     idempotency = await openIdempotencyFile(path.join(dataDir, "idempotency.log"), log, { fs, sync });
     // After the load, which creates missing datafiles.
     await fs.makePrivate(dataDir);
-
-    await users.ensureIndex({ fieldName: "email", unique: true });
-    await trees.ensureIndex({ fieldName: "users" });
-    await trees.ensureIndex({ fieldName: "publicUrl", unique: true, sparse: true });
-    await cards.ensureIndex({ fieldName: "treeId" });
-    await cards.ensureIndex({ fieldName: "parentId" });
-    await sessions.ensureIndex({ fieldName: "userId" });
-    await scripts.ensureIndex({ fieldName: "userId" });
-    // An index created just now (a new data directory) is NeDB's own AVL tree.
-    for (const db of all) useHashIndexes(original(db));
 
     const cardsCheckpoint = changeLog.checkpoints.get("cards.db");
     const treesCheckpoint = changeLog.checkpoints.get("trees.db");
@@ -353,10 +299,62 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     log(`the store failed: ${message}`, fields);
   };
 
-  const read = <T>(promise: Promise<T>): Promise<T> => {
+  /**
+   * Logs and applies a change, and resolves once it is applied (this process's later reads
+   * and writes see it) with `durable`, which resolves once its log line is on stable
+   * storage. The change's lines may reach the datafiles before that: checkpoints therefore
+   * always say `cut` (an open cuts a datafile back to its checkpoint and redoes the rest
+   * from the log), and a compaction flushes the log before its new file is renamed in.
+   * A failed flush fails the store, and `durable` rejects, for this change and for every
+   * later one (whose flush would have covered it), so none of them is answered.
+   */
+  const commitEarly = async (change: Change, tree: Tree): Promise<{ durable: Promise<void> }> => {
     if (failure) throw failure;
-    return promise;
+    if (changeLog.latestRevision(change.treeId) >= change.revision) {
+      throw new ConflictError("The tree changed meanwhile; try again.");
+    }
+    let logged: { entry: LogEntry; durable: Promise<void> };
+    try {
+      logged = await changeLog.appendEarly(change, tree);
+    } catch (err) {
+      if (err instanceof ChangeLogUndoError) fail("a failed append to the change log could not be undone", { error: String(err) });
+      else log("a write failed and was undone", { collection: "changes", error: String(err) });
+      throw err;
+    }
+    const { entry } = logged;
+    const durable = logged.durable.catch((err: unknown) => {
+      if (!failure) fail("the change log could not be synced", { error: String(err) });
+      throw err;
+    });
+    loggedSinceCheckpoint += entry.length;
+    let cardsApplied = false;
+    try {
+      await cards.put(change.after);
+      cardsApplied = true;
+      await trees.put([tree]);
+    } catch (err) {
+      // Whoever awaits nothing of it now: the failure below is what the caller hears.
+      durable.catch(() => undefined);
+      // Nothing of a change that failed may stay visible: its cards go back to how
+      // they were and the log says it did not happen.
+      try {
+        if (cardsApplied) await revertCards(cards, change);
+        await changeLog.abort(entry);
+      } catch (undoError) {
+        fail("a failed change could not be undone", { error: String(err), undoError: String(undoError) });
+      }
+      throw err;
+    }
+    changeLog.applied(entry);
+    if (loggedSinceCheckpoint >= checkpointPolicy.logBytes) checkpointAll().catch(checkpointFailed);
+    return { durable };
   };
+
+  const read = <T>(work: () => Promise<T>): Promise<T> => {
+    if (failure) return Promise.reject(failure);
+    return work();
+  };
+  const live = { trashed: { $exists: false } };
 
   return {
     status: () => status,
@@ -371,21 +369,27 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     },
     users: {
       insert: async (user) => {
-        await users.insert(user);
+        await users.put([user], [], true);
       },
-      byId: async (id) => withoutNedbFields<StoredUser>(await read(users.findOne({ _id: id }))),
-      byIds: async (ids) => (await read(users.find({ _id: { $in: [...ids] } }))) as unknown as StoredUser[],
-      byEmail: async (email) => withoutNedbFields<StoredUser>(await read(users.findOne({ email }))),
-      list: async () => (await read(users.find({}).sort({ createdAt: 1 }))) as unknown as StoredUser[],
-      update: async (id, fields) =>
-        withoutNedbFields<StoredUser>(
-          (await users.update({ _id: id }, { $set: fields }, { returnUpdatedDocs: true })) as Doc | null,
+      byId: (id) => read(async () => withoutNedbFields<StoredUser>(await users.read((db) => db.findOne({ _id: id })))),
+      byIds: (ids) => read(async () => (await users.read((db) => db.find({ _id: { $in: [...ids] } }))) as unknown as StoredUser[]),
+      byEmail: (email) => read(async () => withoutNedbFields<StoredUser>(await users.read((db) => db.findOne({ email })))),
+      list: () => read(async () => (await users.read((db) => db.find({}).sort({ createdAt: 1 }))) as unknown as StoredUser[]),
+      update: (id, fields) =>
+        read(() =>
+          users.write(async (put, db) => {
+            const old = await db.findOne({ _id: id });
+            if (!old) return null;
+            const next = { ...old, ...fields, _id: id };
+            await put([next]);
+            return withoutNedbFields<StoredUser>(next);
+          }),
         ),
     },
     trees: {
-      byId: async (id) => withoutNedbFields<Tree>(await read(trees.findOne({ _id: id }))),
-      byPublicUrl: async (publicUrl) => withoutNedbFields<Tree>(await read(trees.findOne({ publicUrl }))),
-      forUser: async (userId) => (await read(trees.find({ users: userId }))) as unknown as Tree[],
+      byId: (id) => read(async () => withoutNedbFields<Tree>(await trees.read((db) => db.findOne({ _id: id })))),
+      byPublicUrl: (publicUrl) => read(async () => withoutNedbFields<Tree>(await trees.read((db) => db.findOne({ publicUrl })))),
+      forUser: (userId) => read(async () => (await trees.read((db) => db.find({ users: userId }))) as unknown as Tree[]),
       removeWithCards: async (id) => {
         // The tree first: a crash in between leaves cards of no tree, which nobody can
         // reach and the next open sweeps, never a tree with part of its cards.
@@ -398,58 +402,22 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
           if (err instanceof ChangeLogSyncError) fail("the change log could not be synced", { error: String(err) });
           throw err;
         }
-        await trees.remove({ _id: id }, {});
-        await cards.remove({ treeId: id }, { multi: true });
+        await trees.put([], [id]);
+        await cards.removeTree(id);
       },
     },
     cards: {
-      byId: async (id) => withoutNedbFields<StoredCard>(await read(cards.findOne({ _id: id }))),
-      trashedByTree: async (treeId) =>
-        (await read(cards.find({ treeId, trashed: { $exists: true } }))) as unknown as StoredCard[],
-      liveById: async (id) =>
-        withoutNedbFields<StoredCard>(await read(cards.findOne({ _id: id, trashed: { $exists: false } }))),
-      liveByTree: async (treeId) =>
-        (await read(cards.find({ treeId, trashed: { $exists: false } }))) as unknown as StoredCard[],
-      countLiveByTrees: async (treeIds) =>
-        treeIds.length === 0
-          ? 0
-          : await read(cards.count({ treeId: { $in: [...treeIds] }, trashed: { $exists: false } })),
+      byId: (id) => read(async () => withoutNedbFields<StoredCard>(await cards.byId(id))),
+      trashedByTree: (treeId) => read(async () => (await cards.ofTree(treeId, { trashed: { $exists: true } })) as unknown as StoredCard[]),
+      liveById: (id) => read(async () => withoutNedbFields<StoredCard>(await cards.byId(id, live))),
+      liveByTree: (treeId) => read(async () => (await cards.ofTree(treeId, live)) as unknown as StoredCard[]),
+      countLiveByTrees: (treeIds) => read(() => cards.count(treeIds, live)),
     },
     changes: {
       commit: async (change, tree) => {
-        if (failure) throw failure;
-        if (changeLog.latestRevision(change.treeId) >= change.revision) {
-          throw new ConflictError("The tree changed meanwhile; try again.");
-        }
-        let entry: LogEntry;
-        try {
-          entry = await changeLog.append(change, tree);
-        } catch (err) {
-          if (err instanceof ChangeLogUndoError) fail("a failed append to the change log could not be undone", { error: String(err) });
-          else if (err instanceof ChangeLogSyncError) fail("the change log could not be synced", { error: String(err) });
-          else log("a write failed and was undone", { collection: "changes", error: String(err) });
-          throw err;
-        }
-        loggedSinceCheckpoint += entry.length;
-        let cardsApplied = false;
-        try {
-          await putMany(cards, change.after);
-          cardsApplied = true;
-          await putMany(trees, [tree]);
-        } catch (err) {
-          // Nothing of a change that failed may stay visible: its cards go back to how
-          // they were and the log says it did not happen.
-          try {
-            if (cardsApplied) await revertCards(cards, change);
-            await changeLog.abort(entry);
-          } catch (undoError) {
-            fail("a failed change could not be undone", { error: String(err), undoError: String(undoError) });
-          }
-          throw err;
-        }
-        changeLog.applied(entry);
-        if (loggedSinceCheckpoint >= checkpointPolicy.logBytes) checkpointAll().catch(checkpointFailed);
+        await (await commitEarly(change, tree)).durable;
       },
+      commitEarly: (change, tree) => commitEarly(change, tree),
       since: async (treeId, since, limit) => {
         if (failure) throw failure;
         const entries = changeLog.entries(treeId).filter((entry) => entry.revision > since);
@@ -483,32 +451,29 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     },
     sessions: {
       insert: async (session) => {
-        await sessions.insert(session);
+        await sessions.put([session], [], true);
       },
-      byId: async (id) => withoutNedbFields<Session>(await read(sessions.findOne({ _id: id }))),
+      byId: (id) => read(async () => withoutNedbFields<Session>(await sessions.read((db) => db.findOne({ _id: id })))),
       remove: async (id) => {
-        await sessions.remove({ _id: id }, {});
+        await sessions.put([], [id]);
       },
-      removeForUser: async (userId, exceptId) => {
-        const query: Doc = exceptId ? { userId, _id: { $ne: exceptId } } : { userId };
-        await sessions.remove(query, { multi: true });
-      },
-      removeExpired: async (now) => {
-        await sessions.remove({ expiresAt: { $lt: now } }, { multi: true });
-      },
+      removeForUser: (userId, exceptId) => removeWhere(sessions, exceptId ? { userId, _id: { $ne: exceptId } } : { userId }),
+      removeExpired: (now) => removeWhere(sessions, { expiresAt: { $lt: now } }),
     },
     scripts: {
       insert: async (script) => {
-        await scripts.insert(script);
+        await scripts.put([script], [], true);
       },
-      byId: async (id) => withoutNedbFields<StoredScript>(await read(scripts.findOne({ _id: id }))),
-      forUser: async (userId) =>
-        (await read(scripts.find({ userId }).sort({ createdAt: 1, _id: 1 }))) as unknown as StoredScript[],
-      replace: async (script) => {
-        await scripts.update({ _id: script._id }, script);
-      },
+      byId: (id) => read(async () => withoutNedbFields<StoredScript>(await scripts.read((db) => db.findOne({ _id: id })))),
+      forUser: (userId) => read(async () => (await scripts.read((db) => db.find({ userId }).sort({ createdAt: 1, _id: 1 }))) as unknown as StoredScript[]),
+      replace: (script) =>
+        read(() =>
+          scripts.write(async (put, db) => {
+            if (await db.findOne({ _id: script._id })) await put([script]);
+          }),
+        ),
       remove: async (id) => {
-        await scripts.remove({ _id: id }, {});
+        await scripts.put([], [id]);
       },
     },
     checkpointNow: () => checkpointAll(),
@@ -518,9 +483,9 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       if (checkpointTimer) clearInterval(checkpointTimer);
       await stopCompaction();
       await checkpointing?.catch(() => undefined);
-      // Each compaction is queued after every pending write, so this also flushes; it
-      // leaves one line per record for a fast next start (and checkpoints cards and
-      // trees). A failed store is left as it is.
+      // Each compaction holds its collection's writes for the swap, after every pending
+      // one; it leaves one line per record for a fast next start (and checkpoints cards
+      // and trees). A failed store is left as it is.
       if (!failure) for (const compactor of compactors.values()) await compactor.compact();
       await changeLog.close();
       for (const datafile of datafiles.values()) await datafile.close();
@@ -532,42 +497,19 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
   };
 }
 
-/**
- * Creates or replaces each record, in NeDB's memory and in one append, as NeDB's own update
- * does (so the adapter's append hook undoes a failed one). Several records are framed as a
- * batch, so a crash mid-append leaves none of them on the next open.
- */
-function putMany(db: Datastore<Doc>, records: readonly object[]): Promise<void> {
-  if (records.length === 0) return Promise.resolve();
-  const nedb = original(db);
-  return nedb.executor.pushAsync(async () => {
-    const modifications: { oldDoc: Doc; newDoc: Doc }[] = [];
-    const inserts: Doc[] = [];
-    for (const record of records) {
-      const doc = structuredClone(unframed(record));
-      const old = (nedb.indexes._id as unknown as HashIndex).getMatching(doc._id)[0];
-      if (old) modifications.push({ oldDoc: old, newDoc: doc });
-      else inserts.push(doc);
-    }
-    nedb._updateIndexes(modifications);
-    try {
-      nedb._insertMultipleDocsInCache(inserts);
-    } catch (err) {
-      for (const index of Object.values(nedb.indexes)) (index as unknown as IndexUndo).revertUpdate(modifications);
-      throw err;
-    }
-    const docs = [...modifications.map((m) => m.newDoc), ...inserts];
-    const batch = docs.length > 1 ? newBatch(docs.length) : null;
-    await nedb.persistence.persistNewStateAsync(batch ? docs.map((doc) => ({ ...doc, batch })) : docs);
+/** Removes the records `query` matches, in one write. */
+async function removeWhere(collection: Collection, query: Doc): Promise<void> {
+  await collection.write(async (put, db) => {
+    const found = await db.find(query, { _id: 1 });
+    await put([], found.map((doc) => doc._id as string));
   });
 }
 
-/** Puts a change's cards back as they were before it: the touched ones restored, the created ones removed. */
-async function revertCards(cards: Datastore<Doc>, change: Change): Promise<void> {
-  await putMany(cards, change.before);
+/** Puts a change's cards back as they were before it: the touched ones restored, the created ones removed, in one write. */
+async function revertCards(cards: CardCollection, change: Change): Promise<void> {
   const known = new Set(change.before.map((card) => card._id));
   const created = change.after.filter((card) => !known.has(card._id)).map((card) => card._id);
-  if (created.length > 0) await cards.remove({ _id: { $in: created } }, { multi: true });
+  await cards.put(change.before, created);
 }
 
 /**
@@ -575,11 +517,11 @@ async function revertCards(cards: Datastore<Doc>, change: Change): Promise<void>
  * every logged change past the revision its tree's record holds (a crash between the log
  * and the datafiles). Changes carry whole records, so this is safe to repeat.
  */
-async function recoverFromChangeLog(changeLog: ChangeLog, trees: Datastore<Doc>, cards: Datastore<Doc>, log: RepairLog): Promise<void> {
-  const stored = new Map(original(trees).getAllData().map((t) => [t._id as string, t]));
+async function recoverFromChangeLog(changeLog: ChangeLog, trees: Collection, cards: CardCollection, log: RepairLog): Promise<void> {
+  const stored = new Map((await trees.db.find({})).map((t) => [t._id as string, t]));
   const deleted = [...changeLog.removedTrees].filter((id) => stored.has(id));
   if (deleted.length > 0) {
-    await trees.remove({ _id: { $in: deleted } }, { multi: true });
+    await trees.put([], deleted);
     log("finished deleting trees a crash interrupted", { trees: deleted.length });
   }
   let replayed = 0;
@@ -587,8 +529,8 @@ async function recoverFromChangeLog(changeLog: ChangeLog, trees: Datastore<Doc>,
     const revision = (stored.get(treeId)?.revision as number | undefined) ?? 0;
     const missing = changeLog.entries(treeId).filter((entry) => entry.revision > revision);
     for (const { change, tree } of await changeLog.read(missing)) {
-      await putMany(cards, change.after);
-      await putMany(trees, [tree]);
+      await cards.put(change.after);
+      await trees.put([tree]);
       replayed++;
     }
   }
@@ -603,11 +545,11 @@ async function recoverFromChangeLog(changeLog: ChangeLog, trees: Datastore<Doc>,
  * carry whole records and those of one tree were logged one after another, so this leaves
  * each record as the last change that touched it left it.
  */
-async function redoFromCheckpoint(changeLog: ChangeLog, trees: Datastore<Doc>, cards: Datastore<Doc>, from: number, log: RepairLog): Promise<void> {
-  const storedRevision = new Map(original(trees).getAllData().map((t) => [t._id as string, (t.revision as number | undefined) ?? 0]));
+async function redoFromCheckpoint(changeLog: ChangeLog, trees: Collection, cards: CardCollection, from: number, log: RepairLog): Promise<void> {
+  const storedRevision = new Map((await trees.db.find({})).map((t) => [t._id as string, (t.revision as number | undefined) ?? 0]));
   const deleted = [...changeLog.removedTrees].filter((id) => storedRevision.has(id));
   if (deleted.length > 0) {
-    await trees.remove({ _id: { $in: deleted } }, { multi: true });
+    await trees.put([], deleted);
     log("finished deleting trees a crash interrupted", { trees: deleted.length });
   }
   const removed = changeLog.removedTrees;
@@ -618,8 +560,8 @@ async function redoFromCheckpoint(changeLog: ChangeLog, trees: Datastore<Doc>, c
   const redo = changeLog.changesAfter(from).filter((entry) => !removed.has(entry.treeId));
   for (let i = 0; i < redo.length; i += 32) {
     for (const { change, tree } of await changeLog.read(redo.slice(i, i + 32))) {
-      await putMany(cards, change.after);
-      await putMany(trees, [tree]);
+      await cards.put(change.after);
+      await trees.put([tree]);
     }
   }
   // Cards of the deleted trees go with the sweep of cards without a tree, which follows.
@@ -644,26 +586,10 @@ function logCompactor(changeLog: ChangeLog): Compactable {
   };
 }
 
-/** Replaces any NeDB index (built by `ensureIndex`) with a hash index on the same field. */
-function useHashIndexes(nedb: Original): void {
-  const all = nedb.getAllData();
-  for (const [name, index] of Object.entries(nedb.indexes)) {
-    if (index instanceof HashIndex) continue;
-    const replacement = new HashIndex(index);
-    replacement.insert(all);
-    nedb.indexes[name] = replacement;
-  }
-}
-
 /** Cards whose tree does not exist: left by a crash while a tree was created or deleted. */
-async function sweepCardsWithoutTree(trees: Datastore<Doc>, cards: Datastore<Doc>, log: RepairLog): Promise<void> {
-  // Read from NeDB's memory directly: a find would copy all 100,000 cards to look at two fields.
-  const treeIds = new Set(original(trees).getAllData().map((t) => t._id as string));
-  const stray = original(cards)
-    .getAllData()
-    .filter((c) => !treeIds.has(c.treeId as string))
-    .map((c) => c._id as string);
-  if (stray.length === 0) return;
-  await cards.remove({ _id: { $in: stray } }, { multi: true });
-  log("removed cards of trees that do not exist (an interrupted tree creation or deletion)", { cards: stray.length });
+async function sweepCardsWithoutTree(trees: Collection, cards: CardCollection, log: RepairLog): Promise<void> {
+  const treeIds = new Set((await trees.db.find({}, { _id: 1 })).map((t) => t._id as string));
+  let swept = 0;
+  for (const treeId of cards.treeIds()) if (!treeIds.has(treeId)) swept += await cards.removeTree(treeId);
+  if (swept > 0) log("removed cards of trees that do not exist (an interrupted tree creation or deletion)", { cards: swept });
 }

@@ -36,3 +36,26 @@ it("refuses a domain module importing a transport, and a cycle", { timeout: 60_0
 it("finds no violation in src/", { timeout: 60_000 }, async () => {
   expect(await cruise("src")).toEqual([]);
 });
+
+it("refuses a private module of NeDB (issue 31: the embedded store on NeDB's public API)", { timeout: 180_000 }, async () => {
+  const violations = await cruise("test/lint/fixture/src");
+  const seen = violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`);
+  expect(seen).toContain("nedb-public-api-only: test/lint/fixture/src/store/private-nedb.ts -> node_modules/@seald-io/nedb/lib/model.js");
+});
+
+it("refuses NeDB's private fields in src/ (ESLint), and src/ reaches none", { timeout: 180_000 }, async () => {
+  const eslint = path.join(ROOT, "node_modules", ".bin", "eslint");
+  const lint = (code: string, file: string) =>
+    new Promise<{ status: number; stdout: string }>((resolve) => {
+      const child = execFile(eslint, ["--stdin", "--stdin-filename", file, "--format", "json"], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (err, stdout) =>
+        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }),
+      );
+      child.stdin!.end(code);
+    });
+  const messages = async (code: string, file: string) =>
+    ((JSON.parse((await lint(code, file)).stdout) as { messages: { ruleId: string; message: string }[] }[])[0]?.messages ?? []).map((m) => `${m.ruleId}: ${m.message}`);
+  const reach = 'export const f = (db: { __original: { executor: unknown } }) => db.__original.executor;\n';
+  expect(await messages(reach, "src/store/reach.ts")).toContain("no-restricted-syntax: NeDB's internals: use its public API (issue 31, src/store/embedded-collections.ts).");
+  // The same outside src/ (a test may look inside to prove a point) is not refused.
+  expect((await messages(reach, "test/store/reach.ts")).filter((m) => m.startsWith("no-restricted-syntax"))).toEqual([]);
+});

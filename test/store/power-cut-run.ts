@@ -33,6 +33,12 @@ export interface PowerCutOptions {
   writers?: number;
   /** Operations each writer tries between two cuts (a cut usually stops them earlier). */
   operationsPerWriter?: number;
+  /**
+   * Commit through `commitEarly` (the service's path under a tree's lock): a tree's next
+   * writer may start once the change is applied, and the write counts as answered only
+   * once its `durable` resolved (domain/durability.ts).
+   */
+  early?: boolean;
   /** Called after each cut with its number (progress for the bench). */
   progress?: (cut: number) => void;
 }
@@ -247,6 +253,18 @@ export async function runPowerCuts(options: PowerCutOptions): Promise<PowerCutFi
     model.attempts.set(revision, { change, tree });
     model.revision = revision;
     model.busy = true;
+    if (options.early) {
+      let durable: Promise<void>;
+      try {
+        ({ durable } = await store.changes.commitEarly!(change, tree));
+      } finally {
+        // The tree's next change may be made on top of this one before it is on disk.
+        model.busy = false;
+      }
+      await durable;
+      model.answered = Math.max(model.answered, revision);
+      return;
+    }
     try {
       await store.changes.commit(change, tree);
       model.answered = revision;

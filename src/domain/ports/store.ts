@@ -63,6 +63,16 @@ export interface ChangeRepository {
    *   process committed first); nothing is written then.
    */
   commit(change: Change, tree: Tree): Promise<void>;
+  /**
+   * Optional (group commit without holding the tree's lock across the flush): applies and
+   * records the change like `commit` and resolves once later reads and commits in this
+   * process see it, with `durable`, which resolves once it is durable and rejects if it
+   * never will be (the store has then failed, and so do the `durable` of every change
+   * committed after it). Whoever calls this answers nothing about the change, nor about
+   * anything read after it, before `durable` resolved (domain/durability.ts).
+   * @throws ConflictError as `commit` does.
+   */
+  commitEarly?(change: Change, tree: Tree): Promise<{ durable: Promise<void> }>;
   /** Changes with a revision above `since`, oldest first, at most `limit`. */
   since(treeId: string, since: number, limit: number): Promise<Change[]>;
   /** Newest first: revisions below `before` (all when absent), at most `limit`. */
