@@ -133,6 +133,8 @@ export type AppEvents = KeyEvents &
     /** Files dropped on the trees list: a new tree from each (views/file-drop.ts). */
     "trees:import-files": [files: File[]];
     "trees:rename": [request: { treeId: string; name: string; done?: Done }];
+    /** The tree settings dialog: name and `latex`, whichever changed. */
+    "trees:update": [request: { treeId: string; changes: { name?: string; latex?: boolean }; done?: Done }];
     "trees:copy": [request: { treeId: string }];
     "trees:clone-public": [request: { publicUrl: string }];
     "trees:delete": [request: { treeId: string }];

@@ -126,7 +126,7 @@ function treeItem(bus: AppBus, tree: Tree, favorite: boolean, owned: boolean): H
     h(
       "div",
       { class: "tree-actions" },
-      action("Rename", () => bus.trigger("modal:show:rename-tree", id)),
+      action("Settings", () => bus.trigger("modal:show:rename-tree", id), "", "Tree settings: name and math"),
       action("Copy", () => bus.trigger("trees:copy", { treeId: id })),
       action("Share", () => bus.trigger("modal:show:collaborators", id)),
       owned ? action(tree.publicUrl ? "Public settings" : "Make public", () => bus.trigger("modal:show:publish", id)) : null,
@@ -137,8 +137,8 @@ function treeItem(bus: AppBus, tree: Tree, favorite: boolean, owned: boolean): H
   );
 }
 
-function action(label: string, run: () => void, extra = ""): HTMLButtonElement {
-  return h("button", { type: "button", class: `button button-quiet button-small ${extra}`, onclick: run }, label);
+function action(label: string, run: () => void, extra = "", title?: string): HTMLButtonElement {
+  return h("button", { type: "button", class: `button button-quiet button-small ${extra}`, title: title ?? null, onclick: run }, label);
 }
 
 /** Relative time a writer reads at a glance ("5 min ago", "3 Mar"). */
