@@ -76,7 +76,7 @@ type KeyEvents = {
 };
 
 type ModalEvents = {
-  [K in "help" | "appearance" | "new-tree" | "import" | "export" | "history" as `modal:show:${K}`]: [];
+  [K in "help" | "appearance" | "new-tree" | "import" | "export" | "history" | "switcher" as `modal:show:${K}`]: [];
 } & {
   [K in "rename-tree" | "collaborators" | "publish" | "delete-tree" as `modal:show:${K}`]: [treeId: string];
 };

@@ -52,6 +52,8 @@ const BINDINGS: Binding[] = [
   { keys: ["ctrl+z", "command+z"], event: "key:undo", scopes: ["tree"] },
   { keys: ["ctrl+shift+z", "command+shift+z", "ctrl+y"], event: "key:redo", scopes: ["tree"] },
   { keys: ["h"], event: "modal:show:history", scopes: ["tree"] },
+  // Bound on every page, not only a tree's (installKeyboard): listed here for the help.
+  { keys: ["ctrl+o", "command+o"], event: "modal:show:switcher", scopes: ["tree"] },
 ];
 
 /**
@@ -87,6 +89,12 @@ export function installKeyboard({ bus, keys }: Pick<AppContext, "bus" | "keys">)
       return false;
     });
   }
+  // The quick switcher, on any page of a logged-in user; while a card is being edited the key
+  // only keeps the browser's "open file" away (the editor's text would be left behind).
+  Mousetrap.bind(["ctrl+o", "command+o"], () => {
+    if (!modalOpen() && !(onTreePage() && keys.current === "editCard")) bus.trigger("modal:show:switcher");
+    return false;
+  });
   installClipboard(bus, keys);
 }
 

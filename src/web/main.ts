@@ -16,6 +16,7 @@ import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
 import type { EventBus } from "./bus.js";
 import { createAppContext, type AppContext } from "./context.js";
+import { showSwitcher } from "./dialogs/switcher.js";
 import { showAppearanceDialog } from "./dialogs/appearance.js";
 import { showHelpDialog } from "./dialogs/help.js";
 import { h, mount } from "./dom.js";
@@ -100,6 +101,9 @@ bus.on("route", (route) => showWithScripts(route));
 bus.on("ui:navigate", (path) => navigate(bus, path));
 bus.on("modal:show:help", () => showHelpDialog());
 bus.on("modal:show:appearance", () => showAppearanceDialog(app));
+bus.on("modal:show:switcher", () => {
+  if (app.session.user) showSwitcher(app, app.openTree?.tree._id ?? null);
+});
 bus.on("user:login", () => void app.preferences.load());
 bus.on("ui:logout", async () => {
   const user = app.session.user;

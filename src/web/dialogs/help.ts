@@ -63,6 +63,7 @@ export const HELP_SECTIONS: { title: string; rows: [ActionEvent, string][] }[] =
       ["key:undo", "Undo your last change in this tab (not while editing: there it undoes typing)"],
       ["key:redo", "Redo what you undid"],
       ["modal:show:history", "History: the tree's changes, the card's versions, the trash"],
+      ["modal:show:switcher", "Open another tree: type to filter, Enter opens (on every page)"],
       ["modal:show:help", "This help"],
     ],
   },
