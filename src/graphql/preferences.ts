@@ -21,6 +21,9 @@ const PreferencesType = builder.objectRef<UserPreferences>("Preferences").implem
     }),
     theme: t.exposeString("theme", { description: "forest, light or dark." }),
     fontSize: t.exposeInt("fontSize", { description: "The cards' text size in CSS pixels: 14, 16, 18, 20 or 22." }),
+    headingFont: t.exposeString("headingFont", { description: "The cards' headings' typeface: default, literata, atkinson or opendyslexic." }),
+    bodyFont: t.exposeString("bodyFont", { description: "The cards' text's typeface: default, literata, atkinson or opendyslexic." }),
+    monoFont: t.exposeString("monoFont", { description: "Code's typeface: default or plex-mono." }),
   }),
 });
 
@@ -29,6 +32,9 @@ const PreferencesInput = builder.inputType("PreferencesInput", {
   fields: (t) => ({
     theme: t.string({ description: "forest, light or dark." }),
     fontSize: t.int({ description: "14, 16, 18, 20 or 22." }),
+    headingFont: t.string({ description: "default, literata, atkinson or opendyslexic." }),
+    bodyFont: t.string({ description: "default, literata, atkinson or opendyslexic." }),
+    monoFont: t.string({ description: "default or plex-mono." }),
   }),
   validate: setPreferences.input,
 });

@@ -100,7 +100,7 @@ describeInBrowser("getting around", () => {
     const form = page.locator("form.password-form");
     await form.waitFor();
     expect(await violations(page)).toEqual([]);
-    const { password } = writer.api.credentials;
+    const { email, password } = writer.api.credentials!;
     await form.getByLabel("Current password").fill("not the password");
     await form.getByLabel("New password", { exact: true }).fill("a brand new secret");
     await form.getByLabel("New password again").fill("a brand new secret");
@@ -120,8 +120,8 @@ describeInBrowser("getting around", () => {
     // This browser stays in; the other one is signed out; the new password logs in, the old one not.
     expect((await page.request.get("/api/index")).status()).toBe(200);
     expect((await other.request.get("/api/index")).status()).toBe(401);
-    expect((await other.request.post("/api/login", { data: { email: writer.api.credentials.email, password } })).status()).toBe(401);
-    expect((await other.request.post("/api/login", { data: { email: writer.api.credentials.email, password: "a brand new secret" } })).status()).toBe(200);
+    expect((await other.request.post("/api/login", { data: { email, password } })).status()).toBe(401);
+    expect((await other.request.post("/api/login", { data: { email, password: "a brand new secret" } })).status()).toBe(200);
     await other.close();
   }, 90_000);
 });
