@@ -42,6 +42,9 @@ const PreferencesType = builder.objectRef<UserPreferences>("Preferences").implem
       description: "The user's own keyboard shortcuts: each action they rebound with its keys; empty when every key is the default.",
       resolve: (preferences) => Object.entries(preferences.keys).map(([action, keys]) => ({ action, keys })),
     }),
+    headingFont: t.exposeString("headingFont", { description: "The cards' headings' typeface: default, literata, atkinson or opendyslexic." }),
+    bodyFont: t.exposeString("bodyFont", { description: "The cards' text's typeface: default, literata, atkinson or opendyslexic." }),
+    monoFont: t.exposeString("monoFont", { description: "Code's typeface: default or plex-mono." }),
   }),
 });
 
@@ -51,6 +54,9 @@ const PreferencesInput = builder.inputType("PreferencesInput", {
     theme: t.string({ description: "forest, light or dark." }),
     fontSize: t.int({ description: "14, 16, 18, 20 or 22." }),
     keys: t.field({ type: [KeyBindingInput], description: "Replaces the user's own keys whole; [] brings every default back." }),
+    headingFont: t.string({ description: "default, literata, atkinson or opendyslexic." }),
+    bodyFont: t.string({ description: "default, literata, atkinson or opendyslexic." }),
+    monoFont: t.string({ description: "default or plex-mono." }),
   }),
   validate: preferencesGraphqlInput,
 });

@@ -6,7 +6,7 @@
  * REST response against that document, catch a presenter that sends something else.
  */
 import { z } from "zod";
-import { FONT_SIZES, THEMES } from "./preferences.js";
+import { FONT_SIZES, MONO_FONTS, TEXT_FONTS, THEMES } from "./preferences.js";
 import { changeKinds } from "./changes.js";
 import { EMAIL_PATTERN, publicUrl, recordId, userId } from "./schemas.js";
 
@@ -33,6 +33,9 @@ export const preferencesRecord = z.object({
   theme: z.enum(THEMES).describe("the colour theme of the browser client"),
   fontSize: z.literal(FONT_SIZES).describe("the cards' text size in CSS pixels"),
   keys: z.record(z.string(), z.array(z.string())).describe("the user's own keyboard shortcuts: each rebound action's keys by its event; `{}` when every key is the default"),
+  headingFont: z.enum(TEXT_FONTS).describe("the typeface of the cards' headings (default: the system's)"),
+  bodyFont: z.enum(TEXT_FONTS).describe("the typeface of the cards' text (default: the system's)"),
+  monoFont: z.enum(MONO_FONTS).describe("the typeface of code in cards (default: the system's)"),
 });
 
 export const treeRecord = z.object({

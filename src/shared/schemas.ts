@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { PUBLIC_URL, RECORD_ID, TAB_ID, USER_ID } from "./ids.js";
 import { ValidationError } from "./errors.js";
-import { FONT_SIZES, THEMES } from "./preferences.js";
+import { FONT_SIZES, MONO_FONTS, TEXT_FONTS, THEMES } from "./preferences.js";
 import { checkKeyBindings, MAX_KEYS_PER_ACTION, normalizeCombo } from "./shortcuts.js";
 
 export const recordId = z.string().regex(RECORD_ID, "must be 24 characters of a-z and 0-9");
@@ -92,6 +92,9 @@ export const preferencesInput = z.strictObject({
   theme: z.enum(THEMES, "must be one of forest, light or dark").optional(),
   fontSize: z.literal(FONT_SIZES, "must be one of 14, 16, 18, 20 or 22").optional(),
   keys: keyBindings.optional(),
+  headingFont: z.enum(TEXT_FONTS, `must be one of ${TEXT_FONTS.join(", ")}`).optional(),
+  bodyFont: z.enum(TEXT_FONTS, `must be one of ${TEXT_FONTS.join(", ")}`).optional(),
+  monoFont: z.enum(MONO_FONTS, `must be one of ${MONO_FONTS.join(", ")}`).optional(),
 });
 
 /** `PUT /api/trees/:id/presence`: where the caller's tab is (and that it is still there). */

@@ -20,7 +20,10 @@ export interface Shortcut {
   section: "Moving around" | "Writing" | "Adding and arranging" | "Undo and history";
   scopes: readonly ShortcutScope[];
   keys: readonly string[];
-  /** The browser's clipboard shortcuts: acted on as clipboard events, listed, never rebound. */
+  /**
+   * Bound by the client itself, listed, never rebound: the browser's clipboard shortcuts
+   * (acted on as clipboard events) and the quick switcher (Ctrl+O on every page).
+   */
   fixed?: true;
 }
 
@@ -71,6 +74,7 @@ export const SHORTCUTS: readonly Shortcut[] = [
   { event: "key:redo", label: "Redo what you undid", section: "Undo and history", scopes: ["tree"], keys: ["ctrl+shift+z", "command+shift+z", "ctrl+y"] },
   { event: "modal:show:history", label: "History: the tree's changes, the card's versions, the trash", section: "Undo and history", scopes: ["tree"], keys: ["shift+h"] },
   { event: "modal:show:help", label: "This help", section: "Undo and history", scopes: ["tree"], keys: ["?"] },
+  { event: "modal:show:switcher", label: "Open another tree: type to filter, Enter opens (on every page)", section: "Undo and history", scopes: ["tree"], keys: ["ctrl+o", "command+o"], fixed: true },
 ];
 
 /** The events a user may bind their own keys to. */
@@ -136,7 +140,7 @@ export function checkKeyBindings(own: Record<string, unknown>): BindingProblem[]
   for (const [event, keys] of Object.entries(own)) {
     if (!REBINDABLE_EVENTS.includes(event)) {
       const fixed = SHORTCUTS.some((s) => s.event === event);
-      problems.push({ path: event, message: fixed ? "is the browser's clipboard shortcut and cannot be rebound" : "is not an action with shortcuts" });
+      problems.push({ path: event, message: fixed ? "is bound by the app itself (a clipboard key or the tree switcher) and cannot be rebound" : "is not an action with shortcuts" });
       continue;
     }
     if (!Array.isArray(keys) || keys.some((key) => typeof key !== "string")) {

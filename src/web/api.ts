@@ -151,6 +151,7 @@ export function createApi(options: ApiOptions = {}) {
     signUp: (email: string, password: string) => call<UserView>("POST", "/api/signup", { email, password }),
     logOut: () => call<void>("POST", "/api/logout"),
     setFavorites: (favoriteTrees: string[]) => call<UserView>("PUT", "/api/index", { favoriteTrees }),
+    changePassword: (currentPassword: string, newPassword: string) => call<UserView>("PUT", "/api/index", { currentPassword, newPassword }),
     preferences: () => call<Preferences>("GET", "/api/preferences"),
     setPreferences: (change: Partial<Preferences>) => call<Preferences>("PUT", "/api/preferences", change),
 

@@ -80,7 +80,7 @@ type KeyEvents = {
 };
 
 type ModalEvents = {
-  [K in "help" | "appearance" | "new-tree" | "import" | "export" | "history" as `modal:show:${K}`]: [];
+  [K in "help" | "appearance" | "new-tree" | "import" | "export" | "history" | "switcher" as `modal:show:${K}`]: [];
 } & {
   [K in "rename-tree" | "collaborators" | "publish" | "delete-tree" as `modal:show:${K}`]: [treeId: string];
 };
@@ -137,6 +137,8 @@ export type AppEvents = KeyEvents &
     /** Files dropped on the trees list: a new tree from each (views/file-drop.ts). */
     "trees:import-files": [files: File[]];
     "trees:rename": [request: { treeId: string; name: string; done?: Done }];
+    /** The tree settings dialog: name and `latex`, whichever changed. */
+    "trees:update": [request: { treeId: string; changes: { name?: string; latex?: boolean }; done?: Done }];
     "trees:copy": [request: { treeId: string }];
     "trees:clone-public": [request: { publicUrl: string }];
     "trees:delete": [request: { treeId: string }];

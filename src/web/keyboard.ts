@@ -44,6 +44,13 @@ export function installKeyboard({ bus, keys, preferences }: Pick<AppContext, "bu
     if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s" && onTreePage()) event.preventDefault();
   });
   installClipboard(bus, keys);
+  // The quick switcher (issue 30), on any page of a signed-in user, so not in bindAll's tree
+  // scope; while a card is being edited the key only keeps the browser's "open file" away
+  // (the editor's text would be left behind).
+  Mousetrap.bind(["ctrl+o", "command+o"], () => {
+    if (!modalOpen() && !(onTreePage() && keys.current === "editCard")) bus.trigger("modal:show:switcher");
+    return false;
+  });
 }
 
 /** (Re)binds every shortcut with `own` keys over the defaults. */

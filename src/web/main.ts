@@ -16,6 +16,7 @@ import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
 import type { EventBus } from "./bus.js";
 import { createAppContext, type AppContext } from "./context.js";
+import { showSwitcher } from "./dialogs/switcher.js";
 import { h, mount } from "./dom.js";
 import { installKeyboard } from "./keyboard.js";
 import { withPart } from "./lazy.js";
@@ -115,6 +116,9 @@ bus.on("route", (route) => showWithScripts(route));
 bus.on("ui:navigate", (path) => navigate(bus, path));
 bus.on("modal:show:help", () => withPart(() => import("./dialogs/help.js"), ({ showHelpDialog }) => showHelpDialog()));
 bus.on("modal:show:appearance", () => withPart(() => import("./dialogs/appearance.js"), ({ showAppearanceDialog }) => showAppearanceDialog(app)));
+bus.on("modal:show:switcher", () => {
+  if (app.session.user) showSwitcher(app, app.openTree?.tree._id ?? null);
+});
 bus.on("user:login", () => void app.preferences.load());
 bus.on("ui:logout", async () => {
   const user = app.session.user;

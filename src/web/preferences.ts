@@ -5,7 +5,7 @@
  * (`cardtree:prefs:<userId>`), so a page paints in the right theme before the server has
  * answered, and a reader of a public tree without a log-in (`anonymous`) keeps theirs too.
  */
-import { DEFAULT_PREFERENCES, FONT_SIZES, THEMES, type Preferences, type Theme } from "../shared/preferences.js";
+import { DEFAULT_PREFERENCES, FONT_SIZES, MONO_FONTS, TEXT_FONTS, THEMES, type MonoFont, type Preferences, type TextFont, type Theme } from "../shared/preferences.js";
 import { checkKeyBindings, type KeyBindings } from "../shared/shortcuts.js";
 import { describeError, type ApiClient } from "./api.js";
 import type { AppBus } from "./bus.js";
@@ -13,6 +13,25 @@ import { notify } from "./notify.js";
 import type { Session } from "./session.js";
 
 export { FONT_SIZES, type Preferences, type Theme };
+
+export const TEXT_FONT_CHOICES: readonly { id: TextFont; label: string }[] = [
+  { id: "default", label: "The app's own (system serif)" },
+  { id: "literata", label: "Literata (serif, for long reading)" },
+  { id: "atkinson", label: "Atkinson Hyperlegible (sans, for low vision)" },
+  { id: "opendyslexic", label: "OpenDyslexic (for dyslexia)" },
+];
+export const MONO_FONT_CHOICES: readonly { id: MonoFont; label: string }[] = [
+  { id: "default", label: "The system's monospace" },
+  { id: "plex-mono", label: "IBM Plex Mono" },
+];
+
+/** Each choice's CSS font stack; `default` is the style sheet's own (base.css). */
+const STACKS: Record<Exclude<TextFont | MonoFont, "default">, string> = {
+  literata: '"Literata", Georgia, serif',
+  atkinson: '"Atkinson Hyperlegible", system-ui, sans-serif',
+  opendyslexic: '"OpenDyslexic", system-ui, sans-serif',
+  "plex-mono": '"IBM Plex Mono", ui-monospace, monospace',
+};
 
 export const THEME_CHOICES: readonly { id: Theme; label: string }[] = [
   { id: "forest", label: "Forest (dark canvas, paper cards)" },
@@ -26,6 +45,9 @@ function checked(stored: Partial<Record<keyof Preferences, unknown>>): Preferenc
     theme: THEMES.find((theme) => theme === stored.theme) ?? DEFAULT_PREFERENCES.theme,
     fontSize: FONT_SIZES.find((size) => size === stored.fontSize) ?? DEFAULT_PREFERENCES.fontSize,
     keys: ownKeys(stored.keys),
+    headingFont: TEXT_FONTS.find((font) => font === stored.headingFont) ?? DEFAULT_PREFERENCES.headingFont,
+    bodyFont: TEXT_FONTS.find((font) => font === stored.bodyFont) ?? DEFAULT_PREFERENCES.bodyFont,
+    monoFont: MONO_FONTS.find((font) => font === stored.monoFont) ?? DEFAULT_PREFERENCES.monoFont,
   };
 }
 
@@ -59,6 +81,13 @@ export class AppearancePreferences {
     const root = document.documentElement;
     root.dataset.theme = preferences.theme;
     root.style.setProperty("--card-font-size", `${preferences.fontSize}px`);
+    const font = (property: string, choice: TextFont | MonoFont) => {
+      if (choice === "default") root.style.removeProperty(property);
+      else root.style.setProperty(property, STACKS[choice]);
+    };
+    font("--card-heading-font", preferences.headingFont);
+    font("--card-body-font", preferences.bodyFont);
+    font("--card-mono-font", preferences.monoFont);
     document.querySelector('meta[name="color-scheme"]')?.setAttribute("content", preferences.theme === "dark" ? "dark" : "light");
   }
 
@@ -92,7 +121,8 @@ export class AppearancePreferences {
     if (this.session.user?._id !== user._id || this.localChanges !== changesBefore) return;
     const shown = this.read();
     this.remember(stored);
-    if (shown.theme === stored.theme && shown.fontSize === stored.fontSize && JSON.stringify(shown.keys) === JSON.stringify(stored.keys)) return;
+    const same = (key: keyof Preferences) => (key === "keys" ? JSON.stringify(shown.keys) === JSON.stringify(stored.keys) : shown[key] === stored[key]);
+    if ((Object.keys(stored) as (keyof Preferences)[]).every(same)) return;
     this.apply(stored);
     this.bus.trigger("preferences:change", stored);
   }

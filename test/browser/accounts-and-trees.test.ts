@@ -61,8 +61,8 @@ describeInBrowser("accounts and the list of trees", () => {
 
   it("renames, copies, favourites and deletes trees from the list", async () => {
     const memoir = page.locator(".tree-item", { hasText: "Memoir" });
-    await memoir.locator("button", { hasText: "Rename" }).click();
-    await page.locator("dialog[open] input").fill("Memoir, part one");
+    await memoir.locator("button", { hasText: "Settings" }).click();
+    await page.locator("dialog[open] input[type=text]").fill("Memoir, part one");
     await page.keyboard.press("Enter");
     await expect.poll(treeNames).toEqual(["Memoir, part one"]);
 

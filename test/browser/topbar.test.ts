@@ -116,7 +116,7 @@ describeInBrowser("the top bar", () => {
         await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
       }
       expect(found).toEqual([]);
-    });
+    }, 240_000);
   }
 
   it("keeps the trees list's bar apart and on screen at 390 px", async () => {

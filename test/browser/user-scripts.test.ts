@@ -42,8 +42,8 @@ describeInBrowser("users' own scripts", () => {
   it("adds a pasted script on the settings page, reached from the top bar", async () => {
     const { page } = alice;
     await page.goto("/");
-    await page.locator(".topbar a", { hasText: "Scripts" }).click();
-    await page.locator("h1", { hasText: "Your scripts" }).waitFor();
+    await page.locator(".topbar a", { hasText: "Settings" }).click();
+    await page.locator("h2", { hasText: "Your scripts" }).waitFor();
     expect(new URL(page.url()).pathname).toBe("/settings");
     await page.locator("#script-name").fill("Shortcuts");
     await page.locator("#script-body").fill(ALICE_SCRIPT);

@@ -177,7 +177,7 @@ describeInBrowser("the writer's tools", () => {
   it("remembers the theme and font size for this user", async () => {
     await bus("modal:show:appearance");
     await page().locator("dialog[open] input[value=dark]").check();
-    await page().locator("dialog[open] select").selectOption("20");
+    await page().locator("dialog[open] #font-size").selectOption("20");
     await page().keyboard.press("Escape");
     const look = () => page().evaluate(() => ({ theme: document.documentElement.dataset.theme, size: getComputedStyle(document.querySelector(".card")!).fontSize }));
     expect(await look()).toEqual({ theme: "dark", size: "20px" });
@@ -187,16 +187,16 @@ describeInBrowser("the writer's tools", () => {
     expect(await look()).toEqual({ theme: "dark", size: "20px" });
     await bus("modal:show:appearance");
     await page().locator("dialog[open] input[value=forest]").check();
-    await page().locator("dialog[open] select").selectOption("16");
+    await page().locator("dialog[open] #font-size").selectOption("16");
     await page().keyboard.press("Escape");
   });
 
   it("brings the theme and font size to the same user's other browser", async () => {
     await bus("modal:show:appearance");
     await page().locator("dialog[open] input[value=dark]").check();
-    await page().locator("dialog[open] select").selectOption("20");
+    await page().locator("dialog[open] #font-size").selectOption("20");
     await page().keyboard.press("Escape");
-    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20, keys: {} });
+    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20, keys: {}, headingFont: "default", bodyFont: "default", monoFont: "default" });
     // A second browser: its own cookies and an empty localStorage.
     const other = await writer.world.newContext();
     try {
@@ -213,9 +213,9 @@ describeInBrowser("the writer's tools", () => {
     }
     await bus("modal:show:appearance");
     await page().locator("dialog[open] input[value=forest]").check();
-    await page().locator("dialog[open] select").selectOption("16");
+    await page().locator("dialog[open] #font-size").selectOption("16");
     await page().keyboard.press("Escape");
-    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16, keys: {} });
+    await expect.poll(async () => (await writer.api.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16, keys: {}, headingFont: "default", bodyFont: "default", monoFont: "default" });
   });
 
   it("renders LaTeX as MathML in a latex tree, and leaves dollars alone elsewhere", async () => {

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildUser } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
+/** The typefaces nobody here chose (issue 30): the defaults. */
+const FONTS = { headingFont: "default", bodyFont: "default", monoFont: "default" };
+
 let server: InProcessServer;
 beforeAll(async () => {
   server = await startInProcessServer();
@@ -15,12 +18,12 @@ afterAll(() => server.stop());
 describe("appearance preferences", () => {
   it("start at the defaults, change only the fields sent, and stay out of /api/index", async () => {
     const writer = await buildUser(server.url, "prefs");
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16, keys: {} });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16, keys: {}, ...FONTS });
     const set = await writer.put("/api/preferences", { theme: "dark" });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ theme: "dark", fontSize: 16, keys: {} });
-    expect((await writer.put("/api/preferences", { fontSize: 20 })).body).toEqual({ theme: "dark", fontSize: 20, keys: {} });
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20, keys: {} });
+    expect(set.body).toEqual({ theme: "dark", fontSize: 16, keys: {}, ...FONTS });
+    expect((await writer.put("/api/preferences", { fontSize: 20 })).body).toEqual({ theme: "dark", fontSize: 20, keys: {}, ...FONTS });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 20, keys: {}, ...FONTS });
     const me = await writer.get("/api/index");
     expect(Object.keys(me.body)).not.toContain("preferences");
   });
@@ -29,14 +32,14 @@ describe("appearance preferences", () => {
     const ada = await buildUser(server.url, "ada");
     const bob = await buildUser(server.url, "bob");
     await ada.put("/api/preferences", { theme: "light", fontSize: 22 });
-    expect((await bob.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16, keys: {} });
+    expect((await bob.get("/api/preferences")).body).toEqual({ theme: "forest", fontSize: 16, keys: {}, ...FONTS });
   });
 
   it("keep both of two changes sent at once", async () => {
     const writer = await buildUser(server.url, "race");
     const [a, b] = await Promise.all([writer.put("/api/preferences", { theme: "light" }), writer.put("/api/preferences", { fontSize: 14 })]);
     expect([a.status, b.status]).toEqual([200, 200]);
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 14, keys: {} });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 14, keys: {}, ...FONTS });
   });
 
   it("refuse an unknown value or field with 400 and details, changing nothing", async () => {
@@ -59,7 +62,7 @@ describe("appearance preferences", () => {
     expect(notJson.status).toBe(400);
     const array = await writer.put("/api/preferences", ["dark"]);
     expect(array.status).toBe(400);
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 18, keys: {} });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "light", fontSize: 18, keys: {}, ...FONTS });
   });
 
   it("keep the user's own keyboard shortcuts, normalized, replaced whole, and {} back to the defaults", async () => {
@@ -70,7 +73,7 @@ describe("appearance preferences", () => {
     // Another field leaves them be; keys given again replace them.
     expect((await writer.put("/api/preferences", { theme: "dark" })).body.keys).toEqual({ "key:down": ["down", "n"], "modal:show:history": ["ctrl+alt+h"] });
     expect((await writer.put("/api/preferences", { keys: { "key:up": [] } })).body.keys).toEqual({ "key:up": [] });
-    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 16, keys: { "key:up": [] } });
+    expect((await writer.get("/api/preferences")).body).toEqual({ theme: "dark", fontSize: 16, keys: { "key:up": [] }, ...FONTS });
     expect((await writer.put("/api/preferences", { keys: {} })).body.keys).toEqual({});
   });
 

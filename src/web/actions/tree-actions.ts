@@ -1,5 +1,6 @@
 /**
- * What happens when the writer acts on a whole tree: create (also from dropped files), rename,
+ * What happens when the writer acts on a whole tree: create (also from dropped files), rename
+ * or switch math on (tree settings),
  * copy, delete, favourite, publish. Views and dialogs only trigger these events; the listeners here call the API and
  * announce the result (`tree:created`, `tree:changed`, `tree:deleted`, `user:changed`), which
  * the pages listen to. Payloads may carry `done(problem)` so a dialog can show a refusal and
@@ -8,9 +9,10 @@
 import { describeError, type Tree } from "../api.js";
 import type { AppContext } from "../context.js";
 import type { Done } from "../events.js";
-import { confirmDialog, promptDialog } from "../dialogs/confirm.js";
+import { confirmDialog } from "../dialogs/confirm.js";
 import { showNewTreeDialog } from "../dialogs/new-tree.js";
 import { showPublishDialog } from "../dialogs/publish.js";
+import { showTreeSettingsDialog } from "../dialogs/tree-settings.js";
 import { notify } from "../notify.js";
 import { importProblem, readImportFile } from "../views/file-drop.js";
 import { formatBytes, showProgress } from "../views/progress.js";
@@ -77,17 +79,13 @@ export function registerTreeActions(app: AppContext): void {
   });
 
   bus.on("modal:show:rename-tree", (treeId) => {
-    promptDialog({
-      title: "Rename tree",
-      label: "Name",
-      value: knownTree(treeId)?.name ?? "",
-      confirmLabel: "Rename",
-      submit: (name) =>
-        new Promise((resolve) => {
-          if (name === "") return resolve("Give the tree a name.");
-          bus.trigger("trees:rename", { treeId, name, done: resolve });
-        }),
-    });
+    const tree = knownTree(treeId);
+    if (tree) showTreeSettingsDialog(bus, tree);
+  });
+
+  bus.on("trees:update", async ({ treeId, changes, done }) => {
+    const tree = await attempt(() => api.updateTree(treeId, changes), done);
+    if (tree) changed(tree);
   });
 
   bus.on("trees:rename", async ({ treeId, name, done }) => {

@@ -193,9 +193,11 @@ export class TreeController {
     this.view.focusActive();
   }
 
-  /** The tree record changed elsewhere on the page (renamed). */
+  /** The tree record changed elsewhere on the page (renamed, or math switched on or off: the cards are drawn again). */
   renamed(tree: Tree): void {
+    const latexChanged = (tree.latex === true) !== (this.state.tree.latex === true);
     this.state.tree = tree;
+    if (latexChanged) this.view.rerenderAll();
   }
 
   /** Resolves once every queued change reached the server. */

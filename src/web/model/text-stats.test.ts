@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Card } from "../../shared/records.js";
-import { countWords, searchCards } from "./text-stats.js";
+import { countCharacters, countWords, searchCards } from "./text-stats.js";
 import { TreeState } from "./tree-state.js";
 
 function card(id: string, parentId: string | null, content: string, position = 0): Card {
@@ -32,5 +32,13 @@ describe("searchCards", () => {
   it("shows nothing for no match and for an empty query", () => {
     expect(searchCards(state, "whale").shown.size).toBe(0);
     expect(searchCards(state, "  ").matches).toEqual([]);
+  });
+});
+
+describe("countCharacters", () => {
+  it("counts every character, spaces included, a pair or a composed accent as one", () => {
+    expect(countCharacters("")).toBe(0);
+    expect(countCharacters("Two words")).toBe(9);
+    expect(countCharacters("e\u0301lan 😀")).toBe(6);
   });
 });

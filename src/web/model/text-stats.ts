@@ -14,6 +14,13 @@ export function countWords(text: string): number {
   return count;
 }
 
+/** Characters as a writer counts them: every character, spaces included, a surrogate pair or an accent on its letter as one. */
+export function countCharacters(text: string): number {
+  let count = 0;
+  for (const _ of text.normalize("NFC")) count++;
+  return count;
+}
+
 const counted = new WeakMap<Card, { content: string; words: number }>();
 
 /** A card's words, computed once per text. */

@@ -123,6 +123,16 @@ export class ColumnsView {
     this.resize.disconnect();
   }
 
+  /** Redraws every made card's text (the tree's `latex` setting changed). */
+  rerenderAll(): void {
+    for (const [id, element] of this.cardElements) {
+      const card = this.state.get(id);
+      if (!card) continue;
+      renderCardContent(element, card, this.rendering());
+      this.columnOf(id)?.heightChanged(id);
+    }
+  }
+
   updateCard(card: Card): void {
     const element = this.cardElements.get(card._id);
     if (element) renderCardContent(element, card, this.rendering());

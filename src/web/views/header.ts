@@ -35,7 +35,7 @@ export function topBar(app: AppContext): TopBar {
           "div",
           { class: "topbar-user" },
           h("span", { class: "user-email", title: user.email }, user.email),
-          h("a", { class: "button button-quiet button-small", href: "/settings", "data-nav": true, title: "Your scripts" }, "Scripts"),
+          h("a", { class: "button button-quiet button-small", href: "/settings", "data-nav": true, title: "Settings: your password and your scripts" }, "Settings"),
           h("button", { type: "button", class: "button button-quiet button-small", title: `Log out ${user.email}`, onclick: () => bus.trigger("ui:logout") }, "Log out"),
         )
       : h("div", { class: "topbar-user" }, h("a", { class: "button button-quiet button-small", href: "/", "data-nav": true }, "Log in")),

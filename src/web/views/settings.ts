@@ -1,12 +1,14 @@
 /**
- * `/settings`: the user's own scripts (docs/scripting.md, "Your scripts on the server").
+ * `/settings`: the account's password (current and new: `PUT /api/index`, which signs out
+ * every other session of the user), and the user's own scripts (docs/scripting.md, "Your scripts on the server").
  * Paste a script or pick a `.js` file, turn scripts on and off, change or remove them. They
  * are kept on the server for this user alone and run on their tree pages (user-scripts.ts).
  * This page runs none of them, so a script that breaks pages can always be turned off here.
  */
-import { describeError, type ApiClient, type ScriptView } from "../api.js";
+import { ApiError, describeError, type ApiClient, type ScriptView } from "../api.js";
 import type { AppContext } from "../context.js";
 import { confirmDialog } from "../dialogs/confirm.js";
+import { errorLine, field } from "../dialogs/modal.js";
 import { h, mount } from "../dom.js";
 import { notify } from "../notify.js";
 import { topBar } from "./header.js";
@@ -23,7 +25,9 @@ export function renderSettings(app: AppContext, root: HTMLElement, scriptsRunnin
     h(
       "main",
       { class: "trees-page settings-page" },
-      h("div", { class: "trees-heading" }, h("h1", {}, "Your scripts")),
+      h("div", { class: "trees-heading" }, h("h1", {}, "Settings")),
+      passwordForm(app),
+      h("h2", { class: "settings-heading" }, "Your scripts"),
       h(
         "p",
         { class: "field-hint" },
@@ -43,7 +47,7 @@ export function renderSettings(app: AppContext, root: HTMLElement, scriptsRunnin
       editor.element,
     ),
   );
-  document.title = "Your scripts · Cardtree";
+  document.title = "Settings · Cardtree";
 
   const draw = (scripts: ScriptView[]) => {
     list.replaceChildren(...scripts.map((script) => scriptItem(api, script, { edit: () => void editor.edit(script), changed: () => void load() })));
@@ -61,6 +65,45 @@ export function renderSettings(app: AppContext, root: HTMLElement, scriptsRunnin
     }
   };
   void load();
+}
+
+/** Current password, new one twice; the server's refusal (wrong password, too short, too many tries) shown under it. */
+function passwordForm(app: AppContext): HTMLElement {
+  const input = (id: string, autocomplete: string) => h("input", { type: "password", class: "input", id, autocomplete, required: true });
+  const current = input("password-current", "current-password");
+  const next = input("password-new", "new-password");
+  const again = input("password-again", "new-password");
+  const problem = errorLine();
+  const save = h("button", { type: "submit", class: "button button-primary" }, "Change password");
+  const form = h(
+    "form",
+    { class: "form password-form", "aria-labelledby": "password-heading" },
+    h("h2", { class: "settings-heading", id: "password-heading" }, "Password"),
+    field("Current password", current),
+    field("New password", next, "8 characters or more. Your other sessions are signed out; this one stays."),
+    field("New password again", again),
+    problem,
+    h("div", { class: "form-actions" }, save),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    problem.clear();
+    if (next.value !== again.value) return problem.show("The two new passwords differ.");
+    if (next.value.length < 8) return problem.show("The new password needs 8 characters or more.");
+    save.disabled = true;
+    try {
+      const user = await app.api.changePassword(current.value, next.value);
+      const csrf = app.session.user?.csrf ?? "";
+      app.session.set({ ...user, csrf: user.csrf || csrf });
+      form.reset();
+      notify("Password changed. Your other sessions are signed out.", { kind: "success" });
+    } catch (error) {
+      problem.show(error instanceof ApiError && error.status === 403 ? "The current password is wrong." : describeError(error));
+    } finally {
+      save.disabled = false;
+    }
+  });
+  return form;
 }
 
 function scriptItem(api: ApiClient, script: ScriptView, on: { edit: () => void; changed: () => void }): HTMLElement {

@@ -173,7 +173,7 @@ export function fillBar(app: AppContext, bar: TopBar, tree: Tree, editable: bool
   const title = h(
     editable ? "button" : "span",
     editable
-      ? { type: "button", class: "tree-title", title: "Rename this tree", onclick: () => bus.trigger("modal:show:rename-tree", tree._id) }
+      ? { type: "button", class: "tree-title", title: "Tree settings: name and math", onclick: () => bus.trigger("modal:show:rename-tree", tree._id) }
       : { class: "tree-title" },
     tree.name,
   );

@@ -8,7 +8,7 @@ import type { Card } from "../../shared/records.js";
 import type { AppBus } from "../bus.js";
 import type { OpenTree } from "../controller/tree-controller.js";
 import { h } from "../dom.js";
-import { cardWords, countWords, searchCards, sumWords } from "../model/text-stats.js";
+import { cardWords, countCharacters, countWords, searchCards, sumWords } from "../model/text-stats.js";
 
 export function mountTools(bus: AppBus, main: HTMLElement, controller: OpenTree): void {
   const search = searchBar(bus, controller);
@@ -86,6 +86,8 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
     column: h("span", {}),
     tree: h("span", {}),
     session: h("span", {}),
+    cardChars: h("span", {}),
+    subtreeChars: h("span", {}),
   };
   const label = (name: string, cell: HTMLElement) => h("span", { class: "wordcount-item" }, `${name} `, cell);
   const footer = h(
@@ -96,6 +98,8 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
     label("Column", cells.column),
     label("Tree", cells.tree),
     label("This session", cells.session),
+    label("Card characters", cells.cardChars),
+    label("Subtree characters", cells.subtreeChars),
   );
   let atOpen: number | null = null;
   let scheduled = false;
@@ -109,6 +113,9 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
     cells.card.textContent = format(own);
     cells.subtree.textContent = format(active ? own + sumWords(state.descendants(active._id)) : 0);
     cells.column.textContent = format(active ? sumWords(state.column(active._id)) : 0);
+    const ownChars = active ? countCharacters(editing?.card === active ? editing.text : active.content) : 0;
+    cells.cardChars.textContent = format(ownChars);
+    cells.subtreeChars.textContent = format(active ? ownChars + state.descendants(active._id).reduce((sum, card) => sum + countCharacters(card.content), 0) : 0);
     void countTree().then((tree) => {
       atOpen ??= tree;
       cells.tree.textContent = format(tree);

@@ -1,5 +1,6 @@
 /**
- * The logged-in home page: the user's trees, favourites first, each with its actions
+ * The logged-in home page: the user's trees, favourites first, searchable by name and sorted
+ * by last edit, creation or name (the choice kept in this browser), each with its actions
  * (open, rename, copy, share, make public, delete or leave); files dropped on it become trees. Buttons only trigger bus events
  * (actions/tree-actions.ts does the work); the page redraws on the results.
  */
@@ -8,6 +9,7 @@ import { deviceFor } from "../offline/device.js";
 import type { AppBus } from "../bus.js";
 import type { AppContext } from "../context.js";
 import { publicLink } from "../dialogs/publish.js";
+import { filterTrees } from "../dialogs/switcher.js";
 import { h, mount } from "../dom.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import { acceptFileDrops } from "./file-drop.js";
@@ -23,13 +25,32 @@ export function renderTrees(app: AppContext, root: HTMLElement, context: object)
     { type: "button", class: "button button-primary", onclick: () => bus.trigger("modal:show:new-tree") },
     "New tree",
   );
+  const search = h("input", { type: "search", class: "input trees-search", id: "trees-search", placeholder: "Search by name", autocomplete: "off" });
+  const order = h(
+    "select",
+    { class: "input trees-sort", id: "trees-sort" },
+    SORTS.map(([value, label]) => h("option", { value, selected: value === savedSort() }, label)),
+  );
+  const found = h("p", { class: "field-hint trees-found", role: "status" });
   const main = h(
     "main",
     { class: "trees-page" },
     h("div", { class: "trees-heading" }, h("h1", {}, "Your trees"), newTree),
+    h(
+      "div",
+      { class: "trees-tools" },
+      h("label", { for: search.id, class: "trees-tool" }, "Search", search),
+      h("label", { for: order.id, class: "trees-tool" }, "Sort by", order),
+    ),
+    found,
     message,
     list,
   );
+  search.addEventListener("input", () => draw());
+  order.addEventListener("change", () => {
+    localStorage.setItem(SORT_KEY, order.value);
+    draw();
+  });
   acceptFileDrops(main, "Drop files to make a tree of each (Markdown, text, JSON, OPML, Gingko Writer)", (files) => bus.trigger("trees:import-files", files));
   mount(root, bar.element, main);
   document.title = "Your trees · Cardtree";
@@ -38,10 +59,15 @@ export function renderTrees(app: AppContext, root: HTMLElement, context: object)
   const draw = () => {
     const user = app.session.user;
     const favorites = new Set(user?.favoriteTrees ?? []);
-    const sorted = [...trees].sort((a, b) => Number(favorites.has(b._id)) - Number(favorites.has(a._id)));
+    const compare = COMPARE[order.value as Sort] ?? COMPARE.modified;
+    // Favourites stay on top whatever the order; within each group, the chosen order.
+    const sorted = filterTrees(trees, search.value).sort((a, b) => Number(favorites.has(b._id)) - Number(favorites.has(a._id)) || compare(a, b));
     list.replaceChildren(...sorted.map((tree) => treeItem(bus, tree, favorites.has(tree._id), tree.owner === user?._id)));
     message.hidden = trees.length > 0;
     message.textContent = "No trees yet. Create one to start writing.";
+    const filtering = search.value.trim() !== "";
+    found.hidden = !filtering;
+    found.textContent = filtering ? (sorted.length === 0 ? "No tree has that name." : `${sorted.length} of ${trees.length} trees`) : "";
   };
 
   const device = app.session.user ? deviceFor(app.session.user._id) : null;
@@ -88,6 +114,26 @@ export function renderTrees(app: AppContext, root: HTMLElement, context: object)
   void load();
 }
 
+type Sort = "modified" | "created" | "name";
+const SORT_KEY = "cardtree:trees-sort";
+const SORTS: [Sort, string][] = [
+  ["modified", "Last edited"],
+  ["created", "Newest first"],
+  ["name", "Name"],
+];
+const collator = new Intl.Collator(undefined, { sensitivity: "base", numeric: true });
+const COMPARE: Record<Sort, (a: Tree, b: Tree) => number> = {
+  modified: (a, b) => b.updatedAt.localeCompare(a.updatedAt),
+  created: (a, b) => b.createdAt.localeCompare(a.createdAt),
+  name: (a, b) => collator.compare(a.name, b.name),
+};
+
+/** The order this browser last chose for the list (kept in localStorage). */
+function savedSort(): Sort {
+  const saved = localStorage.getItem(SORT_KEY);
+  return SORTS.some(([value]) => value === saved) ? (saved as Sort) : "modified";
+}
+
 function treeItem(bus: AppBus, tree: Tree, favorite: boolean, owned: boolean): HTMLElement {
   const id = tree._id;
   const shared = tree.users.length > 1;
@@ -126,7 +172,7 @@ function treeItem(bus: AppBus, tree: Tree, favorite: boolean, owned: boolean): H
     h(
       "div",
       { class: "tree-actions" },
-      action("Rename", () => bus.trigger("modal:show:rename-tree", id)),
+      action("Settings", () => bus.trigger("modal:show:rename-tree", id), "", "Tree settings: name and math"),
       action("Copy", () => bus.trigger("trees:copy", { treeId: id })),
       action("Share", () => bus.trigger("modal:show:collaborators", id)),
       owned ? action(tree.publicUrl ? "Public settings" : "Make public", () => bus.trigger("modal:show:publish", id)) : null,
@@ -137,8 +183,8 @@ function treeItem(bus: AppBus, tree: Tree, favorite: boolean, owned: boolean): H
   );
 }
 
-function action(label: string, run: () => void, extra = ""): HTMLButtonElement {
-  return h("button", { type: "button", class: `button button-quiet button-small ${extra}`, onclick: run }, label);
+function action(label: string, run: () => void, extra = "", title?: string): HTMLButtonElement {
+  return h("button", { type: "button", class: `button button-quiet button-small ${extra}`, title: title ?? null, onclick: run }, label);
 }
 
 /** Relative time a writer reads at a glance ("5 min ago", "3 Mar"). */
