@@ -47,10 +47,6 @@ export async function buildWeb(options = {}) {
     platform: "browser",
     target: ["es2022", "chrome110", "firefox110", "safari16"],
     minify,
-    // The typefaces shipped with the app (src/web/styles/fonts.css), as files beside the style
-    // sheet under content-hashed names (a new face is a new name; the same face keeps its name).
-    loader: { ".woff2": "file", ".woff": "file" },
-    assetNames: "[name]-[hash]",
     sourcemap: "linked",
     write: false,
     logLevel: "silent",
@@ -79,6 +75,10 @@ export async function buildWeb(options = {}) {
     legalComments: "linked",
     metafile: true,
     define: { __CARDTREE_CARDS_WORKER__: JSON.stringify(`/${workerName}`) },
+    // The typefaces shipped with the app (src/web/styles/fonts.css), as files beside the style
+    // sheet under content-hashed names (a new face is a new name; the same face keeps its name).
+    loader: { ".woff2": "file", ".woff": "file" },
+    assetNames: "[name]-[hash]",
     write: false,
     logLevel: "silent",
   });
