@@ -190,7 +190,11 @@ describeInBrowser("conflicting edits", () => {
     await page().reload();
     await page().locator(`#card${cardId}`).waitFor();
     await page().unroute(cardWrites);
-    await page().locator(".topbar-status button", { hasText: "Retry now" }).click();
+    // The kept save goes again, by the writer's "Retry now" or by the outbox on its own once
+    // the page is back (whichever comes first); either way it is not written blindly.
+    const retry = page().locator(".topbar-status button", { hasText: "Retry now" });
+    await expect.poll(async () => (await retry.isVisible()) || (await dialog().isVisible()), { timeout: 20_000 }).toBe(true);
+    if (await retry.isVisible()) await retry.click().catch(() => undefined);
     // The kept text was written from the older version: refused, and the writer is asked.
     await expectDialogShowsBoth(page());
     await dialog().getByRole("button", { name: /Take theirs/ }).click();
