@@ -116,8 +116,12 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
         }
         await new Promise<void>((resolve) => {
           const deadline = setTimeout(() => server.closeAllConnections(), config.timeouts.shutdownMs);
+          // A connection whose last request ends during the shutdown turns idle and would
+          // otherwise stay for the keep-alive timeout (30 s): close each as it goes idle.
+          const idle = setInterval(() => server.closeIdleConnections(), 100);
           server.close(() => {
             clearTimeout(deadline);
+            clearInterval(idle);
             resolve();
           });
           server.closeIdleConnections();
