@@ -11,7 +11,7 @@ import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { storeEnv } from "./postgres.js";
+import { createTestDatabase, storeEnv } from "./postgres.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -94,4 +94,15 @@ export async function startTestServer(
     },
   };
   return server;
+}
+
+/**
+ * Two server processes on one fresh PostgreSQL database (SPEC §11), as the multi-process
+ * suites need them; the caller stops both.
+ */
+export async function twoProcessesOnOneDatabase(): Promise<{ databaseUrl: string; a: TestServer; b: TestServer }> {
+  const databaseUrl = await createTestDatabase();
+  const env = { STORE: "postgres", DATABASE_URL: databaseUrl };
+  const [a, b] = [await startTestServer({ env }), await startTestServer({ env })];
+  return { databaseUrl, a, b };
 }

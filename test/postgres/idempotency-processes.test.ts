@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
 import pg from "pg";
-import { createTestDatabase } from "../helpers/postgres.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import { twoProcessesOnOneDatabase, type TestServer } from "../helpers/server.js";
 import { newRecordId } from "../../src/shared/ids.js";
 
 let databaseUrl: string;
@@ -16,10 +15,7 @@ let a: TestServer;
 let b: TestServer;
 
 beforeAll(async () => {
-  databaseUrl = await createTestDatabase();
-  const env = { STORE: "postgres", DATABASE_URL: databaseUrl };
-  a = await startTestServer({ env });
-  b = await startTestServer({ env });
+  ({ databaseUrl, a, b } = await twoProcessesOnOneDatabase());
 });
 
 afterAll(async () => {

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Api, buildSharedTree, buildUser } from "../helpers/api.js";
-import { adminQuery, createTestDatabase, withDatabase } from "../helpers/postgres.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import { adminQuery, withDatabase } from "../helpers/postgres.js";
+import { twoProcessesOnOneDatabase, type TestServer } from "../helpers/server.js";
 import { SseReader } from "../live/sse-client.js";
 
 let databaseUrl: string;
@@ -15,10 +15,7 @@ let a: TestServer;
 let b: TestServer;
 
 beforeAll(async () => {
-  databaseUrl = await createTestDatabase();
-  const env = { STORE: "postgres", DATABASE_URL: databaseUrl };
-  a = await startTestServer({ env });
-  b = await startTestServer({ env });
+  ({ databaseUrl, a, b } = await twoProcessesOnOneDatabase());
 });
 
 afterAll(async () => {
