@@ -79,14 +79,14 @@ export class ScryptPasswordHasher implements PasswordHasher {
     return this.gate.run(
       requester,
       async () => {
-      const [scheme, nText, rText, pText, saltText, keyText] = stored.split("$");
-      if (scheme !== "scrypt" || !saltText || !keyText) return false;
-      // The parameters the hash was made with; one outside what this server would make is no match.
-      const cost = { N: Number(nText), r: Number(rText), p: Number(pText) };
-      if (!acceptable(cost)) return false;
-      const expected = Buffer.from(keyText, "base64");
-      const actual = await scrypt(password, Buffer.from(saltText, "base64"), cost);
-      return expected.length === actual.length && timingSafeEqual(expected, actual);
+        const [scheme, nText, rText, pText, saltText, keyText] = stored.split("$");
+        if (scheme !== "scrypt" || !saltText || !keyText) return false;
+        // The parameters the hash was made with; one outside what this server would make is no match.
+        const cost = { N: Number(nText), r: Number(rText), p: Number(pText) };
+        if (!acceptable(cost)) return false;
+        const expected = Buffer.from(keyText, "base64");
+        const actual = await scrypt(password, Buffer.from(saltText, "base64"), cost);
+        return expected.length === actual.length && timingSafeEqual(expected, actual);
       },
       urgent,
     );
