@@ -6,12 +6,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Session, Store } from "../domain/ports/store.js";
 
 export const SESSION_COOKIE = "cardtree_session";
-/**
- * Set beside the session cookie and readable by the page (no secret in it): it tells the
- * client that a session may exist, so a first visit shows the log-in page without asking
- * `GET /api/index` for a 401 the browser would log as an error (issue 27).
- */
-export const SIGNED_IN_COOKIE = "cardtree_signed_in";
+export { SIGNED_IN_COOKIE } from "../shared/cookies.js";
 
 export class SessionManager {
   constructor(

@@ -7,6 +7,7 @@
  * Back online, the server's answer replaces it (another user, or none).
  */
 import { ApiError, NetworkError, type ApiClient, type UserView } from "./api.js";
+import { SIGNED_IN_COOKIE } from "../shared/cookies.js";
 
 const KEPT_USER = "cardtree:user";
 
@@ -61,8 +62,6 @@ export class Session {
   }
 }
 
-/** The server's cookie that says a session was started here (the session's own is not readable). */
-const SIGNED_IN = "cardtree_signed_in";
 
 /**
  * Whether asking the server who we are can answer anything but 401: the server's mark of a
@@ -71,11 +70,11 @@ const SIGNED_IN = "cardtree_signed_in";
  */
 function mayBeSignedIn(): boolean {
   if (typeof document === "undefined") return true;
-  return document.cookie.split(/;\s*/).some((pair) => pair.startsWith(`${SIGNED_IN}=`)) || keptUser() !== null;
+  return document.cookie.split(/;\s*/).some((pair) => pair.startsWith(`${SIGNED_IN_COOKIE}=`)) || keptUser() !== null;
 }
 
 function forgetSignedIn(): void {
-  if (typeof document !== "undefined") document.cookie = `${SIGNED_IN}=; Max-Age=0; path=/; SameSite=Lax`;
+  if (typeof document !== "undefined") document.cookie = `${SIGNED_IN_COOKIE}=; Max-Age=0; path=/; SameSite=Lax`;
 }
 
 function keptUser(): UserView | null {
