@@ -45,11 +45,14 @@ export function installKeyboard({ bus, keys, preferences }: Pick<AppContext, "bu
   });
   installClipboard(bus, keys);
   // The quick switcher (issue 30), on any page of a signed-in user, so not in bindAll's tree
-  // scope; while a card is being edited the key only keeps the browser's "open file" away
-  // (the editor's text would be left behind).
-  Mousetrap.bind(["ctrl+o", "command+o"], () => {
+  // scope, and from a text field too (the trees list's search box): Ctrl+O means nothing to
+  // text, and Mousetrap, which leaves keys in text fields alone, would let the browser's
+  // "open file" run there. While a card is being edited, or in a dialog, the key only keeps
+  // "open file" away (the editor's text would be left behind).
+  document.addEventListener("keydown", (event) => {
+    if (!(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey || event.key.toLowerCase() !== "o") return;
+    event.preventDefault();
     if (!modalOpen() && !(onTreePage() && keys.current === "editCard")) bus.trigger("modal:show:switcher");
-    return false;
   });
 }
 

@@ -40,6 +40,8 @@ describeInBrowser("getting around", () => {
     expect(await writer.page.evaluate(() => location.pathname)).toBe(`/trees/${ids["Apple orchard"]}`);
     await writer.page.goto("/");
     await writer.page.locator(".tree-item").first().waitFor();
+    // From the trees list's search box too (a text field, where the browser's "open file" ran).
+    await writer.page.getByLabel("Search").focus();
     await writer.page.keyboard.press("Control+o");
     await dialog.waitFor();
     await writer.page.keyboard.type("moon");
