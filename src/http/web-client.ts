@@ -6,8 +6,8 @@
  * index.html carries the operator's choice on remote images (`REMOTE_IMAGES`) in a
  * `<meta name="cardtree-remote-images">`, which the client reads (src/web/remote-images.ts).
  *
- * Caching (SPEC §13: never a stale app after a deploy): the script and style sheet have
- * content-hashed names and are kept a year (`immutable`); index.html, the service worker
+ * Caching (SPEC §13: never a stale app after a deploy): the script, style sheet and typefaces
+ * have content-hashed names and are kept a year (`immutable`); index.html, the service worker
  * (`sw.js`, fixed name), the manifest and icons are revalidated on every use.
  */
 import { readFile } from "node:fs/promises";
@@ -22,9 +22,11 @@ export const WEB_ASSET_LIST = "web/files.json";
 
 /** `app-<hash>.js`, `app-<hash>.css` and their maps: a name never holds two contents. */
 const HASHED = /^\/app-[A-Z0-9]{8,}\.(js|css)(\.map)?$/;
+/** The typefaces' files, `<face>-<hash>.woff2` (scripts/build-web.mjs): hashed names too. */
+const HASHED_FONT = /^\/[a-z0-9-]+-[A-Z0-9]{8,}\.woff2?$/;
 
 function cacheControl(urlPath: string): string {
-  return HASHED.test(urlPath) ? "public, max-age=31536000, immutable" : "no-cache";
+  return HASHED.test(urlPath) || HASHED_FONT.test(urlPath) ? "public, max-age=31536000, immutable" : "no-cache";
 }
 
 export function webClient(webDir: string, remoteImages: RemoteImagePolicy): Router {

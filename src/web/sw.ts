@@ -8,6 +8,9 @@
  * - Pages of the app (a navigation) are asked of the server first and come from the cache
  *   only when it cannot be reached, so a deployed version is what an online writer gets. The
  *   hashed files never change under their names: from the cache first.
+ * - The typefaces (hashed `.woff2`/`.woff` files) are not in the shell: a writer uses one or
+ *   two of the ten. Each is kept in the build's cache the first time the page loads it, and
+ *   comes from there after, so a face chosen online is there offline.
  * - The API is not touched: requests to /api and /graphql go to the network as they are.
  * - A new build's worker installs beside the old one and waits; the page shows "A new version
  *   is ready" (offline/service-worker.ts) and sends `skip-waiting` when the writer reloads.
@@ -23,7 +26,9 @@ const PREFIX = "cardtree-shell-";
 const CACHE = `${PREFIX}${BUILD.version}`;
 /** The cache key of index.html, which the server sends for every page of the app. */
 const PAGE = "/index.html";
-const APP_PAGES = /^\/($|trees\/[^/]+\/?$|p\/[^/]+\/?$|settings\/?$)/;
+const APP_PAGES = /^\/($|trees\/[^/]+\/?$|p\/[^/]+\/?$|settings(\/keys)?\/?$)/;
+/** A typeface's file under its content-hashed name (the server's HASHED_FONT). */
+const FONT = /^\/[a-z0-9-]+-[A-Z0-9]{8,}\.woff2?$/;
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
@@ -62,6 +67,8 @@ self.addEventListener("fetch", (event) => {
     event.respondWith(pageFor(request));
   } else if (BUILD.shell.includes(url.pathname)) {
     event.respondWith(shellFile(request, url.pathname));
+  } else if (FONT.test(url.pathname)) {
+    event.respondWith(fontFile(request, url.pathname));
   }
 });
 
@@ -78,4 +85,14 @@ async function pageFor(request: Request): Promise<Response> {
 async function shellFile(request: Request, path: string): Promise<Response> {
   const cached = await caches.match(path, { cacheName: CACHE });
   return cached ?? fetch(request);
+}
+
+/** From the cache if kept; else from the server, kept for next time (a hashed name never changes). */
+async function fontFile(request: Request, path: string): Promise<Response> {
+  const cache = await caches.open(CACHE);
+  const cached = await cache.match(path);
+  if (cached) return cached;
+  const response = await fetch(request);
+  if (response.ok) await cache.put(path, response.clone());
+  return response;
 }

@@ -196,6 +196,37 @@ describeInBrowser("offline writing in a browser profile kept on disk", () => {
     await expect.poll(async () => (await serverCards(api, treeId))[0].content, { timeout: 30_000 }).toBe("One on the phone");
   });
 
+  it("a typeface chosen online draws the cards offline too, from the service worker's cache", async () => {
+    const { api, treeId, page } = await writer();
+    expect((await api.put("/api/preferences", { bodyFont: "opendyslexic" })).status).toBe(200);
+    const faceLoaded = () =>
+      page.evaluate(async () => {
+        await document.fonts.ready;
+        return [...document.fonts].some((face) => face.family.replace(/"/g, "") === "OpenDyslexic" && face.status === "loaded");
+      });
+    // Online, through the service worker that now controls the page: the face is kept.
+    await openTree(page, treeId);
+    await expect.poll(faceLoaded).toBe(true);
+    const fontUrl = await page.evaluate(() => performance.getEntriesByType("resource").map((entry) => entry.name).find((name) => /opendyslexic-latin-400-normal-[A-Z0-9]+\.woff2$/.test(name)));
+    expect(fontUrl).toBeDefined();
+    const served = await context!.request.get(fontUrl!);
+    expect(served.headers()["cache-control"]).toContain("immutable");
+    // Kept by the service worker, not only by the HTTP cache (which a browser may empty).
+    const kept = (url: string) =>
+      page.evaluate(async (wanted) => {
+        for (const name of await caches.keys()) if (await (await caches.open(name)).match(wanted)) return true;
+        return false;
+      }, url);
+    await expect.poll(() => kept(fontUrl!)).toBe(true);
+
+    await context!.setOffline(true);
+    await page.reload();
+    await expect.poll(() => columnTexts(page)).toContain("One");
+    await expect.poll(faceLoaded).toBe(true);
+    expect(await page.locator(".card .view p").first().evaluate((element) => getComputedStyle(element).fontFamily)).toMatch(/^"?OpenDyslexic/);
+    await context!.setOffline(false);
+  });
+
   it("logging out asks while changes wait, then deletes what the browser kept for the user", async () => {
     const { api, treeId, page } = await writer();
     const userId = await page.evaluate(() => JSON.parse(localStorage.getItem("cardtree:user") ?? "null")._id);
