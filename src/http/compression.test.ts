@@ -104,6 +104,16 @@ describe("CompressedBodies.pick", () => {
     expect(await bodies.pick([body], '"b"', "gzip")).toMatchObject({ encoding: "gzip", made: "gzip" });
   });
 
+  it("makes the brotli copy for the readers after a browser that found only a gzip copy", async () => {
+    const bodies = new CompressedBodies();
+    const body = prose(1_000_000);
+    // A gzip-only client first: the full gzip copy is kept, no brotli one.
+    await bodies.copy([body], '"g"', "gzip");
+    const browser = await bodies.pick([body], '"g"', "gzip, deflate, br");
+    expect(browser).toMatchObject({ encoding: "gzip", made: "gzip" });
+    await expect.poll(() => bodies.pick([body], '"g"', "gzip, deflate, br").then((picked) => picked?.made)).toBe("br");
+  });
+
   it("sends a big body plain to a client taking only brotli until its copy exists, unless it refuses identity", async () => {
     const bodies = new CompressedBodies();
     const body = prose(1_000_000);

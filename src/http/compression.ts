@@ -146,7 +146,8 @@ class Copies {
 /**
  * The copy to send for a request's Accept-Encoding, or null for the plain bytes:
  * - a copy already made, the client's preferred encoding first (brotli, else gzip; a ready
- *   gzip copy serves a client that prefers brotli but takes gzip too);
+ *   gzip copy serves a client that prefers brotli but takes gzip too, and its brotli copy is
+ *   started for the readers after it);
  * - a small body: its preferred copy, made now (a few milliseconds in the thread pool);
  * - a big one: its preferred copy is started, and meanwhile a client that takes gzip gets
  *   whichever is ready first of that copy and a gzip-1 copy; one that takes only brotli gets
@@ -162,7 +163,11 @@ async function pickCopy(copies: Copies, plain: () => Buffer, length: number, hea
     const encoding: Encoding = made === "br" ? "br" : "gzip";
     if (encoding === "gzip" && !takesGzip) continue;
     const bytes = copies.readyCopy(made);
-    if (bytes) return { encoding, made, bytes };
+    if (!bytes) continue;
+    // A copy short of the client's choice (gzip to a browser that prefers brotli, kept because
+    // a gzip-only client asked first): sent now, and the wanted one made for the next readers.
+    if (made !== wanted) copies.get(wanted, plain).catch(() => undefined);
+    return { encoding, made, bytes };
   }
   const full = copies.get(wanted, plain).then((bytes): Picked => ({ encoding: wanted, made: wanted, bytes }));
   if (length < FAST_FIRST_BYTES) return full;
