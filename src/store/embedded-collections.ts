@@ -184,6 +184,12 @@ export class CardCollection {
   private readonly warming = new Map<string, Promise<Db>>();
   /** Every card's tree. */
   private readonly treeOf = new Map<string, string>();
+  /**
+   * Live cards per tree, counted once and kept until a write touches the tree: a user's
+   * record counts the cards of every tree they can open on each `/api/index` and GraphQL
+   * `me`, which scanned every tree (and loaded each cold one into NeDB) every time.
+   */
+  private readonly liveCounts = new Map<string, number>();
 
   constructor(
     readonly datafile: Datafile,
@@ -246,12 +252,23 @@ export class CardCollection {
     return this.gate.read(async () => (await (await this.tree(treeId))?.find(query)) ?? []);
   }
 
-  async count(treeIds: readonly string[], query: Doc): Promise<number> {
+  /** How many live cards (no `trashed`) the trees hold; a cold tree is counted where it lies, not loaded. */
+  async countLive(treeIds: readonly string[]): Promise<number> {
     return this.gate.read(async () => {
       let count = 0;
-      for (const treeId of new Set(treeIds)) count += (await (await this.tree(treeId))?.count(query)) ?? 0;
+      for (const treeId of new Set(treeIds)) count += await this.liveCount(treeId);
       return count;
     });
+  }
+
+  private async liveCount(treeId: string): Promise<number> {
+    const kept = this.liveCounts.get(treeId);
+    if (kept !== undefined) return kept;
+    const db = this.warm.get(treeId) ?? (await this.warming.get(treeId));
+    // NeDB's `$exists: false` is `=== undefined`.
+    const count = db ? await db.count({ trashed: { $exists: false } }) : (this.cold.get(treeId) ?? []).filter((doc) => doc.trashed === undefined).length;
+    this.liveCounts.set(treeId, count);
+    return count;
   }
 
   /** Creates or replaces the cards and removes `removed`, all or nothing. */
@@ -279,6 +296,7 @@ export class CardCollection {
       const was = this.treeOf.get(id);
       if (was !== undefined) plan(was).removed.push(id);
     }
+    for (const treeId of plans.keys()) this.liveCounts.delete(treeId);
     const done: { db: Db; docs: Doc[]; olds: Doc[] }[] = [];
     const undo = async () => {
       for (const step of done.reverse()) await restoreIn(step.db, step.docs, step.olds);
@@ -305,6 +323,7 @@ export class CardCollection {
   /** Removes every card of the tree: one `$$deleted` line each, then its datastore goes. */
   removeTree(treeId: string): Promise<number> {
     return this.gate.write(async () => {
+      this.liveCounts.delete(treeId);
       const warm = this.warm.get(treeId);
       const cards = warm ? await warm.find({}, { _id: 1 }) : (this.cold.get(treeId) ?? []);
       const gone = ids(cards);

@@ -411,7 +411,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       trashedByTree: (treeId) => read(async () => (await cards.ofTree(treeId, { trashed: { $exists: true } })) as unknown as StoredCard[]),
       liveById: (id) => read(async () => withoutNedbFields<StoredCard>(await cards.byId(id, live))),
       liveByTree: (treeId) => read(async () => (await cards.ofTree(treeId, live)) as unknown as StoredCard[]),
-      countLiveByTrees: (treeIds) => read(() => cards.count(treeIds, live)),
+      countLiveByTrees: (treeIds) => read(() => cards.countLive(treeIds)),
     },
     changes: {
       commit: async (change, tree) => {

@@ -134,6 +134,8 @@ describe("cards", () => {
     const child = await buildCard(alice, tree._id, { parentId: root._id });
     const grandchild = await buildCard(alice, tree._id, { parentId: child._id });
     const keep = await buildCard(alice, tree._id, { position: 5 });
+    // Counted before the delete too, so a count kept from before it would show.
+    expect((await alice.get("/api/index")).body.cardsCount).toBe(4);
     const res = await alice.delete(`/api/trees/${tree._id}/cards/${root._id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ deleted: [root._id, child._id, grandchild._id] });
