@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import Datastore from "nedb-promises";
+import Nedb from "@seald-io/nedb";
 import { openNedbStore } from "../../src/store/nedb-store.js";
 import type { StoredCard, Tree } from "../../src/shared/records.js";
 
@@ -82,10 +82,10 @@ try {
   console.log(`sliced compaction, ${CARDS} cards, a read every 2 ms:`, ours);
   await store.close();
 
-  const raw = Datastore.create({ filename: path.join(dir, "cards.db"), autoload: false });
-  await raw.load();
-  const original = (raw as unknown as { __original: { compactDatafileAsync(): Promise<void> } }).__original;
-  const theirs = await underReads(() => raw.findOne({ _id: probe }), () => original.compactDatafileAsync());
+  // NeDB's own class (nedb-promises wraps it), through its public API.
+  const raw = new Nedb({ filename: path.join(dir, "cards.db") });
+  await raw.loadDatabaseAsync();
+  const theirs = await underReads(() => raw.findOneAsync({ _id: probe }), () => raw.compactDatafileAsync());
   console.log(`NeDB's own compaction, ${CARDS} cards, a read every 2 ms:`, theirs);
 } finally {
   await rm(dir, { recursive: true, force: true });
