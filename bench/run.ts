@@ -256,7 +256,8 @@ async function main(): Promise<void> {
     mkdirSync(dir);
     const many = await startPinned({
       command: () => [process.execPath, "dist/server.mjs"],
-      env: { DATA_DIR: dir, LIVE_STREAMS_PER_USER: "10000", LIVE_STREAMS_PER_ADDRESS: "10000", LIVE_STREAMS_TOTAL: "10000" },
+      // Every reader comes from the bench's one address: the per-address limits are lifted.
+      env: { DATA_DIR: dir, LIVE_STREAMS_PER_USER: "10000", LIVE_STREAMS_PER_ADDRESS: "10000", LIVE_STREAMS_TOTAL: "10000", MAX_CONNECTIONS_PER_ADDRESS: "0" },
       logFile: path.join(workDir, "many-readers.log"),
       readyPath: "/healthz",
     });
@@ -369,8 +370,9 @@ async function main(): Promise<void> {
       profile
         ? [process.execPath, "--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", "src/main.ts"]
         : [process.execPath, "dist/server.mjs"],
-    // The live scenario opens 1,000 streams as one user.
-    env: { DATA_DIR: dataDir, LIVE_STREAMS_PER_USER: "5000" },
+    // The live scenario opens 1,000 streams as one user, from the bench's one address, beside
+    // the load's connections.
+    env: { DATA_DIR: dataDir, LIVE_STREAMS_PER_USER: "5000", MAX_CONNECTIONS_PER_ADDRESS: "0" },
     logFile: path.join(workDir, "server.log"),
     readyPath: "/healthz",
   });

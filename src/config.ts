@@ -70,6 +70,12 @@ export interface Config {
     /** A user's own browser scripts (docs/scripting.md): most bytes (UTF-8) of one, and how many. */
     userScriptBytes: number;
     userScripts: number;
+    /**
+     * Open connections one client address may hold (IPv6 by its /64); past it a new one is
+     * closed at once. 0: no limit. Not applied behind a proxy (`TRUST_PROXY`), whose address
+     * carries every client (src/http/connection-limit.ts).
+     */
+    connectionsPerAddress: number;
   };
   /**
    * Images in cards from other hosts, which learn each reader's address: `allow` loads them
@@ -222,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cardContentChars: cardContentLimit(env, jsonBodyBytes),
       userScriptBytes: atLeast(1, integer(env.USER_SCRIPT_BYTES, 1024 * 1024, "USER_SCRIPT_BYTES"), "USER_SCRIPT_BYTES"),
       userScripts: atLeast(0, integer(env.USER_SCRIPT_COUNT, 20, "USER_SCRIPT_COUNT"), "USER_SCRIPT_COUNT"),
+      connectionsPerAddress: atLeast(0, integer(env.MAX_CONNECTIONS_PER_ADDRESS, 1024, "MAX_CONNECTIONS_PER_ADDRESS"), "MAX_CONNECTIONS_PER_ADDRESS"),
     },
     graphql: {
       tokens: integer(env.GRAPHQL_TOKEN_LIMIT, 1000, "GRAPHQL_TOKEN_LIMIT"),

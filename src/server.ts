@@ -14,6 +14,7 @@ import { CredentialChecker } from "./auth/credentials.js";
 import { scheduleHistoryPruning } from "./domain/history.js";
 import { scheduleSessionSweep } from "./domain/session-sweep.js";
 import { scheduleIdempotencySweep } from "./domain/idempotency.js";
+import { limitConnectionsPerAddress } from "./http/connection-limit.js";
 import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
 import { formatsOffThread } from "./formats/off-thread.js";
@@ -75,6 +76,9 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   const checkEvery = Math.max(250, Math.min(30_000, Math.floor(config.timeouts.headersMs / 4)));
   const server = http.createServer({ connectionsCheckingInterval: checkEvery }, app);
   server.on("upgrade", app.upgrade);
+  if (config.limits.connectionsPerAddress > 0 && config.trustProxy === false) {
+    limitConnectionsPerAddress(server, config.limits.connectionsPerAddress, logger.info);
+  }
   // Slow clients may not hold a connection open forever.
   server.requestTimeout = config.timeouts.requestMs;
   server.headersTimeout = config.timeouts.headersMs;

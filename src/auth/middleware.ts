@@ -60,7 +60,11 @@ export function parseBasicAuth(header: string): { email: string; password: strin
  * /64, since one host is commonly handed a whole /64 to pick addresses from.
  */
 export function clientAddress(req: Request): string {
-  const ip = req.ip ?? req.socket.remoteAddress ?? "unknown";
+  return addressKey(req.ip ?? req.socket.remoteAddress ?? "unknown");
+}
+
+/** An address as the per-address limits count it: IPv4 (also when mapped into IPv6), or an IPv6 /64. */
+export function addressKey(ip: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   if (mapped && isIPv4(mapped[1])) return mapped[1];
   if (!isIPv6(ip)) return ip;

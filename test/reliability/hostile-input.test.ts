@@ -160,4 +160,39 @@ describe("specific attacks", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(answer === "" || answer.startsWith("HTTP/1.1 408")).toBe(true);
   }, 20_000);
+
+  it("one address may hold at most 1,024 open connections: past that a new one is closed at once, the others stay", async () => {
+    // A server of its own with the usual timeouts: this file's short headers timeout would
+    // close the idle connections held here.
+    const own = await startTestServer();
+    const port = Number(new URL(own.url).port);
+    /** A connection that says nothing; `closedByServer` settles if the server closes it. */
+    const open = () =>
+      new Promise<{ socket: net.Socket; closedByServer: Promise<boolean> }>((resolve, reject) => {
+        const socket = net.connect(port, "127.0.0.1");
+        const closedByServer = new Promise<boolean>((done) => socket.once("close", () => done(true)));
+        socket.once("connect", () => resolve({ socket, closedByServer }));
+        socket.once("error", reject);
+      });
+    const closedWithin = (connection: { closedByServer: Promise<boolean> }, ms: number) =>
+      Promise.race([connection.closedByServer, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+    const held: Awaited<ReturnType<typeof open>>[] = [];
+    try {
+      for (let batch = 0; batch < 11; batch++) held.push(...(await Promise.all(Array.from({ length: 100 }, open))));
+      const closed = await Promise.all(held.map((connection) => closedWithin(connection, 1000)));
+      // 1,100 opened: the first are kept, each one past 1,024 is closed as it is accepted (a
+      // kept-alive connection of the start-up's health checks may still hold a place or two).
+      const firstClosed = closed.indexOf(true);
+      expect(firstClosed).toBeGreaterThanOrEqual(1020);
+      expect(firstClosed).toBeLessThanOrEqual(1024);
+      expect(closed.slice(firstClosed).every(Boolean)).toBe(true);
+      expect(await closedWithin(await open(), 1000)).toBe(true);
+      expect(own.output.filter((line) => line.includes("connection refused"))).toHaveLength(1);
+    } finally {
+      for (const { socket } of held) socket.destroy();
+    }
+    // Once they are gone, the address is served again.
+    await expect.poll(async () => (await fetch(`${own.url}/healthz`).catch(() => null))?.status).toBe(200);
+    await own.stop();
+  }, 60_000);
 });
