@@ -397,6 +397,31 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       expect(await store.changes.since(tree._id, 0, 10)).toEqual([]);
       expect(await store.trees.byId(tree._id)).toBeNull();
     });
+    it("finds the changes committed with a key, in step order, from a time on, and never shows the key with them", async () => {
+      const { tree } = await createTree();
+      const userId = tree.owner;
+      const first = nextChange(tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      const since = first.change.at;
+      await store.changes.commit(first.change, first.tree, { userId, key: "k-1", fingerprint: "f", step: 0 });
+      const second = nextChange(first.tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      await store.changes.commit(second.change, second.tree, { userId, key: "k-1", fingerprint: "f", step: 1 });
+      const other = nextChange(second.tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      await store.changes.commit(other.change, other.tree, { userId, key: "k-2", fingerprint: "g", step: 0 });
+      const plain = nextChange(other.tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      await store.changes.commit(plain.change, plain.tree);
+
+      expect(await store.changes.byKey(userId, "k-1", since)).toEqual([
+        { step: 0, change: first.change },
+        { step: 1, change: second.change },
+      ]);
+      expect(await store.changes.byKey(userId, "k-2", since)).toEqual([{ step: 0, change: other.change }]);
+      // Another user's key of the same name, a key never used, a time after the changes.
+      expect(await store.changes.byKey(newUserId(), "k-1", since)).toEqual([]);
+      expect(await store.changes.byKey(userId, "k-3", since)).toEqual([]);
+      expect(await store.changes.byKey(userId, "k-1", time())).toEqual([]);
+      expect(await store.changes.since(tree._id, 1, 10)).toEqual([first.change, second.change, other.change, plain.change]);
+      expect(await store.changes.history(tree._id, { limit: 4 })).toEqual([plain.change, other.change, second.change, first.change]);
+    });
   });
 
   describe("sessions", () => {
