@@ -526,6 +526,23 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       expect(await store.idempotency.claim(claimOf(newUserId(), "k1"))).toBeNull();
     });
 
+    it("claims a key once when many claims of it and of other keys arrive together; keeps each of their answers", async () => {
+      const ann = newUserId();
+      const contenders = Array.from({ length: 5 }, (_, i) => claimOf(ann, "same", { claim: `contender-${i}` }));
+      const others = Array.from({ length: 20 }, (_, i) => claimOf(ann, `other-${i}`));
+      const results = await Promise.all([...contenders, ...others].map((record) => store.idempotency.claim(record)));
+      const won = results.slice(0, 5).filter((r) => r === null);
+      expect(won).toHaveLength(1);
+      const winner = contenders[results.indexOf(null)];
+      for (const lost of results.slice(0, 5).filter((r) => r !== null)) expect(lost).toEqual(winner);
+      expect(results.slice(5)).toEqual(others.map(() => null));
+      await Promise.all(others.map((record, i) => store.idempotency.complete(ann, record.key, record.claim!, answer(`answer ${i}`))));
+      for (const [i, record] of others.entries()) {
+        const { claim: _claim, ...done } = record;
+        expect(await store.idempotency.claim({ ...record, claim: "later" })).toEqual({ ...done, answer: answer(`answer ${i}`) });
+      }
+    });
+
     it("keeps the claim's answer (bytes as given, not UTF-8 alike) and ends the claim; a stale claim's answer is ignored", async () => {
       const ann = newUserId();
       const record = claimOf(ann, "k2");
