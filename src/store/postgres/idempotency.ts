@@ -54,7 +54,11 @@ class Batches<T, R> {
   private waiting: { item: T; resolve: (value: R) => void; reject: (err: unknown) => void }[] = [];
   private inFlight = false;
 
-  constructor(private readonly run: (items: T[]) => Promise<R[]>) {}
+  constructor(
+    private readonly run: (items: T[]) => Promise<R[]>,
+    /** An item's bytes: a batch closes once it holds MOST_BYTES (a big answer goes alone). */
+    private readonly bytes: (item: T) => number = () => 0,
+  ) {}
 
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -65,7 +69,13 @@ class Batches<T, R> {
 
   private pump(): void {
     if (this.inFlight || this.waiting.length === 0) return;
-    const batch = this.waiting.splice(0, MOST_IN_A_BATCH);
+    let count = 0;
+    let bytes = 0;
+    while (count < this.waiting.length && count < MOST_IN_A_BATCH && (count === 0 || bytes + this.bytes(this.waiting[count].item) <= MOST_BYTES)) {
+      bytes += this.bytes(this.waiting[count].item);
+      count++;
+    }
+    const batch = this.waiting.splice(0, count);
     this.inFlight = true;
     this.run(batch.map((b) => b.item))
       .then(
@@ -79,8 +89,9 @@ class Batches<T, R> {
   }
 }
 
-/** Claims or answers one statement takes at most. */
+/** Claims or answers one statement takes at most, and the most bytes of answers' bodies. */
 const MOST_IN_A_BATCH = 256;
+const MOST_BYTES = 4 * 1024 * 1024;
 
 export function postgresIdempotency(pool: pg.Pool): IdempotencyRepository {
   /** One claim on its own: inserted, or the record that is there (read in a second statement). */
@@ -134,7 +145,7 @@ export function postgresIdempotency(pool: pg.Pool): IdempotencyRepository {
       ],
     );
     return kept.map(() => undefined);
-  });
+  }, (kept) => kept.answer.body.byteLength);
   return {
     claim: (record) => claims.add(record),
     takeOver: async (record, previousClaim) => {
