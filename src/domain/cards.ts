@@ -98,6 +98,7 @@ export const createCard = treeCommand({
       return change.after[0];
     }));
   },
+  replay: (_ctx, change) => change.after[0],
 });
 
 /** What a conditional write expects (SPEC §10); absent: the write applies whatever the version. */
@@ -162,6 +163,7 @@ export const updateCard = treeCommand({
     const { change } = await commitChange(ctx, actor, tree, { kind, before: [card], after: [next], at: next.updatedAt });
     return change.after[0];
   },
+  replay: (_ctx, change) => change.after[0],
 });
 
 /** A card may not become its own parent, nor the child of one of its descendants. */
@@ -197,4 +199,6 @@ export const deleteCard = treeCommand({
     await commitChange(ctx, actor, tree, { kind: "card.delete", before: subtree, after: trashed, at });
     return subtree.map((card) => card._id);
   },
+  // The change's cards are the subtree in tree order, as `run` returned their ids.
+  replay: (_ctx, change) => change.before.map((card) => card._id),
 });

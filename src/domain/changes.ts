@@ -5,13 +5,16 @@
  * change to the store (which writes it and its effect all or nothing) and then to the feed.
  * Under a tree's lock (tree-access.ts) a store that can returns before the change is
  * durable; the answer and the feed then wait for it after the lock (durability.ts).
+ * In a request with an Idempotency-Key, the change is kept with the key (idempotency.ts).
  */
 import type { Change, ChangeKind } from "../shared/changes.js";
 import { noteCommitted } from "./commit-observer.js";
 import { afterDurable, durabilityDeferred } from "./durability.js";
+import { changeKeyHere } from "./idempotency.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import type { Ports } from "./context.js";
 import type { Actor } from "./policy.js";
+import { NotFoundError } from "../shared/errors.js";
 
 export interface Draft {
   kind: ChangeKind;
@@ -23,6 +26,18 @@ export interface Draft {
   tree?: Tree;
   /** The time to stamp on the tree; now when absent. */
   at?: string;
+}
+
+/**
+ * The tree as `change` left it, for an answer rebuilt from a committed change (command.ts):
+ * the record the change wrote, or else the tree as it now is at the change's revision and
+ * time (a change of cards only moves those two). NotFoundError if the tree is gone since.
+ */
+export async function treeAfter(ctx: Ports<"store">, change: Change): Promise<Tree> {
+  if (change.tree) return change.tree.after;
+  const now = await ctx.store.trees.byId(change.treeId);
+  if (!now) throw new NotFoundError("Tree");
+  return { ...now, revision: change.revision, updatedAt: change.at };
 }
 
 /**
@@ -57,14 +72,15 @@ export async function commitChange(
   };
   if (draft.tree) change.tree = { before: tree, after: next };
   const { changes } = ctx.store;
+  const key = changeKeyHere();
   if (changes.commitEarly && durabilityDeferred()) {
     // The tree's lock is let go before the flush; the answer and the feed wait for it (durability.ts).
-    const { durable } = await changes.commitEarly(change, next);
+    const { durable } = await changes.commitEarly(change, next, key);
     noteCommitted(change);
     await afterDurable(durable, () => ctx.feed.publish(change));
     return { tree: next, change };
   }
-  await changes.commit(change, next);
+  await changes.commit(change, next, key);
   ctx.feed.publish(change);
   noteCommitted(change);
   return { tree: next, change };

@@ -46,6 +46,13 @@ export const addCollaborator = treeCommand({
     await commitChange(ctx, actor, tree, { kind: "tree.share", tree: { ...tree, users: [...tree.users, user._id], __v: tree.__v + 1 } });
     return { _id: user._id, email: user.email, owner: false };
   },
+  async replay(ctx, change) {
+    const before = new Set(change.tree?.before?.users ?? []);
+    const added = change.tree?.after.users.find((id) => !before.has(id));
+    const user = added === undefined ? null : await ctx.store.users.byId(added);
+    if (!user) throw new NotFoundError("A user with this email");
+    return { _id: user._id, email: user.email, owner: false };
+  },
 });
 
 /**
@@ -71,4 +78,5 @@ export const removeCollaborator = treeCommand({
       tree: { ...tree, users: tree.users.filter((id) => id !== userId), __v: tree.__v + 1 },
     });
   },
+  replay: () => undefined,
 });

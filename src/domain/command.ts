@@ -26,9 +26,12 @@
  */
 import type { z } from "zod";
 import { parseInput } from "../shared/schemas.js";
+import type { Change } from "../shared/changes.js";
 import type { Tree } from "../shared/records.js";
 import type { DomainContext, Ports } from "./context.js";
-import { ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
+import { ConflictError, ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
+import { noteCommitted } from "./commit-observer.js";
+import { commandStep } from "./idempotency.js";
 import { authorizeOperator, authorizeOwnAccount, authorizeScript, authorizeTree, maySignUp, type Actor, type TreeAction } from "./policy.js";
 import { loadTree, withTree } from "./tree-access.js";
 
@@ -98,29 +101,52 @@ export function command<
   /** Loads what the action is checked on; required unless every action it may declare is actor-only. */
   subject?(ctx: Ports<K>, target: Target, input: z.output<Schema>): S | Promise<S>;
   run(ctx: Ports<K>, actor: A, target: Target, input: z.output<Schema>, subject: S): Promise<Output>;
+  /** What `run` returned when it committed `change` (a keyed retry after a crash answers it again). */
+  replay?(ctx: Ports<K>, change: Change): Output | Promise<Output>;
 }): Command<Target, Schema, Output, A, K | CommandNeeds> {
-  const { run, subject, precheck, needs, ...rest } = definition;
+  const { run, subject, precheck, needs, replay, ...rest } = definition;
   if (typeof rest.action === "string" && !ACTOR_ONLY_ACTIONS.has(rest.action) && !subject) {
     throw new Error(`Command ${rest.name} declares "${rest.action}" but loads nothing to check it on.`);
   }
   const self: Command<Target, Schema, Output, A, K | CommandNeeds> = {
     ...rest,
     needs: allNeeds<K | CommandNeeds>(needs, ["config"]),
-    async run(ctx, actor, target, input) {
-      const action = actionOf(self, input, target, actor);
-      if (ACTOR_ONLY_ACTIONS.has(action)) {
-        authorizeAction(ctx, actor, action, null);
-        precheck?.(ctx, target, input);
-        return run(ctx, actor, target, input, null as unknown as S);
-      }
-      if (!subject) throw new Error(`Command ${rest.name} declares "${action}" but loads nothing to check it on.`);
-      precheck?.(ctx, target, input);
-      const loaded = await subject(ctx, target, input);
-      authorizeAction(ctx, actor, action, loaded);
-      return run(ctx, actor, target, input, loaded);
-    },
+    run: (ctx, actor, target, input) =>
+      commandStep((committed) => (committed ? replayed(rest.name, ctx, committed, replay) : checkedRun(ctx, actor, target, input))),
   };
+  async function checkedRun(ctx: Ports<K | CommandNeeds>, actor: A, target: Target, input: z.output<Schema>): Promise<Output> {
+    const action = actionOf(self, input, target, actor);
+    if (ACTOR_ONLY_ACTIONS.has(action)) {
+      authorizeAction(ctx, actor, action, null);
+      precheck?.(ctx, target, input);
+      return run(ctx, actor, target, input, null as unknown as S);
+    }
+    if (!subject) throw new Error(`Command ${rest.name} declares "${action}" but loads nothing to check it on.`);
+    precheck?.(ctx, target, input);
+    const loaded = await subject(ctx, target, input);
+    authorizeAction(ctx, actor, action, loaded);
+    return run(ctx, actor, target, input, loaded);
+  }
   return Object.freeze(self);
+}
+
+/**
+ * A step of a keyed request that committed `change` in a run that died before its answer
+ * was kept: the request was done, so nothing runs; the command answers what it answered
+ * then, rebuilt from the change, and the change is reported as the request's own (its
+ * revision as `X-Tree-Revision`). A command that cannot rebuild its answer says it was done.
+ */
+async function replayed<K extends keyof DomainContext, Output>(
+  name: string,
+  ctx: Ports<K>,
+  change: Change,
+  replay: ((ctx: Ports<K>, change: Change) => Output | Promise<Output>) | undefined,
+): Promise<Output> {
+  noteCommitted(change);
+  if (replay) return replay(ctx, change);
+  throw new ConflictError(
+    `This request was done already (${name}, revision ${change.revision} of its tree), and its answer was lost when the server stopped; it is not run again.`,
+  );
 }
 
 /**
@@ -173,17 +199,21 @@ export function treeCommand<Target extends { treeId: string }, Schema extends z.
   /** Checks that need no tree (ids' syntax, sizes), made before the tree is loaded or locked. */
   precheck?(ctx: Ports<K>, target: Target, input: z.output<Schema>): void;
   run(ctx: Ports<K>, actor: Actor, tree: Tree, target: Target, input: z.output<Schema>): Promise<Output>;
+  /** What `run` returned when it committed `change` (a keyed retry after a crash answers it again). */
+  replay?(ctx: Ports<K>, change: Change): Output | Promise<Output>;
 }): Command<Target, Schema, Output, Actor, K | TreeCommandNeeds> {
-  const { run, reads, precheck, needs, ...rest } = definition;
+  const { run, reads, precheck, needs, replay, ...rest } = definition;
   const self: Command<Target, Schema, Output, Actor, K | TreeCommandNeeds> = {
     ...rest,
     needs: allNeeds<K | TreeCommandNeeds>(needs, ["store", "treeLocks", "treeRaces"]),
-    async run(ctx, actor, target, input) {
-      precheck?.(ctx, target, input);
-      const action = actionOf(self, input, target, actor) as TreeAction;
-      if (reads) return loadTree(ctx, actor, target.treeId, action).then((tree) => run(ctx, actor, tree, target, input));
-      return withTree(ctx, actor, target.treeId, action, (tree) => run(ctx, actor, tree, target, input));
-    },
+    run: (ctx, actor, target, input) =>
+      commandStep(async (committed) => {
+        if (committed) return replayed(rest.name, ctx, committed, replay);
+        precheck?.(ctx, target, input);
+        const action = actionOf(self, input, target, actor) as TreeAction;
+        if (reads) return loadTree(ctx, actor, target.treeId, action).then((tree) => run(ctx, actor, tree, target, input));
+        return withTree(ctx, actor, target.treeId, action, (tree) => run(ctx, actor, tree, target, input));
+      }),
   };
   return Object.freeze(self);
 }

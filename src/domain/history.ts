@@ -21,7 +21,7 @@ import { firstWords } from "../shared/text.js";
 import { walkTreeOrder, childrenByParent } from "../shared/tree-order.js";
 import { positionAfter, withinCardAllowance } from "./card-batches.js";
 import { assertCardIdSyntax } from "./cards.js";
-import { commitChange } from "./changes.js";
+import { commitChange, treeAfter } from "./changes.js";
 import type { Ports } from "./context.js";
 import type { Actor } from "./policy.js";
 import { presentCard, presentTree } from "./presenters.js";
@@ -157,6 +157,7 @@ export const restoreCard = treeCommand({
       return change.after;
     });
   },
+  replay: (_ctx, change) => change.after,
 });
 
 /** Whether two states of a card differ in what a restore brings back. */
@@ -229,6 +230,7 @@ export const restoreTree = treeCommand({
       (await commitChange(ctx, actor, tree, { kind: "restore.tree", before, after, at, tree: nextTree })).tree;
     return withinCardAllowance(ctx, tree.owner, Math.max(0, revived - removed), commit);
   },
+  replay: (ctx, change) => treeAfter(ctx, change),
 });
 
 /** Kinds that touch access, not content: nothing a revert could give back. */
@@ -351,6 +353,7 @@ export const revertChange = treeCommand({
       commitChange(ctx, actor, tree, { kind: "revert", before: beforeCards, after: touched, at, tree: nextTree }),
     );
   },
+  replay: async (ctx, change) => ({ tree: await treeAfter(ctx, change), change }),
 });
 
 const DAY_MS = 24 * 60 * 60 * 1000;

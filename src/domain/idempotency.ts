@@ -16,11 +16,20 @@
  * - Bounded: an answer body over ANSWER_BYTES is kept as a 409 saying the request was done;
  *   each user keeps at most PER_USER.keys answers and PER_USER.bytes of bodies, and records
  *   go after KEEP_MS (the sweep, every SWEEP_EVERY_MS).
+ * - Exactly once across a crash: a request runs in the key's async context (`RunningKey.enter`);
+ *   each command it runs is a numbered step (`commandStep`), and the change a step commits
+ *   carries the key and the step in the same atomic write (`changeKeyHere`, changes.ts).
+ *   When a claim is taken over (its process died, maybe after committing and before its
+ *   answer was kept), the changes committed with the key are read first; the request then
+ *   runs again with each such step answered from its committed change instead of running
+ *   (command.ts), so nothing is applied twice and the answer is the one the change gave.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Change } from "../shared/changes.js";
 import { IdempotencyKeyReusedError, KeyInFlightError } from "../shared/errors.js";
 import { newRecordId } from "../shared/ids.js";
 import type { Ports } from "./context.js";
-import type { IdempotencyRecord, KeptAnswer } from "./ports/store.js";
+import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange } from "./ports/store.js";
 
 /** How long an answer is kept at least (SPEC §13: 24 hours). */
 export const KEEP_MS = 24 * 60 * 60 * 1000;
@@ -53,6 +62,54 @@ export type KeyedStart = { replay: KeptAnswer } | { run: RunningKey };
 /** What keyed requests read: the store's idempotency records and the clock. */
 type KeyPorts = Ports<"store" | "clock">;
 
+/** A keyed request running here: its key, its next command step, and what a dead run of it committed. */
+interface KeyedRun {
+  userId: string;
+  key: string;
+  fingerprint: string;
+  nextStep: number;
+  committed: ReadonlyMap<number, Change>;
+  /** Whether this run committed (or tried to) or answered from a committed change: its key is never let go. */
+  changed: boolean;
+}
+
+/** The keyed request of this async context, and the command step running in it (null: between commands). */
+const keyedContext = new AsyncLocalStorage<{ run: KeyedRun; step: number | null }>();
+
+/**
+ * Runs one command of the current request as its next step. `body` gets the change that
+ * step committed in a run of this request that died before keeping its answer (then it
+ * must answer from that change and run nothing), or undefined. Outside a keyed request,
+ * and for a command run inside another command (which belongs to the outer one's step),
+ * `body` simply runs.
+ */
+export function commandStep<T>(body: (committed: Change | undefined) => Promise<T>): Promise<T> {
+  const here = keyedContext.getStore();
+  if (!here || here.step !== null) return body(undefined);
+  const step = here.run.nextStep++;
+  return keyedContext.run({ run: here.run, step }, () => body(here.run.committed.get(step)));
+}
+
+/** The key a change committed here is kept with (changes.ts), or undefined outside a keyed request. */
+export function changeKeyHere(): ChangeKey | undefined {
+  const here = keyedContext.getStore();
+  if (!here) return undefined;
+  const { userId, key, fingerprint } = here.run;
+  here.run.changed = true;
+  // A commit outside any command (none today) is step -1: a retry never answers from it.
+  return { userId, key, fingerprint, step: here.step ?? -1 };
+}
+
+/**
+ * Test-only (CARDTREE_FAULTS_FILE, src/server.ts): asked before an answer is kept; when it
+ * says so, the answer is held for ever, so a test can kill the process between the commit
+ * and the kept answer.
+ */
+let holdAnswerFault: (() => boolean) | null = null;
+export function injectAnswerFault(hold: () => boolean): void {
+  holdAnswerFault = hold;
+}
+
 const later = (now: string, ms: number) => new Date(Date.parse(now) + ms).toISOString();
 
 /**
@@ -76,9 +133,13 @@ export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<
     if (there.fingerprint !== request.fingerprint) throw new IdempotencyKeyReusedError();
     if (there.answer) return { replay: there.answer };
     if (there.claim === undefined || there.leaseUntil > now) throw new KeyInFlightError(RETRY_AFTER_SECONDS);
-    // The claim's lease ended: its process died while running it (if it had committed, a
-    // creation with a client-chosen id now answers 409, so nothing is made twice).
-    if (await ctx.store.idempotency.takeOver(record, there.claim)) return { run: new RunningKey(ctx, record) };
+    // The claim's lease ended: its process died while running it, perhaps after committing.
+    // The key keeps its first claim's times, so the changes of every run of it are found.
+    const successor = { ...record, createdAt: there.createdAt, expiresAt: there.expiresAt };
+    if (await ctx.store.idempotency.takeOver(successor, there.claim)) {
+      const committed = await ctx.store.changes.byKey(request.userId, request.key, there.createdAt);
+      return { run: new RunningKey(ctx, successor, committed) };
+    }
   }
 }
 
@@ -111,11 +172,22 @@ function renewAll(ctx: KeyPorts, keys: Set<RunningKey>): void {
 /** A key claimed for a request that runs now: renewed while it runs, then finished once. */
 export class RunningKey {
   private done = false;
+  private readonly run: KeyedRun;
 
   constructor(
     private readonly ctx: KeyPorts,
     private readonly record: IdempotencyRecord,
+    /** What a run of this key that died had committed (after a takeover). */
+    committed: readonly KeyedChange[] = [],
   ) {
+    this.run = {
+      userId: record.userId,
+      key: record.key,
+      fingerprint: record.fingerprint,
+      nextStep: 0,
+      committed: new Map(committed.map(({ step, change }) => [step, change])),
+      changed: committed.length > 0,
+    };
     let running = runningKeys.get(ctx);
     if (!running) runningKeys.set(ctx, (running = { keys: new Set() }));
     running.keys.add(this);
@@ -124,6 +196,16 @@ export class RunningKey {
       running.timer = setInterval(() => renewAll(ctx, keys), RENEW_EVERY_MS);
       running.timer.unref();
     }
+  }
+
+  /** Whether a dead run of this key committed changes, so the answer is rebuilt from them (a replay). */
+  get answersFromCommitted(): boolean {
+    return this.run.committed.size > 0;
+  }
+
+  /** Runs the request (`work`) as this key's: its commits carry the key, its replayed steps run nothing. */
+  enter<T>(work: () => T): T {
+    return keyedContext.run({ run: this.run, step: null }, work);
   }
 
   /** Moves this claim's lease on (the store ignores it once the claim is over). */
@@ -146,7 +228,13 @@ export class RunningKey {
       running.timer = undefined;
     }
     const { userId, key, claim } = this.record;
-    if (!isKept(answer.status, errorCodes)) return this.ctx.store.idempotency.release(userId, key, claim!);
+    if (holdAnswerFault?.()) return new Promise<void>(() => undefined);
+    if (!isKept(answer.status, errorCodes)) {
+      // A failure after a commit changed something: the key is not let go (a retry would run
+      // afresh); its claim lapses instead, and the retry after its lease answers from the change.
+      if (this.run.changed) return;
+      return this.ctx.store.idempotency.release(userId, key, claim!);
+    }
     const kept = answer.body.byteLength > ANSWER_BYTES ? tooLargeToKeep(answer) : answer;
     await this.ctx.store.idempotency.complete(userId, key, claim!, kept);
   }

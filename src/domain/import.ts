@@ -41,4 +41,5 @@ export const importSeed = treeCommand({
       }),
     );
   },
+  replay: (_ctx, change) => change.after,
 });

@@ -11,7 +11,7 @@ import { createTreeInput, noInput, updateTreeInput } from "../shared/schemas.js"
 import { command, treeCommand } from "./command.js";
 import { assertCardsFit, cardsFromSeed, withFileIds, withinCardAllowance } from "./card-batches.js";
 import { seedInTreeOrder } from "../shared/seeds.js";
-import { commitChange } from "./changes.js";
+import { commitChange, treeAfter } from "./changes.js";
 import { withRecordId } from "./client-ids.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { walkTreeOrder } from "../shared/tree-order.js";
@@ -60,6 +60,7 @@ export const createTree = command({
       ),
     );
   },
+  replay: (ctx, change) => treeAfter(ctx, change),
 });
 
 /**
@@ -94,6 +95,7 @@ export const updateTree = treeCommand({
       throw err;
     }
   },
+  replay: (ctx, change) => treeAfter(ctx, change),
 });
 
 /** Deletes the tree and all its cards. Owner only. */
@@ -149,6 +151,7 @@ export const cloneTree = treeCommand({
   action: "clone",
   reads: true,
   run: (ctx, actor, source, _target: { treeId: string }) => copyTree(ctx, actor, source),
+  replay: (ctx, change) => treeAfter(ctx, change),
 });
 
 /** Copies a public tree, named by its `_id` or its `publicUrl`. */
@@ -162,6 +165,7 @@ export const clonePublicTree = command({
     return tree ?? (PUBLIC_URL.test(idOrUrl) ? await ctx.store.trees.byPublicUrl(idOrUrl) : null);
   },
   run: (ctx, actor, _target, _input, source) => copyTree(ctx, actor, source!),
+  replay: (ctx, change) => treeAfter(ctx, change),
 });
 
 /**

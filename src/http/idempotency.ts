@@ -7,9 +7,10 @@
  * - a caller with no user (sign-up, log-in, anonymous writes) has no keys: the header is
  *   ignored and the request runs as it would without it;
  * - a kept answer is sent again, with `Idempotent-Replayed: true`, and nothing runs;
- * - otherwise the request runs, and its answer (status, the headers that matter, body) is
- *   held back until the store has kept it: an answer a client received can always be
- *   replayed, even if the connection drops right after.
+ * - otherwise the request runs, in the key's async context (its changes carry the key, so
+ *   a retry after a crash answers from them instead of running again), and its answer
+ *   (status, the headers that matter, body) is held back until the store has kept it: an
+ *   answer a client received can always be replayed, even if the connection drops right after.
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { createHash } from "node:crypto";
@@ -128,7 +129,10 @@ export function idempotentWrites(ctx: DomainContext, options: IdempotencyOptions
       (start) => {
         if ("replay" in start) return sendKept(res, start.replay);
         keepAnswer(res, start.run, options);
-        next();
+        // A run that died had committed: this answer is rebuilt from its changes, a replay too.
+        if (start.run.answersFromCommitted) res.setHeader(IDEMPOTENT_REPLAYED_HEADER, "true");
+        // In the key's context: the changes it commits carry the key (domain/idempotency.ts).
+        start.run.enter(() => next());
       },
       (err: unknown) => refuse(res, next, err),
     );

@@ -8,7 +8,10 @@
  *
  * Lines (each ending in "\n"; a last line without it was never acknowledged and is dropped):
  * - a change: a JSON header `{"t":"c",treeId,revision,at,kind,userId,cardIds}`, a tab, and
- *   the JSON body `{"change":Change,"tree":Tree}` (the tree record after it). JSON never
+ *   the JSON body `{"change":Change,"tree":Tree}` (the tree record after it). A change a
+ *   request with an Idempotency-Key made has `"i":{u,k,f,n}` in its header (user, key, the
+ *   request's fingerprint, the command step): the key goes to disk in the change's own line,
+ *   so after a crash a retry finds what the request did (`keyed`). JSON never
  *   holds a raw tab, so an open parses only the headers: the bodies (a 100,000-card import
  *   is one body of tens of MB) are read when history asks for them;
  * - `{"t":"abort","treeId","revision"}`: the latest earlier change with that key failed to
@@ -34,6 +37,7 @@
  */
 import path from "node:path";
 import type { Change, ChangeKind } from "../shared/changes.js";
+import type { ChangeKey } from "../domain/ports/store.js";
 import type { Tree } from "../shared/records.js";
 import type { DatafileCheckpoint } from "./datafile.js";
 import { nodeFileSystem, type FileHandle, type FileSystem, type SyncMode } from "./file-system.js";
@@ -49,10 +53,12 @@ const READ_CHUNK = 1 << 20;
 const NEWLINE = 0x0a;
 
 /** What the log keeps in memory of a change: its header, and where its line is. */
-export interface LogEntry extends Omit<ChangeHeader, "t" | "s"> {
+export interface LogEntry extends Omit<ChangeHeader, "t" | "s" | "i"> {
   seq: number;
   offset: number;
   length: number;
+  /** The keyed request that made the change, if one did. */
+  key?: ChangeKey;
 }
 
 export interface LoggedChange {
@@ -71,6 +77,8 @@ interface ChangeHeader {
   cardIds: string[] | null;
   /** Its sequence number in the log (0: written before checkpoints existed). */
   s?: number;
+  /** The keyed request that made it: user, Idempotency-Key, fingerprint, command step. */
+  i?: { u: string; k: string; f: string; n: number };
 }
 
 interface CheckpointLine extends DatafileCheckpoint {
@@ -82,7 +90,7 @@ type Line = ChangeHeader | { t: "abort"; treeId: string; revision: number } | { 
 
 const TAB = 0x09;
 
-function changeLine(change: Change, tree: Tree, seq: number): string {
+function changeLine(change: Change, tree: Tree, seq: number, key: ChangeKey | undefined): string {
   const ids = touchedIds(change);
   const header: ChangeHeader = {
     t: "c",
@@ -94,6 +102,7 @@ function changeLine(change: Change, tree: Tree, seq: number): string {
     cardIds: ids.length <= CARD_IDS_IN_MEMORY ? ids : null,
     s: seq,
   };
+  if (key) header.i = { u: key.userId, k: key.key, f: key.fingerprint, n: key.step };
   return `${JSON.stringify(header)}\t${JSON.stringify({ change, tree })}\n`;
 }
 
@@ -122,7 +131,7 @@ function touchedIds(change: Change): string[] {
 }
 
 function entryOf(header: ChangeHeader, offset: number, length: number, intern: (s: string) => string): LogEntry {
-  return {
+  const entry: LogEntry = {
     treeId: intern(header.treeId),
     revision: header.revision,
     at: header.at,
@@ -133,6 +142,8 @@ function entryOf(header: ChangeHeader, offset: number, length: number, intern: (
     offset,
     length,
   };
+  if (header.i) entry.key = { userId: intern(header.i.u), key: header.i.k, fingerprint: header.i.f, step: header.i.n };
+  return entry;
 }
 
 export interface ChangeLogOptions {
@@ -373,8 +384,8 @@ export class ChangeLog {
    * Appends a change before it is applied. Resolves once the line is on stable storage
    * (with `SYNC=off`: once written, which a crash of the process survives).
    */
-  async append(change: Change, tree: Tree): Promise<LogEntry> {
-    const { entry, durable } = await this.appendEarly(change, tree);
+  async append(change: Change, tree: Tree, key?: ChangeKey): Promise<LogEntry> {
+    const { entry, durable } = await this.appendEarly(change, tree, key);
     await durable;
     return entry;
   }
@@ -386,8 +397,8 @@ export class ChangeLog {
    * when the flush fails. A change applied before `durable` resolved must not be answered
    * before it, nor may anything that read it (nedb-store.ts `commitEarly`).
    */
-  async appendEarly(change: Change, tree: Tree): Promise<{ entry: LogEntry; durable: Promise<void> }> {
-    const { offset, length, text, total } = await this.appendLine((seq) => changeLine(change, tree, seq), "changes");
+  async appendEarly(change: Change, tree: Tree, key?: ChangeKey): Promise<{ entry: LogEntry; durable: Promise<void> }> {
+    const { offset, length, text, total } = await this.appendLine((seq) => changeLine(change, tree, seq, key), "changes");
     const entry = entryOf(JSON.parse(text.slice(0, text.indexOf("\t"))) as ChangeHeader, offset, length, this.intern);
     // Should the sync fail, the store fails.
     this.pending.add(entry);
@@ -450,6 +461,23 @@ export class ChangeLog {
   /** Changes aborted with a sequence number above `seq`, oldest first. */
   abortedAfter(seq: number): LogEntry[] {
     return this.aborted.filter((entry) => entry.seq > seq && !this.removedTrees.has(entry.treeId));
+  }
+
+  /**
+   * The kept changes (applied, not aborted, of trees not deleted) a keyed request made:
+   * every one when `userId` is absent, else that user's with `key` at `since` or later.
+   * A scan of the index: asked at open and when a claim is taken over, never per write.
+   */
+  keyed(match?: { userId: string; key: string; since: string }): LogEntry[] {
+    const found: LogEntry[] = [];
+    for (const list of this.byTree.values()) {
+      for (const entry of list) {
+        if (!entry.key) continue;
+        if (match && (entry.key.userId !== match.userId || entry.key.key !== match.key || entry.at < match.since)) continue;
+        found.push(entry);
+      }
+    }
+    return found.sort((a, b) => a.seq - b.seq);
   }
 
   /** Every change kept with a sequence number above `seq`, in the order they were logged. */

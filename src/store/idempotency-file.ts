@@ -19,6 +19,9 @@
  *   the kept ones, rewrites the file beside itself and renames it in (appends wait for it).
  * - At open, the file is read whole; a torn last line (a crash mid-append) was never
  *   acknowledged and is dropped, like the other files' (reliability.md).
+ * - `adopt`: the store hands over, at open, the claims a crash left (keys whose change is in
+ *   the change log and whose answer is not here), as claims whose lease ended: the next
+ *   request with the key takes it over and answers from the change.
  */
 import { isUtf8 } from "node:buffer";
 import path from "node:path";
@@ -55,7 +58,7 @@ export async function openIdempotencyFile(
   log: (message: string, fields: Record<string, unknown>) => void,
   /** Through the store's file-system port; with `sync` on, an answer is kept once it is on stable storage (issue 32). */
   { fs = nodeFileSystem, sync = "on" }: { fs?: FileSystem; sync?: SyncMode } = {},
-): Promise<IdempotencyRepository & { close(): Promise<void> }> {
+): Promise<IdempotencyRepository & { adopt(claims: readonly IdempotencyRecord[]): void; close(): Promise<void> }> {
   const kept = new Map<string, StoredRecord & { bytes: number }>();
   const running = new Map<string, IdempotencyRecord>();
   let lines = 0;
@@ -210,6 +213,12 @@ export async function openIdempotencyFile(
       }
       if (lines > 1000 && lines > 2 * kept.size) await rewrite();
       return dropped;
+    },
+    adopt: (claims) => {
+      for (const record of claims) {
+        const id = idempotencyId(record.userId, record.key);
+        if (!kept.has(id) && !running.has(id)) running.set(id, { ...record });
+      }
     },
     close: () => serially(() => handle.close()),
   };

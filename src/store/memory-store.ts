@@ -6,7 +6,7 @@
  * and `publicUrl` are unique, a write of several records is all or nothing, and a change's
  * revision is taken once per tree. It is never used by a running server.
  */
-import type { ChangeRepository, IdempotencyRecord, Session, Store, StoreStatus } from "../domain/ports/store.js";
+import type { ChangeKey, ChangeRepository, IdempotencyRecord, Session, Store, StoreStatus } from "../domain/ports/store.js";
 import type { Change } from "../shared/changes.js";
 import { ConflictError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
@@ -36,6 +36,8 @@ export function openMemoryStore(): Store {
   const keys = new Map<string, IdempotencyRecord>();
   /** Per tree, oldest first. */
   const changes = new Map<string, Change[]>();
+  /** The key each keyed change was committed with (the same objects as in `changes`). */
+  const changeKeys = new WeakMap<Change, ChangeKey>();
 
   const open = () => {
     if (status !== "open") throw new Error(`The store is ${status}.`);
@@ -56,7 +58,7 @@ export function openMemoryStore(): Store {
   const logOf = (treeId: string) => changes.get(treeId) ?? [];
 
   const changeRepository: ChangeRepository = {
-    commit: async (change, tree) => {
+    commit: async (change, tree, key) => {
       open();
       const log = logOf(change.treeId);
       if (log.some((c) => c.revision === change.revision)) {
@@ -64,9 +66,22 @@ export function openMemoryStore(): Store {
       }
       assertUniquePublicUrl(tree);
       // Every check is above: from here on nothing throws, so the write is all or nothing.
-      changes.set(change.treeId, [...log, copy(change)]);
+      const logged = copy(change);
+      if (key) changeKeys.set(logged, { ...key });
+      changes.set(change.treeId, [...log, logged]);
       trees.set(tree._id, copy(tree));
       for (const card of change.after) cards.set(card._id, copy(card));
+    },
+    byKey: async (userId, key, since) => {
+      open();
+      const found: { step: number; change: Change }[] = [];
+      for (const log of changes.values()) {
+        for (const change of log) {
+          const k = changeKeys.get(change);
+          if (k && k.userId === userId && k.key === key && change.at >= since) found.push({ step: k.step, change: copy(change) });
+        }
+      }
+      return found.sort((a, b) => a.step - b.step);
     },
     since: async (treeId, since, limit) => {
       open();

@@ -38,7 +38,8 @@ import {
   type CompactionStats,
 } from "./nedb-compaction.js";
 import { parseDatafile, type RepairLog } from "./nedb-recovery.js";
-import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
+import type { ChangeKey, IdempotencyRecord, Session, Store, StoreStatus } from "../domain/ports/store.js";
+import { KEEP_MS } from "../domain/idempotency.js";
 import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.js";
 
 export const COLLECTIONS = ["users", "trees", "cards", "sessions", "scripts"] as const;
@@ -268,6 +269,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     await sweepCardsWithoutTree(trees, cards, log);
     // What the open rebuilt is on disk before anything new is logged.
     await checkpointAll();
+    idempotency.adopt(claimsLeftByACrash(changeLog));
   } catch (err) {
     await idempotency?.close().catch(() => undefined);
     await changeLog.close().catch(() => undefined);
@@ -308,14 +310,14 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
    * A failed flush fails the store, and `durable` rejects, for this change and for every
    * later one (whose flush would have covered it), so none of them is answered.
    */
-  const commitEarly = async (change: Change, tree: Tree): Promise<{ durable: Promise<void> }> => {
+  const commitEarly = async (change: Change, tree: Tree, key?: ChangeKey): Promise<{ durable: Promise<void> }> => {
     if (failure) throw failure;
     if (changeLog.latestRevision(change.treeId) >= change.revision) {
       throw new ConflictError("The tree changed meanwhile; try again.");
     }
     let logged: { entry: LogEntry; durable: Promise<void> };
     try {
-      logged = await changeLog.appendEarly(change, tree);
+      logged = await changeLog.appendEarly(change, tree, key);
     } catch (err) {
       if (err instanceof ChangeLogUndoError) fail("a failed append to the change log could not be undone", { error: String(err) });
       else log("a write failed and was undone", { collection: "changes", error: String(err) });
@@ -414,10 +416,15 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       countLiveByTrees: (treeIds) => read(() => cards.countLive(treeIds)),
     },
     changes: {
-      commit: async (change, tree) => {
-        await (await commitEarly(change, tree)).durable;
+      commit: async (change, tree, key) => {
+        await (await commitEarly(change, tree, key)).durable;
       },
-      commitEarly: (change, tree) => commitEarly(change, tree),
+      commitEarly: (change, tree, key) => commitEarly(change, tree, key),
+      byKey: async (userId, key, since) => {
+        if (failure) throw failure;
+        const entries = changeLog.keyed({ userId, key, since });
+        return (await changeLog.read(entries)).map(({ change }, i) => ({ step: entries[i].key!.step, change }));
+      },
       since: async (treeId, since, limit) => {
         if (failure) throw failure;
         const entries = changeLog.entries(treeId).filter((entry) => entry.revision > since);
@@ -592,4 +599,30 @@ async function sweepCardsWithoutTree(trees: Collection, cards: CardCollection, l
   let swept = 0;
   for (const treeId of cards.treeIds()) if (!treeIds.has(treeId)) swept += await cards.removeTree(treeId);
   if (swept > 0) log("removed cards of trees that do not exist (an interrupted tree creation or deletion)", { cards: swept });
+}
+
+/**
+ * The claims a crash left: keys whose request committed a change (its line carries the key)
+ * and died before its answer was kept, as claims whose lease has ended, so the next request
+ * with the key takes it over and answers from the change (domain/idempotency.ts). The
+ * idempotency file adopts only keys it holds no answer for; those older than a key lives
+ * are left out.
+ */
+function claimsLeftByACrash(changeLog: ChangeLog): IdempotencyRecord[] {
+  const oldest = new Date(Date.now() - KEEP_MS).toISOString();
+  const claims = new Map<string, IdempotencyRecord>();
+  for (const entry of changeLog.keyed()) {
+    const { userId, key, fingerprint } = entry.key!;
+    if (entry.at < oldest || claims.has(`${userId} ${key}`)) continue;
+    claims.set(`${userId} ${key}`, {
+      userId,
+      key,
+      fingerprint,
+      claim: `died after change ${entry.seq}`,
+      leaseUntil: new Date(0).toISOString(),
+      createdAt: entry.at,
+      expiresAt: new Date(Date.parse(entry.at) + KEEP_MS).toISOString(),
+    });
+  }
+  return [...claims.values()];
 }

@@ -15,7 +15,8 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
-import type { Session, Store, StoreStatus } from "../domain/ports/store.js";
+import type { ChangeKey, Session, Store, StoreStatus } from "../domain/ports/store.js";
+import { idempotencyId } from "./idempotency-records.js";
 import type { Change } from "../shared/changes.js";
 import { ConflictError, RevisionTakenError, UnavailableError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
@@ -186,16 +187,18 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
 
   // One change in a transaction of its own: the group commit's way when its batch is
   // refused, so that each writer gets its own answer (postgres/group-commit.ts).
-  const commitOne = (change: Change, tree: Tree): Promise<void> =>
+  const commitOne = (change: Change, tree: Tree, key: ChangeKey | undefined): Promise<void> =>
     transaction(pool, async (client) => {
       const cardIds = [...new Set([...change.before, ...change.after].map((c) => c._id))];
       try {
-        await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record) VALUES ($1, $2, $3, $4, $5)", [
+        await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
           change.treeId,
           change.revision,
           change.at,
           cardIds,
           json(change),
+          key ? idempotencyId(key.userId, key.key) : null,
+          key?.step ?? null,
         ]);
       } catch (err) {
         if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "changes_pkey") {
@@ -325,7 +328,14 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       },
     },
     changes: {
-      commit: (change, tree) => (status === "closed" ? Promise.reject(new UnavailableError()) : group.commit(change, tree)),
+      commit: (change, tree, key) => (status === "closed" ? Promise.reject(new UnavailableError()) : group.commit(change, tree, key)),
+      byKey: async (userId, key, since) => {
+        const { rows: found } = await read<{ record: Change; idem_step: number }>(
+          "SELECT record, idem_step FROM changes WHERE idem = $1 AND at >= $2 ORDER BY idem_step, revision",
+          [idempotencyId(userId, key), since],
+        );
+        return found.map((row) => ({ step: row.idem_step, change: row.record }));
+      },
       since: (treeId, since, limit) =>
         rows<Change>("SELECT record FROM changes WHERE tree_id = $1 AND revision > $2 ORDER BY revision LIMIT $3", [
           treeId,

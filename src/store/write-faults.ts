@@ -5,6 +5,8 @@
  * half its bytes (as a disk filling up mid-write does) and then fails with ENOSPC.
  * `enospc-stuck COLLECTION` also makes the undo fail, as a disk that went read-only would,
  * to drive the store into its failed state. The file is consumed by that one failure.
+ * `hold-answer` (`answerHoldFault`) holds the next keyed answer for ever just before it
+ * would be kept, after its change committed: the crash tests kill the process there.
  * The server wires it only when CARDTREE_FAULTS_FILE is set (src/server.ts).
  */
 import { readFileSync, unlinkSync } from "node:fs";
@@ -34,6 +36,25 @@ function takeFaultFrom(control: string, collection: string): InjectedFault | nul
   if (wanted !== `enospc ${collection}` && wanted !== `enospc-stuck ${collection}`) return null;
   unlinkSync(control);
   return { code: "ENOSPC", stuck: wanted.startsWith("enospc-stuck") };
+}
+
+/**
+ * Whether to hold this answer (the control file reads `hold-answer`; consumed by it), and
+ * `told` is called then, so the test knows the commit is done and the answer held.
+ */
+export function answerHoldFault(control: string, told: () => void): () => boolean {
+  return () => {
+    let wanted: string;
+    try {
+      wanted = readFileSync(control, "utf8").trim();
+    } catch {
+      return false;
+    }
+    if (wanted !== "hold-answer") return false;
+    unlinkSync(control);
+    told();
+    return true;
+  };
 }
 
 export function failedUndo(): never {

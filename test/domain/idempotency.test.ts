@@ -7,6 +7,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
 import { LEASE_MS, startKeyed, type RunningKey } from "../../src/domain/idempotency.js";
+import { execute } from "../../src/domain/command.js";
+import { createCard, updateCard } from "../../src/domain/cards.js";
+import { createTree } from "../../src/domain/trees.js";
+import { signUp } from "../../src/domain/users.js";
+import type { Actor } from "../../src/domain/policy.js";
 import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
 import { openMemoryStore } from "../../src/store/memory-store.js";
@@ -82,5 +87,68 @@ describe("a running request's claim", () => {
     if (!("replay" in replay)) throw new Error("expected a replay");
     expect(replay.replay.status).toBe(409);
     expect(JSON.parse(Buffer.from(replay.replay.body).toString())).toMatchObject({ error: "conflict", message: expect.stringContaining("answered 201") });
+  });
+});
+
+describe("a run that committed and died before its answer was kept", () => {
+  /** A user whose requests are keyed, a tree of theirs, and the key's request as theirs. */
+  async function writer() {
+    const alice: Actor = await execute(ctx, null, signUp, {}, { email: "alice@example.com", password: "correct horse battery" });
+    const tree = await execute(ctx, alice, createTree, {}, { name: "Tree" });
+    return { alice, tree, keyed: { ...request, userId: alice._id } };
+  }
+
+  /** The claim's process dies: no renewal, no answer; the lease runs out. */
+  function dies() {
+    vi.clearAllTimers();
+    now += LEASE_MS + 1_000;
+  }
+
+  it("is taken over, and the request answers from its change instead of running again", async () => {
+    const { alice, tree, keyed } = await writer();
+    const body = { treeId: tree._id, position: 1, content: "once" };
+    const first = await startKeyed(ctx, keyed);
+    if (!("run" in first)) throw new Error("expected a claim");
+    const made = await first.run.enter(() => execute(ctx, alice, createCard, { treeId: tree._id }, body));
+    dies();
+
+    const successor = await startKeyed(ctx, keyed);
+    if (!("run" in successor)) throw new Error("expected a take-over");
+    expect(successor.run.answersFromCommitted).toBe(true);
+    const again = await successor.run.enter(() => execute(ctx, alice, createCard, { treeId: tree._id }, body));
+    expect(again).toEqual(made);
+    expect((await ctx.store.cards.liveByTree(tree._id)).filter((c) => c.content === "once")).toHaveLength(1);
+  });
+
+  it("answers each committed step from its change and runs the steps that had not committed", async () => {
+    const { alice, tree, keyed } = await writer();
+    const body = { treeId: tree._id, position: 1, content: "first" };
+    const first = await startKeyed(ctx, keyed);
+    if (!("run" in first)) throw new Error("expected a claim");
+    const made = await first.run.enter(() => execute(ctx, alice, createCard, { treeId: tree._id }, body));
+    dies();
+
+    const successor = await startKeyed(ctx, keyed);
+    if (!("run" in successor)) throw new Error("expected a take-over");
+    const [again, edited] = await successor.run.enter(async () => [
+      await execute(ctx, alice, createCard, { treeId: tree._id }, body),
+      await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: made._id }, { content: "then" }),
+    ]);
+    expect(again).toEqual(made);
+    expect(edited).toMatchObject({ _id: made._id, content: "then", __v: 1 });
+    expect((await ctx.store.cards.liveByTree(tree._id)).filter((c) => c.content !== "")).toEqual([expect.objectContaining({ content: "then" })]);
+  });
+
+  it("is not let go by a 5xx after a commit: its claim lapses, and the retry answers from the change", async () => {
+    const { alice, tree, keyed } = await writer();
+    const body = { treeId: tree._id, position: 1, content: "kept" };
+    const first = await startKeyed(ctx, keyed);
+    if (!("run" in first)) throw new Error("expected a claim");
+    await first.run.enter(() => execute(ctx, alice, createCard, { treeId: tree._id }, body));
+    await first.run.finish({ ...answer, status: 503 });
+    await expect(startKeyed(ctx, keyed)).rejects.toMatchObject({ code: "conflict" });
+    now += LEASE_MS + 1_000;
+    const successor = await startKeyed(ctx, keyed);
+    expect("run" in successor && successor.run.answersFromCommitted).toBe(true);
   });
 });

@@ -2,12 +2,17 @@
  * Idempotency keys across two server processes on one database (SPEC §13, §11): a replay
  * on process B answers what process A committed; a key that another process is running is
  * 409 with Retry-After on B; a claim whose lease ended (its process died) is taken over,
- * and a creation with a client-chosen id is then not made twice.
+ * and a creation with a client-chosen id is then not made twice; a process killed between
+ * a keyed commit and its kept answer leaves a key that the other process answers from the
+ * committed change.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
 import pg from "pg";
-import { twoProcessesOnOneDatabase, type TestServer } from "../helpers/server.js";
+import { startTestServer, twoProcessesOnOneDatabase, type TestServer } from "../helpers/server.js";
 import { newRecordId } from "../../src/shared/ids.js";
 
 let databaseUrl: string;
@@ -90,5 +95,39 @@ describe("idempotency keys across two processes", { timeout: 60_000 }, () => {
     const [row] = await sql("SELECT claim, status FROM idempotency_keys WHERE user_id = $1 AND key = 'dead'", [alice.user._id]);
     expect(row).toEqual({ claim: null, status: 409 });
     expect((await alice.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c._id === _id)).toHaveLength(1);
+  });
+});
+
+describe("a process killed between a keyed commit and its kept answer", { timeout: 90_000 }, () => {
+  it("leaves its key to the other process, which answers from the committed change and makes nothing twice", async () => {
+    const control = path.join(os.tmpdir(), `cardtree-hold-${process.pid}-${Date.now()}`);
+    const shared = { STORE: "postgres", DATABASE_URL: databaseUrl };
+    const dying = await startTestServer({ env: { ...shared, CARDTREE_FAULTS_FILE: control } });
+    try {
+      const alice = await buildUser(dying.url);
+      const tree = await buildTree(alice);
+      const body = { treeId: tree._id, position: 1, content: "committed on the dying process" };
+      const key = { "Idempotency-Key": "killed-after-commit" };
+      await writeFile(control, "hold-answer");
+      const lost = alice.post(`/api/trees/${tree._id}/cards`, body, key).then(
+        () => "answered",
+        () => "lost",
+      );
+      await vi.waitFor(() => expect(dying.output.some((line) => line.includes("fault: holding an answer"))).toBe(true), { timeout: 20_000, interval: 20 });
+      await dying.kill();
+      expect(await lost).toBe("lost");
+      // The dead claim's lease (30 s) ends; the test ends it rather than wait.
+      await sql("UPDATE idempotency_keys SET lease_until = '1970-01-01T00:00:00.000Z' WHERE user_id = $1", [alice.user._id]);
+
+      const onB = on(b, alice);
+      const made = (await onB.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === body.content);
+      expect(made).toHaveLength(1);
+      const retry = await onB.post(`/api/trees/${tree._id}/cards`, body, key);
+      expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([201, "true"]);
+      expect(retry.body).toEqual(made[0]);
+      expect((await onB.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === body.content)).toHaveLength(1);
+    } finally {
+      await dying.kill();
+    }
   });
 });

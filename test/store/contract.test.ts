@@ -397,6 +397,31 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       expect(await store.changes.since(tree._id, 0, 10)).toEqual([]);
       expect(await store.trees.byId(tree._id)).toBeNull();
     });
+    it("finds the changes committed with a key, in step order, from a time on, and never shows the key with them", async () => {
+      const { tree } = await createTree();
+      const userId = tree.owner;
+      const first = nextChange(tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      const since = first.change.at;
+      await store.changes.commit(first.change, first.tree, { userId, key: "k-1", fingerprint: "f", step: 0 });
+      const second = nextChange(first.tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      await store.changes.commit(second.change, second.tree, { userId, key: "k-1", fingerprint: "f", step: 1 });
+      const other = nextChange(second.tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      await store.changes.commit(other.change, other.tree, { userId, key: "k-2", fingerprint: "g", step: 0 });
+      const plain = nextChange(other.tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      await store.changes.commit(plain.change, plain.tree);
+
+      expect(await store.changes.byKey(userId, "k-1", since)).toEqual([
+        { step: 0, change: first.change },
+        { step: 1, change: second.change },
+      ]);
+      expect(await store.changes.byKey(userId, "k-2", since)).toEqual([{ step: 0, change: other.change }]);
+      // Another user's key of the same name, a key never used, a time after the changes.
+      expect(await store.changes.byKey(newUserId(), "k-1", since)).toEqual([]);
+      expect(await store.changes.byKey(userId, "k-3", since)).toEqual([]);
+      expect(await store.changes.byKey(userId, "k-1", time())).toEqual([]);
+      expect(await store.changes.since(tree._id, 1, 10)).toEqual([first.change, second.change, other.change, plain.change]);
+      expect(await store.changes.history(tree._id, { limit: 4 })).toEqual([plain.change, other.change, second.change, first.change]);
+    });
   });
 
   describe("sessions", () => {
@@ -499,6 +524,23 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       expect(await store.idempotency.claim(first)).toBeNull();
       expect(await store.idempotency.claim({ ...first, claim: "other", fingerprint: "fp-2" })).toEqual(first);
       expect(await store.idempotency.claim(claimOf(newUserId(), "k1"))).toBeNull();
+    });
+
+    it("claims a key once when many claims of it and of other keys arrive together; keeps each of their answers", async () => {
+      const ann = newUserId();
+      const contenders = Array.from({ length: 5 }, (_, i) => claimOf(ann, "same", { claim: `contender-${i}` }));
+      const others = Array.from({ length: 20 }, (_, i) => claimOf(ann, `other-${i}`));
+      const results = await Promise.all([...contenders, ...others].map((record) => store.idempotency.claim(record)));
+      const won = results.slice(0, 5).filter((r) => r === null);
+      expect(won).toHaveLength(1);
+      const winner = contenders[results.indexOf(null)];
+      for (const lost of results.slice(0, 5).filter((r) => r !== null)) expect(lost).toEqual(winner);
+      expect(results.slice(5)).toEqual(others.map(() => null));
+      await Promise.all(others.map((record, i) => store.idempotency.complete(ann, record.key, record.claim!, answer(`answer ${i}`))));
+      for (const [i, record] of others.entries()) {
+        const { claim: _claim, ...done } = record;
+        expect(await store.idempotency.claim({ ...record, claim: "later" })).toEqual({ ...done, answer: answer(`answer ${i}`) });
+      }
     });
 
     it("keeps the claim's answer (bytes as given, not UTF-8 alike) and ends the claim; a stale claim's answer is ignored", async () => {

@@ -51,6 +51,26 @@ export interface CardRepository {
 }
 
 /**
+ * Which keyed request committed a change (SPEC §13, exactly once across a crash): the
+ * user's Idempotency-Key, the request's fingerprint, and which command of the request it
+ * was (`step`: 0 for the first command a request runs, 1 for the next; a GraphQL document
+ * may run several). Kept with the change in the same atomic write, never shown with it: a
+ * retry after the process died finds the change by its key instead of running it again.
+ */
+export interface ChangeKey {
+  userId: string;
+  key: string;
+  fingerprint: string;
+  step: number;
+}
+
+/** A change a keyed request committed, and the command step that committed it. */
+export interface KeyedChange {
+  step: number;
+  change: Change;
+}
+
+/**
  * The change log (SPEC §10). `commit` is the one way a tree or its cards change (a tree's
  * removal aside): the write and its record in the log happen together or not at all.
  */
@@ -59,10 +79,11 @@ export interface ChangeRepository {
    * Applies and records one change, all or nothing, durable when it resolves: `tree`
    * (whose `revision` equals `change.revision`) creates or replaces the tree record, each
    * card of `change.after` creates or replaces that card, and the change joins the log.
+   * With `key`, the change is kept together with the keyed request that made it (`byKey`).
    * @throws ConflictError when the tree already has a change with this revision (another
    *   process committed first); nothing is written then.
    */
-  commit(change: Change, tree: Tree): Promise<void>;
+  commit(change: Change, tree: Tree, key?: ChangeKey): Promise<void>;
   /**
    * Optional (group commit without holding the tree's lock across the flush): applies and
    * records the change like `commit` and resolves once later reads and commits in this
@@ -72,7 +93,13 @@ export interface ChangeRepository {
    * anything read after it, before `durable` resolved (domain/durability.ts).
    * @throws ConflictError as `commit` does.
    */
-  commitEarly?(change: Change, tree: Tree): Promise<{ durable: Promise<void> }>;
+  commitEarly?(change: Change, tree: Tree, key?: ChangeKey): Promise<{ durable: Promise<void> }>;
+  /**
+   * The changes committed with the user's `key` at `since` or later (a key is used again
+   * only once its record expired), in step order: what a request that died before keeping
+   * its answer had done. Asked only when a claim is taken over, never on the way of a write.
+   */
+  byKey(userId: string, key: string, since: string): Promise<KeyedChange[]>;
   /** Changes with a revision above `since`, oldest first, at most `limit`. */
   since(treeId: string, since: number, limit: number): Promise<Change[]>;
   /** Newest first: revisions below `before` (all when absent), at most `limit`. */

@@ -23,11 +23,14 @@
  *   a card never moves to another tree. Rows are written in tree-id order, so two processes'
  *   batches lock rows in the same order and do not deadlock each other.
  * - **Notices** (postgres/notices.ts) go in the same statement, so PostgreSQL delivers them
- *   when, and only when, the batch commits.
+ *   when, and only when, the batch commits. So does each change's idempotency key (its
+ *   `idem` columns): a keyed change and the record of which request made it are one write.
  * - Big changes (imports) go alone: a batch closes at `MOST_CHANGES` changes or once it holds
  *   `MOST_CARDS` cards.
  */
 import type pg from "pg";
+import type { ChangeKey } from "../../domain/ports/store.js";
+import { idempotencyId } from "../idempotency-records.js";
 import type { Change } from "../../shared/changes.js";
 import type { StoredCard, Tree } from "../../shared/records.js";
 import { CHANGES_CHANNEL, encodeTreeNotice } from "./notices.js";
@@ -40,6 +43,7 @@ const MOST_CARDS = 2_000;
 interface Pending {
   change: Change;
   tree: Tree;
+  key: ChangeKey | undefined;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -49,7 +53,7 @@ export interface GroupCommitOptions {
   /** This process's name in the notices (postgres-store.ts). */
   origin: string;
   /** One change in a transaction of its own, with its own precise failure. */
-  commitOne: (change: Change, tree: Tree) => Promise<void>;
+  commitOne: (change: Change, tree: Tree, key: ChangeKey | undefined) => Promise<void>;
   /** A card's record as stored (without its trash mark). */
   cardRecord: (card: StoredCard) => string;
   /** Told of each batch committed together (tests, bench): how many changes it held. */
@@ -67,8 +71,8 @@ const REFUSED = "cardtree-batch-refused";
  */
 const BATCH_SQL = `
 WITH batch AS (
-  SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::json[], $5::text[], $6::integer[], $7::json[])
-    WITH ORDINALITY AS b(tree_id, revision, at, record, public_url, tree_revision, tree_record, n)
+  SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::json[], $5::text[], $6::integer[], $7::json[], $20::text[], $21::integer[])
+    WITH ORDINALITY AS b(tree_id, revision, at, record, public_url, tree_revision, tree_record, idem, idem_step, n)
 ),
 ids AS (
   SELECT n, array_agg(id ORDER BY k) AS card_ids FROM unnest($8::integer[], $9::text[]) WITH ORDINALITY AS c(n, id, k) GROUP BY n
@@ -77,8 +81,8 @@ members AS (
   SELECT n, array_agg(u ORDER BY k) AS users FROM unnest($10::integer[], $11::text[]) WITH ORDINALITY AS m(n, u, k) GROUP BY n
 ),
 logged AS (
-  INSERT INTO changes (tree_id, revision, at, card_ids, record)
-  SELECT b.tree_id, b.revision, b.at, coalesce(ids.card_ids, '{}'::text[]), b.record
+  INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step)
+  SELECT b.tree_id, b.revision, b.at, coalesce(ids.card_ids, '{}'::text[]), b.record, b.idem, b.idem_step
   FROM batch AS b LEFT JOIN ids ON ids.n = b.n ORDER BY b.n
   RETURNING 1
 ),
@@ -124,9 +128,9 @@ export class GroupCommit {
   constructor(private readonly options: GroupCommitOptions) {}
 
   /** Commits `change` (with `tree` at its revision), with whichever others are waiting. */
-  commit(change: Change, tree: Tree): Promise<void> {
+  commit(change: Change, tree: Tree, key?: ChangeKey): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ change, tree, resolve, reject });
+      this.queue.push({ change, tree, key, resolve, reject });
       this.pump();
     });
   }
@@ -175,7 +179,7 @@ export class GroupCommit {
         return;
       }
       // Nothing was written: each change again on its own, for its own answer.
-      await Promise.all(batch.map((p) => this.options.commitOne(p.change, p.tree).then(p.resolve, p.reject)));
+      await Promise.all(batch.map((p) => this.options.commitOne(p.change, p.tree, p.key).then(p.resolve, p.reject)));
       return;
     }
     this.options.onBatch?.(batch.length);
@@ -226,6 +230,8 @@ function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.
       cards.length,
       CHANGES_CHANNEL,
       sorted.map((p) => encodeTreeNotice(options.origin, p.change.treeId, p.change.revision)),
+      sorted.map((p) => (p.key ? idempotencyId(p.key.userId, p.key.key) : null)),
+      sorted.map((p) => p.key?.step ?? null),
     ],
   };
 }

@@ -126,4 +126,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_expires ON idempotency_keys (expires_at);
     `,
   },
+  {
+    version: 5,
+    name: "changes kept with their idempotency key",
+    sql: `
+      -- The keyed request that made a change (SPEC §13, exactly once across a crash): the
+      -- user and Idempotency-Key ("<user> <key>") and which command of the request it was.
+      -- Written in the change's own statement, so a retry after a crash finds what the
+      -- request did. Most changes have none, so the index holds only those that do.
+      ALTER TABLE changes ADD COLUMN idem text, ADD COLUMN idem_step integer;
+      CREATE INDEX changes_idem ON changes (idem) WHERE idem IS NOT NULL;
+    `,
+  },
 ];

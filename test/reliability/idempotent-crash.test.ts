@@ -1,0 +1,153 @@
+/**
+ * Exactly once across a crash (issue 26, SPEC §13): a keyed write whose change committed,
+ * in a process killed (SIGKILL) before its answer was kept, is not run again by the retry
+ * after the restart. The retry gets the answer the change gave (status, body,
+ * X-Tree-Revision) with `Idempotent-Replayed: true`, and the tree holds that one change.
+ *
+ * The kill lands between the commit and the kept answer every time: the control file
+ * (CARDTREE_FAULTS_FILE reading `hold-answer`, src/store/write-faults.ts) makes the server
+ * hold the next keyed answer for ever just before keeping it, and say so in its log; the
+ * test kills it then. Runs on the embedded store and (project "postgres") on PostgreSQL,
+ * where the dead claim's lease is ended by hand instead of waiting its 30 s out.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Api, buildTree, buildUser } from "../helpers/api.js";
+import { adminQuery, TEST_STORE } from "../helpers/postgres.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+const HELD = "fault: holding an answer before keeping it";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.kill();
+  server = undefined;
+});
+
+function controlFile(): string {
+  return path.join(os.tmpdir(), `cardtree-hold-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+}
+
+/**
+ * Sends `send` with the hold armed, waits until the server holds its answer (the change is
+ * committed), kills the server, and starts it again on the same data. The answer is lost.
+ */
+async function crashBeforeTheAnswerIsKept(control: string, send: () => Promise<unknown>): Promise<TestServer> {
+  await writeFile(control, "hold-answer");
+  const lost = send().then(
+    () => "answered",
+    () => "lost",
+  );
+  await vi.waitFor(() => expect(server!.output.some((line) => line.includes(HELD))).toBe(true), { timeout: 20_000, interval: 20 });
+  await server!.kill();
+  expect(await lost).toBe("lost");
+  const restarted = await startTestServer({ dataDir: server!.dataDir, env: { CARDTREE_FAULTS_FILE: control } });
+  if (TEST_STORE === "postgres") {
+    // The claim's lease (30 s) would end on its own; the test ends it rather than wait.
+    const url = await readFile(path.join(server!.dataDir, "test-database-url"), "utf8");
+    await adminQuery("UPDATE idempotency_keys SET lease_until = '1970-01-01T00:00:00.000Z' WHERE claim IS NOT NULL", url);
+  }
+  return restarted;
+}
+
+async function start(control: string): Promise<TestServer> {
+  server = await startTestServer({ env: { CARDTREE_FAULTS_FILE: control } });
+  return server;
+}
+
+async function historyOf(api: Api, treeId: string): Promise<any[]> {
+  const reply = await api.get(`/api/trees/${treeId}/history?limit=100`);
+  expect(reply.status).toBe(200);
+  return reply.body;
+}
+
+async function revisionOf(api: Api, treeId: string): Promise<number> {
+  return (await api.get(`/api/trees`)).body.find((t: any) => t._id === treeId).revision;
+}
+
+describe("a keyed write killed between its commit and its kept answer", { timeout: 90_000 }, () => {
+  it("a card creation (no client id) is answered from its change: one card, its 201, replayed", async () => {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const tree = await buildTree(alice);
+    const body = { treeId: tree._id, position: 7, content: "made once" };
+    const key = { "Idempotency-Key": "crash-create-1" };
+
+    server = await crashBeforeTheAnswerIsKept(control, () => alice.post(`/api/trees/${tree._id}/cards`, body, key));
+    const api = new Api(server.url, alice.credentials);
+    const made = (await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === "made once");
+    expect(made).toHaveLength(1);
+    const revision = await revisionOf(api, tree._id);
+
+    const retry = await api.post(`/api/trees/${tree._id}/cards`, body, key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body).toEqual(made[0]);
+    expect(retry.headers.get("x-tree-revision")).toBe(String(revision));
+    expect((await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === "made once")).toHaveLength(1);
+    expect(await revisionOf(api, tree._id)).toBe(revision);
+
+    // The rebuilt answer is kept: the next retry is an ordinary replay of the same bytes.
+    const again = await api.post(`/api/trees/${tree._id}/cards`, body, key);
+    expect([again.status, again.headers.get("idempotent-replayed"), again.text]).toEqual([201, "true", retry.text]);
+  });
+
+  it("a move without If-Match answers the card as the move left it, not as it is now, and is not applied again", async () => {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const tree = await buildTree(alice);
+    const card = (await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 1, content: "to move" })).body;
+    const key = { "Idempotency-Key": "crash-move-1" };
+
+    server = await crashBeforeTheAnswerIsKept(control, () => alice.put(`/api/trees/${tree._id}/cards/${card._id}`, { position: 9 }, key));
+    const api = new Api(server.url, alice.credentials);
+    const moved = (await api.get(`/api/trees/${tree._id}/cards`)).body.find((c: any) => c._id === card._id);
+    expect(moved).toMatchObject({ position: 9, content: "to move", __v: card.__v + 1 });
+    const movedAt = await revisionOf(api, tree._id);
+    // Someone edits the card after the restart, before the retry.
+    const edited = await api.put(`/api/trees/${tree._id}/cards/${card._id}`, { content: "edited since" });
+    expect(edited.status).toBe(200);
+
+    const retry = await api.put(`/api/trees/${tree._id}/cards/${card._id}`, { position: 9 }, key);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body).toEqual(moved);
+    expect(retry.headers.get("x-tree-revision")).toBe(String(movedAt));
+    const history = await historyOf(api, tree._id);
+    expect(history.filter((entry: any) => entry.kind === "card.move")).toHaveLength(1);
+    expect(await revisionOf(api, tree._id)).toBe(movedAt + 1);
+  });
+
+  it("a GraphQL mutation is answered from its change: one card, the same data and revisions", async () => {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const tree = await buildTree(alice);
+    const query = `mutation Create($input: CreateCardInput!) { createCard(input: $input) { id content position } }`;
+    const send = (url: string) =>
+      fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: alice.authHeader!, "Idempotency-Key": "crash-graphql-1" },
+        body: JSON.stringify({ query, variables: { input: { treeId: tree._id, position: 3, content: "graphql once" } } }),
+      });
+
+    server = await crashBeforeTheAnswerIsKept(control, () => send(server!.url).then((res) => res.text()));
+    const api = new Api(server.url, alice.credentials);
+    const made = (await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === "graphql once");
+    expect(made).toHaveLength(1);
+    const revision = await revisionOf(api, tree._id);
+
+    const retry = await send(server.url);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    const answer = await retry.json();
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data).toEqual({ createCard: { id: made[0]._id, content: "graphql once", position: 3 } });
+    expect(answer.extensions.revisions).toEqual([{ treeId: tree._id, revision, kind: "card.create" }]);
+    expect((await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === "graphql once")).toHaveLength(1);
+  });
+});
