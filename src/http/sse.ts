@@ -143,6 +143,9 @@ export class SseHub {
     const stream = new SseStream(res, this.options, this, direct ? res.socket : null);
     req.socket.setNoDelay(true);
     res.once("close", () => stream.finish());
+    // The routers' per-request state (each level's `next` and what it closes over) is not
+    // needed by a response that now only streams, and would be held for the stream's life.
+    req.next = undefined;
     this.open.add(stream);
     if (!this.timer) {
       this.timer = setInterval(() => {
