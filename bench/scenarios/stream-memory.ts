@@ -11,7 +11,7 @@
  * sample of readers (every 20th and the last 100 opened; the others are not read, so that
  * this process's reading is not what is timed).
  *
- *   npm run build && npx tsx bench/scenarios/stream-memory.ts [--streams 1000,3000] [--only raw|cardtree] [--rounds 10]
+ *   npm run build && npx tsx bench/scenarios/stream-memory.ts [--streams 1000,3000] [--only raw|cardtree] [--rounds 10] [--cpu-prof DIR]
  *
  * Small and cheap (a few seconds a count); not part of `npm run bench`. The readers are
  * raw HTTP connections from this process.
@@ -124,7 +124,9 @@ async function measure(label: string, server: Pinned, url: string, headers: Reco
 }
 
 const probeEnv = (label: string) => ({ MEMORY_PROBE_FILE: path.join(workDir, `${label}.probe`) });
-const node = (script: string) => [process.execPath, "--expose-gc", "--import", "./bench/memory-probe.mjs", script];
+/** `--cpu-prof DIR`: the servers write CPU profiles there (bench/profile-summary.ts reads them). */
+const profileDir = argument("cpu-prof");
+const node = (script: string) => [process.execPath, "--expose-gc", ...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []), "--import", "./bench/memory-probe.mjs", script];
 console.log(`load average ${os.loadavg().map((n) => n.toFixed(1)).join(", ")}`);
 try {
   if (only !== "cardtree") {
