@@ -56,7 +56,8 @@ interface Follower {
 export function openUnread(url: string, headers: Record<string, string>, onEvent: (revision: number, at: number) => void): Promise<{ read(): void; close(): void }> {
   const { hostname, port, pathname, search } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: hostname, port: Number(port), readableHighWaterMark: 1 });
+    // node hands a socket's options on to its stream (the types do not list this one).
+    const socket = net.connect({ host: hostname, port: Number(port), readableHighWaterMark: 1 } as net.NetConnectOpts);
     let text = "";
     let head = true;
     socket.setEncoding("latin1");
