@@ -118,6 +118,8 @@ export class LiveStreams {
   /** The open streams by the tree they follow, which hear that tree's notices. */
   private readonly byTree = new Map<string, Set<LiveStream>>();
   private readonly byKey = new Map<string, number>();
+  /** Streams admitted and not yet released, of every key: summing `byKey` on each admission cost O(callers). */
+  private admitted = 0;
   /** Everything held open on some access, with the timer that ends it at its session's expiry. */
   private readonly holders = new Map<AccessHolder, NodeJS.Timeout | undefined>();
 
@@ -140,9 +142,7 @@ export class LiveStreams {
   admit(actor: Actor | null, address: string): () => void {
     const key = actor ? `user:${actor._id}` : `address:${address}`;
     const limit = actor ? this.limits.perUser : this.limits.perAddress;
-    let admitted = 0;
-    for (const n of this.byKey.values()) admitted += n;
-    if (admitted >= this.limits.total) {
+    if (this.admitted >= this.limits.total) {
       throw new TooManyRequestsError("Too many live streams are open on this server; try again later.", 10);
     }
     const held = this.byKey.get(key) ?? 0;
@@ -150,10 +150,12 @@ export class LiveStreams {
       throw new TooManyRequestsError(`At most ${limit} live streams may be open at once from one ${actor ? "user" : "address"}; close one first.`, 5);
     }
     this.byKey.set(key, held + 1);
+    this.admitted++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      this.admitted--;
       const now = (this.byKey.get(key) ?? 1) - 1;
       if (now > 0) this.byKey.set(key, now);
       else this.byKey.delete(key);

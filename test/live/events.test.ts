@@ -334,6 +334,37 @@ describe("GET /api/trees/:id/events", () => {
   });
 });
 
+describe("the server's limit on streams open at once, from everyone", () => {
+  let small: InProcessServer;
+  beforeAll(async () => {
+    small = await startInProcessServer({ LIVE_STREAMS_TOTAL: "3" });
+  });
+  afterAll(() => small.stop());
+
+  it("refuses the stream past it with 429 whoever asks, and lets the next one in once one closes", async () => {
+    const [ann, bob, cid] = [await buildUser(small.url, "ann"), await buildUser(small.url, "bob"), await buildUser(small.url, "cid")];
+    const trees = [await buildTree(ann), await buildTree(bob), await buildTree(cid)];
+    const open = (api: Api, tree: any) => SseReader.open(small.url, `/api/trees/${tree._id}/events`, auth(api));
+    const held = [await open(ann, trees[0]), await open(ann, trees[0]), await open(bob, trees[1])];
+    expect(held.map((s) => s.status)).toEqual([200, 200, 200]);
+    const refused = await open(cid, trees[2]);
+    expect(refused.status).toBe(429);
+    expect(refused.json.error).toBe("too_many_requests");
+    expect(refused.json.message).toMatch(/on this server/);
+    held[0].close();
+    const deadline = Date.now() + 5000;
+    let later = await open(cid, trees[2]);
+    while (later.status === 429 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      later = await open(cid, trees[2]);
+    }
+    expect(later.status).toBe(200);
+    // A refused stream took nothing: still exactly one place was freed.
+    expect((await open(bob, trees[1])).status).toBe(429);
+    for (const stream of [...held, later]) stream.close();
+  });
+});
+
 describe("GraphQL subscription treeChanged", () => {
   const SUBSCRIPTION = `subscription ($t: ID!, $s: Int) { treeChanged(treeId: $t, since: $s) { revision kind userId reset deleted cards { id content depth } tree { name } } }`;
 
