@@ -73,15 +73,21 @@ describe("GET /api/trees/:id/events", () => {
     stream.close();
   });
 
-  it("sends heartbeats (comment lines) while idle", async () => {
+  it("sends heartbeats (comment lines) while idle, to every stream", async () => {
     const tree = await buildTree(owner);
-    const res = await fetch(`${server.url}/api/trees/${tree._id}/events`, { headers: auth(owner) });
-    const reader = res.body!.getReader();
-    let text = "";
-    const deadline = Date.now() + 3000;
-    while (!text.includes(": keep-alive") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
-    expect(text).toContain(": keep-alive\n\n");
-    await reader.cancel();
+    // Several streams: the server beats a slice of its streams at a time, each in turn.
+    const texts = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const res = await fetch(`${server.url}/api/trees/${tree._id}/events`, { headers: auth(owner) });
+        const reader = res.body!.getReader();
+        let text = "";
+        const deadline = Date.now() + 3000;
+        while (!text.includes(": keep-alive") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
+        await reader.cancel();
+        return text;
+      }),
+    );
+    for (const text of texts) expect(text).toContain(": keep-alive\n\n");
   });
 
   it("resumes with Last-Event-ID after a dropped connection, with no gap and no duplicate", async () => {
