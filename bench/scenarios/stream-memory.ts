@@ -9,7 +9,7 @@
  * Then the fan-out of `--rounds` events, one at a time: from the request that makes one
  * (the raw server's POST /publish, Cardtree's card edit) to its arrival at the last of a
  * sample of readers (every 20th and the last 100 opened; the others are not read, so that
- * this process's reading is not what is timed).
+ * this process's reading is not what is timed), and the server's CPU time per event.
  *
  *   npm run build && npx tsx bench/scenarios/stream-memory.ts [--streams 1000,3000] [--only raw|cardtree] [--rounds 10] [--cpu-prof DIR]
  *
@@ -46,6 +46,16 @@ const only = argument("only");
 const rounds = Number(argument("rounds") ?? 10);
 const workDir = mkdtempSync(path.join(os.tmpdir(), "stream-memory-"));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The CPU time (user and system) the process has used, in ms: unlike wall time, hardly
+ * stretched by other processes on the core, so a fan-out's cost can be read on a busy
+ * machine. The kernel counts it in ticks (10 ms), hence the mean over several events.
+ */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
 
 async function probe(server: Pinned, file: string): Promise<Probe> {
   writeFileSync(file, "");
@@ -107,6 +117,7 @@ async function measure(label: string, server: Pinned, url: string, headers: Reco
     // Fan-out: from the request that makes an event to the last sampled reader having it.
     const sample = readers.filter((_, i) => i % SAMPLE_EVERY === 0 || i >= count - TAIL);
     const delays: number[] = [];
+    const cpuBefore = cpuMs(server.process.pid!);
     for (let round = 0; round < rounds; round++) {
       const sent = performance.now();
       const id = await publish();
@@ -116,8 +127,12 @@ async function measure(label: string, server: Pinned, url: string, headers: Reco
       });
       delays.push(Math.max(...sample.map((r) => r.seen.get(id)!)) - sent);
     }
+    const cpu = (cpuMs(server.process.pid!) - cpuBefore) / rounds;
     delays.sort((a, b) => a - b);
-    console.log(`${label}, ${count} streams: fan-out of ${rounds} events (${sample.length} streams read): p50 ${delays[Math.floor(rounds / 2)].toFixed(1)} ms, max ${delays.at(-1)!.toFixed(1)} ms`);
+    console.log(
+      `${label}, ${count} streams: fan-out of ${rounds} events (${sample.length} streams read): p50 ${delays[Math.floor(rounds / 2)].toFixed(1)} ms, ` +
+        `max ${delays.at(-1)!.toFixed(1)} ms; the server's CPU time an event ${cpu.toFixed(1)} ms`,
+    );
     for (const reader of readers) reader.close();
     await sleep(1000);
   }
