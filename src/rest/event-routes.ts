@@ -8,10 +8,10 @@
  */
 import { Router, type Request } from "express";
 import { clientAddress } from "../auth/middleware.js";
-import { accessOf, followTree, presentChange, type LiveEvent } from "../domain/live.js";
+import { accessOf, followTree, presentChange } from "../domain/live.js";
 import { ValidationError } from "../shared/errors.js";
 import type { Change } from "../shared/changes.js";
-import { eventFrame, SseHub } from "../http/sse.js";
+import { eventFrame, SseHub, type SseFrame } from "../http/sse.js";
 import type { RouteDeps } from "./deps.js";
 
 /** How long EventSource waits before reconnecting after the stream ends. */
@@ -19,9 +19,9 @@ const RETRY_MS = 2000;
 const REVISION = /^\d{1,15}$/;
 
 /** Each change's event, serialized and framed once: the same bytes go to all its readers. */
-const frames = new WeakMap<Change, Buffer>();
+const frames = new WeakMap<Change, SseFrame>();
 
-function frameOf(change: Change): Buffer {
+function frameOf(change: Change): SseFrame {
   let frame = frames.get(change);
   if (frame === undefined) {
     frames.set(change, (frame = eventFrame({ id: change.revision, event: "change", data: JSON.stringify(presentChange(change)) })));
@@ -61,14 +61,14 @@ export function eventRoutes({ ctx }: RouteDeps): Router {
     }
     const sse = hub.start(req, res, RETRY_MS);
     sse.onClose(() => stream.end("closed"));
-    const send = (event: LiveEvent) =>
+    // Each event is written as it comes (no promise per stream per change, see deliverTo);
+    // once the stream ends (reset, revoked, the reader gone), so does the response.
+    stream.deliverTo((event) =>
       event.type === "change"
         ? sse.sendFrame(frameOf(event.change))
-        : sse.send({ event: "reset", data: JSON.stringify({ revision: event.revision }) });
-    for await (const event of stream) {
-      if (!send(event)) break;
-    }
-    sse.close();
+        : sse.send({ event: "reset", data: JSON.stringify({ revision: event.revision }) }),
+    );
+    stream.onEnd(() => sse.close());
   });
 
   return router;

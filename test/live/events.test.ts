@@ -73,15 +73,21 @@ describe("GET /api/trees/:id/events", () => {
     stream.close();
   });
 
-  it("sends heartbeats (comment lines) while idle", async () => {
+  it("sends heartbeats (comment lines) while idle, to every stream", async () => {
     const tree = await buildTree(owner);
-    const res = await fetch(`${server.url}/api/trees/${tree._id}/events`, { headers: auth(owner) });
-    const reader = res.body!.getReader();
-    let text = "";
-    const deadline = Date.now() + 3000;
-    while (!text.includes(": keep-alive") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
-    expect(text).toContain(": keep-alive\n\n");
-    await reader.cancel();
+    // Several streams: the server beats a slice of its streams at a time, each in turn.
+    const texts = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const res = await fetch(`${server.url}/api/trees/${tree._id}/events`, { headers: auth(owner) });
+        const reader = res.body!.getReader();
+        let text = "";
+        const deadline = Date.now() + 3000;
+        while (!text.includes(": keep-alive") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
+        await reader.cancel();
+        return text;
+      }),
+    );
+    for (const text of texts) expect(text).toContain(": keep-alive\n\n");
   });
 
   it("resumes with Last-Event-ID after a dropped connection, with no gap and no duplicate", async () => {
@@ -239,6 +245,80 @@ describe("GET /api/trees/:id/events", () => {
     await new Promise<void>((resolve) => (closed ? resolve() : socket.once("close", () => resolve())));
   });
 
+  it("sends well-formed HTTP on the wire: chunks over HTTP/1.1, ended by the last chunk; the events alone over HTTP/1.0", async () => {
+    const tree = await buildTree(owner);
+    const { hostname: host, port } = new URL(server.url);
+    /** A raw connection asking for the stream; resolves with everything it read once `until` holds. */
+    const raw = async (treeId: string, version: string, until: (bytes: string) => boolean, whileOpen: () => Promise<void>) => {
+      const socket = net.connect(Number(port), host);
+      await new Promise((resolve) => socket.once("connect", resolve));
+      let bytes = "";
+      let closed = false;
+      socket.setEncoding("latin1");
+      socket.on("data", (chunk: string) => (bytes += chunk));
+      socket.once("close", () => (closed = true));
+      socket.write(`GET /api/trees/${treeId}/events HTTP/${version}\r\nHost: ${host}\r\nAuthorization: ${owner.authHeader}\r\n\r\n`);
+      const deadline = Date.now() + 5000;
+      const wait = async (done: () => boolean) => {
+        while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      };
+      await wait(() => bytes.includes(": open\n\n"));
+      await whileOpen();
+      await wait(() => until(bytes) || closed);
+      socket.destroy();
+      const head = bytes.indexOf("\r\n\r\n");
+      return { head: bytes.slice(0, head), body: bytes.slice(head + 4), closed };
+    };
+    const eventsIn = (text: string) => [...text.matchAll(/^id: (\d+)\nevent: change\ndata: (.*)$/gm)].map((m) => ({ id: Number(m[1]), data: JSON.parse(m[2]) }));
+
+    // HTTP/1.1: every event in a chunk of its exact size; deleting the tree ends the body with the last chunk.
+    const before = (await owner.get("/api/trees")).body.find((t: any) => t._id === tree._id).revision;
+    const chunked = await raw(
+      tree._id,
+      "1.1",
+      (bytes) => bytes.endsWith("\r\n0\r\n\r\n"),
+      async () => {
+        await buildCard(owner, tree._id, { content: "über the wire" });
+        expect((await owner.delete(`/api/trees/${tree._id}`)).status).toBe(204);
+      },
+    );
+    expect(chunked.head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(chunked.head.toLowerCase()).toContain("\r\ntransfer-encoding: chunked");
+    let body = "";
+    let rest = chunked.body;
+    for (;;) {
+      const line = /^([0-9a-f]+)\r\n/.exec(rest);
+      expect(line, `a chunk's size line at ${JSON.stringify(rest.slice(0, 40))}`).not.toBeNull();
+      const size = Number.parseInt(line![1], 16);
+      const start = line![0].length;
+      expect(rest.slice(start + size, start + size + 2)).toBe("\r\n");
+      if (size === 0) break;
+      body += rest.slice(start, start + size);
+      rest = rest.slice(start + size + 2);
+    }
+    expect(rest).toBe("0\r\n\r\n");
+    const text = Buffer.from(body, "latin1").toString("utf8");
+    expect(text.startsWith("retry: ")).toBe(true);
+    expect(eventsIn(text).map((e) => [e.id, e.data.cards[0].content])).toEqual([[before + 1, "über the wire"]]);
+
+    // HTTP/1.0 has no chunks: the events as they are, the body ended by closing the connection.
+    const tree10 = await buildTree(owner);
+    const plain = await raw(
+      tree10._id,
+      "1.0",
+      () => false,
+      async () => {
+        await buildCard(owner, tree10._id, { content: "one oh" });
+        expect((await owner.delete(`/api/trees/${tree10._id}`)).status).toBe(204);
+      },
+    );
+    expect(plain.closed).toBe(true);
+    expect(plain.head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(plain.head.toLowerCase()).not.toContain("transfer-encoding");
+    expect(eventsIn(plain.body).map((e) => e.data.cards[0].content)).toEqual(["one oh"]);
+    expect(plain.body).not.toMatch(/^[0-9a-f]+\r\n/m);
+  });
+
   it("limits anonymous streams per address with 429", async () => {
     const tree = await buildTree(owner);
     await owner.put(`/api/trees/${tree._id}`, { publicUrl: `limit-${tree._id}` });
@@ -257,6 +337,37 @@ describe("GET /api/trees/:id/events", () => {
     const later = await follow(new Api(server.url), tree._id);
     expect(later.status).toBe(200);
     for (const stream of [...open, later]) stream.close();
+  });
+});
+
+describe("the server's limit on streams open at once, from everyone", () => {
+  let small: InProcessServer;
+  beforeAll(async () => {
+    small = await startInProcessServer({ LIVE_STREAMS_TOTAL: "3" });
+  });
+  afterAll(() => small.stop());
+
+  it("refuses the stream past it with 429 whoever asks, and lets the next one in once one closes", async () => {
+    const [ann, bob, cid] = [await buildUser(small.url, "ann"), await buildUser(small.url, "bob"), await buildUser(small.url, "cid")];
+    const trees = [await buildTree(ann), await buildTree(bob), await buildTree(cid)];
+    const open = (api: Api, tree: any) => SseReader.open(small.url, `/api/trees/${tree._id}/events`, auth(api));
+    const held = [await open(ann, trees[0]), await open(ann, trees[0]), await open(bob, trees[1])];
+    expect(held.map((s) => s.status)).toEqual([200, 200, 200]);
+    const refused = await open(cid, trees[2]);
+    expect(refused.status).toBe(429);
+    expect(refused.json.error).toBe("too_many_requests");
+    expect(refused.json.message).toMatch(/on this server/);
+    held[0].close();
+    const deadline = Date.now() + 5000;
+    let later = await open(cid, trees[2]);
+    while (later.status === 429 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      later = await open(cid, trees[2]);
+    }
+    expect(later.status).toBe(200);
+    // A refused stream took nothing: still exactly one place was freed.
+    expect((await open(bob, trees[1])).status).toBe(429);
+    for (const stream of [...held, later]) stream.close();
   });
 });
 
