@@ -168,7 +168,7 @@ try {
     const max = String(Math.max(...counts));
     const server = await startPinned({
       command: () => node("dist/server.mjs"),
-      env: { ...probeEnv("cardtree"), DATA_DIR: dir, LIVE_STREAMS_PER_USER: max, LIVE_STREAMS_PER_ADDRESS: max, LIVE_STREAMS_TOTAL: max },
+      env: { ...probeEnv("cardtree"), DATA_DIR: dir, LIVE_STREAMS_PER_USER: max, LIVE_STREAMS_PER_ADDRESS: max, LIVE_STREAMS_TOTAL: max, MAX_CONNECTIONS_PER_ADDRESS: "0" },
       logFile: path.join(workDir, "cardtree.log"),
       readyPath: "/healthz",
     });
