@@ -88,8 +88,9 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     server.listen(config.port, config.host, () => resolve());
   });
   lifecycle = "ready";
-  // GraphQL's modules and schema load now, not on the first /graphql request (issue 27).
-  setImmediate(() => app.warmGraphql());
+  // GraphQL's modules and schema load once the server is idle, not on the first /graphql
+  // request (issue 27).
+  const stopWarming = whenIdle(server, () => app.warmGraphql());
   const stopPruning = scheduleHistoryPruning(ctx, logger.info);
   const stopSweepingSessions = scheduleSessionSweep(ctx, logger.error);
   const stopSweepingKeys = scheduleIdempotencySweep(ctx, logger.error);
@@ -104,6 +105,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     close: () =>
       (closing ??= (async () => {
         lifecycle = "stopping";
+        stopWarming();
         stopPruning();
         stopSweepingSessions();
         stopSweepingKeys();
@@ -132,4 +134,39 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
         await store.close();
       })()),
   };
+}
+
+/** How long no request may have run before the server counts as idle. */
+const IDLE_MS = 250;
+
+/**
+ * Runs `work` once, as soon as `server` has had no request running for IDLE_MS; returns a
+ * function that cancels it. For work that holds the event loop in long pieces (loading
+ * GraphQL: modules evaluated and the schema built, ~0.5 s in pieces of up to ~200 ms on a
+ * quiet machine): started right after listening, it stalled every request of a load that
+ * began at once (a card write's p99 of ~600 ms in the first seconds; issue 32's bench).
+ */
+function whenIdle(server: http.Server, work: () => void): () => void {
+  let running = 0;
+  let last = performance.now();
+  const onRequest = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    running++;
+    last = performance.now();
+    res.once("close", () => {
+      running--;
+      last = performance.now();
+    });
+  };
+  server.on("request", onRequest);
+  const stop = () => {
+    clearInterval(timer);
+    server.off("request", onRequest);
+  };
+  const timer = setInterval(() => {
+    if (running > 0 || performance.now() - last < IDLE_MS) return;
+    stop();
+    work();
+  }, 50);
+  timer.unref();
+  return stop;
 }
