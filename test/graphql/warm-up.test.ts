@@ -1,6 +1,8 @@
 /**
  * GraphQL is loaded once the server listens, not on the first /graphql request (issue 27:
- * that request used to wait ~1.5 s for yoga and the schema). Start-up does not wait for it.
+ * that request used to wait ~1.5 s for yoga and the schema). Start-up does not wait for it,
+ * and requests do not either: it loads once the server is idle (issue 32: loading holds the
+ * event loop in pieces of hundreds of milliseconds, which a load begun at start waited for).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -22,4 +24,28 @@ it("loads GraphQL by itself after start, before any /graphql request", async () 
   const res = await fetch(`${server.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) });
   expect(res.status).toBe(200);
   expect(await res.json()).toEqual({ data: { __typename: "Query" } });
+});
+
+it("waits while requests keep coming, and loads once they stop", async () => {
+  const fresh = await startTestServer();
+  try {
+    const loaded = () => fresh.output.some((line) => line.includes('"message":"graphql loaded"'));
+    // Four clients one request after another each, for a second and a half: never idle.
+    const until = Date.now() + 1500;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (Date.now() < until) expect((await fetch(`${fresh.url}/healthz`)).status).toBe(200);
+      }),
+    );
+    const stoppedAt = Date.now();
+    const deadline = Date.now() + 20_000;
+    while (!loaded() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const line = fresh.output.find((l) => l.includes('"message":"graphql loaded"'));
+    expect(line, fresh.output.join("\n")).toBeDefined();
+    // When the load began: it logs when it ended and how long it took.
+    const { time, ms } = JSON.parse(line!) as { time: string; ms: number };
+    expect(Date.parse(time) - ms).toBeGreaterThanOrEqual(stoppedAt - 50);
+  } finally {
+    await fresh.stop();
+  }
 });
