@@ -136,24 +136,27 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   };
 }
 
-/** How long no request may have run before the server counts as idle. */
+/** How long no request may have started (or ended) before the server counts as idle. */
 const IDLE_MS = 250;
+/** A request running longer than this (a live stream, a big import) does not keep it busy. */
+const LONG_REQUEST_MS = 1000;
 
 /**
- * Runs `work` once, as soon as `server` has had no request running for IDLE_MS; returns a
- * function that cancels it. For work that holds the event loop in long pieces (loading
- * GraphQL: modules evaluated and the schema built, ~0.5 s in pieces of up to ~200 ms on a
- * quiet machine): started right after listening, it stalled every request of a load that
- * began at once (a card write's p99 of ~600 ms in the first seconds; issue 32's bench).
+ * Runs `work` once, as soon as `server` is idle: no request started or ended for IDLE_MS,
+ * and none running that began less than LONG_REQUEST_MS ago (so an open live stream does
+ * not put it off forever); returns a function that cancels it. For work that holds the
+ * event loop in long pieces (loading GraphQL: modules evaluated and the schema built,
+ * ~0.5 s in pieces of up to ~200-450 ms): started right after listening, it stalled every
+ * request of a load that began at once (a card write's p99 of ~600 ms; issue 32's bench).
  */
 function whenIdle(server: http.Server, work: () => void): () => void {
-  let running = 0;
+  const running = new Map<http.ServerResponse, number>();
   let last = performance.now();
   const onRequest = (_req: http.IncomingMessage, res: http.ServerResponse) => {
-    running++;
     last = performance.now();
+    running.set(res, last);
     res.once("close", () => {
-      running--;
+      running.delete(res);
       last = performance.now();
     });
   };
@@ -161,9 +164,15 @@ function whenIdle(server: http.Server, work: () => void): () => void {
   const stop = () => {
     clearInterval(timer);
     server.off("request", onRequest);
+    running.clear();
+  };
+  const busy = (now: number) => {
+    if (now - last < IDLE_MS) return true;
+    for (const started of running.values()) if (now - started < LONG_REQUEST_MS) return true;
+    return false;
   };
   const timer = setInterval(() => {
-    if (running > 0 || performance.now() - last < IDLE_MS) return;
+    if (busy(performance.now())) return;
     stop();
     work();
   }, 50);

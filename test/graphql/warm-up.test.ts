@@ -4,7 +4,9 @@
  * and requests do not either: it loads once the server is idle (issue 32: loading holds the
  * event loop in pieces of hundreds of milliseconds, which a load begun at start waited for).
  */
+import http from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { buildTree, buildUser } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 let server: TestServer;
@@ -46,6 +48,27 @@ it("waits while requests keep coming, and loads once they stop", async () => {
     const { time, ms } = JSON.parse(line!) as { time: string; ms: number };
     expect(Date.parse(time) - ms).toBeGreaterThanOrEqual(stoppedAt - 50);
   } finally {
+    await fresh.stop();
+  }
+});
+
+it("is not put off by a live stream that stays open", async () => {
+  const fresh = await startTestServer();
+  let open: http.ClientRequest | undefined;
+  try {
+    const alice = await buildUser(fresh.url);
+    const tree = await buildTree(alice);
+    const status = await new Promise<number>((resolve, reject) => {
+      open = http.get(`${fresh.url}/api/trees/${tree._id}/events`, { headers: { authorization: alice.authHeader! } }, (res) => resolve(res.statusCode ?? 0));
+      open.once("error", reject);
+    });
+    expect(status).toBe(200);
+    const deadline = Date.now() + 20_000;
+    const loaded = () => fresh.output.some((line) => line.includes('"message":"graphql loaded"'));
+    while (!loaded() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(loaded(), fresh.output.join("\n")).toBe(true);
+  } finally {
+    open?.destroy();
     await fresh.stop();
   }
 });
