@@ -94,8 +94,9 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     server.listen(config.port, config.host, () => resolve());
   });
   lifecycle = "ready";
-  // GraphQL's modules and schema load now, not on the first /graphql request (issue 27).
-  setImmediate(() => app.warmGraphql());
+  // GraphQL's modules and schema load once the server is idle, not on the first /graphql
+  // request (issue 27).
+  const stopWarming = whenIdle(server, () => app.warmGraphql());
   const stopPruning = scheduleHistoryPruning(ctx, logger.info);
   const stopSweepingSessions = scheduleSessionSweep(ctx, logger.error);
   const stopSweepingKeys = scheduleIdempotencySweep(ctx, logger.error);
@@ -110,6 +111,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     close: () =>
       (closing ??= (async () => {
         lifecycle = "stopping";
+        stopWarming();
         stopPruning();
         stopSweepingSessions();
         stopSweepingKeys();
@@ -138,4 +140,48 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
         await store.close();
       })()),
   };
+}
+
+/** How long no request may have started (or ended) before the server counts as idle. */
+const IDLE_MS = 250;
+/** A request running longer than this (a live stream, a big import) does not keep it busy. */
+const LONG_REQUEST_MS = 1000;
+
+/**
+ * Runs `work` once, as soon as `server` is idle: no request started or ended for IDLE_MS,
+ * and none running that began less than LONG_REQUEST_MS ago (so an open live stream does
+ * not put it off forever); returns a function that cancels it. For work that holds the
+ * event loop in long pieces (loading GraphQL: modules evaluated and the schema built,
+ * ~0.5 s in pieces of up to ~200-450 ms): started right after listening, it stalled every
+ * request of a load that began at once (a card write's p99 of ~600 ms; issue 32's bench).
+ */
+function whenIdle(server: http.Server, work: () => void): () => void {
+  const running = new Map<http.ServerResponse, number>();
+  let last = performance.now();
+  const onRequest = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    last = performance.now();
+    running.set(res, last);
+    res.once("close", () => {
+      running.delete(res);
+      last = performance.now();
+    });
+  };
+  server.on("request", onRequest);
+  const stop = () => {
+    clearInterval(timer);
+    server.off("request", onRequest);
+    running.clear();
+  };
+  const busy = (now: number) => {
+    if (now - last < IDLE_MS) return true;
+    for (const started of running.values()) if (now - started < LONG_REQUEST_MS) return true;
+    return false;
+  };
+  const timer = setInterval(() => {
+    if (busy(performance.now())) return;
+    stop();
+    work();
+  }, 50);
+  timer.unref();
+  return stop;
 }

@@ -104,4 +104,20 @@ describe("the change log", () => {
       }
     });
   });
+
+  it("serves appends waiting together with one fdatasync, and counts what each covered", async () => {
+    await logWith(async (log) => {
+      // One alone: a flush of its own, started at once.
+      log.applied(await log.append(change("t1", 1), tree("t1", 1)));
+      expect(log.flushFigures).toMatchObject({ flushes: 1, changes: 1, largestGroup: 1 });
+      // 20 at once: the first starts a flush, the others share the next one (or that one).
+      const appended = await Promise.all(Array.from({ length: 20 }, (_, i) => log.append(change(`g${i}`, 1), tree(`g${i}`, 1))));
+      for (const entry of appended) log.applied(entry);
+      const { flushes, changes, largestGroup } = log.flushFigures;
+      expect(changes).toBe(21);
+      expect(flushes).toBeGreaterThan(1);
+      expect(flushes).toBeLessThanOrEqual(3);
+      expect(largestGroup).toBeGreaterThanOrEqual(10);
+    });
+  });
 });

@@ -90,7 +90,7 @@ type Line = ChangeHeader | { t: "abort"; treeId: string; revision: number } | { 
 
 const TAB = 0x09;
 
-function changeLine(change: Change, tree: Tree, seq: number, key: ChangeKey | undefined): string {
+function changeHeader(change: Change, seq: number, key: ChangeKey | undefined): ChangeHeader {
   const ids = touchedIds(change);
   const header: ChangeHeader = {
     t: "c",
@@ -103,6 +103,10 @@ function changeLine(change: Change, tree: Tree, seq: number, key: ChangeKey | un
     s: seq,
   };
   if (key) header.i = { u: key.userId, k: key.key, f: key.fingerprint, n: key.step };
+  return header;
+}
+
+function changeLine(header: ChangeHeader, change: Change, tree: Tree): string {
   return `${JSON.stringify(header)}\t${JSON.stringify({ change, tree })}\n`;
 }
 
@@ -146,6 +150,14 @@ function entryOf(header: ChangeHeader, offset: number, length: number, intern: (
   return entry;
 }
 
+/** Group commit's figures: fdatasyncs of the log, the change lines they covered, the most one covered, their time. */
+export interface FlushFigures {
+  flushes: number;
+  changes: number;
+  largestGroup: number;
+  flushMs: number;
+}
+
 export interface ChangeLogOptions {
   fs?: FileSystem;
   /** Whether `append` waits for stable storage (default on). */
@@ -167,6 +179,11 @@ export class ChangeLog {
   private appendedTotal = 0;
   private durableTotal = 0;
   private flushing: Promise<void> | null = null;
+  /** Change lines appended in this process, and how many of them a started flush covers. */
+  private appendedChanges = 0;
+  private coveredChanges = 0;
+  /** What group commit did in this process (logged at close; the durability bench reads it). */
+  readonly flushFigures: FlushFigures = { flushes: 0, changes: 0, largestGroup: 0, flushMs: 0 };
   /** The error of a failed flush; from then on no wait for stable storage succeeds. */
   private syncFailure: unknown = null;
   /** Bytes of lines that no longer count (aborted, deleted trees, pruned, markers). */
@@ -329,7 +346,10 @@ export class ChangeLog {
         await this.handle.write(bytes);
         this.size += bytes.length;
         this.appendedTotal += bytes.length;
-        if (typeof make !== "string") this.lastSeq++;
+        if (typeof make !== "string") {
+          this.lastSeq++;
+          this.appendedChanges++;
+        }
         return { offset, length: bytes.length, text, total: this.appendedTotal };
       } catch (err) {
         try {
@@ -357,10 +377,18 @@ export class ChangeLog {
       if (!this.flushing) {
         const target = this.appendedTotal;
         const handle = this.handle;
+        const group = this.appendedChanges - this.coveredChanges;
+        this.coveredChanges = this.appendedChanges;
+        const figures = this.flushFigures;
+        figures.flushes++;
+        figures.changes += group;
+        figures.largestGroup = Math.max(figures.largestGroup, group);
+        const started = performance.now();
         this.flushing = handle
           .datasync()
           .then(
             () => {
+              figures.flushMs += performance.now() - started;
               this.durableTotal = Math.max(this.durableTotal, target);
             },
             (err: unknown) => {
@@ -398,8 +426,9 @@ export class ChangeLog {
    * before it, nor may anything that read it (nedb-store.ts `commitEarly`).
    */
   async appendEarly(change: Change, tree: Tree, key?: ChangeKey): Promise<{ entry: LogEntry; durable: Promise<void> }> {
-    const { offset, length, text, total } = await this.appendLine((seq) => changeLine(change, tree, seq, key), "changes");
-    const entry = entryOf(JSON.parse(text.slice(0, text.indexOf("\t"))) as ChangeHeader, offset, length, this.intern);
+    let header!: ChangeHeader;
+    const { offset, length, total } = await this.appendLine((seq) => changeLine((header = changeHeader(change, seq, key)), change, tree), "changes");
+    const entry = entryOf(header, offset, length, this.intern);
     // Should the sync fail, the store fails.
     this.pending.add(entry);
     return { entry, durable: this.durable(total) };

@@ -280,17 +280,21 @@ export class CardCollection {
     if (records.length === 0 && removed.length === 0) return;
     const docs = records.map(unframed);
     // Per tree: the records it gets, and the ids it loses (removed, or a card now of another tree).
-    const plans = new Map<string, { docs: Doc[]; removed: string[] }>();
+    // `replaces`: some of its records are already in that tree (else they are all new there,
+    // and NeDB need not be searched for them: a card creation's usual case).
+    const plans = new Map<string, { docs: Doc[]; removed: string[]; replaces: boolean }>();
     const plan = (treeId: string) => {
       let entry = plans.get(treeId);
-      if (!entry) plans.set(treeId, (entry = { docs: [], removed: [] }));
+      if (!entry) plans.set(treeId, (entry = { docs: [], removed: [], replaces: false }));
       return entry;
     };
     for (const doc of docs) {
       const treeId = doc.treeId as string;
       const was = this.treeOf.get(doc._id as string);
       if (was !== undefined && was !== treeId) plan(was).removed.push(doc._id as string);
-      plan(treeId).docs.push(doc);
+      const entry = plan(treeId);
+      entry.docs.push(doc);
+      if (was === treeId) entry.replaces = true;
     }
     for (const id of removed) {
       const was = this.treeOf.get(id);
@@ -304,7 +308,7 @@ export class CardCollection {
     try {
       for (const [treeId, entry] of plans) {
         const db = (await this.tree(treeId, true))!;
-        done.push({ db, docs: entry.docs, olds: await replaceIn(db, entry.docs, entry.removed, false) });
+        done.push({ db, docs: entry.docs, olds: await replaceIn(db, entry.docs, entry.removed, !entry.replaces) });
       }
     } catch (err) {
       await undo();

@@ -9,6 +9,7 @@
  * it resolves, on stable storage only after `datasync`/`sync` on its handle; a new name,
  * a rename or an unlink is on stable storage only after `syncDirectory` of its directory.
  */
+import { writeSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink } from "node:fs/promises";
 import type { FileHandle as NodeFileHandle } from "node:fs/promises";
 import { lockDataDir } from "./data-dir-lock.js";
@@ -49,12 +50,27 @@ export interface FileSystem {
   makePrivate(dir: string): Promise<void>;
 }
 
+/**
+ * Writes up to this size go to the page cache straight from the event loop. Through libuv's
+ * thread pool each one cost a hand-off to a pool thread and back (the server runs on one
+ * core, so two context switches and a wake-up of the loop), three per card write, under the
+ * tree's lock: more than the copy itself. Larger writes (an import's change, compaction's
+ * chunks, backups) still go to the pool, so a big one never holds the loop.
+ */
+const WRITE_ON_LOOP_MAX = 64 * 1024;
+
 class NodeHandle implements FileHandle {
   constructor(private readonly handle: NodeFileHandle) {}
 
   async write(data: Buffer | string, position?: number): Promise<void> {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     let written = 0;
+    if (bytes.length <= WRITE_ON_LOOP_MAX) {
+      while (written < bytes.length) {
+        written += writeSync(this.handle.fd, bytes, written, bytes.length - written, position === undefined ? null : position + written);
+      }
+      return;
+    }
     while (written < bytes.length) {
       const at = position === undefined ? null : position + written;
       const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written, at);

@@ -59,6 +59,8 @@ const INDEXES: Record<Exclude<CollectionName, "cards">, IndexDefinition[]> = {
 export interface StoreOptions {
   /** Where repairs and write failures are reported (the server's logger). */
   log?: RepairLog;
+  /** Where what the store did is reported at close (group commit's figures); nowhere by default. */
+  info?: RepairLog;
   compaction?: CompactionPolicy;
   /** Failures to inject into appends (the reliability tests); none by default. */
   faults?: WriteFaults;
@@ -495,6 +497,10 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       // and trees). A failed store is left as it is.
       if (!failure) for (const compactor of compactors.values()) await compactor.compact();
       await changeLog.close();
+      const figures = changeLog.flushFigures;
+      if (figures.flushes > 0) {
+        options.info?.("group commit: change log flushes", { ...figures, flushMs: Math.round(figures.flushMs), sync });
+      }
       for (const datafile of datafiles.values()) await datafile.close();
       await opened.close();
       status = "closed";

@@ -79,6 +79,7 @@ export async function openStore(config: Config, options: OpenStoreOptions = {}):
   const { openNedbStore } = await import("./nedb-store.js");
   const store = await openNedbStore(config.dataDir, {
     log: options.log,
+    info: options.info,
     compaction: config.compaction,
     faults: options.faults,
     sync: config.sync,
