@@ -6,7 +6,7 @@
  */
 import net from "node:net";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -177,6 +177,7 @@ describe("specific attacks", () => {
     const closedWithin = (connection: { closedByServer: Promise<boolean> }, ms: number) =>
       Promise.race([connection.closedByServer, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
     const held: Awaited<ReturnType<typeof open>>[] = [];
+    onTestFinished(() => own.stop());
     try {
       for (let batch = 0; batch < 11; batch++) held.push(...(await Promise.all(Array.from({ length: 100 }, open))));
       const closed = await Promise.all(held.map((connection) => closedWithin(connection, 1000)));
@@ -193,6 +194,5 @@ describe("specific attacks", () => {
     }
     // Once they are gone, the address is served again.
     await expect.poll(async () => (await fetch(`${own.url}/healthz`).catch(() => null))?.status).toBe(200);
-    await own.stop();
   }, 60_000);
 });
