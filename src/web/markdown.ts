@@ -70,6 +70,26 @@ export function renderMarkdown(source: string, remoteImages: RemoteImages = "loa
   return html;
 }
 
+/** What cards commonly hold, a few kinds at a time: headings, emphasis, lists, quotes, code, links, tasks, tables. */
+const SAMPLES = [
+  "# Warm\n\nSome words.",
+  "Some *words* and **more**, _this_, `code` and [a link](https://example.org).",
+  "- one\n- [ ] two\n\n> quoted\n\n```\nx = 1\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |",
+];
+
+/**
+ * Renders samples, each in a task of its own: the first cards rendered otherwise pay for
+ * compiling the parser's and sanitizer's code and patterns (about 100 ms on a slow phone) in
+ * the task that draws the tree's first screen. The tree page calls it while its cards load.
+ * A sample renders to the same HTML wherever it is drawn, so its cache entry is harmless.
+ */
+export async function warmMarkdown(): Promise<void> {
+  for (const sample of SAMPLES) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    renderMarkdown(sample);
+  }
+}
+
 /**
  * Gingko wrote headings as `#Title` (no space) and rendered them as headings; CommonMark needs
  * the space. Adds it outside fenced code so old trees look as their authors saw them.

@@ -13,6 +13,7 @@ import { loadCards } from "../model/card-loader.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { withPart } from "../lazy.js";
+import { warmMarkdown } from "../markdown.js";
 import { notify, notifyWithText } from "../notify.js";
 import { acceptFileDrops, importProblem, readImportFile } from "./file-drop.js";
 import { formatBytes, nextTask, showProgress } from "./progress.js";
@@ -69,10 +70,10 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     // The page's frame is laid out in one task, the cards drawn in the next.
     await nextTask();
     if (disposed) return;
-    controller.start();
-    app.openTree = controller;
-    listen(app, controller, main, context);
+    // The page is the open tree (window.app answers about it) once every card is drawn.
     const shown = controller;
+    const drawn = controller.start(() => (app.openTree = shown));
+    listen(app, controller, main, context);
     presence = new TreePresence(
       {
         bus: app.bus,
@@ -86,8 +87,14 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       bar.presence,
     );
     presence.start();
-    if (fromDevice === null) void controller.keepCopy();
-    else {
+    await drawn;
+    if (disposed) return;
+    // The copy kept for opening offline is written when the page has nothing else to do.
+    if (fromDevice === null) {
+      whenIdle(() => {
+        if (!disposed) void shown.keepCopy();
+      });
+    } else {
       const when = new Date(fromDevice).toLocaleString();
       notify(`Offline: this tree as this device last saw it (${when}). Your changes are kept here and sent when the server is back.`, {
         timeout: 8000,
@@ -107,6 +114,8 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
 
   const load = async () => {
     const progress = showProgress("Opening the tree", "Loading the cards");
+    // While the cards load, the Markdown renderer gets ready for them (markdown.ts).
+    void warmMarkdown();
     try {
       // The tree (its revision) first, then the cards: the cards are then at least as new as
       // the revision the live stream resumes after, so no change falls between the two.
@@ -159,6 +168,12 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     presence?.stop();
     if (app.openTree === controller) app.openTree = null;
   };
+}
+
+/** Runs `task` when the browser is idle (within a few seconds at the latest). */
+function whenIdle(task: () => void): void {
+  if (typeof window.requestIdleCallback === "function") window.requestIdleCallback(task, { timeout: 3000 });
+  else window.setTimeout(task, 200);
 }
 
 /** The first key of `event` now, in words (a tooltip's), or none. */
