@@ -78,16 +78,14 @@ const SAMPLES = [
 ];
 
 /**
- * Renders samples, each in a task of its own: the first cards rendered otherwise pay for
- * compiling the parser's and sanitizer's code and patterns (about 100 ms on a slow phone) in
- * the task that draws the tree's first screen. The tree page calls it while its cards load.
- * A sample renders to the same HTML wherever it is drawn, so its cache entry is harmless.
+ * Renders samples of what cards hold: the first cards rendered otherwise pay for compiling
+ * the parser's and sanitizer's code and patterns (about 100 ms on a slow phone) in the task
+ * that draws the tree's first screen, after the page's first paint. The app calls it while it
+ * waits for the server's first answer (main.ts). A sample renders to the same HTML wherever
+ * it is drawn, so its cache entries are harmless.
  */
-export async function warmMarkdown(): Promise<void> {
-  for (const sample of SAMPLES) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    renderMarkdown(sample);
-  }
+export function warmMarkdown(): void {
+  for (const sample of SAMPLES) renderMarkdown(sample);
 }
 
 /**

@@ -38,8 +38,6 @@ export interface Span {
 
 /** Columns with more cards than this draw only the part near their view. */
 const DRAW_ALL_UP_TO = 250;
-/** Cards a growing column adds between two looks at the clock. */
-const GROW_STEP = 4;
 /** Space between two groups (CSS: .group margin-bottom). */
 const GROUP_GAP = 18;
 
@@ -103,7 +101,8 @@ export class ColumnWindow {
     let from = this.from;
     let to = this.to;
     while ((from > 0 || to < n) && performance.now() < deadline) {
-      const [first, last] = to < n ? [to, Math.min(n, to + GROW_STEP)] : [Math.max(0, from - GROW_STEP), from];
+      // One card at a time between looks at the clock: one card's Markdown can take milliseconds.
+      const [first, last] = to < n ? [to, to + 1] : [from - 1, from];
       // Made (and their Markdown rendered) here, where the clock is watched; attached below.
       for (let i = first; i < last; i++) this.hooks.element(this.entries[i].card);
       if (to < n) to = last;
@@ -188,6 +187,15 @@ export class ColumnWindow {
       last = i;
     }
     return first >= 0 ? { first, last } : null;
+  }
+
+  /**
+   * A growing column's first drawing: only the first card of `span`, measured and scrolled to
+   * where the span will be centred; grow() then draws the rest around it.
+   */
+  placeAt(span: Span): void {
+    this.drawRange(span.first, span.first + 1);
+    this.scrollToSpan(span, "auto");
   }
 
   /** Draws the cards around where `span` will be centred (without measuring them yet). */

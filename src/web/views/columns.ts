@@ -33,7 +33,7 @@ const DEFER_ABOVE = 300;
  * How long one slice of drawing the rest of the columns may run (drawRest), in milliseconds
  * of this device's time: a phone four times slower still stays under the 50 ms of a long task.
  */
-const SLICE_MS = 8;
+const SLICE_MS = 5;
 
 export class ColumnsView {
   readonly element: HTMLElement;
@@ -145,7 +145,7 @@ export class ColumnsView {
       const order = [...this.columns].sort((a, b) => Math.abs(a.depth - depth) - Math.abs(b.depth - depth));
       const undrawn = order.filter((column) => !column.drawn);
       if (undrawn.length > 0) {
-        // Each column's view first, where the active card puts it: one column, then the clock.
+        // Each column started where the active card puts it, then grown.
         for (const column of undrawn) {
           this.place(column);
           if (performance.now() >= deadline) break;
@@ -158,13 +158,10 @@ export class ColumnsView {
     }
   }
 
-  /** Draws a column's view where the active card puts it and scrolls it there (scrollIntoPlace for one column). */
+  /** Starts drawing a column where the active card puts it, scrolled there (its first card; grow() does the rest). */
   private place(column: ColumnWindow): void {
     const span = column.span(this.activeId ? [this.activeId] : [], this.lit);
-    if (!span) return column.draw();
-    column.drawAround(span);
-    column.measure();
-    column.scrollToSpan(span, "auto");
+    column.placeAt(span ?? { first: 0, last: 0 });
   }
 
   /** Stops background work; the view is going away. */
