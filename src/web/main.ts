@@ -160,7 +160,7 @@ async function boot(): Promise<void> {
   try {
     const loading = app.session.load();
     // While the server says who is logged in, the Markdown renderer gets ready for the cards
-    // of a tree page: done later, it would hold the page after its first paint (markdown.ts).
+    // of a tree page, in small tasks (markdown.ts).
     const { page } = routeOf(location.pathname);
     if (page === "tree" || page === "public") warmMarkdown();
     await loading;
