@@ -20,6 +20,7 @@ import { showSwitcher } from "./dialogs/switcher.js";
 import { h, mount } from "./dom.js";
 import { installKeyboard } from "./keyboard.js";
 import { withPart } from "./lazy.js";
+import { warmMarkdown } from "./markdown.js";
 import { notify } from "./notify.js";
 import { interceptLinks, navigate, routeOf, type Route } from "./router.js";
 import { scriptingApi, type ScriptingApi } from "./scripting.js";
@@ -157,7 +158,12 @@ bus.on("ui:logout", async () => {
 
 async function boot(): Promise<void> {
   try {
-    await app.session.load();
+    const loading = app.session.load();
+    // While the server says who is logged in, the Markdown renderer gets ready for the cards
+    // of a tree page, in small tasks (markdown.ts).
+    const { page } = routeOf(location.pathname);
+    if (page === "tree" || page === "public") warmMarkdown();
+    await loading;
     if (app.session.offline) {
       // Opened without the server: as the user last seen here; who it is is asked again online.
       window.addEventListener("online", () => void app.session.load().catch(() => undefined), { once: true });

@@ -70,6 +70,36 @@ export function renderMarkdown(source: string, remoteImages: RemoteImages = "loa
   return html;
 }
 
+/** What cards commonly hold, one kind at a time: each is rendered in a task of its own. */
+const SAMPLES = [
+  "Words.",
+  "# Heading",
+  "Some *words* and **more**, _this_.",
+  "`code` and [a link](https://example.org).",
+  "- one\n- [ ] two",
+  "> quoted",
+  "```\nx = 1\n```",
+  "| a | b |\n|---|---|\n| 1 | 2 |",
+];
+
+/**
+ * Renders small samples of what cards hold, each in a task of its own: the first cards
+ * rendered otherwise pay for compiling the parser's and sanitizer's code and patterns (about
+ * 100 ms on a slow phone) in the task that draws the tree's first screen. In pieces, no task
+ * is long (Lighthouse counts every task over 50 ms at a phone's speed, including those while
+ * the page waits for the network). The app starts it while it waits for the server's first
+ * answer (main.ts). A sample renders to the same HTML wherever it is drawn, so its cache
+ * entries are harmless.
+ */
+export function warmMarkdown(): void {
+  let next = 0;
+  const step = () => {
+    renderMarkdown(SAMPLES[next++]);
+    if (next < SAMPLES.length) setTimeout(step, 0);
+  };
+  setTimeout(step, 0);
+}
+
 /**
  * Gingko wrote headings as `#Title` (no space) and rendered them as headings; CommonMark needs
  * the space. Adds it outside fenced code so old trees look as their authors saw them.

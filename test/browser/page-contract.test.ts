@@ -297,4 +297,39 @@ describeInBrowser("Gingko's page structure", () => {
       ["edit", true],
     ]);
   });
+
+  it("draws a tree's first screen first, and fires tree:load once every card is in the page, rendered", async () => {
+    const scenes = Array.from({ length: 200 }, (_, i) => `## Scene ${i + 1}\n\nSome *text* of scene ${i + 1}.`).join("\n\n");
+    const big = (await buildTree(api, { name: "Two hundred scenes", seed: `# Part\n\n${scenes}` }))._id;
+    // Watches from before the page's own scripts run, as a userscript manager does.
+    await page.addInitScript(() => {
+      const w = window as any;
+      w.drawing = { firstBatch: null, atLoad: null };
+      new MutationObserver(() => {
+        const cards = document.querySelectorAll(".card").length;
+        if (w.drawing.firstBatch === null && cards > 0) w.drawing.firstBatch = cards;
+      }).observe(document, { childList: true, subtree: true });
+      const timer = setInterval(() => {
+        if (!w.Backbone) return;
+        clearInterval(timer);
+        w.Backbone.on("tree:load", () => {
+          if (w.drawing.atLoad !== null) return;
+          const views = [...document.querySelectorAll(".card > .view")];
+          w.drawing.atLoad = {
+            cards: document.querySelectorAll(".card").length,
+            known: w.app.get("cards").length,
+            rendered: views.filter((view) => view.querySelector("h1, h2") !== null).length,
+            tree: w.app.get("currentTree")?.id ?? null,
+          };
+        });
+      }, 1);
+    });
+    await openTree(page, big);
+    await page.waitForFunction(() => (window as any).drawing.atLoad !== null);
+    const drawing = await run(() => (window as any).drawing);
+    expect(drawing.atLoad).toEqual({ cards: 201, known: 201, rendered: 201, tree: big });
+    // The first task put in the first screen, not the whole tree.
+    expect(drawing.firstBatch).toBeGreaterThan(0);
+    expect(drawing.firstBatch).toBeLessThan(201);
+  });
 });

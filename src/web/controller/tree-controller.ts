@@ -214,8 +214,14 @@ export class TreeController {
     this.sync?.resume();
   }
 
-  /** Draws the columns and picks the card to start on: the last one visited here, or the first. */
-  start(): void {
+  /**
+   * Draws the columns and picks the card to start on: the last one visited here, or the first.
+   * The first screen is drawn now; the rest of the cards follow in short tasks (the page
+   * answers keys meanwhile). The returned promise resolves once every card a column draws
+   * whole is in the page: `ready` is called then, and `tree:load` announced right after, so
+   * a script that hears it finds the page complete (docs/scripting.md). It never rejects.
+   */
+  start(ready: () => void = () => undefined): Promise<void> {
     this.view.render({ draw: false });
     this.listen();
     const remembered = this.readOnly ? null : localStorage.getItem(this.activeKey());
@@ -238,7 +244,11 @@ export class TreeController {
         { signal: this.stopped.signal },
       );
     }
-    this.bus.trigger("tree:load", this.tree._id);
+    return this.view.drawRest().then(() => {
+      if (this.stopped.signal.aborted) return;
+      ready();
+      this.bus.trigger("tree:load", this.tree._id);
+    });
   }
 
   /**

@@ -26,49 +26,73 @@ function workerUrl(): string {
   return typeof __CARDTREE_CARDS_WORKER__ === "string" ? __CARDTREE_CARDS_WORKER__ : "";
 }
 
-/** The tree's cards in tree order; `progress` is told how many have arrived of how many. */
-export function loadCards(api: ApiClient, treeId: string, progress?: (loaded: number, total: number) => void): Promise<Card[]> {
+/** A worker started ahead of the request (prepareCards). */
+export interface CardsLoader {
+  /** Asks for the cards now, in tree order; `progress` is told how many arrived of how many. At most once. */
+  load(progress?: (loaded: number, total: number) => void): Promise<Card[]>;
+  /** Not needed after all: the worker goes. */
+  cancel(): void;
+}
+
+/**
+ * Starts the worker now and asks for the cards when `load` is called: the worker's script
+ * is then fetched while the page waits for what must come before the cards (the tree page
+ * reads the tree's revision first), not after it, which saves a round trip on a slow network.
+ */
+export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
   const url = workerUrl();
-  if (typeof Worker === "undefined" || url === "") return api.cards(treeId);
-  return new Promise<Card[]>((resolve, reject) => {
-    let worker: Worker;
+  let worker: Worker | null = null;
+  if (typeof Worker !== "undefined" && url !== "") {
     try {
       worker = new Worker(url, { name: "cards" });
     } catch {
-      resolve(api.cards(treeId));
-      return;
+      worker = null;
     }
-    const cards: Card[] = [];
-    let settled = false;
-    const finish = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      worker.terminate();
-      outcome();
-    };
-    worker.addEventListener("message", (event: MessageEvent<CardsMessage>) => {
-      const message = event.data;
-      if (message.type === "cards") {
-        for (const card of message.cards) cards.push(card);
-        progress?.(cards.length, message.total);
-      } else if (message.type === "done") {
-        finish(() => resolve(cards));
-      } else if (message.type === "network") {
-        finish(() => reject(new NetworkError()));
-      } else {
-        const response = new Response(message.body, { status: message.status, headers: message.retryAfter ? { "Retry-After": message.retryAfter } : {} });
-        void errorFrom(response).then((error) => finish(() => reject(error)));
-      }
-    });
-    // The worker's script could not run (not served, refused): the ordinary request instead.
-    worker.addEventListener("error", (event) => {
-      event.preventDefault();
-      finish(() => resolve(api.cards(treeId)));
-    });
-    const request: CardsRequest = {
-      url: `/api/trees/${encodeURIComponent(treeId)}/cards`,
-      headers: { Accept: "application/json", "X-Requested-With": "XMLHttpRequest" },
-    };
-    worker.postMessage(request);
+  }
+  const cards: Card[] = [];
+  let startFailed = false;
+  let waiting: { resolve(cards: Card[] | Promise<Card[]>): void; reject(error: unknown): void; progress?: (loaded: number, total: number) => void } | null = null;
+  const finish = (outcome: (w: NonNullable<typeof waiting>) => void) => {
+    worker?.terminate();
+    const current = waiting;
+    waiting = null;
+    if (current) outcome(current);
+  };
+  worker?.addEventListener("message", (event: MessageEvent<CardsMessage>) => {
+    const message = event.data;
+    if (message.type === "cards") {
+      for (const card of message.cards) cards.push(card);
+      waiting?.progress?.(cards.length, message.total);
+    } else if (message.type === "done") {
+      finish((w) => w.resolve(cards));
+    } else if (message.type === "network") {
+      finish((w) => w.reject(new NetworkError()));
+    } else {
+      const response = new Response(message.body, { status: message.status, headers: message.retryAfter ? { "Retry-After": message.retryAfter } : {} });
+      void errorFrom(response).then((error) => finish((w) => w.reject(error)));
+    }
   });
+  // The worker's script could not run (not served, refused): the ordinary request instead.
+  worker?.addEventListener("error", (event) => {
+    event.preventDefault();
+    startFailed = true;
+    finish((w) => w.resolve(api.cards(treeId)));
+  });
+  return {
+    load(progress) {
+      if (!worker || startFailed) return api.cards(treeId);
+      return new Promise<Card[]>((resolve, reject) => {
+        waiting = { resolve, reject, progress };
+        const request: CardsRequest = {
+          url: `/api/trees/${encodeURIComponent(treeId)}/cards`,
+          headers: { Accept: "application/json", "X-Requested-With": "XMLHttpRequest" },
+        };
+        worker!.postMessage(request);
+      });
+    },
+    cancel() {
+      worker?.terminate();
+      waiting = null;
+    },
+  };
 }

@@ -5,7 +5,10 @@
  * stand in for the rest, and scrolling draws the cards coming into view.
  *
  * A column of a few hundred cards or fewer is drawn whole (the spacers are then empty): small
- * trees keep every `#card<id>` in the page, as scripts written for Gingko expect.
+ * trees keep every `#card<id>` in the page, as scripts written for Gingko expect. While a tree
+ * opens, such a column "grows": it first draws only the cards near its view, like a large one,
+ * and `grow()` then draws the rest a slice at a time (views/columns.ts, `drawRest`), so the
+ * first screen is not held up by drawing a few hundred cards nobody sees yet.
  */
 import type { Card } from "../../shared/records.js";
 import { h, syncChildren } from "../dom.js";
@@ -53,6 +56,8 @@ export class ColumnWindow {
   private from = 0;
   private to = 0;
   private scrollQueued = false;
+  /** Drawing near the view only until grow() has drawn the column whole (see the file's comment). */
+  private growing = false;
   /** The column's height and top padding as last measured (reading them forces a layout). */
   private view = 800;
   private padTop = 0;
@@ -72,7 +77,41 @@ export class ColumnWindow {
   }
 
   get windowed(): boolean {
-    return this.entries.length > DRAW_ALL_UP_TO;
+    return this.growing || this.entries.length > DRAW_ALL_UP_TO;
+  }
+
+  /** Draws only near the view from now on, until grow() has drawn the column whole. */
+  startGrowing(): void {
+    this.growing = true;
+  }
+
+  /**
+   * Draws more of a growing column, below its view first (nothing on screen moves), then above
+   * it (scroll anchoring keeps the view still), until `deadline` (a `performance.now()` time).
+   * True once the column is whole, or too large to be drawn whole.
+   */
+  grow(deadline: number): boolean {
+    if (!this.growing) return true;
+    const n = this.entries.length;
+    if (n > DRAW_ALL_UP_TO) {
+      this.growing = false;
+      return true;
+    }
+    if (performance.now() >= deadline) return false;
+    let from = this.from;
+    let to = this.to;
+    while ((from > 0 || to < n) && performance.now() < deadline) {
+      // One card at a time between looks at the clock: one card's Markdown can take milliseconds.
+      const [first, last] = to < n ? [to, to + 1] : [from - 1, from];
+      // Made (and their Markdown rendered) here, where the clock is watched; attached below.
+      for (let i = first; i < last; i++) this.hooks.element(this.entries[i].card);
+      if (to < n) to = last;
+      else from = first;
+    }
+    this.drawRange(from, to, true, [this.from, this.to]);
+    if (from > 0 || to < n) return false;
+    this.growing = false;
+    return true;
   }
 
   setEntries(entries: ColumnEntry[]): void {
@@ -150,6 +189,15 @@ export class ColumnWindow {
     return first >= 0 ? { first, last } : null;
   }
 
+  /**
+   * A growing column's first drawing: only the first card of `span`, measured and scrolled to
+   * where the span will be centred; grow() then draws the rest around it.
+   */
+  placeAt(span: Span): void {
+    this.drawRange(span.first, span.first + 1);
+    this.scrollToSpan(span, "auto");
+  }
+
   /** Draws the cards around where `span` will be centred (without measuring them yet). */
   drawAround(span: Span): void {
     this.drawRange(...this.rangeAt(this.scrollTopFor(span)), false);
@@ -208,11 +256,15 @@ export class ColumnWindow {
   /** The entries to draw for a scroll position: the view and `overscan` views each side. */
   private rangeAt(scrollTop: number, overscan = 0.5): [number, number] {
     if (!this.windowed) return [0, this.entries.length];
+    // A growing column's first drawing is the view alone: the rest follows in slices.
+    if (this.growing && this.to === 0) overscan = 0;
     const view = this.view;
     const top = scrollTop - this.padTop;
     const from = Math.max(0, this.indexAt(top - overscan * view));
-    const to = Math.min(this.entries.length, this.indexAt(top + view + overscan * view) + 1);
-    return [from, Math.max(to, from + 1)];
+    const to = Math.max(Math.min(this.entries.length, this.indexAt(top + view + overscan * view) + 1), from + 1);
+    // A growing column keeps what it drew: it is on its way to whole.
+    if (this.growing && this.to > 0) return [Math.min(from, this.from), Math.max(to, this.to)];
+    return [from, to];
   }
 
   /** The entry at content height `y` (binary search over the running sums). */
@@ -227,7 +279,9 @@ export class ColumnWindow {
     return low;
   }
 
-  private drawRange(from: number, to: number, measure = true): void {
+  /** `attachedAlready`: a range of entries drawn and up to date, not attached again. */
+  private drawRange(from: number, to: number, measure = true, attachedAlready: [number, number] = [0, 0]): void {
+    const [keptFrom, keptTo] = attachedAlready;
     this.from = from;
     this.to = to;
     const groups: HTMLElement[] = [];
@@ -237,7 +291,7 @@ export class ColumnWindow {
       const cards: HTMLElement[] = [];
       for (; i < to && this.entries[i].groupKey === key; i++) {
         const element = this.hooks.element(this.entries[i].card);
-        this.hooks.attached(element, this.entries[i], this.depth);
+        if (i < keptFrom || i >= keptTo) this.hooks.attached(element, this.entries[i], this.depth);
         cards.push(element);
       }
       const group = this.groupElement(key);

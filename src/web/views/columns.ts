@@ -29,6 +29,11 @@ const REPEAT_MS = 300;
 
 /** Above this many cards, new cards render their Markdown lazily (views/deferred-render.ts). */
 const DEFER_ABOVE = 300;
+/**
+ * How long one slice of drawing the rest of the columns may run (drawRest), in milliseconds
+ * of this device's time: a phone four times slower still stays under the 50 ms of a long task.
+ */
+const SLICE_MS = 5;
 
 export class ColumnsView {
   readonly element: HTMLElement;
@@ -47,6 +52,9 @@ export class ColumnsView {
   private lastScroll = -Infinity;
   /** What cards do with images from other hosts; a read-only tree page is a public page (views/public-page.ts). */
   private readonly remoteImages: RemoteImages;
+  /** The tree is opening: columns draw their view first and the rest in slices (drawRest). */
+  private growing = true;
+  private stopped = false;
 
   constructor(
     private readonly state: TreeReader,
@@ -95,7 +103,11 @@ export class ColumnsView {
         cards.forEach((card, index) => entries.push({ card, groupKey: group.parentId ?? "", index, count: cards.length }));
       }
       if (entries.length === 0) continue;
-      const window = this.columns[next.length] ?? new ColumnWindow(next.length + 1, this.columnHooks());
+      let window = this.columns[next.length];
+      if (!window) {
+        window = new ColumnWindow(next.length + 1, this.columnHooks());
+        if (this.growing) window.startGrowing();
+      }
       window.setEntries(entries);
       next.push(window);
     }
@@ -117,8 +129,44 @@ export class ColumnsView {
     this.highlight(this.activeId, { scroll: false });
   }
 
+  /**
+   * Opening a tree: the first drawing (render, then highlight) put in only what each column
+   * shows; this draws the rest of every column that is drawn whole (views/column-window.ts), a
+   * slice of about SLICE_MS per task, and resolves when every card such a column holds is in
+   * the page, or when the view is stopped. Keys and clicks are answered between slices.
+   */
+  async drawRest(): Promise<void> {
+    while (this.growing && !this.stopped) {
+      await new Promise((resolve) => window.setTimeout(resolve, 0));
+      if (this.stopped) return;
+      const deadline = performance.now() + SLICE_MS;
+      // The columns nearest the active card's first: they are the ones in view.
+      const depth = this.activeId ? this.state.depth(this.activeId) : 1;
+      const order = [...this.columns].sort((a, b) => Math.abs(a.depth - depth) - Math.abs(b.depth - depth));
+      const undrawn = order.filter((column) => !column.drawn);
+      if (undrawn.length > 0) {
+        // Each column started where the active card puts it, then grown.
+        for (const column of undrawn) {
+          this.place(column);
+          if (performance.now() >= deadline) break;
+        }
+        continue;
+      }
+      let whole = true;
+      for (const column of order) if (!column.grow(deadline)) whole = false;
+      if (whole) this.growing = false;
+    }
+  }
+
+  /** Starts drawing a column where the active card puts it, scrolled there (its first card; grow() does the rest). */
+  private place(column: ColumnWindow): void {
+    const span = column.span(this.activeId ? [this.activeId] : [], this.lit);
+    column.placeAt(span ?? { first: 0, last: 0 });
+  }
+
   /** Stops background work; the view is going away. */
   stop(): void {
+    this.stopped = true;
     this.deferred.stop();
     this.resize.disconnect();
   }
@@ -186,7 +234,11 @@ export class ColumnsView {
     const activeDepth = this.activeId ? this.state.depth(this.activeId) : 0;
     const ids = this.activeId ? [this.activeId] : [];
     // Writes, then reads, then writes: one layout for all columns.
-    const plans = this.columns.map((column) => ({ column, span: column.span(ids, this.lit) }));
+    // While the tree opens, a column not drawn yet is left to drawRest (one a task), but the
+    // active card's: the first screen is that column's view.
+    const plans = this.columns
+      .filter((column) => !this.growing || column.drawn || column.depth === activeDepth)
+      .map((column) => ({ column, span: column.span(ids, this.lit) }));
     for (const { column, span } of plans) {
       if (span) column.drawAround(span);
       else if (!column.drawn) column.draw(false);

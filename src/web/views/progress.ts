@@ -46,6 +46,28 @@ export function nextTask(): Promise<void> {
   return new Promise((resolve) => window.setTimeout(resolve, 0));
 }
 
+/**
+ * Resolves in a task after the browser drew a frame (or after 100 ms, for a tab not shown):
+ * what was put in the page before is then laid out, not by the next task's first read of it.
+ */
+export function nextFrame(): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = window.setTimeout(resolve, 100);
+    requestAnimationFrame(() => {
+      window.clearTimeout(timer);
+      window.setTimeout(resolve, 0);
+    });
+  });
+}
+
+/**
+ * 20000 as "20,000". Not `toLocaleString`: its first call loads the browser's number
+ * formatting data, tens of milliseconds on a phone's main thread while a tree opens.
+ */
+export function formatCount(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+$)/g, ",");
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;

@@ -40,9 +40,8 @@ export function renderPublicPage(app: AppContext, root: HTMLElement, publicUrl: 
         );
       }
       mountColumns(app, main, controller);
-      controller.start();
-      app.openTree = controller;
       const open = controller;
+      void controller.start(() => (app.openTree = open));
       const active = () => {
         const card = open.activeCard();
         return card ? { id: card._id, content: card.content, depth: open.cards.depth(card._id) } : null;

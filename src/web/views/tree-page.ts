@@ -9,13 +9,13 @@ import { deviceCoordinator, deviceFor } from "../offline/device.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
-import { loadCards } from "../model/card-loader.js";
+import { prepareCards } from "../model/card-loader.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { withPart } from "../lazy.js";
 import { notify, notifyWithText } from "../notify.js";
 import { acceptFileDrops, importProblem, readImportFile } from "./file-drop.js";
-import { formatBytes, nextTask, showProgress } from "./progress.js";
+import { formatBytes, formatCount, nextFrame, nextTask, showProgress } from "./progress.js";
 import { barButton, topBar, type TopBar } from "./header.js";
 import { mountColumns, pageMessage } from "./tree-frame.js";
 import { renderSyncStatus } from "./sync-status.js";
@@ -66,13 +66,13 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     fillBar(app, bar, tree, true);
     renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
     mountColumns(app, main, controller);
-    // The page's frame is laid out in one task, the cards drawn in the next.
-    await nextTask();
+    // The page's frame is laid out in one task (a frame), the cards drawn in the next.
+    await nextFrame();
     if (disposed) return;
-    controller.start();
-    app.openTree = controller;
-    listen(app, controller, main, context);
+    // The page is the open tree (window.app answers about it) once every card is drawn.
     const shown = controller;
+    const drawn = controller.start(() => (app.openTree = shown));
+    listen(app, controller, main, context);
     presence = new TreePresence(
       {
         bus: app.bus,
@@ -86,8 +86,14 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       bar.presence,
     );
     presence.start();
-    if (fromDevice === null) void controller.keepCopy();
-    else {
+    await drawn;
+    if (disposed) return;
+    // The copy kept for opening offline is written when the page has nothing else to do.
+    if (fromDevice === null) {
+      whenIdle(() => {
+        if (!disposed) void shown.keepCopy();
+      });
+    } else {
       const when = new Date(fromDevice).toLocaleString();
       notify(`Offline: this tree as this device last saw it (${when}). Your changes are kept here and sent when the server is back.`, {
         timeout: 8000,
@@ -112,14 +118,17 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       // the revision the live stream resumes after, so no change falls between the two.
       let trees: Tree[];
       let cards: Card[];
+      // Fetched and parsed off the page's thread, arriving in slices (model/card-loader.ts); the
+      // worker starts now, beside the first request, and asks for the cards after it.
+      const loader = prepareCards(app.api, treeId);
       try {
         trees = await app.api.trees();
-        // Fetched and parsed off the page's thread, arriving in slices (model/card-loader.ts).
-        cards = await loadCards(app.api, treeId, (loaded, total) => {
-          progress.step(`Loading the cards: ${loaded.toLocaleString("en")} of ${total.toLocaleString("en")}`);
+        cards = await loader.load((loaded, total) => {
+          progress.step(`Loading the cards: ${formatCount(loaded)} of ${formatCount(total)}`);
           progress.fraction(loaded / total);
         });
       } catch (error) {
+        loader.cancel();
         if (await fromDevice(error)) return;
         throw error;
       }
@@ -129,7 +138,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       if (disposed) return;
       if (!tree) throw new ApiError(404, "not_found", "");
       // Parsing the answer was one task; drawing is the next, after the browser had a turn.
-      progress.step(`Drawing ${cards.length.toLocaleString("en")} cards`);
+      progress.step(`Drawing ${formatCount(cards.length)} cards`);
       await nextTask();
       if (disposed) return;
       await open(tree, cards, null);
@@ -159,6 +168,12 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     presence?.stop();
     if (app.openTree === controller) app.openTree = null;
   };
+}
+
+/** Runs `task` when the browser is idle (within a few seconds at the latest). */
+function whenIdle(task: () => void): void {
+  if (typeof window.requestIdleCallback === "function") window.requestIdleCallback(task, { timeout: 3000 });
+  else window.setTimeout(task, 200);
 }
 
 /** The first key of `event` now, in words (a tooltip's), or none. */

@@ -8,6 +8,7 @@ import type { Card } from "../../shared/records.js";
 import type { AppBus } from "../bus.js";
 import type { OpenTree } from "../controller/tree-controller.js";
 import { h } from "../dom.js";
+import { formatCount } from "./progress.js";
 import { cardWords, countCharacters, countWords, searchCards, sumWords } from "../model/text-stats.js";
 
 export function mountTools(bus: AppBus, main: HTMLElement, controller: OpenTree): void {
@@ -104,7 +105,8 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   let atOpen: number | null = null;
   let scheduled = false;
   let treeTotal: number | null = null;
-  const format = (n: number) => n.toLocaleString("en");
+  // Not toLocaleString: its first call loads number-format data, tens of ms while a tree opens.
+  const format = formatCount;
   const update = () => {
     scheduled = false;
     const active = controller.activeCard();
