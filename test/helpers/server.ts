@@ -4,8 +4,8 @@
  * and under `CARDTREE_TEST_STORE=postgres` a fresh database of its own (helpers/postgres.ts;
  * a restart on the same data directory finds the same database).
  * The process runs the compiled server, dist/server.mjs, which test/global-setup.ts builds
- * from the working tree before any test: it starts in about a third of the time the sources
- * take under tsx, and the suites start hundreds of them. `CARDTREE_TEST_SERVER=tsx` runs
+ * from the working tree before any test: it starts in less than half the time the sources
+ * take under tsx (docs/performance.md), and the suites start hundreds of them. `CARDTREE_TEST_SERVER=tsx` runs
  * the sources under tsx instead (to compare, or to debug without a build).
  * `in-process-server.ts` starts it inside the test process instead. They are two modules
  * so that suites using only child processes do not load the whole server.
@@ -20,7 +20,7 @@ import { createTestDatabase, storeEnv } from "./postgres.js";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
 /** Node's arguments for a test server: the compiled server, with stack traces naming src/ files. */
-export const SERVER_ARGS =
+const SERVER_ARGS =
   process.env.CARDTREE_TEST_SERVER === "tsx" ? ["--import", "tsx", "src/main.ts"] : ["--enable-source-maps", "dist/server.mjs"];
 
 export async function freshDataDir(): Promise<string> {
