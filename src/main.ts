@@ -1,7 +1,8 @@
 /**
  * The server's entry from a checkout: `npm start` runs it compiled (dist/server.mjs, built
- * by scripts/start.mjs when stale); `npm run dev` and the tests run it with tsx, and then
- * the browser client is built here when its bundle is missing. The single binary has its
+ * by scripts/start.mjs when stale), as do the tests (built by their global set-up);
+ * `npm run dev` runs it with tsx, and then the browser client is built here when its bundle
+ * is missing. The single binary has its
  * own entry (src/cli/cardtree.ts), which serves the client from inside itself.
  */
 import { existsSync } from "node:fs";

@@ -23,7 +23,7 @@ function cli(dataDir: string, args: string[], input?: string) {
   });
 }
 
-// Each CLI run and server start is a fresh Node process with tsx: seconds each.
+// Each CLI run is a fresh Node process with tsx, and each server start a fresh process: seconds each.
 describe("npm run cli", { timeout: 120_000 }, () => {
   it("adds users (password from stdin or --password), lists them, changes a password", async () => {
     const dataDir = await freshDataDir();

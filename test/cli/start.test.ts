@@ -1,8 +1,9 @@
 /**
  * `npm start`'s path: scripts/start.mjs builds dist/ when stale and runs the compiled
- * server (dist/server.mjs) in its own process. The other suites run the sources with tsx,
- * so this is what proves the compiled server serves: the API, GraphQL from its lazily
- * loaded chunk, the browser client from dist/web, and a clean stop on SIGTERM.
+ * server (dist/server.mjs) in its own process. The other suites run the server the test
+ * set-up compiled (test/helpers/server.ts); this is what proves `npm start` itself: the
+ * staleness check and build, the API, GraphQL from its lazily loaded chunk, the browser
+ * client from dist/web, and a clean stop on SIGTERM.
  */
 import { describe, expect, it } from "vitest";
 import { Api, buildUser } from "../helpers/api.js";

@@ -105,6 +105,12 @@ class OpenApiChecker {
 }
 
 const checkers = new Map<string, Promise<OpenApiChecker>>();
+/**
+ * Checkers by the document's text: the servers of a test file serve the same document, and
+ * a checker compiles each schema it meets once (ajv's compilation is the costly part), so a
+ * file that starts a server per test compiles them once, not once per server.
+ */
+const byDocument = new Map<string, OpenApiChecker>();
 
 /** The checker for the server at `baseUrl`, from the document it serves (fetched once per server). */
 function checkerFor(baseUrl: string): Promise<OpenApiChecker> {
@@ -112,7 +118,13 @@ function checkerFor(baseUrl: string): Promise<OpenApiChecker> {
   if (!checker) {
     checker = fetch(`${baseUrl}/api/openapi.json`).then(async (res) => {
       if (res.status !== 200) throw new Error(`GET /api/openapi.json answered ${res.status}`);
-      return new OpenApiChecker((await res.json()) as Document);
+      const text = await res.text();
+      let known = byDocument.get(text);
+      if (!known) {
+        known = new OpenApiChecker(JSON.parse(text) as Document);
+        byDocument.set(text, known);
+      }
+      return known;
     });
     checkers.set(baseUrl, checker);
     checker.catch(() => checkers.delete(baseUrl));

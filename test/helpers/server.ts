@@ -3,6 +3,10 @@
  * and environment settings), with a fresh data directory under the system temp folder,
  * and under `CARDTREE_TEST_STORE=postgres` a fresh database of its own (helpers/postgres.ts;
  * a restart on the same data directory finds the same database).
+ * The process runs the compiled server, dist/server.mjs, which test/global-setup.ts builds
+ * from the working tree before any test: it starts in less than half the time the sources
+ * take under tsx (docs/performance.md), and the suites start hundreds of them. `CARDTREE_TEST_SERVER=tsx` runs
+ * the sources under tsx instead (to compare, or to debug without a build).
  * `in-process-server.ts` starts it inside the test process instead. They are two modules
  * so that suites using only child processes do not load the whole server.
  */
@@ -14,6 +18,10 @@ import { createInterface } from "node:readline";
 import { createTestDatabase, storeEnv } from "./postgres.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** Node's arguments for a test server: the compiled server, with stack traces naming src/ files. */
+const SERVER_ARGS =
+  process.env.CARDTREE_TEST_SERVER === "tsx" ? ["--import", "tsx", "src/main.ts"] : ["--enable-source-maps", "dist/server.mjs"];
 
 export async function freshDataDir(): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), "cardtree-test-"));
@@ -37,7 +45,7 @@ export async function startTestServer(
   options: {
     env?: Record<string, string>;
     dataDir?: string;
-    /** Node's arguments; the sources under tsx unless given (`["scripts/start.mjs"]` is `npm start`). */
+    /** Node's arguments; `SERVER_ARGS` unless given (`["scripts/start.mjs"]` is `npm start`). */
     args?: string[];
     startTimeoutMs?: number;
   } = {},
@@ -45,7 +53,7 @@ export async function startTestServer(
   const dataDir = options.dataDir ?? (await freshDataDir());
   // A test that names its store (STORE=nedb to make a data directory to migrate) gets it.
   const store = options.env?.STORE ? {} : await storeEnv(dataDir);
-  const child = spawn(process.execPath, options.args ?? ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, options.args ?? SERVER_ARGS, {
     cwd: ROOT,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG: "on", ...store, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
