@@ -21,6 +21,7 @@
  * - Whole-tree query responses are kept, as bytes, per tree revision
  *   (src/graphql/result-cache.ts).
  */
+import { EventEmitter } from "node:events";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { createYoga, type Plugin } from "graphql-yoga";
 import { clientAddress } from "../auth/middleware.js";
@@ -167,10 +168,17 @@ export function graphqlTransports(ctx: DomainContext, logger: Logger, authentica
      * first client's request paid (issue 27). Its outcome does not matter.
      */
     async warmUp(): Promise<void> {
-      // What the context and the plugins read of express's request, for an anonymous caller.
+      // What the context and the plugins read of express's request and response, for an
+      // anonymous caller (the result cache waits for the response's "close").
       const req = { auth: { user: null, session: null }, ip: "127.0.0.1", socket: {}, headers: {}, method: "POST" } as unknown as Request;
+      const res = new EventEmitter() as unknown as Response;
       const init = { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) };
-      await (await yoga.fetch(new URL("http://localhost/graphql"), init, { req })).text();
+      try {
+        const answer = (await (await yoga.fetch(new URL("http://localhost/graphql"), init, { req, res })).json()) as { data?: unknown; errors?: unknown[] };
+        if (answer.errors?.length) throw new Error(`the warm-up query answered errors: ${JSON.stringify(answer.errors)}`);
+      } finally {
+        res.emit("close");
+      }
     },
     http: graphqlHandler(ctx, logger, cache, yoga),
     upgrade: graphqlWebSocket({

@@ -26,6 +26,7 @@ it("loads GraphQL by itself after start, before any /graphql request", async () 
   expect(server.output.indexOf(loaded()!)).toBeGreaterThan(listening);
   // And one query ran through the whole pipeline, so the first client's does not pay its first run.
   expect(JSON.parse(loaded()!)).toMatchObject({ warmUp: "ok" });
+  expect(server.output.filter((line) => line.includes('"level":"error"'))).toEqual([]);
   const res = await fetch(`${server.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) });
   expect(res.status).toBe(200);
   expect(await res.json()).toEqual({ data: { __typename: "Query" } });
