@@ -104,33 +104,30 @@ describe("a run that committed and died before its answer was kept", () => {
     now += LEASE_MS + 1_000;
   }
 
-  it("is taken over, and the request answers from its change instead of running again", async () => {
+  /** A keyed run that creates a card and dies before keeping its answer; then the claim the retry takes over. */
+  async function createdThenDied(content: string) {
     const { alice, tree, keyed } = await writer();
-    const body = { treeId: tree._id, position: 1, content: "once" };
+    const body = { treeId: tree._id, position: 1, content };
     const first = await startKeyed(ctx, keyed);
     if (!("run" in first)) throw new Error("expected a claim");
     const made = await first.run.enter(() => execute(ctx, alice, createCard, { treeId: tree._id }, body));
     dies();
-
     const successor = await startKeyed(ctx, keyed);
     if (!("run" in successor)) throw new Error("expected a take-over");
-    expect(successor.run.answersFromCommitted).toBe(true);
-    const again = await successor.run.enter(() => execute(ctx, alice, createCard, { treeId: tree._id }, body));
+    return { alice, tree, body, made, successor: successor.run };
+  }
+
+  it("is taken over, and the request answers from its change instead of running again", async () => {
+    const { alice, tree, body, made, successor } = await createdThenDied("once");
+    expect(successor.answersFromCommitted).toBe(true);
+    const again = await successor.enter(() => execute(ctx, alice, createCard, { treeId: tree._id }, body));
     expect(again).toEqual(made);
     expect((await ctx.store.cards.liveByTree(tree._id)).filter((c) => c.content === "once")).toHaveLength(1);
   });
 
   it("answers each committed step from its change and runs the steps that had not committed", async () => {
-    const { alice, tree, keyed } = await writer();
-    const body = { treeId: tree._id, position: 1, content: "first" };
-    const first = await startKeyed(ctx, keyed);
-    if (!("run" in first)) throw new Error("expected a claim");
-    const made = await first.run.enter(() => execute(ctx, alice, createCard, { treeId: tree._id }, body));
-    dies();
-
-    const successor = await startKeyed(ctx, keyed);
-    if (!("run" in successor)) throw new Error("expected a take-over");
-    const [again, edited] = await successor.run.enter(async () => [
+    const { alice, tree, body, made, successor } = await createdThenDied("first");
+    const [again, edited] = await successor.enter(async () => [
       await execute(ctx, alice, createCard, { treeId: tree._id }, body),
       await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: made._id }, { content: "then" }),
     ]);
