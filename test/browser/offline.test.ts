@@ -224,6 +224,9 @@ describeInBrowser("offline writing in a browser profile kept on disk", () => {
     await expect.poll(() => columnTexts(page)).toContain("One");
     await expect.poll(faceLoaded).toBe(true);
     expect(await page.locator(".card .view p").first().evaluate((element) => getComputedStyle(element).fontFamily)).toMatch(/^"?OpenDyslexic/);
+    // The keys' settings page is one of the app's pages offline too.
+    await page.goto("/settings/keys");
+    await expect.poll(() => page.locator('.keys-row[data-event="key:down"]').count()).toBe(1);
     await context!.setOffline(false);
   });
 
