@@ -169,8 +169,9 @@ export function graphqlTransports(ctx: DomainContext, logger: Logger, authentica
      */
     async warmUp(): Promise<void> {
       // What the context and the plugins read of express's request and response, for an
-      // anonymous caller (the result cache waits for the response's "close").
-      const req = { auth: { user: null, session: null }, ip: "127.0.0.1", socket: {}, headers: {}, method: "POST" } as unknown as Request;
+      // anonymous caller (the result cache waits for the response's "close"). Its address is
+      // no client's, so it takes nothing from a real one's anonymous allowance.
+      const req = { auth: { user: null, session: null }, ip: "warm-up", socket: {}, headers: {}, method: "POST" } as unknown as Request;
       const res = new EventEmitter() as unknown as Response;
       const init = { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) };
       try {
