@@ -356,6 +356,7 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent>, AccessHolde
     this.reason = reason;
     // A reader cut off gets nothing more; one that ends normally gets what was queued.
     if (reason !== "reset" && reason !== "stopping") this.queue.length = 0;
+    if (this.retry) clearTimeout(this.retry);
     this.leave();
     this.release();
     this.ctx.live.untrack(this);
@@ -510,20 +511,31 @@ export class LiveStream implements AsyncIterableIterator<LiveEvent>, AccessHolde
 
   /** Log reads that failed in a row because the store did not answer. */
   private unavailable = 0;
+  /** The catch-up planned after such a failure, while it waits. */
+  private retry: NodeJS.Timeout | null = null;
 
   /**
    * A log read that failed. The store not answering (a database restarting, SPEC §11) is
    * tried again a few times, a little later each time, from the tree as it then is; any
    * other failure, or one that lasts, means the reader cannot be told what it missed, so
-   * it reloads.
+   * it reloads. One planned catch-up covers every read that fails before it runs: it reads
+   * up to the tree's revision then, which is at least what each of them wanted. (Counted
+   * one by one, the reads queued behind the first, one per notice heard meanwhile, used up
+   * the tries within a second of a database restart, and the stream reset.)
    */
   private fail(err: unknown): void {
     if (this.reason) return;
-    if (err instanceof UnavailableError && this.unavailable < UNAVAILABLE_RETRIES) {
-      this.unavailable++;
-      const timer = setTimeout(() => this.catchUp(), 250 * 2 ** Math.min(this.unavailable, 4));
-      timer.unref();
-      return;
+    if (err instanceof UnavailableError) {
+      if (this.retry) return;
+      if (this.unavailable < UNAVAILABLE_RETRIES) {
+        this.unavailable++;
+        this.retry = setTimeout(() => {
+          this.retry = null;
+          this.catchUp();
+        }, 250 * 2 ** Math.min(this.unavailable, 4));
+        this.retry.unref();
+        return;
+      }
     }
     this.reset(this.lastSent);
   }

@@ -83,15 +83,7 @@ describe("a database restarting under load", { timeout: 180_000 }, () => {
     await database?.destroy();
   });
 
-  // KNOWN BUG, skipped on purpose (session of 26 November; the closing note and
-  // docs/scaling.md say so): on this machine most runs now see a live stream `reset` across
-  // the database's restart, often after the stream had heard only the first change, and it
-  // fails the same way at edd105c, before that session's changes (it passed CI there by its
-  // retry). The writes' half holds (every acknowledged write kept, 201 or 503, no hang); the
-  // streams' half does not. Suspect: the listening connection's notices stop reaching the
-  // streams, and the catch-up after the restart fails with an error that is not
-  // UnavailableError, so live.ts `fail` resets at once. Unskip when fixed.
-  it("answers 201 or 503 to every write meanwhile, never hangs, comes back by itself and keeps every acknowledged write", { skip: true }, async () => {
+  it("answers 201 or 503 to every write meanwhile, never hangs, comes back by itself and keeps every acknowledged write", async () => {
     // A retry starts afresh: a failed try's servers and database go first (a retry used to
     // take the failed try's servers, `servers[0]` and `[1]`, and failed every time).
     await Promise.all(servers.splice(0).map((server) => server.stop()));
