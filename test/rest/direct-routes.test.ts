@@ -203,6 +203,9 @@ describe("the direct route for a tree's cards", () => {
   it("leaves the router's other spellings of the path, and other methods, to express", async () => {
     const before = started.server.directAnswers();
     expect((await raw(started.server.url, "GET", `${path}/`, auth)).status).toBe(200);
+    // The router decodes a percent-escaped id; the direct route does not take one at all.
+    const escaped = `/api/trees/%${tree._id.charCodeAt(0).toString(16)}${tree._id.slice(1)}/cards`;
+    expect((await raw(started.server.url, "GET", escaped, auth)).status).toBe(200);
     expect((await raw(started.server.url, "GET", path.toUpperCase().replace(tree._id.toUpperCase(), tree._id), auth)).status).toBe(200);
     expect((await raw(started.server.url, "GET", `/api/trees/${tree._id}/collaborators`, auth)).status).toBe(200);
     expect((await raw(started.server.url, "POST", path, { ...auth, "content-type": "application/json" })).status).not.toBe(200);
