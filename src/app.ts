@@ -4,15 +4,16 @@
  * check, the print view and the browser client. Built here and listened on in server.ts,
  * so tests can build it too.
  */
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { compressResponses } from "./http/compression.js";
-import express, { type Request, type RequestHandler } from "express";
+import express, { type ErrorRequestHandler, type Request, type RequestHandler } from "express";
 import { authenticateConnection } from "./auth/connection-auth.js";
 import { authenticate, type Auth } from "./auth/middleware.js";
 import type { CredentialChecker } from "./auth/credentials.js";
 import { SessionManager } from "./auth/sessions.js";
 import type { DomainContext } from "./domain/context.js";
+import { directRoutes } from "./http/direct-routes.js";
 import { errorHandler } from "./http/error-response.js";
 import { closeConnectionsWhenStopping, healthRoutes, type Lifecycle, type NoticesProbe, type StoreProbe } from "./http/health.js";
 import { jsonBody } from "./http/json-body.js";
@@ -49,7 +50,7 @@ export function createApp({
   lifecycle = () => "ready",
   probeStore,
   noticesHeard,
-}: AppDeps): express.Express & { warmGraphql(): void; upgrade: UpgradeListener } {
+}: AppDeps): express.Express & { warmGraphql(): void; upgrade: UpgradeListener; serve(req: IncomingMessage, res: ServerResponse): void; directAnswers(): number } {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy);
@@ -58,28 +59,38 @@ export function createApp({
   const sessions = new SessionManager(ctx.store, secret, (sessionId) => ctx.live.signedOut({ sessionId }), ctx.config.sessions.ttlMs);
   const who = authenticate({ store: ctx.store, credentials, sessions });
 
-  app.use(securityHeaders(ctx.config.remoteImages));
-  app.use(compressResponses());
-  app.use(closeConnectionsWhenStopping(lifecycle));
-  if (ctx.config.logRequests) app.use(requestLog(logger));
+  // What every request goes through, with express and on a direct route alike.
+  const everyRequest: RequestHandler[] = [securityHeaders(ctx.config.remoteImages), closeConnectionsWhenStopping(lifecycle)];
+  if (ctx.config.logRequests) everyRequest.push(requestLog(logger));
+  app.use(everyRequest);
+  const compressing = compressResponses();
+  app.use(compressing);
   app.use(healthRoutes(ctx.store, lifecycle, probeStore, noticesHeard));
-  app.use(
-    "/api",
-    who,
-    restApi({
-      ctx,
-      credentials,
-      sessions,
-      logger,
-      jsonLimit: jsonBody(ctx.config.limits.jsonBodyBytes),
-      importLimit: jsonBody(ctx.config.limits.importBodyBytes),
-    }),
-  );
+  const api = restApi({
+    ctx,
+    credentials,
+    sessions,
+    logger,
+    jsonLimit: jsonBody(ctx.config.limits.jsonBodyBytes),
+    importLimit: jsonBody(ctx.config.limits.importBodyBytes),
+  });
+  app.use("/api", who, api);
   const graphql = lazyGraphql(ctx, logger, (req, payload) => authenticateConnection({ store: ctx.store, credentials, sessions }, req, payload));
   app.use("/graphql", who, graphql.http);
   app.use(printPage(ctx, who));
   app.use(webClient(webDir, ctx.config.remoteImages));
-  app.use(errorHandler(logger));
+  const errors = errorHandler(logger);
+  app.use(errors);
+  // The cached reads skip the router (src/http/direct-routes.ts): the same handlers, in the
+  // order express runs them. The streaming compression middleware is not among them: what
+  // these routes send is compressed already or marked to go as it is (sendCompressible).
+  // An error's answer is an ordinary JSON body, so it does meet that middleware, as under express.
+  const directErrors: ErrorRequestHandler = (err, req, res, next) => compressing(req, res, () => errors(err, req, res, next));
+  const direct = directRoutes(app, everyRequest, [{ prefix: "/api", steps: [who], routes: api.direct }], directErrors, logger);
+  /** The server's `request` listener: a direct route when one takes the request, else express. */
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
+    if (!direct.handle(req, res)) app(req, res);
+  };
   const upgrade: UpgradeListener = (req, socket, head) => {
     if (lifecycle() !== "ready") {
       socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
@@ -90,7 +101,7 @@ export function createApp({
     Object.assign(req, { app });
     graphql.upgrade(req as Request, socket, head);
   };
-  return Object.assign(app, { warmGraphql: graphql.warm, upgrade });
+  return Object.assign(app, { warmGraphql: graphql.warm, upgrade, serve, directAnswers: () => direct.answered });
 }
 
 type GraphQLTransports = { http: RequestHandler; upgrade(req: Request, socket: Duplex, head: Buffer): void };

@@ -30,12 +30,16 @@ export interface RunningServer {
   port: number;
   ctx: DomainContext;
   logger: Logger;
+  /** How many requests direct routes have answered (src/http/direct-routes.ts). */
+  directAnswers(): number;
   close(): Promise<void>;
 }
 
 export interface ServerHooks {
   /** Wraps the store the domain is given (tests count its reads this way). */
   decorateStore?(store: Store): Store;
+  /** Requests sent through express's router even where a direct route would take them (tests compare the two). */
+  viaExpress?(req: http.IncomingMessage): boolean;
 }
 
 export async function startServer(config: Config, hooks: ServerHooks = {}): Promise<RunningServer> {
@@ -76,7 +80,9 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   });
   // Timeouts are enforced on this check's beat, so it must be a fraction of the shortest.
   const checkEvery = Math.max(250, Math.min(30_000, Math.floor(config.timeouts.headersMs / 4)));
-  const server = http.createServer({ connectionsCheckingInterval: checkEvery }, app);
+  const { viaExpress } = hooks;
+  const listener = viaExpress ? (req: http.IncomingMessage, res: http.ServerResponse) => (viaExpress(req) ? app(req, res) : app.serve(req, res)) : app.serve;
+  const server = http.createServer({ connectionsCheckingInterval: checkEvery }, listener);
   server.on("upgrade", app.upgrade);
   if (config.limits.connectionsPerAddress > 0 && config.trustProxy === false) {
     limitConnectionsPerAddress(server, config.limits.connectionsPerAddress, logger.info);
@@ -108,6 +114,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     port,
     ctx,
     logger,
+    directAnswers: () => app.directAnswers(),
     close: () =>
       (closing ??= (async () => {
         lifecycle = "stopping";

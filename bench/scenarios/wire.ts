@@ -5,7 +5,8 @@
  * compressed cached read under load against a bare node:http server sending the same
  * compressed bytes, with the plain read against the same server sending the plain bytes.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import http from "node:http";
 import path from "node:path";
 import type { CardtreeClient } from "../cardtree-client.js";
@@ -53,6 +54,13 @@ function get(url: string, headers: Record<string, string>): Promise<Raw> {
       })
       .on("error", reject);
   });
+}
+
+/** utime+stime of a process (every thread), in clock ticks (1/100 s). */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 function middle(runs: readonly LoadResult[]): LoadResult {
@@ -153,14 +161,21 @@ export async function wireScenarios(setup: WireSetup): Promise<void> {
   writeFileSync(plainFile, plainNow.bytes);
   const rawBr = await startPinned({ command: () => [process.execPath, "bench/raw-server.mjs", brFile, "br"], logFile: path.join(setup.workDir, "raw-br.log"), readyPath: "/healthz" });
   const rawPlain = await startPinned({ command: () => [process.execPath, "bench/raw-server.mjs", plainFile], logFile: path.join(setup.workDir, "raw-plain.log"), readyPath: "/healthz" });
-  const load = (url: string, headers: Record<string, string>, pid: number) =>
-    runWrk({ url, headers, seconds: setup.seconds, connections: setup.connections, targetPid: pid });
+  // Server CPU time per request (utime+stime of the server process over the run, every
+  // thread): the machine's load bends it far less than requests/s.
+  const cpuUs = { cardtreeBr: [] as number[], rawBr: [] as number[], cardtreePlain: [] as number[], rawPlain: [] as number[] };
+  const load = async (url: string, headers: Record<string, string>, pid: number, into: number[]) => {
+    const before = cpuTicks(pid);
+    const result = await runWrk({ url, headers, seconds: setup.seconds, connections: setup.connections, targetPid: pid });
+    into.push(((cpuTicks(pid) - before) * 10_000) / Math.max(1, result.requests));
+    return result;
+  };
   const runs = { cardtreeBr: [] as LoadResult[], rawBr: [] as LoadResult[], cardtreePlain: [] as LoadResult[], rawPlain: [] as LoadResult[] };
   for (let round = 0; round < setup.rounds; round++) {
-    runs.cardtreeBr.push(await load(cardsUrl, { ...auth, "Accept-Encoding": "br" }, server.process.pid!));
-    runs.rawBr.push(await load(`${rawBr.url}/cards`, { "Accept-Encoding": "br" }, rawBr.process.pid!));
-    runs.cardtreePlain.push(await load(cardsUrl, auth, server.process.pid!));
-    runs.rawPlain.push(await load(`${rawPlain.url}/cards`, {}, rawPlain.process.pid!));
+    runs.cardtreeBr.push(await load(cardsUrl, { ...auth, "Accept-Encoding": "br" }, server.process.pid!, cpuUs.cardtreeBr));
+    runs.rawBr.push(await load(`${rawBr.url}/cards`, { "Accept-Encoding": "br" }, rawBr.process.pid!, cpuUs.rawBr));
+    runs.cardtreePlain.push(await load(cardsUrl, auth, server.process.pid!, cpuUs.cardtreePlain));
+    runs.rawPlain.push(await load(`${rawPlain.url}/cards`, {}, rawPlain.process.pid!, cpuUs.rawPlain));
   }
   await rawBr.stop();
   await rawPlain.stop();
@@ -175,4 +190,10 @@ export async function wireScenarios(setup: WireSetup): Promise<void> {
   const plainRatio = cPlain.requestsPerSecond! / rPlain.requestsPerSecond!;
   report.target({ name: "compressed cached read vs raw server, same bytes", wanted: ">= 0.8", measured: compressedRatio.toFixed(2), met: compressedRatio >= 0.8 });
   report.note(`plain cached read vs raw server, same bytes: ${plainRatio.toFixed(2)} (the REST read's own target, "rest-read" vs "raw", is >= 0.5)`);
+  const cpu = (runsOf: number[]) => median(runsOf).toFixed(0);
+  report.note(
+    `server CPU per request (median of ${setup.rounds}, µs; load average ${os.loadavg().map((n) => n.toFixed(1)).join(", ")}): ` +
+      `brotli ${cpu(cpuUs.cardtreeBr)} vs raw ${cpu(cpuUs.rawBr)} (raw/Cardtree ${(median(cpuUs.rawBr) / median(cpuUs.cardtreeBr)).toFixed(2)}); ` +
+      `plain ${cpu(cpuUs.cardtreePlain)} vs raw ${cpu(cpuUs.rawPlain)} (${(median(cpuUs.rawPlain) / median(cpuUs.cardtreePlain)).toFixed(2)})`,
+  );
 }

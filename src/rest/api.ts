@@ -8,7 +8,8 @@ import { NotFoundError } from "../shared/errors.js";
 import { idempotentWrites } from "../http/idempotency.js";
 import type { Tree } from "../shared/records.js";
 import { accountRoutes } from "./account-routes.js";
-import { cardRoutes } from "./card-routes.js";
+import { cardRoutes, matchTreeCards, treeCardsRead } from "./card-routes.js";
+import type { DirectRoute } from "../http/direct-routes.js";
 import type { RestDeps } from "./deps.js";
 import { eventRoutes } from "./event-routes.js";
 import { exportRoutes } from "./export-routes.js";
@@ -43,7 +44,11 @@ function followedBy(parse: RequestHandler, then: RequestHandler): RequestHandler
   return (req, res, next) => parse(req, res, (err?: unknown) => (err ? next(err) : then(req, res, next)));
 }
 
-export function restApi(rest: RestDeps): Router {
+/**
+ * The REST router, with the routes it also lists as direct routes (src/http/direct-routes.ts):
+ * the same handlers, for requests the router would give them.
+ */
+export function restApi(rest: RestDeps): Router & { direct: DirectRoute[] } {
   const router = Router();
   const readModel = rest.ctx.readModel;
   const idempotent = idempotentWrites(rest.ctx, { logger: rest.logger, applies: (req) => !SESSION_PATHS.has(req.path) });
@@ -73,5 +78,8 @@ export function restApi(rest: RestDeps): Router {
   router.use(() => {
     throw new NotFoundError("This API path");
   });
-  return router;
+  // The router's steps before cardRoutes (the body check, answerRevisions) do nothing for a
+  // GET, so the direct line is the route's handler alone.
+  const direct: DirectRoute[] = [{ match: matchTreeCards, handlers: [treeCardsRead(deps)] }];
+  return Object.assign(router, { direct });
 }

@@ -2,7 +2,7 @@
  * Cards: read in tree order, create, modify, delete, and import a seed.
  */
 import { execute } from "../domain/command.js";
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
 import { requireUser } from "../auth/middleware.js";
 import { createHash } from "node:crypto";
 import { createCard, deleteCard, updateCard } from "../domain/cards.js";
@@ -34,6 +34,33 @@ const OPEN_ARRAY = Buffer.from("[");
 const COMMA = Buffer.from(",");
 const CLOSE_ARRAY = Buffer.from("]");
 
+/**
+ * `GET /trees/:treeId/cards`: the tree's cached card list. Also a direct route
+ * (src/http/direct-routes.ts): this same handler is run without the router.
+ */
+export function treeCardsRead({ ctx, cardsJson }: Pick<RouteDeps, "ctx" | "cardsJson">): RequestHandler<{ treeId: string }> {
+  return async (req, res) => {
+    // Authorised on every request, before the cache is consulted.
+    const tree = await loadTree(ctx, requireUser(req), req.params.treeId, "read");
+    const { body, etag } = await cardsJson.forTree(tree);
+    await sendJsonWithEtag(req, res, etag, [body]);
+  };
+}
+
+/**
+ * Which requests express's router gives {@link treeCardsRead} (below /api): GET and HEAD of
+ * `/trees/:treeId/cards`, any query string. Only the plain spelling is claimed (lower case,
+ * no trailing slash, no percent-escapes in the id); the router's other spellings of it
+ * (it matches case-insensitively, and with a trailing slash) stay with express.
+ */
+export function matchTreeCards(method: string, path: string): { treeId: string } | null {
+  if (method !== "GET" && method !== "HEAD") return null;
+  const match = TREE_CARDS.exec(path);
+  return match ? { treeId: match[1] } : null;
+}
+
+const TREE_CARDS = /^\/trees\/([^/?%]+)\/cards(?:\?.*)?$/;
+
 export function cardRoutes({ ctx, jsonLimit, importLimit, idempotent, cardsJson }: RouteDeps): Router {
   const router = Router();
 
@@ -54,12 +81,7 @@ export function cardRoutes({ ctx, jsonLimit, importLimit, idempotent, cardsJson 
     await sendJsonWithEtag(req, res, `"${etag.digest("base64url")}"`, parts);
   });
 
-  router.get("/trees/:treeId/cards", async (req, res) => {
-    // Authorised on every request, before the cache is consulted.
-    const tree = await loadTree(ctx, requireUser(req), req.params.treeId, "read");
-    const { body, etag } = await cardsJson.forTree(tree);
-    await sendJsonWithEtag(req, res, etag, [body]);
-  });
+  router.get("/trees/:treeId/cards", treeCardsRead({ ctx, cardsJson }));
 
   router.post("/trees/:treeId/cards/seed", importLimit, async (req, res) => {
     const cards = await execute(ctx, requireUser(req), importSeed, { treeId: req.params.treeId }, req.body ?? {});
