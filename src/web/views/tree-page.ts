@@ -49,7 +49,8 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   const keepCopy = () => void controller?.keepCopy();
   window.addEventListener("pagehide", keepCopy);
 
-  const open = async (tree: Tree, cards: Card[], fromDevice: number | null) => {
+  /** `copying`: the cards' worker writing the device's copy (true once written). */
+  const open = async (tree: Tree, cards: Card[], fromDevice: number | null, copying?: Promise<boolean>) => {
     controller = new TreeController(
       app,
       tree,
@@ -60,7 +61,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
         refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
         signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
       },
-      { store: device, coordinator: deviceCoordinator(), userId },
+      { store: device, coordinator: deviceCoordinator(), userId, copying },
     );
     undo = new UndoStack(app.bus, app.api, controller);
     fillBar(app, bar, tree, true);
@@ -90,8 +91,12 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     if (disposed) return;
     // The copy kept for opening offline is written when the page has nothing else to do.
     if (fromDevice === null) {
-      whenIdle(() => {
-        if (!disposed) void shown.keepCopy();
+      // Written by the cards' worker already, off this thread (model/card-loader.ts), or here.
+      void (copying ?? Promise.resolve(false)).then((kept) => {
+        if (!kept)
+          whenIdle(() => {
+            if (!disposed) void shown.keepCopy();
+          });
       });
     } else {
       const when = new Date(fromDevice).toLocaleString();
@@ -111,6 +116,8 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     return true;
   };
 
+  /** Stops the cards' worker (a copy it is still writing is dropped: the page is going). */
+  let cancelLoader = () => undefined as void;
   const load = async () => {
     const progress = showProgress("Opening the tree", "Loading the cards");
     try {
@@ -121,12 +128,17 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       // Fetched and parsed off the page's thread, arriving in slices (model/card-loader.ts); the
       // worker starts now, beside the first request, and asks for the cards after it.
       const loader = prepareCards(app.api, treeId);
+      cancelLoader = () => loader.cancel();
       try {
         trees = await app.api.trees();
-        cards = await loader.load((loaded, total) => {
-          progress.step(`Loading the cards: ${formatCount(loaded)} of ${formatCount(total)}`);
-          progress.fraction(loaded / total);
-        });
+        const listed = trees.find((t) => t._id === treeId);
+        cards = await loader.load(
+          (loaded, total) => {
+            progress.step(`Loading the cards: ${formatCount(loaded)} of ${formatCount(total)}`);
+            progress.fraction(loaded / total);
+          },
+          device && listed ? { userId, tree: listed } : undefined,
+        );
       } catch (error) {
         loader.cancel();
         if (await fromDevice(error)) return;
@@ -141,7 +153,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       progress.step(`Drawing ${formatCount(cards.length)} cards`);
       await nextTask();
       if (disposed) return;
-      await open(tree, cards, null);
+      await open(tree, cards, null, loader.kept);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
@@ -161,6 +173,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
 
   return () => {
     disposed = true;
+    cancelLoader();
     window.removeEventListener("beforeunload", warnBeforeClose);
     window.removeEventListener("pagehide", keepCopy);
     controller?.stop();
