@@ -14,7 +14,7 @@ declare const __CARDTREE_CARDS_WORKER__: string;
 export interface CardsRequest {
   url: string;
   headers: Record<string, string>;
-  /** Also write the cards as this user's device copy of `tree` (offline/idb.ts), when told (`{ write: true }`). */
+  /** Also write the cards as this user's device copy of `tree` (offline/idb.ts), after "done". */
   keep?: KeepCopy;
 }
 
@@ -39,12 +39,9 @@ function workerUrl(): string {
 export interface CardsLoader {
   /**
    * Asks for the cards now, in tree order; `progress` is told how many arrived of how many. At
-   * most once. With `keep`, the worker holds them to write as the device's copy of the tree
-   * when `writeCopy` is called.
+   * most once. With `keep`, the worker then writes them as the device's copy of the tree.
    */
   load(progress?: (loaded: number, total: number) => void, keep?: KeepCopy): Promise<Card[]>;
-  /** The worker writes the device's copy now (the page is idle); `kept` tells how that went. */
-  writeCopy(): void;
   /** Whether the worker wrote the device's copy (false without a worker, or when asked not to, or on failure). */
   readonly kept: Promise<boolean>;
   /** Not needed after all: the worker goes (a copy being written is dropped). */
@@ -122,10 +119,6 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
         };
         worker!.postMessage(request);
       });
-    },
-    writeCopy() {
-      if (worker && keeping) worker.postMessage({ write: true });
-      else settleKept(false);
     },
     kept,
     cancel() {

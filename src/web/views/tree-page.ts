@@ -9,7 +9,7 @@ import { deviceCoordinator, deviceFor } from "../offline/device.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
-import { prepareCards, type CardsLoader } from "../model/card-loader.js";
+import { prepareCards } from "../model/card-loader.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { withPart } from "../lazy.js";
@@ -49,9 +49,8 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   const keepCopy = () => void controller?.keepCopy();
   window.addEventListener("pagehide", keepCopy);
 
-  /** `loader`: the cards' worker, which writes the device's copy when told. */
-  const open = async (tree: Tree, cards: Card[], fromDevice: number | null, loader?: CardsLoader) => {
-    const copying = loader?.kept;
+  /** `copying`: the cards' worker writing the device's copy (true once written). */
+  const open = async (tree: Tree, cards: Card[], fromDevice: number | null, copying?: Promise<boolean>) => {
     controller = new TreeController(
       app,
       tree,
@@ -92,13 +91,12 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     if (disposed) return;
     // The copy kept for opening offline is written when the page has nothing else to do.
     if (fromDevice === null) {
-      // Written by the cards' worker, off this thread (model/card-loader.ts), or else here.
-      whenIdle(() => {
-        if (disposed) return;
-        loader?.writeCopy();
-        void (copying ?? Promise.resolve(false)).then((kept) => {
-          if (!kept && !disposed) void shown.keepCopy();
-        });
+      // Written by the cards' worker already, off this thread (model/card-loader.ts), or here.
+      void (copying ?? Promise.resolve(false)).then((kept) => {
+        if (!kept)
+          whenIdle(() => {
+            if (!disposed) void shown.keepCopy();
+          });
       });
     } else {
       const when = new Date(fromDevice).toLocaleString();
@@ -139,8 +137,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
             progress.step(`Loading the cards: ${formatCount(loaded)} of ${formatCount(total)}`);
             progress.fraction(loaded / total);
           },
-          // The tree as listed now, its revision the cards' (the live stream may change the open one).
-          device && listed ? { userId, tree: { ...listed } } : undefined,
+          device && listed ? { userId, tree: listed } : undefined,
         );
       } catch (error) {
         loader.cancel();
@@ -156,7 +153,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       progress.step(`Drawing ${formatCount(cards.length)} cards`);
       await nextTask();
       if (disposed) return;
-      await open(tree, cards, null, loader);
+      await open(tree, cards, null, loader.kept);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);

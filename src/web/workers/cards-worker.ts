@@ -6,11 +6,9 @@
  * Built by scripts/build-web.mjs as a hashed file of its own; the page side is
  * model/card-loader.ts.
  *
- * When the page asks (`keep`), the worker holds the cards after sending them and, once the
- * page says so (`{ write: true }`: when it is idle after the open, not while it draws), writes
- * them as the device's copy of the tree (offline/idb.ts, for opening it offline): the cards
- * are parsed here already, so the page's thread is spared copying and cloning 100,000 cards
- * into IndexedDB.
+ * When the page asks (`keep`), the worker then also writes the cards as the device's copy of
+ * the tree (offline/idb.ts, for opening it offline): the cards are parsed here already, so the
+ * page's thread is spared copying and cloning 100,000 cards into IndexedDB after the open.
  */
 /// <reference lib="webworker" />
 import type { CardsMessage, CardsRequest } from "../model/card-loader.js";
@@ -22,19 +20,9 @@ declare const self: DedicatedWorkerGlobalScope;
 /** Cards per message: a slice the page takes in within a few milliseconds. */
 const SLICE = 2_000;
 
-/** The copy to write when the page says so. */
-let pending: { keep: NonNullable<CardsRequest["keep"]>; cards: Card[] } | null = null;
-
-self.addEventListener("message", (event: MessageEvent<CardsRequest | { write: true }>) => {
-  if ("write" in event.data) void write();
-  else void load(event.data);
+self.addEventListener("message", (event: MessageEvent<CardsRequest>) => {
+  void load(event.data);
 });
-
-async function write(): Promise<void> {
-  const copy = pending;
-  pending = null;
-  post({ type: "kept", ok: copy !== null && (await keepCopy(copy.keep, copy.cards)) });
-}
 
 async function load({ url, headers, keep }: CardsRequest): Promise<void> {
   let response: Response;
@@ -61,7 +49,7 @@ async function load({ url, headers, keep }: CardsRequest): Promise<void> {
   if (!Array.isArray(cards)) return post({ type: "failed", status: 502, body: "", retryAfter: null });
   for (let from = 0; from < cards.length; from += SLICE) post({ type: "cards", cards: cards.slice(from, from + SLICE), total: cards.length });
   post({ type: "done", total: cards.length });
-  if (keep) pending = { keep, cards: cards as Card[] };
+  if (keep) post({ type: "kept", ok: await keepCopy(keep, cards as Card[]) });
 }
 
 /** The device's copy of the tree, as the server just sent it; false when it could not be written. */
