@@ -43,8 +43,6 @@ export interface ControllerDevice {
   store: DeviceStore | null;
   coordinator: Coordinator;
   userId: string;
-  /** A copy of the tree being written elsewhere (the cards' worker, at open): later copies land after it. */
-  copying?: Promise<unknown>;
 }
 
 /** How long after a change the tree's copy on the device is written again. */
@@ -310,7 +308,6 @@ export class TreeController {
     window.clearTimeout(this.copyTimer);
     const store = this.device?.store;
     if (!store || !this.sync) return;
-    if (this.device?.copying) await this.device.copying;
     const cards: Card[] = [];
     for (const { card } of this.state.treeOrder()) {
       if (this.sync.hasPendingCreate(card)) continue;

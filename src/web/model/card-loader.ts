@@ -6,7 +6,7 @@
  * it is the API client's ordinary `cards()`. Errors are the API client's: an `ApiError` for an
  * answer that is not 2xx, a `NetworkError` when the server cannot be reached.
  */
-import { errorFrom, NetworkError, type ApiClient, type Card, type Tree } from "../api.js";
+import { errorFrom, NetworkError, type ApiClient, type Card } from "../api.js";
 
 /** The worker's file, named by the build (scripts/build-web.mjs); empty when built without one. */
 declare const __CARDTREE_CARDS_WORKER__: string;
@@ -14,20 +14,11 @@ declare const __CARDTREE_CARDS_WORKER__: string;
 export interface CardsRequest {
   url: string;
   headers: Record<string, string>;
-  /** Also write the cards as this user's device copy of `tree` (offline/idb.ts), after "done". */
-  keep?: KeepCopy;
-}
-
-/** Whose device copy, of which tree (its revision as read before the cards). */
-export interface KeepCopy {
-  userId: string;
-  tree: Tree;
 }
 
 export type CardsMessage =
   | { type: "cards"; cards: Card[]; total: number }
   | { type: "done"; total: number }
-  | { type: "kept"; ok: boolean }
   | { type: "failed"; status: number; body: string; retryAfter: string | null }
   | { type: "network" };
 
@@ -37,14 +28,9 @@ function workerUrl(): string {
 
 /** A worker started ahead of the request (prepareCards). */
 export interface CardsLoader {
-  /**
-   * Asks for the cards now, in tree order; `progress` is told how many arrived of how many. At
-   * most once. With `keep`, the worker then writes them as the device's copy of the tree.
-   */
-  load(progress?: (loaded: number, total: number) => void, keep?: KeepCopy): Promise<Card[]>;
-  /** Whether the worker wrote the device's copy (false without a worker, or when asked not to, or on failure). */
-  readonly kept: Promise<boolean>;
-  /** Not needed after all: the worker goes (a copy being written is dropped). */
+  /** Asks for the cards now, in tree order; `progress` is told how many arrived of how many. At most once. */
+  load(progress?: (loaded: number, total: number) => void): Promise<Card[]>;
+  /** Not needed after all: the worker goes. */
   cancel(): void;
 }
 
@@ -65,16 +51,9 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
   }
   const cards: Card[] = [];
   let startFailed = false;
-  let keeping = false;
-  let settleKept: (ok: boolean) => void = () => undefined;
-  const kept = new Promise<boolean>((resolve) => (settleKept = resolve));
   let waiting: { resolve(cards: Card[] | Promise<Card[]>): void; reject(error: unknown): void; progress?: (loaded: number, total: number) => void } | null = null;
-  const finish = (outcome: (w: NonNullable<typeof waiting>) => void, stillKeeping = false) => {
-    // A worker writing the device's copy stays until it is written ("kept").
-    if (!stillKeeping) {
-      worker?.terminate();
-      settleKept(false);
-    }
+  const finish = (outcome: (w: NonNullable<typeof waiting>) => void) => {
+    worker?.terminate();
     const current = waiting;
     waiting = null;
     if (current) outcome(current);
@@ -85,10 +64,7 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
       for (const card of message.cards) cards.push(card);
       waiting?.progress?.(cards.length, message.total);
     } else if (message.type === "done") {
-      finish((w) => w.resolve(cards), keeping);
-    } else if (message.type === "kept") {
-      worker?.terminate();
-      settleKept(message.ok);
+      finish((w) => w.resolve(cards));
     } else if (message.type === "network") {
       finish((w) => w.reject(new NetworkError()));
     } else {
@@ -103,28 +79,20 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
     finish((w) => w.resolve(api.cards(treeId)));
   });
   return {
-    load(progress, keep) {
-      if (!worker || startFailed) {
-        settleKept(false);
-        return api.cards(treeId);
-      }
-      keeping = keep !== undefined;
-      if (!keeping) settleKept(false);
+    load(progress) {
+      if (!worker || startFailed) return api.cards(treeId);
       return new Promise<Card[]>((resolve, reject) => {
         waiting = { resolve, reject, progress };
         const request: CardsRequest = {
           url: `/api/trees/${encodeURIComponent(treeId)}/cards`,
           headers: { Accept: "application/json", "X-Requested-With": "XMLHttpRequest" },
-          keep,
         };
         worker!.postMessage(request);
       });
     },
-    kept,
     cancel() {
       worker?.terminate();
       waiting = null;
-      settleKept(false);
     },
   };
 }

@@ -49,8 +49,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   const keepCopy = () => void controller?.keepCopy();
   window.addEventListener("pagehide", keepCopy);
 
-  /** `copying`: the cards' worker writing the device's copy (true once written). */
-  const open = async (tree: Tree, cards: Card[], fromDevice: number | null, copying?: Promise<boolean>) => {
+  const open = async (tree: Tree, cards: Card[], fromDevice: number | null) => {
     controller = new TreeController(
       app,
       tree,
@@ -61,7 +60,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
         refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
         signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
       },
-      { store: device, coordinator: deviceCoordinator(), userId, copying },
+      { store: device, coordinator: deviceCoordinator(), userId },
     );
     undo = new UndoStack(app.bus, app.api, controller);
     fillBar(app, bar, tree, true);
@@ -91,12 +90,8 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     if (disposed) return;
     // The copy kept for opening offline is written when the page has nothing else to do.
     if (fromDevice === null) {
-      // Written by the cards' worker already, off this thread (model/card-loader.ts), or here.
-      void (copying ?? Promise.resolve(false)).then((kept) => {
-        if (!kept)
-          whenIdle(() => {
-            if (!disposed) void shown.keepCopy();
-          });
+      whenIdle(() => {
+        if (!disposed) void shown.keepCopy();
       });
     } else {
       const when = new Date(fromDevice).toLocaleString();
@@ -116,8 +111,6 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     return true;
   };
 
-  /** Stops the cards' worker (a copy it is still writing is dropped: the page is going). */
-  let cancelLoader = () => undefined as void;
   const load = async () => {
     const progress = showProgress("Opening the tree", "Loading the cards");
     try {
@@ -128,17 +121,12 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       // Fetched and parsed off the page's thread, arriving in slices (model/card-loader.ts); the
       // worker starts now, beside the first request, and asks for the cards after it.
       const loader = prepareCards(app.api, treeId);
-      cancelLoader = () => loader.cancel();
       try {
         trees = await app.api.trees();
-        const listed = trees.find((t) => t._id === treeId);
-        cards = await loader.load(
-          (loaded, total) => {
-            progress.step(`Loading the cards: ${formatCount(loaded)} of ${formatCount(total)}`);
-            progress.fraction(loaded / total);
-          },
-          device && listed ? { userId, tree: listed } : undefined,
-        );
+        cards = await loader.load((loaded, total) => {
+          progress.step(`Loading the cards: ${formatCount(loaded)} of ${formatCount(total)}`);
+          progress.fraction(loaded / total);
+        });
       } catch (error) {
         loader.cancel();
         if (await fromDevice(error)) return;
@@ -153,7 +141,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       progress.step(`Drawing ${formatCount(cards.length)} cards`);
       await nextTask();
       if (disposed) return;
-      await open(tree, cards, null, loader.kept);
+      await open(tree, cards, null);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
@@ -173,7 +161,6 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
 
   return () => {
     disposed = true;
-    cancelLoader();
     window.removeEventListener("beforeunload", warnBeforeClose);
     window.removeEventListener("pagehide", keepCopy);
     controller?.stop();

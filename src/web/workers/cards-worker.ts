@@ -5,15 +5,9 @@
  * slices (`CardsMessage`), each a task of its own there, so no one task holds the page long.
  * Built by scripts/build-web.mjs as a hashed file of its own; the page side is
  * model/card-loader.ts.
- *
- * When the page asks (`keep`), the worker then also writes the cards as the device's copy of
- * the tree (offline/idb.ts, for opening it offline): the cards are parsed here already, so the
- * page's thread is spared copying and cloning 100,000 cards into IndexedDB after the open.
  */
 /// <reference lib="webworker" />
 import type { CardsMessage, CardsRequest } from "../model/card-loader.js";
-import type { Card } from "../../shared/records.js";
-import { IndexedDbDevice } from "../offline/idb.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -24,7 +18,7 @@ self.addEventListener("message", (event: MessageEvent<CardsRequest>) => {
   void load(event.data);
 });
 
-async function load({ url, headers, keep }: CardsRequest): Promise<void> {
+async function load({ url, headers }: CardsRequest): Promise<void> {
   let response: Response;
   try {
     response = await fetch(url, { headers, credentials: "same-origin" });
@@ -49,21 +43,6 @@ async function load({ url, headers, keep }: CardsRequest): Promise<void> {
   if (!Array.isArray(cards)) return post({ type: "failed", status: 502, body: "", retryAfter: null });
   for (let from = 0; from < cards.length; from += SLICE) post({ type: "cards", cards: cards.slice(from, from + SLICE), total: cards.length });
   post({ type: "done", total: cards.length });
-  if (keep) post({ type: "kept", ok: await keepCopy(keep, cards as Card[]) });
-}
-
-/** The device's copy of the tree, as the server just sent it; false when it could not be written. */
-async function keepCopy(keep: NonNullable<CardsRequest["keep"]>, cards: Card[]): Promise<boolean> {
-  if (typeof indexedDB === "undefined") return false;
-  const device = new IndexedDbDevice(keep.userId);
-  try {
-    await device.saveTree({ tree: keep.tree, cards, savedAt: Date.now() });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    device.close();
-  }
 }
 
 function post(message: CardsMessage): void {
