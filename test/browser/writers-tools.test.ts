@@ -61,6 +61,18 @@ describeInBrowser("the writer's tools", () => {
     await page().keyboard.type(" at sea");
     await page().keyboard.press("Control+Enter");
     await expect.poll(() => cell(4)).toBe("+2");
+    expect(await cell(2)).toBe("11");
+    expect(await cell(3)).toBe("28");
+    // Moving between cards reuses the sums; a change from elsewhere (the live stream) counts.
+    const crew = (await serverCards(writer.api, writer.treeId)).find((c) => c.content === "A crew with élan.")!;
+    expect((await writer.api.put(`/api/trees/${writer.treeId}/cards/${crew._id}`, { content: "A crew with élan and nerve." })).status).toBe(200);
+    await expect.poll(() => page().locator(".card", { hasText: "élan and nerve" }).count()).toBe(1);
+    await select("# Calm");
+    await expect.poll(() => cell(0)).toBe("7");
+    await expect.poll(() => cell(3)).toBe("30");
+    expect(await cell(2)).toBe("11");
+    await select("A crew");
+    await expect.poll(() => cell(2)).toBe("19");
   });
 
   it("moves with Home, End, PageDown and PageUp within the column", async () => {

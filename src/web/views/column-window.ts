@@ -181,10 +181,21 @@ export class ColumnWindow {
       last = Math.max(last, index);
     }
     if (first >= 0) return { first, last };
-    for (let i = 0; i < this.entries.length; i++) {
-      if (!lit.has(this.entries[i].card._id)) continue;
-      if (first < 0) first = i;
-      last = i;
+    // Whichever is shorter is read: the lit cards (a small subtree in a column of thousands,
+    // issue 27: a key costs what is lit, not the column's length) or the column's entries.
+    if (lit.size < this.entries.length) {
+      for (const id of lit.keys()) {
+        const index = this.indexOf.get(id);
+        if (index === undefined) continue;
+        if (first < 0 || index < first) first = index;
+        last = Math.max(last, index);
+      }
+    } else {
+      for (let i = 0; i < this.entries.length; i++) {
+        if (!lit.has(this.entries[i].card._id)) continue;
+        if (first < 0) first = i;
+        last = i;
+      }
     }
     return first >= 0 ? { first, last } : null;
   }

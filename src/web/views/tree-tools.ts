@@ -105,6 +105,10 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   let atOpen: number | null = null;
   let scheduled = false;
   let treeTotal: number | null = null;
+  // The tree's and the columns' sums stand until a card changes: moving from card to card in
+  // a 100,000-card tree (issue 27) must not read every card again on each key.
+  let stale = true;
+  const columnSums = new Map<number, number>();
   // Not toLocaleString: its first call loads number-format data, tens of ms while a tree opens.
   const format = formatCount;
   const update = () => {
@@ -114,7 +118,7 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
     const own = active ? (editing?.card === active ? countWords(editing.text) : cardWords(active)) : 0;
     cells.card.textContent = format(own);
     cells.subtree.textContent = format(active ? own + sumWords(state.descendants(active._id)) : 0);
-    cells.column.textContent = format(active ? sumWords(state.column(active._id)) : 0);
+    cells.column.textContent = format(active ? columnWords(active._id) : 0);
     const ownChars = active ? countCharacters(editing?.card === active ? editing.text : active.content) : 0;
     cells.cardChars.textContent = format(ownChars);
     cells.subtreeChars.textContent = format(active ? ownChars + state.descendants(active._id).reduce((sum, card) => sum + countCharacters(card.content), 0) : 0);
@@ -128,10 +132,23 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   // The first count of a big tree reads every card: in slices, so the page never stalls.
   // Later counts reuse each card's cached count and only recount changed cards.
   let firstCount: Promise<number> | null = null;
+  const columnWords = (id: string): number => {
+    const depth = state.depth(id);
+    let sum = columnSums.get(depth);
+    if (sum === undefined) columnSums.set(depth, (sum = sumWords(state.column(id))));
+    return sum;
+  };
   const countTree = (): Promise<number> => {
     const cards = () => state.treeOrder().map((entry) => entry.card);
-    if (treeTotal !== null) return Promise.resolve((treeTotal = sumWords(cards())));
-    firstCount ??= countInSlices(cards()).then((total) => (treeTotal = total));
+    if (treeTotal !== null) {
+      if (stale) treeTotal = sumWords(cards());
+      stale = false;
+      return Promise.resolve(treeTotal);
+    }
+    if (firstCount === null) {
+      stale = false;
+      firstCount = countInSlices(cards()).then((total) => (treeTotal = total));
+    }
     return firstCount;
   };
   // Counting waits for a quiet moment: a key press must not pay for a 20,000-card sum.
@@ -140,8 +157,14 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
     scheduled = true;
     window.setTimeout(update, 120);
   };
-  bus.on(["card:activate", "tree:change", "card:edit", "card:save", "card:cancel"], schedule, controller);
-  document.addEventListener("input", (event) => (event.target as Element | null)?.closest?.(".card-editor") && schedule(), { signal: controller.signal });
+  const changed = () => {
+    stale = true;
+    columnSums.clear();
+    schedule();
+  };
+  bus.on("card:activate", schedule, controller);
+  bus.on(["tree:change", "remote:change", "card:edit", "card:save", "card:cancel"], changed, controller);
+  document.addEventListener("input", (event) => (event.target as Element | null)?.closest?.(".card-editor") && changed(), { signal: controller.signal });
   bus.on("key:wordcount", () => footer.classList.toggle("wordcount-hidden"), controller);
   schedule();
   return footer;
