@@ -151,3 +151,30 @@ describe("a keyed write killed between its commit and its kept answer", { timeou
     expect((await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === "graphql once")).toHaveLength(1);
   });
 });
+
+describe("a keyed write killed just after its answer was sent", { timeout: 90_000 }, () => {
+  // Its answer is kept lazily (its change carries the key durably): a kill right after the
+  // answer may lose the kept answer, never the change, and the retry answers from the change.
+  it("is answered again after the restart, with the status and body the client had, and is not applied twice", async () => {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const tree = await buildTree(alice);
+    const body = { treeId: tree._id, position: 5, content: "answered, then killed" };
+    const key = { "Idempotency-Key": "killed-after-answer-1" };
+    const first = await alice.post(`/api/trees/${tree._id}/cards`, body, key);
+    expect(first.status).toBe(201);
+    await server!.kill();
+    server = await startTestServer({ dataDir: server!.dataDir, env: { CARDTREE_FAULTS_FILE: control } });
+    if (TEST_STORE === "postgres") {
+      // An answer that had not reached the table leaves a claim whose lease (30 s) the test ends.
+      const url = await readFile(path.join(server.dataDir, "test-database-url"), "utf8");
+      await adminQuery("UPDATE idempotency_keys SET lease_until = '1970-01-01T00:00:00.000Z' WHERE claim IS NOT NULL", url);
+    }
+    const api = new Api(server.url, alice.credentials);
+    const retry = await api.post(`/api/trees/${tree._id}/cards`, body, key);
+    expect([retry.status, retry.headers.get("idempotent-replayed"), retry.body]).toEqual([201, "true", first.body]);
+    expect(retry.headers.get("x-tree-revision")).toBe(first.headers.get("x-tree-revision"));
+    expect((await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === body.content)).toHaveLength(1);
+  });
+});
