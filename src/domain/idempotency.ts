@@ -92,6 +92,18 @@ export function commandStep<T>(body: (committed: Change | undefined) => Promise<
   return keyedContext.run({ run: here.run, step }, () => body(here.run.committed.get(step)));
 }
 
+/**
+ * The change the next command of this keyed request answers from (a retry taking over a
+ * run that died after committing it), or undefined. For a caller that reads a record before
+ * its command (GraphQL's moveCard and deleteCard read the card's old parent): on such a
+ * retry the record as it was is the change's `before`, not what the store has now.
+ */
+export function changeTheNextStepReplays(): Change | undefined {
+  const here = keyedContext.getStore();
+  if (!here || here.step !== null) return undefined;
+  return here.run.committed.get(here.run.nextStep);
+}
+
 /** The key a change committed here is kept with (changes.ts), or undefined outside a keyed request. */
 export function changeKeyHere(): ChangeKey | undefined {
   const here = keyedContext.getStore();
