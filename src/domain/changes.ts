@@ -10,7 +10,7 @@
 import type { Change, ChangeKind } from "../shared/changes.js";
 import { noteCommitted } from "./commit-observer.js";
 import { afterDurable, durabilityDeferred } from "./durability.js";
-import { changeKeyHere } from "./idempotency.js";
+import { changeKeyHere, keyedChangeDurable } from "./idempotency.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import type { Ports } from "./context.js";
 import type { Actor } from "./policy.js";
@@ -77,10 +77,14 @@ export async function commitChange(
     // The tree's lock is let go before the flush; the answer and the feed wait for it (durability.ts).
     const { durable } = await changes.commitEarly(change, next, key);
     noteCommitted(change);
-    await afterDurable(durable, () => ctx.feed.publish(change));
+    await afterDurable(durable, () => {
+      if (key) keyedChangeDurable();
+      ctx.feed.publish(change);
+    });
     return { tree: next, change };
   }
   await changes.commit(change, next, key);
+  if (key) keyedChangeDurable();
   ctx.feed.publish(change);
   noteCommitted(change);
   return { tree: next, change };

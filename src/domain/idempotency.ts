@@ -71,6 +71,8 @@ interface KeyedRun {
   committed: ReadonlyMap<number, Change>;
   /** Whether this run committed (or tried to) or answered from a committed change: its key is never let go. */
   changed: boolean;
+  /** Whether a change carrying the key is durable (committed here, or by a dead run): it stands for the answer across a crash. */
+  durablyChanged: boolean;
 }
 
 /** The keyed request of this async context, and the command step running in it (null: between commands). */
@@ -90,6 +92,18 @@ export function commandStep<T>(body: (committed: Change | undefined) => Promise<
   return keyedContext.run({ run: here.run, step }, () => body(here.run.committed.get(step)));
 }
 
+/**
+ * The change the next command of this keyed request answers from (a retry taking over a
+ * run that died after committing it), or undefined. For a caller that reads a record before
+ * its command (GraphQL's moveCard and deleteCard read the card's old parent): on such a
+ * retry the record as it was is the change's `before`, not what the store has now.
+ */
+export function changeTheNextStepReplays(): Change | undefined {
+  const here = keyedContext.getStore();
+  if (!here || here.step !== null) return undefined;
+  return here.run.committed.get(here.run.nextStep);
+}
+
 /** The key a change committed here is kept with (changes.ts), or undefined outside a keyed request. */
 export function changeKeyHere(): ChangeKey | undefined {
   const here = keyedContext.getStore();
@@ -98,6 +112,15 @@ export function changeKeyHere(): ChangeKey | undefined {
   here.run.changed = true;
   // A commit outside any command (none today) is step -1: a retry never answers from it.
   return { userId, key, fingerprint, step: here.step ?? -1 };
+}
+
+/**
+ * Tells the keyed request of this context (if any) that a change carrying its key is on
+ * stable storage (changes.ts, once the commit is durable): its answer may then be kept lazily.
+ */
+export function keyedChangeDurable(): void {
+  const here = keyedContext.getStore();
+  if (here) here.run.durablyChanged = true;
 }
 
 /**
@@ -187,6 +210,7 @@ export class RunningKey {
       nextStep: 0,
       committed: new Map(committed.map(({ step, change }) => [step, change])),
       changed: committed.length > 0,
+      durablyChanged: committed.length > 0,
     };
     let running = runningKeys.get(ctx);
     if (!running) runningKeys.set(ctx, (running = { keys: new Set() }));
@@ -236,7 +260,8 @@ export class RunningKey {
       return this.ctx.store.idempotency.release(userId, key, claim!);
     }
     const kept = answer.body.byteLength > ANSWER_BYTES ? tooLargeToKeep(answer) : answer;
-    await this.ctx.store.idempotency.complete(userId, key, claim!, kept);
+    // A durable change with the key answers for it after a crash: no need to wait for stable storage.
+    await this.ctx.store.idempotency.complete(userId, key, claim!, kept, this.run.durablyChanged ? { lazily: true } : undefined);
   }
 }
 

@@ -7,6 +7,7 @@
  * are the rest of what they changed.
  */
 import { deleteCard, getCard, updateCard } from "../domain/cards.js";
+import { changeTheNextStepReplays } from "../domain/idempotency.js";
 import { presentCard, presentTree } from "../domain/presenters.js";
 import { loadTree } from "../domain/trees.js";
 import type { Card, Tree } from "../shared/records.js";
@@ -75,7 +76,9 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, context) => {
       const user = requireUser(context);
-      const before = await getCard(context.domain, user, args.id);
+      // A retry answering from the move's committed change: the card as it was is in the change.
+      const replayed = changeTheNextStepReplays()?.before.find((card) => card._id === args.id);
+      const before = replayed ?? (await getCard(context.domain, user, args.id));
       const target = { treeId: args.treeId, cardId: args.id, version: args.version ?? undefined };
       const card = await execute(context.domain, user, updateCard, target, { parentId: args.parentId ?? null, position: args.position });
       const from = before.parentId === card.parentId ? null : before.parentId;
@@ -94,7 +97,8 @@ builder.mutationFields((t) => ({
       const user = requireUser(context);
       const target = { treeId: args.treeId, cardId: args.id, version: args.version ?? undefined };
       // Its parent before it goes: afterwards the card is in the trash, and not readable as live.
-      const before = await nullWhenHidden(() => getCard(context.domain, user, args.id));
+      const replayed = changeTheNextStepReplays()?.before.find((card) => card._id === args.id);
+      const before = replayed ?? (await nullWhenHidden(() => getCard(context.domain, user, args.id)));
       const deleted = await execute(context.domain, user, deleteCard, target, undefined);
       return { deleted, treeId: args.treeId, parentId: before?.parentId ?? null };
     },

@@ -1,12 +1,14 @@
 /**
  * The embedded store's idempotency log (idempotency-file.ts) across restarts: kept answers
- * come back, a torn last line is dropped, and a rewrite after a sweep keeps what is kept.
+ * come back, a torn last line is dropped, and a rewrite after a sweep keeps what is kept;
+ * an answer kept lazily is served at once and written later without a flush of its own.
  */
 import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { IdempotencyRecord } from "../domain/ports/store.js";
+import { nodeFileSystem, type FileSystem } from "./file-system.js";
 import { openIdempotencyFile } from "./idempotency-file.js";
 
 let dir: string;
@@ -76,6 +78,48 @@ describe("idempotency.log", () => {
     expect((await again.claim({ ...record("new"), claim: "x" }))?.answer?.status).toBe(201);
     expect((await again.claim({ ...record("later"), claim: "x" }))?.answer?.status).toBe(201);
     expect(await again.claim(record("old-5"))).toBeNull();
+    await again.close();
+  });
+
+  it("serves an answer kept lazily at once, and writes it soon after without a flush of its own, or at close", async () => {
+    let flushes = 0;
+    const counting: FileSystem = {
+      ...nodeFileSystem,
+      open: async (name, flags) => {
+        const handle = await nodeFileSystem.open(name, flags);
+        const datasync = handle.datasync.bind(handle);
+        handle.datasync = () => {
+          flushes++;
+          return datasync();
+        };
+        return handle;
+      },
+    };
+    const keys = await openIdempotencyFile(file, quiet, { fs: counting });
+    const before = flushes;
+    const r = record("lazy");
+    expect(await keys.claim(r)).toBeNull();
+    await keys.complete(r.userId, r.key, r.claim!, answer("lazily"), { lazily: true });
+    // Answered from memory at once; not written yet, and never flushed on its own.
+    expect(Buffer.from((await keys.claim({ ...r, claim: "other" }))!.answer!.body).toString()).toBe("lazily");
+    expect(await readFile(file, "utf8")).toBe("");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await readFile(file, "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l).k)).toEqual([`${"a".repeat(24)} lazy`]);
+    expect(flushes).toBe(before);
+    // An answer kept the ordinary way is flushed; a lazy one completed meanwhile goes with it.
+    const late = record("late");
+    expect(await keys.claim(late)).toBeNull();
+    await keys.complete(late.userId, late.key, late.claim!, answer("late"), { lazily: true });
+    await keep(keys, record("flushed"), "flushed");
+    expect(flushes).toBe(before + 1);
+    expect((await readFile(file, "utf8")).trimEnd().split("\n")).toHaveLength(3);
+    // At close, what waits is written.
+    const last = record("at-close");
+    expect(await keys.claim(last)).toBeNull();
+    await keys.complete(last.userId, last.key, last.claim!, answer("closing"), { lazily: true });
+    await keys.close();
+    const again = await openIdempotencyFile(file, quiet);
+    expect(Buffer.from((await again.claim({ ...last, claim: "x" }))!.answer!.body).toString()).toBe("closing");
     await again.close();
   });
 });

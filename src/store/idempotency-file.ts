@@ -15,6 +15,11 @@
  *   so an answer the client received is on disk; answers completed while an append is on
  *   its way go out together in the next one. A failed append is cut off the file again
  *   and reported; the answer stays in memory, served until the process ends.
+ * - An answer kept `lazily` (its request committed a change that carries the key, durably,
+ *   in changes.log) is in memory at once and written LAZY_WRITE_MS later with the others
+ *   kept meanwhile, or with the next flushed append, without a flush of its own; a crash
+ *   that loses it leaves the keyed change without a kept answer, which `adopt` turns into
+ *   a dead claim at open, so the retry answers from the change.
  * - The sweep drops records from memory and, once dropped and superseded lines outnumber
  *   the kept ones, rewrites the file beside itself and renames it in (appends wait for it).
  * - At open, the file is read whole; a torn last line (a crash mid-append) was never
@@ -28,6 +33,12 @@ import path from "node:path";
 import { nodeFileSystem, type FileHandle, type FileSystem, type SyncMode } from "./file-system.js";
 import type { IdempotencyRecord, IdempotencyRepository, KeptAnswer } from "../domain/ports/store.js";
 import { idempotencyId, recordsToSweep } from "./idempotency-records.js";
+
+/**
+ * How long an answer kept lazily (its request's change, logged with the key, answers for it
+ * after a crash) waits in memory before it is written, with those kept meanwhile.
+ */
+const LAZY_WRITE_MS = 100;
 
 /** A kept answer's body as JSON can hold it: answers are JSON (UTF-8 text); other bytes in base64. */
 interface StoredAnswer {
@@ -110,17 +121,28 @@ export async function openIdempotencyFile(
    * once its line is written.
    */
   let waiting: string[] = [];
+  let waitingSync = false;
   let nextWrite: Promise<void> | null = null;
-  const append = (line: string): Promise<void> => {
+  /** Lines of answers kept lazily, not yet handed to `append`: written together every LAZY_WRITE_MS. */
+  let deferred: string[] = [];
+  let deferredTimer: NodeJS.Timeout | null = null;
+  const append = (line: string, flush = true): Promise<void> => {
+    if (deferred.length > 0) {
+      waiting.push(...deferred);
+      deferred = [];
+    }
     waiting.push(line);
+    if (flush) waitingSync = true;
     nextWrite ??= serially(async () => {
       const group = waiting;
+      const flushGroup = waitingSync;
       waiting = [];
+      waitingSync = false;
       nextWrite = null;
       const bytes = Buffer.from(group.join(""));
       try {
         await handle.write(bytes);
-        if (sync === "on") await handle.datasync();
+        if (sync === "on" && flushGroup) await handle.datasync();
         size += bytes.length;
         lines += group.length;
       } catch (err) {
@@ -129,6 +151,17 @@ export async function openIdempotencyFile(
       }
     });
     return nextWrite;
+  };
+  /** Hands the lazily kept lines to `append` (no flush of their own). */
+  const writeDeferred = (): Promise<void> => {
+    if (deferredTimer) clearTimeout(deferredTimer);
+    deferredTimer = null;
+    const lines = deferred;
+    deferred = [];
+    if (lines.length === 0) return Promise.resolve();
+    const last = lines.pop()!;
+    waiting.push(...lines);
+    return append(last, false).catch((err: unknown) => log("writing lazily kept answers to idempotency.log failed", { error: String(err) }));
   };
 
   /** Writes the kept records beside the file and renames the copy in. */
@@ -184,7 +217,7 @@ export async function openIdempotencyFile(
       const record = running.get(idempotencyId(userId, key));
       if (record?.claim === claim) record.leaseUntil = leaseUntil;
     },
-    complete: async (userId, key, claim, answer) => {
+    complete: async (userId, key, claim, answer, options) => {
       const id = idempotencyId(userId, key);
       const record = running.get(id);
       if (record?.claim !== claim) return;
@@ -192,7 +225,15 @@ export async function openIdempotencyFile(
       const { claim: _claim, answer: _none, ...rest } = record;
       const stored: StoredRecord = { ...rest, answer: storedAnswer(answer) };
       kept.set(id, { ...stored, bytes: answer.body.byteLength });
-      await append(`${JSON.stringify({ k: id, r: stored })}\n`);
+      const line = `${JSON.stringify({ k: id, r: stored })}\n`;
+      if (options?.lazily) {
+        // The change logged with the key answers for it after a crash (adopt, at open).
+        deferred.push(line);
+        deferredTimer ??= setTimeout(() => void writeDeferred(), LAZY_WRITE_MS);
+        deferredTimer.unref();
+        return;
+      }
+      await append(line);
     },
     release: async (userId, key, claim) => {
       const id = idempotencyId(userId, key);
@@ -220,6 +261,9 @@ export async function openIdempotencyFile(
         if (!kept.has(id) && !running.has(id)) running.set(id, { ...record });
       }
     },
-    close: () => serially(() => handle.close()),
+    close: async () => {
+      await writeDeferred();
+      await serially(() => handle.close());
+    },
   };
 }

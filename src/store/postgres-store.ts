@@ -236,6 +236,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
     });
   const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch });
+  const idempotency = postgresIdempotency(pool, log);
 
   const store: PostgresStore = {
     pool,
@@ -408,12 +409,13 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         ]),
       remove: (id) => run("DELETE FROM scripts WHERE id = $1", [id]),
     },
-    idempotency: postgresIdempotency(pool),
+    idempotency,
     close: async () => {
       if (status === "closed") return;
       status = "closed";
-      // Commits already handed over are answered before the connections go.
+      // Commits already handed over are answered before the connections go, and answers kept lazily are written.
       await group.drained();
+      await idempotency.flush();
       await pool.end();
     },
   };

@@ -151,3 +151,74 @@ describe("a keyed write killed between its commit and its kept answer", { timeou
     expect((await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === "graphql once")).toHaveLength(1);
   });
 });
+
+describe("GraphQL's moveCard and deleteCard answered from their change after a crash", { timeout: 90_000 }, () => {
+  // Their resolvers read the card's old parent before the command; on the retry that read
+  // comes from the change (the card as it was), not from the store, where it has moved or gone.
+  async function graphqlCrash(mutation: string, key: string, field: string): Promise<{ answer: any; parentId: string }> {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const tree = await buildTree(alice);
+    const parent = (await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 1, content: "old parent" })).body;
+    const other = (await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 2, content: "new parent" })).body;
+    const card = (await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, parentId: parent._id, position: 1, content: "child" })).body;
+    const send = (url: string) =>
+      fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: alice.authHeader!, "Idempotency-Key": key },
+        body: JSON.stringify({ query: mutation, variables: { treeId: tree._id, id: card._id, parentId: other._id } }),
+      });
+    server = await crashBeforeTheAnswerIsKept(control, () => send(server!.url).then((res) => res.text()));
+    const retry = await send(server.url);
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    const answer = await retry.json();
+    expect(answer.errors).toBeUndefined();
+    return { answer: answer.data[field], parentId: parent._id };
+  }
+
+  it("moveCard's `from` is the parent the card left", async () => {
+    const { answer, parentId } = await graphqlCrash(
+      `mutation Move($treeId: ID!, $id: ID!, $parentId: ID) { moveCard(treeId: $treeId, id: $id, parentId: $parentId, position: 1) { card { content } from { id } } }`,
+      "crash-graphql-move",
+      "moveCard",
+    );
+    expect(answer).toEqual({ card: { content: "child" }, from: { id: parentId } });
+  });
+
+  it("deleteCard's `parent` is the parent the card was deleted from", async () => {
+    const { answer, parentId } = await graphqlCrash(
+      `mutation Delete($treeId: ID!, $id: ID!) { deleteCard(treeId: $treeId, id: $id) { parent { id } } }`,
+      "crash-graphql-delete",
+      "deleteCard",
+    );
+    expect(answer).toEqual({ parent: { id: parentId } });
+  });
+});
+
+describe("a keyed write killed just after its answer was sent", { timeout: 90_000 }, () => {
+  // Its answer is kept lazily (its change carries the key durably): a kill right after the
+  // answer may lose the kept answer, never the change, and the retry answers from the change.
+  it("is answered again after the restart, with the status and body the client had, and is not applied twice", async () => {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const tree = await buildTree(alice);
+    const body = { treeId: tree._id, position: 5, content: "answered, then killed" };
+    const key = { "Idempotency-Key": "killed-after-answer-1" };
+    const first = await alice.post(`/api/trees/${tree._id}/cards`, body, key);
+    expect(first.status).toBe(201);
+    await server!.kill();
+    server = await startTestServer({ dataDir: server!.dataDir, env: { CARDTREE_FAULTS_FILE: control } });
+    if (TEST_STORE === "postgres") {
+      // An answer that had not reached the table leaves a claim whose lease (30 s) the test ends.
+      const url = await readFile(path.join(server.dataDir, "test-database-url"), "utf8");
+      await adminQuery("UPDATE idempotency_keys SET lease_until = '1970-01-01T00:00:00.000Z' WHERE claim IS NOT NULL", url);
+    }
+    const api = new Api(server.url, alice.credentials);
+    const retry = await api.post(`/api/trees/${tree._id}/cards`, body, key);
+    expect([retry.status, retry.headers.get("idempotent-replayed"), retry.body]).toEqual([201, "true", first.body]);
+    expect(retry.headers.get("x-tree-revision")).toBe(first.headers.get("x-tree-revision"));
+    expect((await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === body.content)).toHaveLength(1);
+  });
+});

@@ -175,8 +175,15 @@ export interface IdempotencyRepository {
   takeOver(record: IdempotencyRecord, previousClaim: string): Promise<boolean>;
   /** Moves the lease of a running claim. */
   renew(userId: string, key: string, claim: string, leaseUntil: string): Promise<void>;
-  /** Keeps the claim's answer, ending the claim; does nothing if the claim is not there any more. */
-  complete(userId: string, key: string, claim: string, answer: KeptAnswer): Promise<void>;
+  /**
+   * Keeps the claim's answer, ending the claim; does nothing if the claim is not there any
+   * more. Resolves once this process's later claims of the key find the answer; with
+   * `lazily`, the store need not have it on stable storage (nor, on a shared store, visible
+   * to other processes) by then: the request committed a change that carries its key
+   * durably, so a crash that loses the answer is answered from that change
+   * (docs/decisions.md, "A key's answer kept lazily").
+   */
+  complete(userId: string, key: string, claim: string, answer: KeptAnswer, options?: { lazily?: boolean }): Promise<void>;
   /** Forgets a running claim (its request changed nothing); does nothing if it is not there. */
   release(userId: string, key: string, claim: string): Promise<void>;
   /**

@@ -14,6 +14,13 @@
  * claim of the same key in the batch) and are asked again one by one, which reads it. A
  * batch's answers are one `UPDATE ... FROM unnest(...)` conditioned on each claim. A failed
  * batch fails each of its callers, as their own statement would have.
+ *
+ * An answer kept `lazily` (its request committed a change carrying the key, durably) is not
+ * waited for: it rides in the next batch of claims (one statement for both), or goes alone
+ * LAZY_MS later, and this process answers the key from memory meanwhile. A claim meeting
+ * another process's running claim reads it again for a while before it says "in flight":
+ * that process's answer may be on its way. A process killed before its lazy answer reached
+ * the table leaves its claim to a take-over once the lease ends, which answers from the change.
  */
 import type pg from "pg";
 import type { IdempotencyRecord, IdempotencyRepository, KeptAnswer } from "../../domain/ports/store.js";
@@ -93,7 +100,79 @@ class Batches<T, R> {
 const MOST_IN_A_BATCH = 256;
 const MOST_BYTES = 4 * 1024 * 1024;
 
-export function postgresIdempotency(pool: pg.Pool): IdempotencyRepository {
+/**
+ * How long an answer kept lazily waits for a batch of claims to carry it before it goes in
+ * a statement of its own; and how long, at most, a claim that meets another process's
+ * running claim reads it again (every LAZY_MS) for an answer on its way, before 409.
+ */
+const LAZY_MS = 20;
+const WAIT_FOR_ANSWER_MS = 250;
+
+interface LazyAnswer {
+  userId: string;
+  key: string;
+  claim: string;
+  answer: KeptAnswer;
+}
+
+/**
+ * A batch of claims. In key order, so two processes' batches claiming the same keys wait for
+ * each other in the same order instead of deadlocking.
+ */
+const CLAIMS = `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+    AS c(user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
+  ORDER BY user_id, key
+  ON CONFLICT (user_id, key) DO NOTHING RETURNING claim`;
+/** The same, carrying the answers kept lazily meanwhile (each conditioned on its claim). */
+const CLAIMS_AND_ANSWERS = `WITH answered AS (
+    UPDATE idempotency_keys AS k SET claim = NULL, status = a.status, headers = a.headers, body = a.body
+    FROM unnest($8::text[], $9::text[], $10::text[], $11::integer[], $12::json[], $13::bytea[]) AS a(user_id, key, claim, status, headers, body)
+    WHERE k.user_id = a.user_id AND k.key = a.key AND k.claim = a.claim)
+  ${CLAIMS}`;
+const answerColumns = (kept: readonly LazyAnswer[]): unknown[] => [
+  kept.map((k) => k.userId),
+  kept.map((k) => k.key),
+  kept.map((k) => k.claim),
+  kept.map((k) => k.answer.status),
+  kept.map((k) => JSON.stringify(k.answer.headers)),
+  kept.map(({ answer: { body } }) => Buffer.from(body.buffer, body.byteOffset, body.byteLength)),
+];
+
+export function postgresIdempotency(
+  pool: pg.Pool,
+  log: (message: string, fields: Record<string, unknown>) => void,
+): IdempotencyRepository & { flush(): Promise<void> } {
+  /**
+   * Claims this process holds (by user and key), and the answers kept lazily that are not
+   * in the table yet: a claim of such a key here is answered from memory.
+   */
+  const ownClaims = new Map<string, IdempotencyRecord>();
+  const lazy = new Map<string, LazyAnswer>();
+  let lazyTimer: NodeJS.Timeout | null = null;
+  const idOf = (userId: string, key: string) => `${userId} ${key}`;
+  /** The lazily kept answers not yet on their way, taken for a statement. */
+  const takeLazy = (): LazyAnswer[] => {
+    if (lazyTimer) clearTimeout(lazyTimer);
+    lazyTimer = null;
+    return [...lazy.values()].filter((kept) => !sending.has(kept));
+  };
+  const sending = new Set<LazyAnswer>();
+  /**
+   * `kept` is in the table, or (`dropped`) failed to get there on its own: memory lets it
+   * go, and once the claim's lease ends, a take-over answers from the change.
+   */
+  const landed = (kept: readonly LazyAnswer[], dropped = false) => {
+    for (const k of kept) {
+      sending.delete(k);
+      const id = idOf(k.userId, k.key);
+      if (lazy.get(id) === k) {
+        lazy.delete(id);
+        ownClaims.delete(id);
+      }
+    }
+    if (dropped && kept.length > 0) log("answers kept lazily did not reach idempotency_keys; their keys answer from their changes once the claims' leases end", { answers: kept.length });
+  };
   /** One claim on its own: inserted, or the record that is there (read in a second statement). */
   const claimOne = async (record: IdempotencyRecord): Promise<IdempotencyRecord | null> => {
     for (;;) {
@@ -110,18 +189,21 @@ export function postgresIdempotency(pool: pg.Pool): IdempotencyRepository {
   };
   const claims = new Batches<IdempotencyRecord, IdempotencyRecord | null>(async (records) => {
     let rows: { claim: string }[];
+    // The answers kept lazily meanwhile ride in the same statement (a CTE), not one of their own.
+    const carried = takeLazy();
+    for (const k of carried) sending.add(k);
+    const claimColumns = [0, 1, 2, 3, 4, 5, 6].map((column) => records.map((record) => columns(record)[column]));
     try {
-      // In key order, so two processes' batches claiming the same keys wait for each other
-      // in the same order instead of deadlocking.
-      ({ rows } = await pool.query<{ claim: string }>(
-        `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-           AS c(user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
-         ORDER BY user_id, key
-         ON CONFLICT (user_id, key) DO NOTHING RETURNING claim`,
-        [0, 1, 2, 3, 4, 5, 6].map((column) => records.map((record) => columns(record)[column])),
-      ));
+      // Named: each connection parses and plans them once.
+      ({ rows } =
+        carried.length === 0
+          ? await pool.query<{ claim: string }>({ name: "idempotency-claims", text: CLAIMS, values: claimColumns })
+          : await pool.query<{ claim: string }>({ name: "idempotency-claims-answers", text: CLAIMS_AND_ANSWERS, values: [...claimColumns, ...answerColumns(carried)] }));
+      landed(carried);
     } catch (err) {
+      // The carried answers go on their own (a failure there leaves them to a take-over).
+      for (const k of carried) sending.delete(k);
+      if (carried.length > 0) void sendLazy(carried);
       // Refused whole (nothing inserted: PostgreSQL answered with a code): each on its own.
       const code = (err as { code?: unknown } | null)?.code;
       if (typeof code !== "string" || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith("08") || code.startsWith("57P")) throw err;
@@ -146,8 +228,37 @@ export function postgresIdempotency(pool: pg.Pool): IdempotencyRepository {
     );
     return kept.map(() => undefined);
   }, (kept) => kept.answer.body.byteLength);
+  /** Lazily kept answers in statements of their own (no claim came to carry them). */
+  const sendLazy = async (kept: LazyAnswer[]): Promise<void> => {
+    for (const k of kept) sending.add(k);
+    const results = await Promise.allSettled(kept.map((k) => answers.add(k)));
+    results.forEach((result, i) => landed([kept[i]], result.status === "rejected"));
+  };
+  /**
+   * The claim as the table (or this process's memory) has it. Another process's running
+   * claim is read again for a while: its answer may be on its way (kept lazily there).
+   */
+  const claim = async (record: IdempotencyRecord): Promise<IdempotencyRecord | null> => {
+    const id = idOf(record.userId, record.key);
+    const deadline = Date.now() + WAIT_FOR_ANSWER_MS;
+    for (;;) {
+      const mine = lazy.get(id);
+      if (mine) {
+        const { claim: _running, ...record } = ownClaims.get(id)!;
+        return { ...record, answer: mine.answer };
+      }
+      const there = await claims.add(record);
+      if (there === null) {
+        ownClaims.set(id, record);
+        return null;
+      }
+      const answerOnItsWay = there.claim !== undefined && !there.answer && there.leaseUntil > record.createdAt;
+      if (!answerOnItsWay || ownClaims.get(id)?.claim === there.claim || Date.now() >= deadline) return there;
+      await new Promise((resolve) => setTimeout(resolve, LAZY_MS));
+    }
+  };
   return {
-    claim: (record) => claims.add(record),
+    claim,
     takeOver: async (record, previousClaim) => {
       const replaced = await pool.query(
         `UPDATE idempotency_keys SET fingerprint = $3, claim = $4, lease_until = $5, created_at = $6, expires_at = $7,
@@ -155,13 +266,29 @@ export function postgresIdempotency(pool: pg.Pool): IdempotencyRepository {
          WHERE user_id = $1 AND key = $2 AND claim = $8`,
         [...columns(record), previousClaim],
       );
+      if (replaced.rowCount === 1) ownClaims.set(idOf(record.userId, record.key), record);
       return replaced.rowCount === 1;
     },
     renew: async (userId, key, claim, leaseUntil) => {
       await pool.query("UPDATE idempotency_keys SET lease_until = $4 WHERE user_id = $1 AND key = $2 AND claim = $3", [userId, key, claim, leaseUntil]);
     },
-    complete: (userId, key, claim, answer) => answers.add({ userId, key, claim, answer }),
+    complete: async (userId, key, claim, answer, options) => {
+      const id = idOf(userId, key);
+      if (!options?.lazily || ownClaims.get(id)?.claim !== claim) {
+        ownClaims.delete(id);
+        return answers.add({ userId, key, claim, answer });
+      }
+      // The change committed with the key stands for the answer across a crash: it goes
+      // with the next batch of claims, or alone LAZY_MS from now; this process answers it from memory meanwhile.
+      lazy.set(id, { userId, key, claim, answer });
+      lazyTimer ??= setTimeout(() => void sendLazy(takeLazy()), LAZY_MS);
+      lazyTimer.unref();
+    },
+    flush: async () => {
+      await sendLazy(takeLazy());
+    },
     release: async (userId, key, claim) => {
+      if (ownClaims.get(idOf(userId, key))?.claim === claim) ownClaims.delete(idOf(userId, key));
       await pool.query("DELETE FROM idempotency_keys WHERE user_id = $1 AND key = $2 AND claim = $3", [userId, key, claim]);
     },
     sweep: async (now, most) => {
