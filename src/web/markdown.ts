@@ -7,7 +7,7 @@
  * sanitizer's inert document, before any of it reaches the page.
  */
 import DOMPurify from "dompurify";
-import { Marked } from "marked";
+import { Lexer, Marked } from "marked";
 import { checkMarkdown, unrenderedHtml } from "../shared/markdown-guard.js";
 import { isRemoteImage, type RemoteImages } from "./remote-images.js";
 import { firstWords } from "../shared/text.js";
@@ -70,7 +70,7 @@ export function renderMarkdown(source: string, remoteImages: RemoteImages = "loa
   return html;
 }
 
-/** What cards commonly hold, one kind at a time: each is rendered in a task of its own. */
+/** What cards commonly hold, one kind at a time: each is rendered in a step of its own. */
 const SAMPLES = [
   "Words.",
   "# Heading",
@@ -82,22 +82,72 @@ const SAMPLES = [
   "| a | b |\n|---|---|\n| 1 | 2 |",
 ];
 
+/** A subject for compiling the parser's patterns: one-byte text, as most cards are. */
+const PATTERN_SUBJECT = "Some *words*, `code` and [a link](https://example.org).\n";
+
+/** How long one task of the warm-up runs before it lets the browser have a turn. */
+const WARM_SLICE_MS = 3;
+
+/** Patterns longer than this (marked's long alternations) are compiled in a task of their own. */
+const LONG_PATTERN = 400;
+
+interface WarmStep {
+  run: () => void;
+  /** Costly alone (~5-11 ms here, four times that on a slow phone): a task of its own. */
+  alone: boolean;
+}
+
 /**
- * Renders small samples of what cards hold, each in a task of its own: the first cards
- * rendered otherwise pay for compiling the parser's and sanitizer's code and patterns (about
- * 100 ms on a slow phone) in the task that draws the tree's first screen. In pieces, no task
- * is long (Lighthouse counts every task over 50 ms at a phone's speed, including those while
- * the page waits for the network). The app starts it while it waits for the server's first
- * answer (main.ts). A sample renders to the same HTML wherever it is drawn, so its cache
- * entries are harmless.
+ * Makes the Markdown renderer ready for the cards of a tree page, in short tasks, while the
+ * app waits for the server's first answers (main.ts). The first use of the renderer pays for
+ * compiling marked's patterns (a few are long alternations: the one that finds a setext
+ * heading alone takes ~11 ms here; the browser compiles each on its first run, and to
+ * machine code on a later one), for the sanitizer's set-up, and for the first run of their
+ * code: ~38 ms here in one task, ~150 ms on a phone four times slower, all of it blocking
+ * time. Here each long pattern is compiled by a task of its own (run twice, so both of its
+ * forms are made), the short ones together, then the sanitizer is set up and small samples of
+ * what cards hold are rendered, in tasks of about WARM_SLICE_MS. The patterns are the
+ * objects marked itself runs (`Lexer.rules`, the rules of this renderer's options), so what
+ * is compiled here is what rendering uses; their `lastIndex` is put back after each run. A
+ * sample renders to the same HTML wherever it is drawn, so its cache entries are harmless.
  */
 export function warmMarkdown(): void {
+  const steps = warmUpSteps();
   let next = 0;
-  const step = () => {
-    renderMarkdown(SAMPLES[next++]);
-    if (next < SAMPLES.length) setTimeout(step, 0);
+  const slice = () => {
+    const until = performance.now() + WARM_SLICE_MS;
+    let first = true;
+    while (next < steps.length && (first || (!steps[next].alone && performance.now() < until))) {
+      const step = steps[next++];
+      step.run();
+      if (step.alone) break;
+      first = false;
+    }
+    if (next < steps.length) setTimeout(slice, 0);
   };
-  setTimeout(step, 0);
+  setTimeout(slice, 0);
+}
+
+function warmUpSteps(): WarmStep[] {
+  const steps: WarmStep[] = [];
+  const { block, inline } = Lexer.rules;
+  for (const rules of [block.gfm, inline.gfm]) {
+    for (const pattern of Object.values(rules) as unknown[]) {
+      if (pattern instanceof RegExp) steps.push({ run: () => compilePattern(pattern), alone: pattern.source.length > LONG_PATTERN });
+    }
+  }
+  steps.push({ run: () => renderMarkdown(""), alone: true });
+  // The first sample runs marked's code for the first time (~8 ms here).
+  SAMPLES.forEach((sample, index) => steps.push({ run: () => renderMarkdown(sample), alone: index === 0 }));
+  return steps;
+}
+
+function compilePattern(pattern: RegExp): void {
+  const lastIndex = pattern.lastIndex;
+  pattern.exec(PATTERN_SUBJECT);
+  pattern.lastIndex = 0;
+  pattern.exec(PATTERN_SUBJECT);
+  pattern.lastIndex = lastIndex;
 }
 
 /**
