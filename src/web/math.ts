@@ -14,17 +14,23 @@
  * first need (`loadMath`, a chunk of its own; lazy.ts). Until it is there, `insertMath`
  * answers false and the card (views/card.ts) is drawn again once it is.
  */
-import DOMPurify from "dompurify";
-
 type Temml = typeof import("temml").default;
+type Purify = typeof import("dompurify").default;
 let temml: Temml | null = null;
+/**
+ * DOMPurify, loaded with Temml: imported statically here it was evaluated with the app's own
+ * script on every page (it is the instance markdown-render.ts sets its hooks on; a module is
+ * one instance however it is imported).
+ */
+let purify: Purify | null = null;
 let loading: Promise<void> | null = null;
 
-/** Loads Temml once; resolves when formulas can be drawn. */
+/** Loads Temml (and the sanitizer) once; resolves when formulas can be drawn. */
 export function loadMath(): Promise<void> {
-  loading ??= import("temml").then(
-    (module) => {
+  loading ??= Promise.all([import("temml"), import("dompurify")]).then(
+    ([module, sanitizer]) => {
       temml = module.default;
+      purify = sanitizer.default;
     },
     (error: unknown) => {
       loading = null;
@@ -100,7 +106,7 @@ function mathml(temml: Temml, formula: Formula): string {
       span.textContent = formula.display ? `$$${formula.tex}$$` : `$${formula.tex}$`;
       raw = span.outerHTML;
     }
-    html = DOMPurify.sanitize(raw, { USE_PROFILES: { mathMl: true, html: true }, FORBID_TAGS: ["style", "a"], FORBID_ATTR: ["href", "style"] });
+    html = purify!.sanitize(raw, { USE_PROFILES: { mathMl: true, html: true }, FORBID_TAGS: ["style", "a"], FORBID_ATTR: ["href", "style"] });
     if (rendered.size > 2000) rendered.clear();
     rendered.set(key, html);
   }

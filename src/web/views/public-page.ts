@@ -6,6 +6,7 @@ import { ApiError, describeError } from "../api.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
 import { withPart } from "../lazy.js";
+import { loadMarkdown } from "../markdown.js";
 import { h, mount } from "../dom.js";
 import { topBar } from "./header.js";
 import { fillBar } from "./tree-page.js";
@@ -21,7 +22,8 @@ export function renderPublicPage(app: AppContext, root: HTMLElement, publicUrl: 
 
   const load = async () => {
     try {
-      const { tree, cards } = await app.api.publicTree(publicUrl);
+      // The cards' renderer (markdown.ts) loads beside the request.
+      const [{ tree, cards }] = await Promise.all([app.api.publicTree(publicUrl), loadMarkdown()]);
       if (disposed) return;
       controller = new TreeController(app, tree, cards, true, {
         status: () => undefined,

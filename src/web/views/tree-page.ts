@@ -13,6 +13,7 @@ import { prepareCards } from "../model/card-loader.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { withPart } from "../lazy.js";
+import { loadMarkdown } from "../markdown.js";
 import { notify, notifyWithText } from "../notify.js";
 import { acceptFileDrops, importProblem, readImportFile } from "./file-drop.js";
 import { formatBytes, formatCount, nextFrame, nextTask, showProgress } from "./progress.js";
@@ -50,6 +51,9 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   window.addEventListener("pagehide", keepCopy);
 
   const open = async (tree: Tree, cards: Card[], fromDevice: number | null) => {
+    // The cards' renderer is a chunk of its own (markdown.ts), asked for as the page started.
+    await loadMarkdown();
+    if (disposed) return;
     controller = new TreeController(
       app,
       tree,
@@ -113,6 +117,8 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
 
   const load = async () => {
     const progress = showProgress("Opening the tree", "Loading the cards");
+    // Beside the requests; `open` waits for it (and says if it failed).
+    loadMarkdown().catch(() => undefined);
     try {
       // The tree (its revision) first, then the cards: the cards are then at least as new as
       // the revision the live stream resumes after, so no change falls between the two.
