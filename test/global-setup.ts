@@ -1,7 +1,7 @@
 /**
- * Before any test: compile the server (dist/server.mjs) and bundle the browser client, so
- * the servers the tests start run the code of the working tree, compiled as `npm start` runs
- * it (`npm test` alone is enough on a fresh checkout). Each test project inherits this
+ * Before any test: compile the server (dist/server.mjs) and the CLI (dist/cli.mjs) and bundle
+ * the browser client, so the servers and CLI runs the tests start run the code of the working
+ * tree, compiled as `npm start` runs it (`npm test` alone is enough on a fresh checkout). Each test project inherits this
  * set-up from the root config and vitest runs it once per project, in one process: the
  * bundles are built the first time only. The compiled export worker's file is handed to the
  * test processes (CARDTREE_TEST_EXPORT_WORKER, read by helpers/in-process-server.ts).
@@ -11,7 +11,7 @@
  * launching its own. Its address reaches them as `inject("chromiumBroker")`.
  */
 import type { TestProject } from "vitest/node";
-import { buildServer } from "../scripts/build.mjs";
+import { buildCli, buildServer } from "../scripts/build.mjs";
 import { buildWeb } from "../scripts/build-web.mjs";
 import { startChromiumBroker, type ChromiumBroker } from "./helpers/chromium-server.js";
 
@@ -31,7 +31,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   broker ??= startChromiumBroker();
   project.provide("chromiumBroker", (await broker).url);
   if (!process.env.CARDTREE_TEST_BUILT) {
-    const [server] = await Promise.all([buildServer(), buildWeb()]);
+    const [server] = await Promise.all([buildServer(), buildCli(), buildWeb()]);
     const worker = server.files.find((file) => /[/\\]server-worker-pool-\w+\.mjs$/.test(file));
     if (worker) process.env.CARDTREE_TEST_EXPORT_WORKER = worker;
     process.env.CARDTREE_TEST_BUILT = "1";
