@@ -1,7 +1,8 @@
 /**
- * `npm run build`: compiles the server (src/main.ts) into dist/server.mjs and bundles the
- * browser client into dist/web (scripts/build-web.mjs). `npm start` (scripts/start.mjs)
- * imports this file to build when dist/ is missing or older than the sources.
+ * `npm run build`: compiles the server (src/main.ts) into dist/server.mjs, the CLI
+ * (src/cli/main.ts) into dist/cli.mjs, and bundles the browser client into dist/web
+ * (scripts/build-web.mjs). `npm start` (scripts/start.mjs) imports this file to build when
+ * dist/ is missing or older than the sources.
  *
  * The server bundle is esbuild's compilation of our TypeScript only: dependencies stay in
  * node_modules (`packages: "external"`). Code the server loads on first use (GraphQL, the
@@ -19,8 +20,8 @@ import { buildWeb } from "./build-web.mjs";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const DIST = join(root, "dist");
 export const SERVER_ENTRY = join(DIST, "server.mjs");
-/** Which files the last two server builds wrote, so older chunks can be removed. */
-const MANIFEST = join(DIST, "server-files.json");
+/** `npm run cli` compiled: the tests run it (test/helpers/cli.ts), as they run dist/server.mjs. */
+export const CLI_ENTRY = join(DIST, "cli.mjs");
 
 /**
  * Compiles src/main.ts into dist/server.mjs plus its chunks (dist/server-*.mjs). The chunks
@@ -30,12 +31,27 @@ const MANIFEST = join(DIST, "server-files.json");
  * @returns {Promise<{ files: string[] }>}
  */
 export async function buildServer() {
+  return buildEntry("src/main.ts", "server");
+}
+
+/**
+ * Compiles src/cli/main.ts into dist/cli.mjs plus its chunks (dist/cli-*.mjs), the same way
+ * and separately from the server, so the server's chunks do not change with the CLI. Its
+ * chunks matter as the server's do: the export worker runs its own chunk's file.
+ * @returns {Promise<{ files: string[] }>}
+ */
+export async function buildCli() {
+  return buildEntry("src/cli/main.ts", "cli");
+}
+
+/** One entry point `name`.mjs with chunks `name`-*.mjs, and `name`-files.json naming the last two builds' files. */
+async function buildEntry(source, name) {
   const result = await esbuild.build({
     absWorkingDir: root,
-    entryPoints: [{ in: "src/main.ts", out: "server" }],
+    entryPoints: [{ in: source, out: name }],
     outdir: DIST,
     outExtension: { ".js": ".mjs" },
-    chunkNames: "server-[name]-[hash]",
+    chunkNames: `${name}-[name]-[hash]`,
     bundle: true,
     splitting: true,
     platform: "node",
@@ -49,31 +65,33 @@ export async function buildServer() {
     logLevel: "silent",
   });
   await mkdir(DIST, { recursive: true });
-  const outputs = [...result.outputFiles].sort((a, b) => rank(a.path) - rank(b.path));
+  const outputs = [...result.outputFiles].sort((a, b) => rank(a.path, name) - rank(b.path, name));
   for (const file of outputs) await writeAtomically(file.path, file.contents);
   const files = outputs.map((file) => basename(file.path));
-  await removeOlderBuilds(files);
+  await removeOlderBuilds(files, name);
   return { files: outputs.map((file) => file.path) };
 }
 
 /** Chunks first, then the entry's map, then the entry itself. */
-function rank(path) {
-  const name = basename(path);
-  return name === "server.mjs" ? 2 : name === "server.mjs.map" ? 1 : 0;
+function rank(path, name) {
+  const file = basename(path);
+  return file === `${name}.mjs` ? 2 : file === `${name}.mjs.map` ? 1 : 0;
 }
 
-async function removeOlderBuilds(current) {
+async function removeOlderBuilds(current, name) {
+  const manifest = join(DIST, `${name}-files.json`);
   let previous = [];
   try {
-    previous = JSON.parse(await readFile(MANIFEST, "utf8")).current ?? [];
+    previous = JSON.parse(await readFile(manifest, "utf8")).current ?? [];
   } catch {
     // First build, or an unreadable manifest: remove nothing we cannot name.
   }
-  const keep = new Set([...current, ...previous, "server-files.json"]);
-  for (const name of await readdir(DIST)) {
-    if (/^server-.*\.mjs(\.map)?$/.test(name) && !keep.has(name)) await rm(join(DIST, name), { force: true });
+  const keep = new Set([...current, ...previous, `${name}-files.json`]);
+  const chunk = new RegExp(`^${name}-.*\\.mjs(\\.map)?$`);
+  for (const file of await readdir(DIST)) {
+    if (chunk.test(file) && !keep.has(file)) await rm(join(DIST, file), { force: true });
   }
-  await writeAtomically(MANIFEST, `${JSON.stringify({ current, previous }, null, 1)}\n`);
+  await writeAtomically(manifest, `${JSON.stringify({ current, previous }, null, 1)}\n`);
 }
 
 async function writeAtomically(path, contents) {
@@ -82,11 +100,11 @@ async function writeAtomically(path, contents) {
   await rename(temporary, path);
 }
 
-/** Both bundles. esbuild's service process is stopped afterwards, so it does not linger beside a server. */
+/** Every bundle. esbuild's service process is stopped afterwards, so it does not linger beside a server. */
 export async function build() {
   try {
-    const [server, web] = await Promise.all([buildServer(), buildWeb()]);
-    return { files: [...server.files, ...web.files] };
+    const [server, cli, web] = await Promise.all([buildServer(), buildCli(), buildWeb()]);
+    return { files: [...server.files, ...cli.files, ...web.files] };
   } finally {
     await esbuild.stop();
   }

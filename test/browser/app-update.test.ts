@@ -13,11 +13,11 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { CHROMIUM, describeInBrowser, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
+import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, watchErrors } from "./harness.js";
 
 const MARKER = '<meta name="cardtree-test-build" content="new">';
 
@@ -95,7 +95,7 @@ describeInBrowser("a new version of the app while a writer has it open", () => {
   beforeAll(async () => {
     server = await startTestServer();
     proxy = await startDeployProxy(server.url);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-quic"] });
+    browser = await sharedBrowser();
   });
 
   afterAll(async () => {

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import type { Page } from "playwright-core";
 import { expect, it } from "vitest";
 import { Api, buildTree } from "../helpers/api.js";
-import { activeCardId, describeInBrowser, loggedInPage, openTree, serverCards, useWriterSession } from "./harness.js";
+import { activeCardId, describeInBrowser, downloadedFile, loggedInPage, openTree, serverCards, useWriterSession } from "./harness.js";
 
 const run = promisify(execFile);
 
@@ -110,7 +110,7 @@ describeInBrowser("files in and out", () => {
     expect(await dialog.locator("#export-print").getAttribute("href")).toBe(`/trees/${writer.treeId}/print?leaves=1`);
     const [download] = await Promise.all([writer.page.waitForEvent("download"), dialog.locator("a[download]").click()]);
     expect(download.suggestedFilename()).toBe("Book to print.opml");
-    const file = await download.path();
+    const file = await downloadedFile(download);
     const opml = await readFile(file, "utf8");
     expect(opml).toContain('<outline text="## Card 1 begins"');
     expect(opml).not.toContain("The whole book");

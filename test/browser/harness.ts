@@ -15,12 +15,13 @@
  */
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, expect, vi } from "vitest";
+import { chromium, type Browser, type BrowserContext, type Download, type Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, expect, inject, vi } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import { CHROMIUM, CHROMIUM_ARGS } from "../helpers/chromium-server.js";
+import { freshDataDir, startTestServer, type TestServer } from "../helpers/server.js";
 
-export const CHROMIUM = "/usr/bin/chromium";
+export { CHROMIUM };
 const SCREENSHOTS = path.resolve(import.meta.dirname, "../../test-results/screenshots");
 
 
@@ -55,24 +56,33 @@ export interface WorldOptions {
   serverEnv?: Record<string, string>;
 }
 
+/**
+ * The run's one Chromium (test/helpers/chromium-server.ts), connected to: the caller makes its
+ * own contexts in it, each a fresh profile, and `close()` closes them and disconnects, leaving
+ * Chromium to the other files. Without the broker (vitest run with another config) it launches
+ * a Chromium of its own, which `close()` then ends.
+ */
+export async function sharedBrowser(): Promise<Browser> {
+  const broker = inject("chromiumBroker");
+  if (!broker) return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const res = await fetch(broker);
+  const answer = await res.text();
+  if (!res.ok) throw new Error(answer);
+  return chromium.connect(answer, { timeout: 60_000 });
+}
+
+/**
+ * A download's bytes in a file of this machine. The browser is connected to, not launched, so
+ * playwright keeps the file on Chromium's side: `download.path()` throws, `saveAs` copies it.
+ */
+export async function downloadedFile(download: Download): Promise<string> {
+  const file = path.join(await freshDataDir(), path.basename(download.suggestedFilename()) || "download");
+  await download.saveAs(file);
+  return file;
+}
+
 export async function startWorld({ serverEnv }: WorldOptions = {}): Promise<BrowserWorld> {
-  const [first, browser] = await Promise.all([
-    startTestServer(serverEnv ? { env: serverEnv } : {}),
-    // launch() gives every run its own temporary --user-data-dir.
-    chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    }),
-  ]);
+  const [first, browser] = await Promise.all([startTestServer(serverEnv ? { env: serverEnv } : {}), sharedBrowser()]);
   let server = first;
   return {
     get server() {

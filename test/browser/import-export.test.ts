@@ -6,7 +6,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
-import { activeCardId, describeInBrowser, screenshot, serverCards, useWriterSession } from "./harness.js";
+import { activeCardId, describeInBrowser, downloadedFile, screenshot, serverCards, useWriterSession } from "./harness.js";
 
 describeInBrowser("import and export", () => {
   const writer = useWriterSession({ tree: { name: "Field notes", seed: "# Trip\n\nWe left at dawn." } });
@@ -70,7 +70,7 @@ describeInBrowser("import and export", () => {
     await dialog.locator(`input[name=export-format][value=${format}]`).check();
     await dialog.locator(`input[name=export-scope][value=${scope}]`).check();
     const [file] = await Promise.all([writer.page.waitForEvent("download"), dialog.locator("a", { hasText: "Download" }).click()]);
-    const saved = await file.path();
+    const saved = await downloadedFile(file);
     return { name: file.suggestedFilename(), body: await readFile(saved) };
   };
 

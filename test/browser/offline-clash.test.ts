@@ -6,11 +6,11 @@
  * the words typed in it saved, and the writer told. It used to vanish from the tab with its
  * subtree (left in its refused place, a cycle) and its text was only offered for copying.
  */
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { CHROMIUM, describeInBrowser, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
+import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, watchErrors } from "./harness.js";
 
 describeInBrowser("a move made offline that another writer's move makes impossible", () => {
   let server: TestServer;
@@ -19,7 +19,7 @@ describeInBrowser("a move made offline that another writer's move makes impossib
 
   beforeAll(async () => {
     server = await startTestServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-quic"] });
+    browser = await sharedBrowser();
   });
 
   afterAll(async () => {

@@ -6,7 +6,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Api } from "../helpers/api.js";
-import { freshDataDir, startTestServer } from "../helpers/server.js";
+import { CLI_ARGS, freshDataDir, startTestServer } from "../helpers/server.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -14,7 +14,7 @@ function cli(dataDir: string, args: string[], input?: string) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     const child = execFile(
       process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", ...args],
+      [...CLI_ARGS, ...args],
       { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

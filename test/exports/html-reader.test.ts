@@ -7,14 +7,11 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
-
-import { describeInBrowser } from "../helpers/tool-suites.js";
-
-const CHROMIUM = "/usr/bin/chromium";
+import { describeInBrowser, sharedBrowser } from "../browser/harness.js";
 
 /** A 2×1 PNG, so a loaded image has a natural width to check. */
 const PNG = Buffer.from(
@@ -46,11 +43,7 @@ describeInBrowser("html export, opened from disk in Chromium", () => {
     await mkdir(path.join(dir, "images"));
     await writeFile(path.join(dir, "images", "dot.png"), PNG);
     await writeFile(path.join(dir, "Physics.html"), res.text);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
+    browser = await sharedBrowser();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

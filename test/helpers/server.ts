@@ -6,7 +6,7 @@
  * The process runs the compiled server, dist/server.mjs, which test/global-setup.ts builds
  * from the working tree before any test: it starts in less than half the time the sources
  * take under tsx (docs/performance.md), and the suites start hundreds of them. `CARDTREE_TEST_SERVER=tsx` runs
- * the sources under tsx instead (to compare, or to debug without a build).
+ * the sources under tsx instead (to compare, or to debug without a build), also for the CLI (`CLI_ARGS`).
  * `in-process-server.ts` starts it inside the test process instead. They are two modules
  * so that suites using only child processes do not load the whole server.
  */
@@ -19,9 +19,17 @@ import { createTestDatabase, storeEnv } from "./postgres.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
+const UNDER_TSX = process.env.CARDTREE_TEST_SERVER === "tsx";
+
 /** Node's arguments for a test server: the compiled server, with stack traces naming src/ files. */
-const SERVER_ARGS =
-  process.env.CARDTREE_TEST_SERVER === "tsx" ? ["--import", "tsx", "src/main.ts"] : ["--enable-source-maps", "dist/server.mjs"];
+const SERVER_ARGS = UNDER_TSX ? ["--import", "tsx", "src/main.ts"] : ["--enable-source-maps", "dist/server.mjs"];
+
+/**
+ * Node's arguments for `npm run cli` (run from the repository's root, then the command's own):
+ * the compiled CLI, dist/cli.mjs (test/global-setup.ts builds it), which costs a third of the
+ * CPU of the sources under tsx per run; `CARDTREE_TEST_SERVER=tsx` runs src/cli/main.ts under tsx.
+ */
+export const CLI_ARGS = UNDER_TSX ? ["--import", "tsx", "src/cli/main.ts"] : ["--enable-source-maps", "dist/cli.mjs"];
 
 export async function freshDataDir(): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), "cardtree-test-"));

@@ -16,8 +16,7 @@ import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium } from "playwright-core";
-import { CHROMIUM, describeInBrowser, watchErrors } from "../browser/harness.js";
+import { describeInBrowser, sharedBrowser, watchErrors } from "../browser/harness.js";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
 import { runSteps, shellCommands } from "../helpers/doc-commands.js";
 
@@ -263,11 +262,7 @@ describe("dist/cardtree's worker threads", { timeout: 180_000 }, () => {
 describeInBrowser("dist/cardtree's browser client, in Chromium", { timeout: 120_000 }, () => {
   it("logs in and draws a tree's columns from the binary's own assets, with no error", async () => {
     const server = await serve({ DATA_DIR: path.join(dir, "browser-data") });
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
+    const browser = await sharedBrowser();
     try {
       const writer = await buildUser(server.url, "binary");
       const tree = await buildTree(writer, { name: "From the binary", seed: "# One\n\n## Two\n\n# Three" });

@@ -9,7 +9,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { createTestDatabase } from "../helpers/postgres.js";
-import { freshDataDir, startTestServer } from "../helpers/server.js";
+import { CLI_ARGS, freshDataDir, startTestServer } from "../helpers/server.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -17,7 +17,7 @@ function migrate(dataDir: string, databaseUrl: string, ...flags: string[]) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", "migrate", "--to", "postgres", ...flags],
+      [...CLI_ARGS, "migrate", "--to", "postgres", ...flags],
       { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: databaseUrl, STORE: "" } },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { permissionFixture, ROLES, signUpPeople, type PermissionFixture, type Role } from "../helpers/permission-fixture.js";
 import { adminQuery, createTestDatabase, withDatabase } from "../helpers/postgres.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import { CLI_ARGS, startTestServer, type TestServer } from "../helpers/server.js";
 import { SseReader } from "../live/sse-client.js";
 
 let databaseUrl: string;
@@ -162,7 +162,7 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
     try {
       const file = path.join(a.dataDir, "seed.md");
       await writeFile(file, "# from the command line\n\nimported while serving\n");
-      await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli/main.ts", "import", file, "--tree", tree._id], {
+      await promisify(execFile)(process.execPath, [...CLI_ARGS, "import", file, "--tree", tree._id], {
         cwd: path.resolve(import.meta.dirname, "../.."),
         env: { ...process.env, STORE: "postgres", DATABASE_URL: databaseUrl },
       });
@@ -249,7 +249,7 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
     const ownerA = await buildUser(a.url, "limit");
     const ownerB = on(b, ownerA);
     // The operator sets the limit with the CLI, on the same database, while both servers run.
-    await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli/main.ts", "user", "limit", ownerA.user.email, "40"], {
+    await promisify(execFile)(process.execPath, [...CLI_ARGS, "user", "limit", ownerA.user.email, "40"], {
       cwd: path.resolve(import.meta.dirname, "../.."),
       env: { ...process.env, STORE: "postgres", DATABASE_URL: databaseUrl },
     });

@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { createTestDatabase } from "../helpers/postgres.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import { CLI_ARGS, startTestServer, type TestServer } from "../helpers/server.js";
 import { SseReader } from "../live/sse-client.js";
 
 let databaseUrl: string;
@@ -131,7 +131,7 @@ describe("sign-outs on one process end the streams on the other", { timeout: 60_
 
     await promisify(execFile)(
       process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", "user", "passwd", owner.credentials!.email, "--password", "set by the operator"],
+      [...CLI_ARGS, "user", "passwd", owner.credentials!.email, "--password", "set by the operator"],
       { cwd: path.resolve(import.meta.dirname, "../.."), env: { ...process.env, STORE: "postgres", DATABASE_URL: databaseUrl } },
     );
     for (const reader of readers) await reader.waitForEnd(3000);

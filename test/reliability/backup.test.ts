@@ -10,13 +10,13 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
-import { freshDataDir, startTestServer, type TestServer } from "../helpers/server.js";
+import { CLI_ARGS, freshDataDir, startTestServer, type TestServer } from "../helpers/server.js";
 import { cardCreationLoad, cardsOf, expectValidTree } from "./tree-checks.js";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const cli = (dataDir: string, ...args: string[]) =>
-  run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
+  run(process.execPath, [...CLI_ARGS, ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
 
 let servers: TestServer[] = [];
 afterEach(async () => {

@@ -11,12 +11,12 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTree, buildUser } from "../helpers/api.js";
-import { freshDataDir, startTestServer, type TestServer } from "../helpers/server.js";
+import { CLI_ARGS, freshDataDir, startTestServer, type TestServer } from "../helpers/server.js";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const cli = (dataDir: string, ...args: string[]) =>
-  run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
+  run(process.execPath, [...CLI_ARGS, ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
 
 let server: TestServer;
 beforeAll(async () => {
