@@ -578,6 +578,15 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       expect(await store.idempotency.claim(record)).toBeNull();
     });
 
+    it("sweeps an answer kept lazily with its key, also before the answer is written", async () => {
+      const ann = newUserId();
+      const record = claimOf(ann, "lazy", { expiresAt: "2026-01-01T12:00:00.000Z" });
+      await store.idempotency.claim(record);
+      await store.idempotency.complete(ann, "lazy", record.claim!, answer("kept lazily"), { lazily: true });
+      expect(await store.idempotency.sweep("2026-01-01T13:00:00.000Z", { keys: 1000, bytes: 1_000_000 })).toBeGreaterThan(0);
+      expect(await store.idempotency.claim({ ...record, claim: "anew" })).toBeNull();
+    });
+
     it("sweeps expired keys, and each user's oldest answers past the most keys or bytes, never a running claim", async () => {
       const [ann, bob] = [newUserId(), newUserId()];
       const at = (minute: number) => `2026-01-01T00:${String(minute).padStart(2, "0")}:00.000Z`;

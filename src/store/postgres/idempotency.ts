@@ -292,6 +292,15 @@ export function postgresIdempotency(
       await pool.query("DELETE FROM idempotency_keys WHERE user_id = $1 AND key = $2 AND claim = $3", [userId, key, claim]);
     },
     sweep: async (now, most) => {
+      // An answer kept in memory until its statement goes expires with its row: without this,
+      // a key swept before its answer reached the table was still answered from memory here.
+      for (const id of lazy.keys()) {
+        const record = ownClaims.get(id);
+        if (record && record.expiresAt < now) {
+          lazy.delete(id);
+          ownClaims.delete(id);
+        }
+      }
       const expired = await pool.query("DELETE FROM idempotency_keys WHERE expires_at < $1", [now]);
       // Per user, the newest kept answers up to `most.keys` of them and `most.bytes` bytes;
       // only users past either are ranked at all.
