@@ -124,12 +124,16 @@ const CLAIMS = `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, 
     AS c(user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
   ORDER BY user_id, key
   ON CONFLICT (user_id, key) DO NOTHING RETURNING claim`;
-/** The same, carrying the answers kept lazily meanwhile (each conditioned on its claim). */
-const CLAIMS_AND_ANSWERS = `WITH answered AS (
-    UPDATE idempotency_keys AS k SET claim = NULL, status = a.status, headers = a.headers, body = a.body
-    FROM unnest($8::text[], $9::text[], $10::text[], $11::integer[], $12::json[], $13::bytea[]) AS a(user_id, key, claim, status, headers, body)
-    WHERE k.user_id = a.user_id AND k.key = a.key AND k.claim = a.claim)
-  ${CLAIMS}`;
+/** Kept answers, each ending its own claim only; parameters from `$first`, as `answerColumns` gives them. */
+const answersUpdate = (first: number): string => {
+  const [u, k, c, s, h, b] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
+  return `UPDATE idempotency_keys AS k SET claim = NULL, status = a.status, headers = a.headers, body = a.body
+    FROM unnest(${u}::text[], ${k}::text[], ${c}::text[], ${s}::integer[], ${h}::json[], ${b}::bytea[]) AS a(user_id, key, claim, status, headers, body)
+    WHERE k.user_id = a.user_id AND k.key = a.key AND k.claim = a.claim`;
+};
+const ANSWERS = answersUpdate(1);
+/** The claims, carrying the answers kept lazily meanwhile (each conditioned on its claim). */
+const CLAIMS_AND_ANSWERS = `WITH answered AS (${answersUpdate(8)}) ${CLAIMS}`;
 const answerColumns = (kept: readonly LazyAnswer[]): unknown[] => [
   kept.map((k) => k.userId),
   kept.map((k) => k.key),
@@ -212,20 +216,8 @@ export function postgresIdempotency(
     const inserted = new Set(rows.map((row) => row.claim));
     return Promise.all(records.map((record) => (inserted.has(record.claim!) ? null : claimOne(record))));
   });
-  const answers = new Batches<{ userId: string; key: string; claim: string; answer: KeptAnswer }, void>(async (kept) => {
-    await pool.query(
-      `UPDATE idempotency_keys AS k SET claim = NULL, status = a.status, headers = a.headers, body = a.body
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::json[], $6::bytea[]) AS a(user_id, key, claim, status, headers, body)
-       WHERE k.user_id = a.user_id AND k.key = a.key AND k.claim = a.claim`,
-      [
-        kept.map((k) => k.userId),
-        kept.map((k) => k.key),
-        kept.map((k) => k.claim),
-        kept.map((k) => k.answer.status),
-        kept.map((k) => JSON.stringify(k.answer.headers)),
-        kept.map(({ answer: { body } }) => Buffer.from(body.buffer, body.byteOffset, body.byteLength)),
-      ],
-    );
+  const answers = new Batches<LazyAnswer, void>(async (kept) => {
+    await pool.query(ANSWERS, answerColumns(kept));
     return kept.map(() => undefined);
   }, (kept) => kept.answer.body.byteLength);
   /** Lazily kept answers in statements of their own (no claim came to carry them). */
