@@ -180,13 +180,16 @@ describe("specific attacks", () => {
     onTestFinished(() => own.stop());
     try {
       for (let batch = 0; batch < 11; batch++) held.push(...(await Promise.all(Array.from({ length: 100 }, open))));
-      const closed = await Promise.all(held.map((connection) => closedWithin(connection, 1000)));
-      // 1,100 opened: the first are kept, each one past 1,024 is closed as it is accepted (a
-      // kept-alive connection of the start-up's health checks may still hold a place or two).
-      const firstClosed = closed.indexOf(true);
-      expect(firstClosed).toBeGreaterThanOrEqual(1020);
-      expect(firstClosed).toBeLessThanOrEqual(1024);
-      expect(closed.slice(firstClosed).every(Boolean)).toBe(true);
+      // 1,100 opened: each one past 1,024 is closed as the server accepts it, the others stay
+      // (a kept-alive connection of the start-up's health checks may still hold a place or
+      // two). Which ones are closed is not asserted: on a busy machine the kernel's accept
+      // queue (511) overflows, a connection the client counts as open reaches the server
+      // only when its handshake is sent again, seconds later, and the order is lost.
+      let closedCount = 0;
+      for (const connection of held) void connection.closedByServer.then(() => closedCount++);
+      await expect.poll(() => closedCount, { timeout: 30_000, interval: 100 }).toBeGreaterThanOrEqual(1100 - 1024);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(closedCount).toBeLessThanOrEqual(1100 - 1020);
       expect(await closedWithin(await open(), 1000)).toBe(true);
       expect(own.output.filter((line) => line.includes("connection refused"))).toHaveLength(1);
     } finally {
