@@ -144,15 +144,18 @@ bus.on("ui:logout", async () => {
   }
   app.session.set(null);
   bus.trigger("user:logout");
-  // The open tree closes first (its queue stops), then the user's data is deleted.
-  show({ page: "home" });
+  // The user's scripts, once loaded, run in this tab until it is replaced by a new page: the
+  // next person to log in here must never type into a form they can read. So the log-in form
+  // waits for the new page, and until then the tab only says what it is doing. Either way the
+  // open tree closes first (its queue stops), then the user's data is deleted.
+  const reload = userScripts.loaded();
+  if (reload) mount(root, pageMessage("Logging out…"));
+  else show({ page: "home" });
   if (user) {
     forgetLocalData();
     await forgetDevice(user._id).catch((error: unknown) => console.error("Deleting this browser's copy of your trees failed", error));
   }
-  // The user's scripts are still running in this tab: only a new page is free of them, and
-  // the next person to log in here must not run them.
-  if (userScripts.loaded()) location.assign("/");
+  if (reload) location.assign("/");
   else navigate(bus, "/");
 });
 

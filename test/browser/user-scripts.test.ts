@@ -116,12 +116,19 @@ describeInBrowser("users' own scripts", () => {
   it("leaves no script running once the user logs out", async () => {
     const { page } = alice;
     expect(await ran(page, "aliceScript")).not.toBeNull();
+    // Whoever logs in next types into the log-in form: it must not show while her scripts
+    // still run. The page being left notes it (sessionStorage outlives the reload) if a
+    // password field appears while her script's mark is there.
+    await page.evaluate(() => {
+      const check = () => {
+        if ((window as any).aliceScript && document.querySelector("input[type=password]")) sessionStorage.setItem("formUnderScripts", "yes");
+      };
+      new MutationObserver(check).observe(document.body, { childList: true, subtree: true });
+    });
     await page.locator("button", { hasText: "Log out" }).click();
-    await page.locator("form input[type=email]").waitFor();
-    // The log-in form shows before the tab reloads (main.ts deletes this browser's copy of
-    // the user's trees first): the script is gone once the new page is there. A read made
-    // while the page is being replaced has no page to read.
+    // A read made while the page is being replaced has no page to read.
     await expect.poll(() => ran(page, "aliceScript").catch(() => "the page is reloading"), { timeout: 15_000 }).toBeNull();
     await page.locator("form input[type=email]").waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem("formUnderScripts"))).toBeNull();
   });
 });
