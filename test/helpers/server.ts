@@ -73,10 +73,10 @@ export async function startTestServer(
   };
   createInterface({ input: child.stderr! }).on("line", remember);
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`server did not start:\n${output.join("\n")}`)),
-      options.startTimeoutMs ?? 30_000,
-    );
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`server did not start:\n${output.join("\n")}`));
+    }, options.startTimeoutMs ?? 30_000);
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${output.join("\n")}`));
