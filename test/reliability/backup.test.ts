@@ -34,7 +34,9 @@ describe("backup and restore", () => {
     const login = await new Api(server.url).post("/api/login", alice.credentials);
     const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
     const load = cardCreationLoad(alice, tree._id, 4);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The first backup starts once writes are flowing (a fixed wait saw only 5 answered on a
+    // busy machine, and the check below failed).
+    await expect.poll(() => load.answered.length, { timeout: 30_000 }).toBeGreaterThan(10);
 
     const backups: { dir: string; answeredBefore: string[] }[] = [];
     for (let i = 0; i < 2; i++) {
