@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "./config.js";
+import { LEASE_MS } from "./domain/idempotency.js";
 
 describe("CARD_CONTENT_LIMIT", () => {
   it("defaults to 100,000 characters, or less when the JSON body limit could not carry that back", () => {
@@ -95,5 +96,14 @@ describe("REMOTE_IMAGES, sessions and log-in limits (issue 25)", () => {
     expect(() => loadConfig({ SESSION_TTL_MS: "10" })).toThrow(/SESSION_TTL_MS/);
     const { loginFailures, loginAddressFailures, loginAccountFailures } = loadConfig({}).limits;
     expect([loginFailures, loginAddressFailures, loginAccountFailures]).toEqual([10, 50, 50]);
+  });
+});
+
+describe("IDEMPOTENCY_LEASE_MS", () => {
+  it("holds a claim 30 s unless told (the domain's LEASE_MS), takes a shorter lease for the suites, never under 1 s", () => {
+    expect(loadConfig({}).timeouts.idempotencyLeaseMs).toBe(30_000);
+    expect(LEASE_MS).toBe(30_000);
+    expect(loadConfig({ IDEMPOTENCY_LEASE_MS: "3000" }).timeouts.idempotencyLeaseMs).toBe(3000);
+    expect(() => loadConfig({ IDEMPOTENCY_LEASE_MS: "999" })).toThrow(/IDEMPOTENCY_LEASE_MS/);
   });
 });

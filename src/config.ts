@@ -23,8 +23,10 @@ export interface Config {
   /**
    * `shutdownDelayMs`: after SIGTERM, how long /readyz says 503 while new requests are
    * still served, so a load balancer stops sending before the port closes.
+   * `idempotencyLeaseMs`: how long an idempotency key's claim holds without renewal, so how
+   * long a retry waits (409) for the key of a request whose process died (src/domain/idempotency.ts).
    */
-  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; shutdownMs: number; shutdownDelayMs: number };
+  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; shutdownMs: number; shutdownDelayMs: number; idempotencyLeaseMs: number };
   /** Exports off the event loop (src/formats/export/worker-pool.ts; docs/reliability.md "Markdown and export cost"). */
   exports: { workers: number; queue: number; timeoutMs: number; workerMemoryMb: number };
   /** When the store rewrites a datafile that has grown (src/store/nedb-compaction.ts). */
@@ -191,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveMs: atLeast(1000, integer(env.KEEP_ALIVE_TIMEOUT_MS, 30_000, "KEEP_ALIVE_TIMEOUT_MS"), "KEEP_ALIVE_TIMEOUT_MS"),
       shutdownMs: integer(env.SHUTDOWN_TIMEOUT_MS, 30_000, "SHUTDOWN_TIMEOUT_MS"),
       shutdownDelayMs: integer(env.SHUTDOWN_DELAY_MS, 0, "SHUTDOWN_DELAY_MS"),
+      idempotencyLeaseMs: atLeast(1000, integer(env.IDEMPOTENCY_LEASE_MS, 30_000, "IDEMPOTENCY_LEASE_MS"), "IDEMPOTENCY_LEASE_MS"),
     },
     exports: {
       workers: integer(env.EXPORT_WORKERS, 2, "EXPORT_WORKERS"),

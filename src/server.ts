@@ -4,7 +4,7 @@
  * store. `/readyz` answers 503 from the moment `close()` starts.
  */
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createApp } from "./app.js";
@@ -84,6 +84,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   const listener = viaExpress ? (req: http.IncomingMessage, res: http.ServerResponse) => (viaExpress(req) ? app(req, res) : app.serve(req, res)) : app.serve;
   const server = http.createServer({ connectionsCheckingInterval: checkEvery }, listener);
   server.on("upgrade", app.upgrade);
+  const unused = unusedConnections(server);
   if (config.limits.connectionsPerAddress > 0 && config.trustProxy === false) {
     limitConnectionsPerAddress(server, config.limits.connectionsPerAddress, logger.info);
   }
@@ -133,19 +134,44 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
           const deadline = setTimeout(() => server.closeAllConnections(), config.timeouts.shutdownMs);
           // A connection whose last request ends during the shutdown turns idle and would
           // otherwise stay for the keep-alive timeout (30 s): close each as it goes idle.
-          const idle = setInterval(() => server.closeIdleConnections(), 100);
+          // Node's closeIdleConnections leaves a connection that has sent nothing yet (a
+          // browser's preconnect, a client's spare socket), which held every shutdown for the
+          // whole shutdown timeout: those are closed too.
+          const closeIdle = () => {
+            server.closeIdleConnections();
+            unused.closeAll();
+          };
+          const idle = setInterval(closeIdle, 100);
           server.close(() => {
             clearTimeout(deadline);
             clearInterval(idle);
             resolve();
           });
-          server.closeIdleConnections();
+          closeIdle();
         });
         await feed?.close();
         await locks?.close();
         await treeLocks?.close();
         await store.close();
       })()),
+  };
+}
+
+/**
+ * The server's connections that have not sent a byte: `closeAll()` ends them. One that has
+ * sent part of a request is left to finish it (closeIdleConnections and the shutdown
+ * deadline see to it), as is every upgraded one (live WebSockets close on their own).
+ */
+function unusedConnections(server: http.Server): { closeAll(): void } {
+  const open = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  });
+  return {
+    closeAll() {
+      for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
+    },
   };
 }
 

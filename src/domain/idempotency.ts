@@ -33,10 +33,15 @@ import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange } from "./po
 
 /** How long an answer is kept at least (SPEC §13: 24 hours). */
 export const KEEP_MS = 24 * 60 * 60 * 1000;
-/** How long a claim holds without renewal: a process that died frees its keys after this. */
+/**
+ * How long a claim holds without renewal, by default: a process that died frees its keys
+ * after this. `IDEMPOTENCY_LEASE_MS` sets another (config.timeouts.idempotencyLeaseMs);
+ * the suites whose servers are killed mid-write set a few seconds, so a retry does not wait
+ * 30 s for a dead claim.
+ */
 export const LEASE_MS = 30_000;
-/** How often a running request renews its claim. */
-const RENEW_EVERY_MS = 10_000;
+/** A running request renews its claim three times per lease (every 10 s by default). */
+const RENEWALS_PER_LEASE = 3;
 /** The wait a request finding its key in flight is told (it usually ends in milliseconds). */
 const RETRY_AFTER_SECONDS = 1;
 /** Largest answer body kept as it is: any card's answer fits (a card's text fits a 1 MiB body). */
@@ -60,7 +65,9 @@ export interface KeyedRequest {
 export type KeyedStart = { replay: KeptAnswer } | { run: RunningKey };
 
 /** What keyed requests read: the store's idempotency records and the clock. */
-type KeyPorts = Ports<"store" | "clock">;
+type KeyPorts = Ports<"store" | "clock" | "config">;
+/** The sweep reads no lease. */
+type SweepPorts = Ports<"store" | "clock">;
 
 /** A keyed request running here: its key, its next command step, and what a dead run of it committed. */
 interface KeyedRun {
@@ -141,13 +148,14 @@ const later = (now: string, ms: number) => new Date(Date.parse(now) + ms).toISOS
  *   KeyInFlightError when the request that has the key is still running.
  */
 export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<KeyedStart> {
+  const leaseMs = ctx.config.timeouts.idempotencyLeaseMs;
   for (;;) {
     const now = ctx.clock.now();
     const record: IdempotencyRecord = {
       ...request,
       // Unique, not secret: the pooled random ids are cheaper than a call to the CSPRNG each.
       claim: newRecordId(),
-      leaseUntil: later(now, LEASE_MS),
+      leaseUntil: later(now, leaseMs),
       createdAt: now,
       expiresAt: later(now, KEEP_MS),
     };
@@ -188,7 +196,7 @@ function tooLargeToKeep(answer: KeptAnswer): KeptAnswer {
 const runningKeys = new WeakMap<KeyPorts, { keys: Set<RunningKey>; timer?: NodeJS.Timeout }>();
 
 function renewAll(ctx: KeyPorts, keys: Set<RunningKey>): void {
-  const leaseUntil = later(ctx.clock.now(), LEASE_MS);
+  const leaseUntil = later(ctx.clock.now(), ctx.config.timeouts.idempotencyLeaseMs);
   for (const key of keys) key.renew(leaseUntil);
 }
 
@@ -217,7 +225,7 @@ export class RunningKey {
     running.keys.add(this);
     if (!running.timer) {
       const keys = running.keys;
-      running.timer = setInterval(() => renewAll(ctx, keys), RENEW_EVERY_MS);
+      running.timer = setInterval(() => renewAll(ctx, keys), Math.floor(ctx.config.timeouts.idempotencyLeaseMs / RENEWALS_PER_LEASE));
       running.timer.unref();
     }
   }
@@ -266,12 +274,12 @@ export class RunningKey {
 }
 
 /** Drops expired keys and keys past the per-user bounds; resolves to how many went. */
-export function sweepIdempotencyKeys(ctx: KeyPorts, now = ctx.clock.now()): Promise<number> {
+export function sweepIdempotencyKeys(ctx: SweepPorts, now = ctx.clock.now()): Promise<number> {
   return ctx.store.idempotency.sweep(now, PER_USER);
 }
 
 /** Sweeps now and every SWEEP_EVERY_MS; returns what stops it. */
-export function scheduleIdempotencySweep(ctx: KeyPorts, log: (message: string, fields: Record<string, unknown>) => void): () => void {
+export function scheduleIdempotencySweep(ctx: SweepPorts, log: (message: string, fields: Record<string, unknown>) => void): () => void {
   const sweep = () => {
     sweepIdempotencyKeys(ctx).catch((err: unknown) => log("sweeping idempotency keys failed", { error: String(err) }));
   };

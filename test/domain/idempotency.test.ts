@@ -63,6 +63,34 @@ describe("a running request's claim", () => {
     expect("run" in successor).toBe(true);
   });
 
+  it("holds for IDEMPOTENCY_LEASE_MS when set: taken over that long after its process died, renewed while running", async () => {
+    const config = loadConfig({ EXPORT_WORKERS: "0", IDEMPOTENCY_LEASE_MS: "3000" });
+    const store = openMemoryStore();
+    // Two processes on one store: the first dies holding the key, the second takes it over.
+    const [first, second] = [0, 1].map(() =>
+      createDomainContext(store, config, {
+        formats: formatsOffThread(config.exports),
+        hasher: scryptHasherFor(config.limits),
+        clock: { now: () => new Date(now).toISOString() },
+      }),
+    );
+    expect("run" in (await startKeyed(first, request))).toBe(true);
+    vi.clearAllTimers();
+    now += 2_000;
+    await expect(startKeyed(second, request)).rejects.toMatchObject({ code: "conflict" });
+    now += 2_000;
+    const successor = await startKeyed(second, request);
+    if (!("run" in successor)) throw new Error("expected the dead claim taken over");
+    // The successor runs for twice the lease, renewed every second.
+    for (let i = 0; i < 6; i++) {
+      now += 1_000;
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    await expect(startKeyed(first, request)).rejects.toMatchObject({ code: "conflict" });
+    await successor.run.finish(answer);
+    expect(await startKeyed(first, request)).toEqual({ replay: expect.objectContaining({ status: 201 }) });
+  });
+
   it("with another request's fingerprint is idempotency_key_reused, running or done", async () => {
     const running = await claimed();
     await expect(startKeyed(ctx, { ...request, fingerprint: "other" })).rejects.toMatchObject({ code: "idempotency_key_reused" });

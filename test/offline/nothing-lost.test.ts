@@ -19,11 +19,17 @@ describe(`nothing lost: seeded simulation on ${TEST_STORE === "postgres" ? "two 
   let servers: TestServer[] = [];
 
   beforeAll(async () => {
+    // A server killed mid-request leaves its idempotency claims behind; on PostgreSQL the
+    // other process keeps them, and the tabs' retries of those keys answer 409 until the
+    // claim's lease ends: 30 s in production (held by test/domain/idempotency.test.ts and
+    // src/config.test.ts), which was most of this file's time. A 5 s lease (renewed every
+    // 1.7 s) makes the same takeover happen sooner.
+    const lease = { IDEMPOTENCY_LEASE_MS: "5000" };
     if (TEST_STORE === "postgres") {
-      const env = { STORE: "postgres", DATABASE_URL: await createTestDatabase() };
+      const env = { ...lease, STORE: "postgres", DATABASE_URL: await createTestDatabase() };
       servers = [await startTestServer({ env }), await startTestServer({ env })];
     } else {
-      servers = [await startTestServer()];
+      servers = [await startTestServer({ env: lease })];
     }
   });
 

@@ -65,6 +65,30 @@ describe("health and shutdown", () => {
     expectValidTree(cards);
     expect((await again.get("/api/trees")).body.map((t: any) => t.name)).toContain("sent across the signal");
   }, 60_000);
+
+  it("SIGTERM: a connection that has sent nothing is closed at once, one that has begun a request is answered", async () => {
+    // The production shutdown timeout (30 s): the exit must not wait for it.
+    server = await startTestServer({ env: { LOG: "off", SHUTDOWN_TIMEOUT_MS: "30000" } });
+    const alice = await buildUser(server.url);
+    // A browser's preconnect: connected, nothing sent.
+    const silent = rawConnection(server.url);
+    // A request whose head is half-sent when the signal arrives.
+    const started = rawConnection(server.url);
+    started.socket.write(`GET /api/trees HTTP/1.1\r\nHost: x\r\n`);
+    await sleep(200);
+    const exited = new Promise<number | null>((resolve) => server!.process.once("exit", (code) => resolve(code)));
+    const signalled = Date.now();
+    server.process.kill("SIGTERM");
+    await silent.closed;
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    expect(silent.received()).toBe("");
+    await sleep(300);
+    started.socket.write(`Authorization: ${alice.authHeader}\r\nConnection: close\r\n\r\n`);
+    await started.closed;
+    expect(started.received()).toMatch(/^HTTP\/1\.1 200/);
+    expect(await exited).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+  }, 60_000);
 });
 
 describe("readiness during shutdown", () => {
