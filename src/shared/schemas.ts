@@ -29,7 +29,9 @@ const password = z
   .string()
   .min(8, "must be at least 8 characters")
   .max(1024, "must be at most 1024 characters");
-const treeName = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+// Blank names are refused after the trim; the pattern (rather than a minimum length) says so
+// in the API document, which `toJSONSchema` makes from this schema and cannot show a trim.
+const treeName = z.string().trim().regex(/\S/, "must not be empty").max(200, "must be at most 200 characters");
 const position = z.number().refine(Number.isFinite, "must be a finite number");
 // Its size limit is configurable (CARD_CONTENT_LIMIT), so the commands check it
 // (card-batches.ts `assertCardsFit`), answering 413 on every path alike.
@@ -207,7 +209,7 @@ export const seedInput = z.object({
 });
 
 // A script's size limit is configurable (USER_SCRIPT_BYTES): the command checks it (413).
-const scriptName = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
+const scriptName = z.string().trim().regex(/\S/, "must not be empty").max(100, "must be at most 100 characters");
 
 export const createScriptInput = z.object({
   name: scriptName,

@@ -240,7 +240,9 @@ function wrongValues(schema: Schema): unknown[] {
   if (schema.type !== "object" && schema.type !== "array") wrong.push({ not: "this" });
   if (schema.type === "string") {
     if (schema.maxLength !== undefined) wrong.push("x".repeat(schema.maxLength + 1));
-    if (schema.pattern) wrong.push("NOT VALID!");
+    // A value off the pattern: the first of these it refuses (a pattern may allow any text
+    // with one visible character, as a name's does).
+    if (schema.pattern) wrong.push(...["NOT VALID!", " ", ""].filter((value) => !new RegExp(schema.pattern).test(value)).slice(0, 1));
     if (schema.enum) wrong.push("none-of-these");
   }
   if (schema.type === "integer" || schema.type === "number") {
