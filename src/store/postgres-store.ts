@@ -249,8 +249,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       // Delivered by PostgreSQL when (and only if) this transaction commits.
       await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
     });
-  const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch });
   const idempotency = postgresIdempotency(pool, log);
+  const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch, carry: () => idempotency.carry() });
 
   const store: PostgresStore = {
     pool,

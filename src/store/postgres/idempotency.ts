@@ -149,6 +149,8 @@ export function postgresIdempotency(
   log: (message: string, fields: Record<string, unknown>) => void,
 ): IdempotencyRepository & {
   flush(): Promise<void>;
+  /** The answers kept lazily meanwhile, for the group commit's statement to carry (its `carry`). */
+  carry(): { columns: unknown[]; landed(ok: boolean): void } | undefined;
   /** A claim inserted with its change (group-commit.ts), now in the table: this process runs it. */
   claimedAtCommit(record: IdempotencyRecord): void;
 } {
@@ -222,7 +224,7 @@ export function postgresIdempotency(
     return Promise.all(records.map((record) => (inserted.has(record.claim!) ? null : claimOne(record))));
   });
   const answers = new Batches<LazyAnswer, void>(async (kept) => {
-    await pool.query(ANSWERS, answerColumns(kept));
+    await pool.query({ name: "idempotency-answers", text: ANSWERS, values: answerColumns(kept) });
     return kept.map(() => undefined);
   }, (kept) => kept.answer.body.byteLength);
   /** Lazily kept answers in statements of their own (no claim came to carry them). */
@@ -293,6 +295,20 @@ export function postgresIdempotency(
       lazy.set(id, { userId, key, claim, answer });
       lazyTimer ??= setTimeout(() => void sendLazy(takeLazy()), LAZY_MS);
       lazyTimer.unref();
+    },
+    carry: () => {
+      const carried = takeLazy();
+      if (carried.length === 0) return undefined;
+      for (const k of carried) sending.add(k);
+      return {
+        columns: answerColumns(carried),
+        landed: (ok) => {
+          if (ok) return landed(carried);
+          // On their own then (a failure there leaves them to a take-over).
+          for (const k of carried) sending.delete(k);
+          void sendLazy(carried);
+        },
+      };
     },
     flush: async () => {
       await sendLazy(takeLazy());
