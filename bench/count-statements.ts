@@ -2,11 +2,12 @@
  * Statements a card creation sends to PostgreSQL, plain and with an Idempotency-Key
  * (issue 26): `npx tsx bench/count-statements.ts [checkout] [writes] [lanes]`. Runs the
  * compiled server of this checkout (or of the one given: its dist/) on a fresh database
- * whose `log_statement` is `all`, makes `writes` creations of each kind in `lanes` parallel
+ * whose `log_min_duration_statement` is 0, makes `writes` creations of each kind in `lanes` parallel
  * lanes (1: one after the other, nothing batches), and counts, per creation, that
  * database's statements in PostgreSQL's log (/var/log/postgresql/postgresql-15-main.log,
  * or PG_LOG) between markers, those that write, its committed transactions
- * (pg_stat_database), and the server process's CPU. Figures that the machine's load moves
+ * (pg_stat_database), the time PostgreSQL took for the group commit's statements, and the
+ * server process's CPU. Figures that the machine's load moves
  * little, unlike req/s.
  */
 import { readFileSync } from "node:fs";
@@ -49,7 +50,8 @@ const query = async (url: string, sql: string) => {
   }
 };
 await query(admin, `CREATE DATABASE ${database}`);
-await query(admin, `ALTER DATABASE ${database} SET log_statement = 'all'`);
+// Each statement logged once, with how long PostgreSQL took to run it.
+await query(admin, `ALTER DATABASE ${database} SET log_min_duration_statement = 0`);
 const url = new URL(admin);
 url.pathname = `/${database}`;
 const server = await startPinned({
@@ -89,7 +91,10 @@ try {
     const log = readFileSync(logPath, "utf8").split("\n").filter((line) => line.includes(`@${database} `));
     const start = log.findIndex((line) => line.includes(`cardtree-count-${kind}-start`));
     const end = log.findIndex((line) => line.includes(`cardtree-count-${kind}-end`));
-    const statements = log.slice(start + 1, end).filter((line) => / LOG: {2}(statement|execute [^:]*):/.test(line));
+    const statements = log.slice(start + 1, end).filter((line) => / LOG: {2}duration: [0-9.]+ ms {2}(statement|execute [^:]*):/.test(line));
+    const commitMs = statements
+      .filter((line) => line.includes("execute cardtree-group-commit"))
+      .reduce((sum, line) => sum + Number(/duration: ([0-9.]+) ms/.exec(line)![1]), 0);
     const writing = statements.filter((line) => /cardtree-group-commit|idempotency-|INSERT|UPDATE|DELETE/.test(line));
     if (process.env.SHOW) console.log(statements.slice(0, 12).join("\n"));
     const per = kind === "replayed" ? writes * 2 : writes;
@@ -99,6 +104,7 @@ try {
       writing: round(writing.length / per),
       commits: round(committed / per),
       cpuMs: round((cpu * 1000) / per),
+      groupCommitMs: round(commitMs / per),
     };
   }
   console.log(`${root}: per card creation, ${writes} writes in ${lanes} lane(s) (replayed: per request, the first and its replay; load ${os.loadavg()[0].toFixed(1)}):`);
