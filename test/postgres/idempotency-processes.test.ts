@@ -151,6 +151,35 @@ describe("a key claimed with its change (PostgreSQL runs a keyed change before c
   });
 });
 
+describe("a GraphQL mutation's key claimed with its change", { timeout: 60_000 }, () => {
+  const CREATE = `mutation Create($input: CreateCardInput!) { createCard(input: $input) { id content } }`;
+  const graphql = async (server: TestServer, api: Api, key: string, input: Record<string, unknown>) => {
+    const res = await fetch(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: api.authHeader!, "Idempotency-Key": key },
+      body: JSON.stringify({ query: CREATE, variables: { input } }),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, body: JSON.parse(text) };
+  };
+
+  it("is replayed on B as A answered it, and another request with it is 422 on B, though B ran it up to its commit", async () => {
+    const alice = await buildUser(a.url);
+    const tree = await buildTree(alice);
+    const input = { treeId: tree._id, position: 1, content: "graphql on A" };
+    const first = await graphql(a, alice, "gq-across", input);
+    expect([first.status, first.body.errors]).toEqual([200, undefined]);
+    const replayed = await graphql(b, alice, "gq-across", input);
+    expect([replayed.status, replayed.headers.get("idempotent-replayed"), replayed.text]).toEqual([200, "true", first.text]);
+    const reused = await graphql(b, alice, "gq-across", { ...input, content: "another on B" });
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get("idempotent-replayed")).toBeNull();
+    expect(reused.body.errors.map((e: any) => e.extensions.code)).toEqual(["idempotency_key_reused"]);
+    const contents = (await alice.get(`/api/trees/${tree._id}/cards`)).body.map((c: any) => c.content);
+    expect(contents.filter((c: string) => c === input.content || c === "another on B")).toEqual([input.content]);
+  });
+});
+
 describe("a process killed between a keyed commit and its kept answer", { timeout: 90_000 }, () => {
   it("leaves its key to the other process, which answers from the committed change and makes nothing twice", async () => {
     const control = path.join(os.tmpdir(), `cardtree-hold-${process.pid}-${Date.now()}`);
