@@ -101,7 +101,11 @@ export function command<
   /** Loads what the action is checked on; required unless every action it may declare is actor-only. */
   subject?(ctx: Ports<K>, target: Target, input: z.output<Schema>): S | Promise<S>;
   run(ctx: Ports<K>, actor: A, target: Target, input: z.output<Schema>, subject: S): Promise<Output>;
-  /** What `run` returned when it committed `change` (a keyed retry after a crash answers it again). */
+  /**
+   * What `run` returned when it committed `change` (a keyed retry after a crash answers it
+   * again). Declared only by a command that writes through `commitChange` alone: its key may
+   * then be claimed with its change (idempotency.ts, `commandStep`).
+   */
   replay?(ctx: Ports<K>, change: Change): Output | Promise<Output>;
 }): Command<Target, Schema, Output, A, K | CommandNeeds> {
   const { run, subject, precheck, needs, replay, ...rest } = definition;
@@ -112,7 +116,8 @@ export function command<
     ...rest,
     needs: allNeeds<K | CommandNeeds>(needs, ["config"]),
     run: (ctx, actor, target, input) =>
-      commandStep((committed) => (committed ? replayed(rest.name, ctx, committed, replay) : checkedRun(ctx, actor, target, input))),
+      // A command that can rebuild its answer from its change writes through the change log alone.
+      commandStep((committed) => (committed ? replayed(rest.name, ctx, committed, replay) : checkedRun(ctx, actor, target, input)), replay !== undefined),
   };
   async function checkedRun(ctx: Ports<K | CommandNeeds>, actor: A, target: Target, input: z.output<Schema>): Promise<Output> {
     const action = actionOf(self, input, target, actor);
@@ -199,7 +204,11 @@ export function treeCommand<Target extends { treeId: string }, Schema extends z.
   /** Checks that need no tree (ids' syntax, sizes), made before the tree is loaded or locked. */
   precheck?(ctx: Ports<K>, target: Target, input: z.output<Schema>): void;
   run(ctx: Ports<K>, actor: Actor, tree: Tree, target: Target, input: z.output<Schema>): Promise<Output>;
-  /** What `run` returned when it committed `change` (a keyed retry after a crash answers it again). */
+  /**
+   * What `run` returned when it committed `change` (a keyed retry after a crash answers it
+   * again). Declared only by a command that writes through `commitChange` alone: its key may
+   * then be claimed with its change (idempotency.ts, `commandStep`).
+   */
   replay?(ctx: Ports<K>, change: Change): Output | Promise<Output>;
 }): Command<Target, Schema, Output, Actor, K | TreeCommandNeeds> {
   const { run, reads, precheck, needs, replay, ...rest } = definition;
@@ -213,7 +222,7 @@ export function treeCommand<Target extends { treeId: string }, Schema extends z.
         const action = actionOf(self, input, target, actor) as TreeAction;
         if (reads) return loadTree(ctx, actor, target.treeId, action).then((tree) => run(ctx, actor, tree, target, input));
         return withTree(ctx, actor, target.treeId, action, (tree) => run(ctx, actor, tree, target, input));
-      }),
+      }, replay !== undefined),
   };
   return Object.freeze(self);
 }

@@ -26,7 +26,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Change } from "../shared/changes.js";
-import { IdempotencyKeyReusedError, KeyInFlightError } from "../shared/errors.js";
+import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError } from "../shared/errors.js";
 import { newRecordId } from "../shared/ids.js";
 import type { Ports } from "./context.js";
 import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange } from "./ports/store.js";
@@ -71,6 +71,7 @@ type SweepPorts = Ports<"store" | "clock">;
 
 /** A keyed request running here: its key, its next command step, and what a dead run of it committed. */
 interface KeyedRun {
+  owner: RunningKey;
   userId: string;
   key: string;
   fingerprint: string;
@@ -78,6 +79,8 @@ interface KeyedRun {
   committed: ReadonlyMap<number, Change>;
   /** Whether this run committed (or tried to) or answered from a committed change: its key is never let go. */
   changed: boolean;
+  /** The committed change the last step answered from (a retry taking over a dead run), if it did. */
+  lastReplayed?: Change;
   /** Whether a change carrying the key is durable (committed here, or by a dead run): it stands for the answer across a crash. */
   durablyChanged: boolean;
 }
@@ -91,12 +94,42 @@ const keyedContext = new AsyncLocalStorage<{ run: KeyedRun; step: number | null 
  * must answer from that change and run nothing), or undefined. Outside a keyed request,
  * and for a command run inside another command (which belongs to the outer one's step),
  * `body` simply runs.
+ *
+ * A request whose key is claimed at commit (a store that `claimsAtCommit`) runs without a
+ * claim until its first change carries one. `writesOnlyChanges` says the command writes
+ * nothing but changes of the change log (commandStep's callers: a command that can rebuild
+ * its answer from its change); any other command claims the key before it runs. A step
+ * that ends without having claimed the key (it failed, its change's claim met the key's
+ * record, or it committed nothing) claims it then, synchronously, and so learns what the
+ * key holds: a kept answer or a refusal ends the request (KeyAnsweredError; the HTTP layer
+ * answers what the key holds); a dead run's claim taken over runs the step again, answering
+ * from that run's change if it committed one.
  */
-export function commandStep<T>(body: (committed: Change | undefined) => Promise<T>): Promise<T> {
+export function commandStep<T>(body: (committed: Change | undefined) => Promise<T>, writesOnlyChanges = false): Promise<T> {
   const here = keyedContext.getStore();
   if (!here || here.step !== null) return body(undefined);
-  const step = here.run.nextStep++;
-  return keyedContext.run({ run: here.run, step }, () => body(here.run.committed.get(step)));
+  const { run } = here;
+  const owner = run.owner;
+  const step = run.nextStep++;
+  return keyedContext.run({ run, step }, async () => {
+    if (owner.outcome) throw new KeyAnsweredError();
+    if (!owner.claimed && !writesOnlyChanges) await owner.claimLate();
+    for (;;) {
+      let result: T;
+      run.lastReplayed = run.committed.get(step);
+      try {
+        result = await body(run.lastReplayed);
+      } catch (err) {
+        if (owner.claimed || owner.outcome) throw err;
+        // Nothing of this step was written (its change's claim met the key's record, or it failed).
+        const learned = await owner.claimLate();
+        if (learned === "takenOver" || err instanceof KeyClaimedAtCommitError) continue;
+        throw err;
+      }
+      if (!owner.claimed && (await owner.claimLate()) === "takenOver" && run.committed.has(step)) continue;
+      return result;
+    }
+  });
 }
 
 /**
@@ -111,14 +144,31 @@ export function changeTheNextStepReplays(): Change | undefined {
   return here.run.committed.get(here.run.nextStep);
 }
 
-/** The key a change committed here is kept with (changes.ts), or undefined outside a keyed request. */
+/**
+ * The change the command this keyed request just ran answered from, or undefined. What
+ * `changeTheNextStepReplays` says before a command, known only after it when the key is
+ * claimed at commit: such a request learns that a dead run committed the step only when
+ * its own change meets the key's record.
+ */
+export function changeTheLastStepReplayed(): Change | undefined {
+  const here = keyedContext.getStore();
+  if (!here || here.step !== null) return undefined;
+  return here.run.lastReplayed;
+}
+
+/**
+ * The key a change committed here is kept with (changes.ts), or undefined outside a keyed
+ * request. With the key's claim when the request has not claimed it yet: the change carries it.
+ */
 export function changeKeyHere(): ChangeKey | undefined {
   const here = keyedContext.getStore();
   if (!here) return undefined;
-  const { userId, key, fingerprint } = here.run;
+  const { userId, key, fingerprint, owner } = here.run;
   here.run.changed = true;
   // A commit outside any command (none today) is step -1: a retry never answers from it.
-  return { userId, key, fingerprint, step: here.step ?? -1 };
+  const changeKey: ChangeKey = { userId, key, fingerprint, step: here.step ?? -1 };
+  if (!owner.claimed) changeKey.claim = owner.claimToInsert();
+  return changeKey;
 }
 
 /**
@@ -127,7 +177,10 @@ export function changeKeyHere(): ChangeKey | undefined {
  */
 export function keyedChangeDurable(): void {
   const here = keyedContext.getStore();
-  if (here) here.run.durablyChanged = true;
+  if (!here) return;
+  here.run.durablyChanged = true;
+  // A claim the change carried is in the store with it.
+  here.run.owner.claimedAtCommit();
 }
 
 /**
@@ -142,36 +195,76 @@ export function injectAnswerFault(hold: () => boolean): void {
 
 const later = (now: string, ms: number) => new Date(Date.parse(now) + ms).toISOString();
 
+/** What the key's record, found there, says to a request with `fingerprint` at `now`. */
+type Verdict = { replay: KeptAnswer } | { refuse: DomainError } | { takeOver: string };
+
+function verdictOn(there: IdempotencyRecord, fingerprint: string, now: string): Verdict {
+  if (there.fingerprint !== fingerprint) return { refuse: new IdempotencyKeyReusedError() };
+  if (there.answer) return { replay: there.answer };
+  if (there.claim === undefined || there.leaseUntil > now) return { refuse: new KeyInFlightError(RETRY_AFTER_SECONDS) };
+  // The claim's lease ended: its process died while running it, perhaps after committing.
+  return { takeOver: there.claim };
+}
+
+/** What a keyed request that ran without its claim answers instead of its own answer: what the key holds. */
+export type KeyOutcome = { replay: KeptAnswer } | { refuse: DomainError };
+
+/** Keyed requests of this process running without a claim yet (claimed at commit), by user and key. */
+const unclaimedRuns = new WeakMap<KeyPorts, Map<string, RunningKey>>();
+
 /**
  * Starts a keyed request: the kept answer when there is one, else the key claimed for it.
+ * On a store that `claimsAtCommit`, the key is not claimed here (only this process's own
+ * knowledge of it is asked): the request runs and claims it with its first change, or
+ * once a step ends without one (`commandStep`).
  * @throws IdempotencyKeyReusedError when the key was used for another request;
  *   KeyInFlightError when the request that has the key is still running.
  */
 export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<KeyedStart> {
-  const leaseMs = ctx.config.timeouts.idempotencyLeaseMs;
+  const repository = ctx.store.idempotency;
+  if (repository.claimsAtCommit) {
+    const id = `${request.userId} ${request.key}`;
+    let here = unclaimedRuns.get(ctx);
+    if (!here) unclaimedRuns.set(ctx, (here = new Map()));
+    const now = ctx.clock.now();
+    const running = here.get(id);
+    const known = running ? running.asRecord() : repository.known?.(request.userId, request.key);
+    if (known) {
+      const verdict = verdictOn(known, request.fingerprint, now);
+      if ("replay" in verdict) return verdict;
+      // A claim this process holds is alive (its lease is renewed here).
+      throw "refuse" in verdict ? verdict.refuse : new KeyInFlightError(RETRY_AFTER_SECONDS);
+    }
+    const run = new RunningKey(ctx, newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs), [], false);
+    here.set(id, run);
+    return { run };
+  }
   for (;;) {
     const now = ctx.clock.now();
-    const record: IdempotencyRecord = {
-      ...request,
-      // Unique, not secret: the pooled random ids are cheaper than a call to the CSPRNG each.
-      claim: newRecordId(),
-      leaseUntil: later(now, leaseMs),
-      createdAt: now,
-      expiresAt: later(now, KEEP_MS),
-    };
-    const there = await ctx.store.idempotency.claim(record);
+    const record = newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs);
+    const there = await repository.claim(record);
     if (!there) return { run: new RunningKey(ctx, record) };
-    if (there.fingerprint !== request.fingerprint) throw new IdempotencyKeyReusedError();
-    if (there.answer) return { replay: there.answer };
-    if (there.claim === undefined || there.leaseUntil > now) throw new KeyInFlightError(RETRY_AFTER_SECONDS);
-    // The claim's lease ended: its process died while running it, perhaps after committing.
+    const verdict = verdictOn(there, request.fingerprint, now);
+    if ("replay" in verdict) return verdict;
+    if ("refuse" in verdict) throw verdict.refuse;
     // The key keeps its first claim's times, so the changes of every run of it are found.
     const successor = { ...record, createdAt: there.createdAt, expiresAt: there.expiresAt };
-    if (await ctx.store.idempotency.takeOver(successor, there.claim)) {
+    if (await repository.takeOver(successor, verdict.takeOver)) {
       const committed = await ctx.store.changes.byKey(request.userId, request.key, there.createdAt);
       return { run: new RunningKey(ctx, successor, committed) };
     }
   }
+}
+
+function newRecord(request: KeyedRequest, now: string, leaseMs: number): IdempotencyRecord {
+  return {
+    ...request,
+    // Unique, not secret: the pooled random ids are cheaper than a call to the CSPRNG each.
+    claim: newRecordId(),
+    leaseUntil: later(now, leaseMs),
+    createdAt: now,
+    expiresAt: later(now, KEEP_MS),
+  };
 }
 
 /** Whether an answer is kept for its key, or the key let go so the request may run again. */
@@ -200,18 +293,36 @@ function renewAll(ctx: KeyPorts, keys: Set<RunningKey>): void {
   for (const key of keys) key.renew(leaseUntil);
 }
 
-/** A key claimed for a request that runs now: renewed while it runs, then finished once. */
+/** The answer kept for a request whose claim was taken over with changes it cannot have rebuilt its answer from. */
+function doneAlready(): KeptAnswer {
+  const body = {
+    error: "conflict",
+    message: "This request was done already, and its answer was lost when the server stopped; it is not run again.",
+  };
+  return { status: 409, headers: { "content-type": "application/json; charset=utf-8" }, body: Buffer.from(JSON.stringify(body)) };
+}
+
+/**
+ * A key for a request that runs now: claimed before it runs, or (`claimed` false, a store
+ * that claims at commit) by its first change or once a step ends without one; renewed
+ * while it runs, then finished once.
+ */
 export class RunningKey {
   private done = false;
   private readonly run: KeyedRun;
+  /** What the key held when this request, run without a claim, learned it: answered instead of its own answer. */
+  outcome: KeyOutcome | undefined;
 
   constructor(
     private readonly ctx: KeyPorts,
-    private readonly record: IdempotencyRecord,
+    private record: IdempotencyRecord,
     /** What a run of this key that died had committed (after a takeover). */
     committed: readonly KeyedChange[] = [],
+    /** Whether the key is claimed in the store (false: claimed at commit, or later). */
+    public claimed = true,
   ) {
     this.run = {
+      owner: this,
       userId: record.userId,
       key: record.key,
       fingerprint: record.fingerprint,
@@ -235,6 +346,57 @@ export class RunningKey {
     return this.run.committed.size > 0;
   }
 
+  /** This run as a record of its key (a running claim here), for another request of this process with the key. */
+  asRecord(): IdempotencyRecord {
+    return this.record;
+  }
+
+  /** The claim a change of this request carries into the store, its lease from now. */
+  claimToInsert(): IdempotencyRecord {
+    this.record = { ...this.record, leaseUntil: later(this.ctx.clock.now(), this.ctx.config.timeouts.idempotencyLeaseMs) };
+    return this.record;
+  }
+
+  /** A change that carried the claim is committed: the claim is in the store. */
+  claimedAtCommit(): void {
+    this.claimed = true;
+  }
+
+  /**
+   * Claims the key now, for a request that ran without its claim: "claimed", or
+   * "takenOver" (a dead run's claim, whose committed changes the request now answers from).
+   * @throws KeyAnsweredError, with `outcome` set, when the key holds an answer or a refusal.
+   */
+  async claimLate(): Promise<"claimed" | "takenOver"> {
+    if (this.claimed) return "claimed";
+    const { idempotency } = this.ctx.store;
+    for (;;) {
+      const now = this.ctx.clock.now();
+      const record = { ...this.record, leaseUntil: later(now, this.ctx.config.timeouts.idempotencyLeaseMs) };
+      const there = await idempotency.claim(record);
+      // Its own claim: a change that carried it committed though its commit's outcome was lost.
+      if (!there || there.claim === record.claim) {
+        this.record = record;
+        this.claimed = true;
+        return "claimed";
+      }
+      const verdict = verdictOn(there, record.fingerprint, now);
+      if (!("takeOver" in verdict)) {
+        this.outcome = verdict;
+        throw new KeyAnsweredError();
+      }
+      const successor = { ...record, createdAt: there.createdAt, expiresAt: there.expiresAt };
+      if (await idempotency.takeOver(successor, verdict.takeOver)) {
+        this.record = successor;
+        this.claimed = true;
+        const committed = await this.ctx.store.changes.byKey(record.userId, record.key, there.createdAt);
+        this.run.committed = new Map(committed.map(({ step, change }) => [step, change]));
+        if (committed.length > 0) this.run.changed = this.run.durablyChanged = true;
+        return "takenOver";
+      }
+    }
+  }
+
   /** Runs the request (`work`) as this key's: its commits carry the key, its replayed steps run nothing. */
   enter<T>(work: () => T): T {
     return keyedContext.run({ run: this.run, step: null }, work);
@@ -242,16 +404,19 @@ export class RunningKey {
 
   /** Moves this claim's lease on (the store ignores it once the claim is over). */
   renew(leaseUntil: string): void {
+    if (!this.claimed) return;
     const { userId, key, claim } = this.record;
     this.ctx.store.idempotency.renew(userId, key, claim!, leaseUntil).catch(() => undefined);
   }
 
   /**
    * Keeps the request's answer for its key (or, for an answer that changed nothing, lets
-   * the key go). Resolves once the store has it, so an answer sent after it can be replayed.
+   * the key go). Resolves once the store has it, so an answer sent after it can be replayed;
+   * to what the key holds when the request, run without a claim, learned that it is
+   * answered elsewhere (that, not `answer`, is what the client is sent).
    */
-  async finish(answer: KeptAnswer, errorCodes: readonly string[] = []): Promise<void> {
-    if (this.done) return;
+  async finish(answer: KeptAnswer, errorCodes: readonly string[] = []): Promise<KeyOutcome | undefined> {
+    if (this.done) return undefined;
     this.done = true;
     const running = runningKeys.get(this.ctx);
     running?.keys.delete(this);
@@ -259,17 +424,45 @@ export class RunningKey {
       clearInterval(running.timer);
       running.timer = undefined;
     }
-    const { userId, key, claim } = this.record;
-    if (holdAnswerFault?.()) return new Promise<void>(() => undefined);
+    try {
+      return await this.keep(answer, errorCodes);
+    } finally {
+      const unclaimed = unclaimedRuns.get(this.ctx);
+      const id = `${this.record.userId} ${this.record.key}`;
+      if (unclaimed?.get(id) === this) unclaimed.delete(id);
+    }
+  }
+
+  private async keep(answer: KeptAnswer, errorCodes: readonly string[]): Promise<KeyOutcome | undefined> {
+    if (this.outcome) return this.outcome;
+    if (holdAnswerFault?.()) return new Promise<undefined>(() => undefined);
     if (!isKept(answer.status, errorCodes)) {
       // A failure after a commit changed something: the key is not let go (a retry would run
       // afresh); its claim lapses instead, and the retry after its lease answers from the change.
-      if (this.run.changed) return;
-      return this.ctx.store.idempotency.release(userId, key, claim!);
+      // A key never claimed has nothing to let go.
+      if (this.run.changed || !this.claimed) return undefined;
+      const { userId, key, claim } = this.record;
+      await this.ctx.store.idempotency.release(userId, key, claim!);
+      return undefined;
     }
     const kept = answer.body.byteLength > ANSWER_BYTES ? tooLargeToKeep(answer) : answer;
+    if (!this.claimed) {
+      // Ran no command (refused before one, or a write outside the commands): claimed now.
+      try {
+        // A dead run that committed was this request too, yet this answer was not rebuilt from it.
+        if ((await this.claimLate()) === "takenOver" && this.answersFromCommitted) {
+          await this.ctx.store.idempotency.complete(this.record.userId, this.record.key, this.record.claim!, doneAlready(), { lazily: true });
+          return { replay: doneAlready() };
+        }
+      } catch (err) {
+        if (this.outcome) return this.outcome;
+        throw err;
+      }
+    }
+    const { userId, key, claim } = this.record;
     // A durable change with the key answers for it after a crash: no need to wait for stable storage.
     await this.ctx.store.idempotency.complete(userId, key, claim!, kept, this.run.durablyChanged ? { lazily: true } : undefined);
+    return undefined;
   }
 }
 

@@ -7,7 +7,7 @@
  * are the rest of what they changed.
  */
 import { deleteCard, getCard, updateCard } from "../domain/cards.js";
-import { changeTheNextStepReplays } from "../domain/idempotency.js";
+import { changeTheLastStepReplayed, changeTheNextStepReplays } from "../domain/idempotency.js";
 import { presentCard, presentTree } from "../domain/presenters.js";
 import { loadTree } from "../domain/trees.js";
 import type { Card, Tree } from "../shared/records.js";
@@ -78,9 +78,11 @@ builder.mutationFields((t) => ({
       const user = requireUser(context);
       // A retry answering from the move's committed change: the card as it was is in the change.
       const replayed = changeTheNextStepReplays()?.before.find((card) => card._id === args.id);
-      const before = replayed ?? (await getCard(context.domain, user, args.id));
+      const read = replayed ?? (await getCard(context.domain, user, args.id));
       const target = { treeId: args.treeId, cardId: args.id, version: args.version ?? undefined };
       const card = await execute(context.domain, user, updateCard, target, { parentId: args.parentId ?? null, position: args.position });
+      // Or learned only as the move committed (a key claimed at commit): the card as it was is in that change.
+      const before = changeTheLastStepReplayed()?.before.find((c) => c._id === args.id) ?? read;
       const from = before.parentId === card.parentId ? null : before.parentId;
       return { card: presentCard(card), treeId: args.treeId, parentId: from };
     },
@@ -98,8 +100,9 @@ builder.mutationFields((t) => ({
       const target = { treeId: args.treeId, cardId: args.id, version: args.version ?? undefined };
       // Its parent before it goes: afterwards the card is in the trash, and not readable as live.
       const replayed = changeTheNextStepReplays()?.before.find((card) => card._id === args.id);
-      const before = replayed ?? (await nullWhenHidden(() => getCard(context.domain, user, args.id)));
+      const read = replayed ?? (await nullWhenHidden(() => getCard(context.domain, user, args.id)));
       const deleted = await execute(context.domain, user, deleteCard, target, undefined);
+      const before = changeTheLastStepReplayed()?.before.find((card) => card._id === args.id) ?? read;
       return { deleted, treeId: args.treeId, parentId: before?.parentId ?? null };
     },
   }),

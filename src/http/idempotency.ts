@@ -18,7 +18,8 @@ import type { OutgoingHttpHeaders } from "node:http";
 import type { DomainContext } from "../domain/context.js";
 import { startKeyed, type RunningKey } from "../domain/idempotency.js";
 import type { KeptAnswer } from "../domain/ports/store.js";
-import { DomainError, ValidationError } from "../shared/errors.js";
+import { DomainError, KeyInFlightError, ValidationError } from "../shared/errors.js";
+import { errorBody, STATUS } from "./error-response.js";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyProblem } from "../shared/idempotency.js";
 import { bodyDigest } from "./json-body.js";
 import type { Logger } from "./logger.js";
@@ -67,19 +68,31 @@ function chunkBytes(chunk: unknown, encoding: unknown): Buffer {
   return Buffer.from(String(chunk), typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8");
 }
 
+/** A refusal as REST answers it (SPEC §4), for a transport that gives no `refuse` of its own. */
+function refuseAsRest(res: Response, error: DomainError): void {
+  if (error instanceof KeyInFlightError) res.set("Retry-After", String(error.retryAfterSeconds));
+  res.status(STATUS[error.code]).json(errorBody(error));
+}
+
 /**
  * Holds the response back until `running` has kept it: writes are gathered, and the end
- * waits for the store. `res.writeHead`'s headers (yoga passes them there) are noted too.
+ * waits for the store. `res.writeHead` (yoga calls it) is held back too, its status and
+ * headers noted: a request that ran without its key's claim and learned, at its end, that
+ * the key is answered elsewhere sends that answer instead of its own, with other headers.
  */
 function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOptions): void {
   const chunks: Buffer[] = [];
   let headHeaders: OutgoingHttpHeaders = {};
+  let heldHead: unknown[] | null = null;
   const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
+  const write = res.write.bind(res) as Response["write"];
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   res.writeHead = ((...args: unknown[]) => {
     const headers = args.find((arg, i) => i > 0 && typeof arg === "object" && arg !== null);
     if (headers && !Array.isArray(headers)) headHeaders = headers as OutgoingHttpHeaders;
-    return writeHead(...args);
+    if (typeof args[0] === "number") res.statusCode = args[0];
+    heldHead = args;
+    return res;
   }) as Response["writeHead"];
   res.write = ((chunk: unknown, encoding?: unknown, callback?: unknown) => {
     chunks.push(chunkBytes(chunk, encoding));
@@ -101,10 +114,31 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
     }
     const answer: KeptAnswer = { status: res.statusCode, headers, body };
+    // Sending, the transport's own ways come back (Node's end calls writeHead for its implicit head).
+    const restore = () => Object.assign(res, { writeHead, write, end });
+    const sendOwn = () => {
+      restore();
+      // A dead run of this request committed: this answer was rebuilt from its changes, a replay.
+      if (running.answersFromCommitted) res.setHeader(IDEMPOTENT_REPLAYED_HEADER, "true");
+      if (heldHead) writeHead(...heldHead);
+      return callback ? end(body, callback) : end(body);
+    };
     running
       .finish(answer, options.errorCodes?.(answer) ?? [])
-      .catch((err: unknown) => options.logger.error("keeping an idempotent answer failed", { error: String(err) }))
-      .finally(() => (callback ? end(body, callback) : end(body)));
+      .then(
+        (outcome) => {
+          if (!outcome) return sendOwn();
+          // What the key holds, not this request's answer: its headers go.
+          for (const name of res.getHeaderNames()) res.removeHeader(name);
+          restore();
+          if ("replay" in outcome) return sendKept(res, outcome.replay);
+          (options.refuse ?? refuseAsRest)(res, outcome.refuse);
+        },
+        (err: unknown) => {
+          options.logger.error("keeping an idempotent answer failed", { error: String(err) });
+          sendOwn();
+        },
+      );
     return res;
   }) as Response["end"];
 }
@@ -129,8 +163,6 @@ export function idempotentWrites(ctx: DomainContext, options: IdempotencyOptions
       (start) => {
         if ("replay" in start) return sendKept(res, start.replay);
         keepAnswer(res, start.run, options);
-        // A run that died had committed: this answer is rebuilt from its changes, a replay too.
-        if (start.run.answersFromCommitted) res.setHeader(IDEMPOTENT_REPLAYED_HEADER, "true");
         // In the key's context: the changes it commits carry the key (domain/idempotency.ts).
         start.run.enter(() => next());
       },

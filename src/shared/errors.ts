@@ -111,6 +111,29 @@ export class IdempotencyKeyReusedError extends DomainError {
 }
 
 /**
+ * A change whose key's claim, inserted with it (a store that claims at commit), met the
+ * user's record of the key: another run of the request has it (or had it). Nothing was
+ * written; the request learns what the key holds instead (domain/idempotency.ts). Never
+ * an answer of its own.
+ */
+export class KeyClaimedAtCommitError extends Error {
+  constructor() {
+    super("This change's Idempotency-Key was claimed by another run of the request; nothing was written.");
+  }
+}
+
+/**
+ * A request without a claim of its key (claimed at commit) that learned, instead of
+ * running further, what the key holds: the kept answer, or a refusal (in flight, reused).
+ * The transport's answer to it is never sent: the HTTP layer answers what the key holds.
+ */
+export class KeyAnsweredError extends ConflictError {
+  constructor() {
+    super("This request's Idempotency-Key has an answer or a run of its own; nothing was done for this one.");
+  }
+}
+
+/**
  * A commit that lost its revision to another writer of the same tree (another process on a
  * shared database: SPEC §11). Nothing was written; the domain redoes the command on the tree
  * as it now is (trees.ts `withTree`) and answers 409 only if it keeps losing.

@@ -18,9 +18,9 @@ import pg from "pg";
 import type { ChangeKey, Session, Store, StoreStatus } from "../domain/ports/store.js";
 import { idempotencyId } from "./idempotency-records.js";
 import type { Change } from "../shared/changes.js";
-import { ConflictError, RevisionTakenError, UnavailableError } from "../shared/errors.js";
+import { ConflictError, KeyClaimedAtCommitError, RevisionTakenError, UnavailableError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
-import { postgresIdempotency } from "./postgres/idempotency.js";
+import { claimColumns, postgresIdempotency } from "./postgres/idempotency.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
 import { CHANGES_CHANNEL, encodePeerNotice, encodeTreeNotice, PEERS_CHANNEL } from "./postgres/notices.js";
 import { GroupCommit } from "./postgres/group-commit.js";
@@ -117,6 +117,10 @@ function isConnectionLost(err: unknown): boolean {
 function reportingUnavailable<T extends object>(repository: T): T {
   const wrapped: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(repository)) {
+    if (typeof method !== "function") {
+      wrapped[name] = method;
+      continue;
+    }
     wrapped[name] = async (...args: unknown[]) => {
       try {
         return await (method as (...a: unknown[]) => Promise<unknown>)(...args);
@@ -190,6 +194,16 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
   const commitOne = (change: Change, tree: Tree, key: ChangeKey | undefined): Promise<void> =>
     transaction(pool, async (client) => {
       const cardIds = [...new Set([...change.before, ...change.after].map((c) => c._id))];
+      if (key?.claim) {
+        // The key's claim goes with the change (idempotency.ts, claimed at commit); a record of
+        // the key there already (or being inserted by another run, waited for) refuses this change.
+        const claimed = await client.query(
+          `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (user_id, key) DO NOTHING`,
+          claimColumns(key.claim),
+        );
+        if (claimed.rowCount !== 1) throw new KeyClaimedAtCommitError();
+      }
       try {
         await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
           change.treeId,
@@ -235,8 +249,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       // Delivered by PostgreSQL when (and only if) this transaction commits.
       await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
     });
-  const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch });
   const idempotency = postgresIdempotency(pool, log);
+  const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch, carry: () => idempotency.carry() });
 
   const store: PostgresStore = {
     pool,
@@ -329,7 +343,11 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       },
     },
     changes: {
-      commit: (change, tree, key) => (status === "closed" ? Promise.reject(new UnavailableError()) : group.commit(change, tree, key)),
+      commit: async (change, tree, key) => {
+        if (status === "closed") throw new UnavailableError();
+        await group.commit(change, tree, key);
+        if (key?.claim) idempotency.claimedAtCommit(key.claim);
+      },
       byKey: async (userId, key, since) => {
         const { rows: found } = await read<{ record: Change; idem_step: number }>(
           "SELECT record, idem_step FROM changes WHERE idem = $1 AND at >= $2 ORDER BY idem_step, revision",
@@ -427,6 +445,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     changes: reportingUnavailable(store.changes),
     sessions: reportingUnavailable(store.sessions),
     scripts: reportingUnavailable(store.scripts),
-    idempotency: reportingUnavailable(store.idempotency),
+    // `known` answers from memory, at once.
+    idempotency: { ...reportingUnavailable(store.idempotency), known: store.idempotency.known },
   };
 }

@@ -98,6 +98,88 @@ describe("idempotency keys across two processes", { timeout: 60_000 }, () => {
   });
 });
 
+describe("a key claimed with its change (PostgreSQL runs a keyed change before claiming its key)", { timeout: 90_000 }, () => {
+  it("the same request with one key on both processes at once makes one card; the other answers its replay or 409, then the replay", async () => {
+    const alice = await buildUser(a.url);
+    const tree = await buildTree(alice);
+    const onB = on(b, alice);
+    const post = (api: Api, i: number) =>
+      api.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: i, content: `both at once ${i}` }, { "Idempotency-Key": `at-once-${i}` });
+    for (let i = 0; i < 12; i++) {
+      const answers = await Promise.all([post(alice, i), post(onB, i)]);
+      const made = answers.filter((r) => r.status === 201 && r.headers.get("idempotent-replayed") === null);
+      expect(made, `key ${i}: ${answers.map((r) => r.status).join(", ")}`).toHaveLength(1);
+      const other = answers.find((r) => r !== made[0])!;
+      if (other.status === 409) {
+        expect([other.body.error, other.headers.get("retry-after")]).toEqual(["conflict", "1"]);
+        await vi.waitFor(async () => expect((await post(other === answers[0] ? alice : onB, i)).headers.get("idempotent-replayed")).toBe("true"));
+      } else {
+        expect([other.status, other.headers.get("idempotent-replayed"), other.text]).toEqual([201, "true", made[0].text]);
+      }
+    }
+    const cards = (await alice.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content.startsWith("both at once"));
+    expect(cards).toHaveLength(12);
+    const keyed = await sql("SELECT count(*)::integer AS n FROM changes WHERE idem LIKE $1", [`${alice.user._id} at-once-%`]);
+    expect(keyed).toEqual([{ n: 12 }]);
+  });
+
+  it("a replay on B of what A answered replays it, even where running it again would now fail or succeed", async () => {
+    const alice = await buildUser(a.url);
+    const tree = await buildTree(alice);
+    const onB = on(b, alice);
+    // A client-chosen id: run again, the creation would be 409 "exists already".
+    const chosen = { _id: newRecordId(), treeId: tree._id, position: 1, content: "chosen on A" };
+    const created = await alice.post(`/api/trees/${tree._id}/cards`, chosen, { "Idempotency-Key": "chosen" });
+    expect(created.status).toBe(201);
+    const replayed = await onB.post(`/api/trees/${tree._id}/cards`, chosen, { "Idempotency-Key": "chosen" });
+    expect([replayed.status, replayed.headers.get("idempotent-replayed"), replayed.text]).toEqual([201, "true", created.text]);
+
+    // A refusal (no such parent) kept on A, replayed on B once the request would succeed.
+    const parentId = newRecordId();
+    const orphan = { treeId: tree._id, parentId, position: 1, content: "under a parent not there yet" };
+    const refused = await alice.post(`/api/trees/${tree._id}/cards`, orphan, { "Idempotency-Key": "refused" });
+    expect(refused.status).toBe(404);
+    expect((await alice.post(`/api/trees/${tree._id}/cards`, { _id: parentId, treeId: tree._id, position: 2, content: "parent" })).status).toBe(201);
+    const again = await onB.post(`/api/trees/${tree._id}/cards`, orphan, { "Idempotency-Key": "refused" });
+    expect([again.status, again.headers.get("idempotent-replayed"), again.text]).toEqual([404, "true", refused.text]);
+    expect((await onB.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === orphan.content)).toHaveLength(0);
+
+    // The key with another request: 422 on B, though the request would succeed there.
+    const reused = await onB.post(`/api/trees/${tree._id}/cards`, { ...chosen, _id: newRecordId() }, { "Idempotency-Key": "chosen" });
+    expect([reused.status, reused.body.error]).toEqual([422, "idempotency_key_reused"]);
+    expect((await onB.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === chosen.content)).toHaveLength(1);
+  });
+});
+
+describe("a GraphQL mutation's key claimed with its change", { timeout: 60_000 }, () => {
+  const CREATE = `mutation Create($input: CreateCardInput!) { createCard(input: $input) { id content } }`;
+  const graphql = async (server: TestServer, api: Api, key: string, input: Record<string, unknown>) => {
+    const res = await fetch(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: api.authHeader!, "Idempotency-Key": key },
+      body: JSON.stringify({ query: CREATE, variables: { input } }),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, body: JSON.parse(text) };
+  };
+
+  it("is replayed on B as A answered it, and another request with it is 422 on B, though B ran it up to its commit", async () => {
+    const alice = await buildUser(a.url);
+    const tree = await buildTree(alice);
+    const input = { treeId: tree._id, position: 1, content: "graphql on A" };
+    const first = await graphql(a, alice, "gq-across", input);
+    expect([first.status, first.body.errors]).toEqual([200, undefined]);
+    const replayed = await graphql(b, alice, "gq-across", input);
+    expect([replayed.status, replayed.headers.get("idempotent-replayed"), replayed.text]).toEqual([200, "true", first.text]);
+    const reused = await graphql(b, alice, "gq-across", { ...input, content: "another on B" });
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get("idempotent-replayed")).toBeNull();
+    expect(reused.body.errors.map((e: any) => e.extensions.code)).toEqual(["idempotency_key_reused"]);
+    const contents = (await alice.get(`/api/trees/${tree._id}/cards`)).body.map((c: any) => c.content);
+    expect(contents.filter((c: string) => c === input.content || c === "another on B")).toEqual([input.content]);
+  });
+});
+
 describe("a process killed between a keyed commit and its kept answer", { timeout: 90_000 }, () => {
   it("leaves its key to the other process, which answers from the committed change and makes nothing twice", async () => {
     const control = path.join(os.tmpdir(), `cardtree-hold-${process.pid}-${Date.now()}`);

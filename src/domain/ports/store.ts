@@ -62,6 +62,13 @@ export interface ChangeKey {
   key: string;
   fingerprint: string;
   step: number;
+  /**
+   * The key's claim, to be inserted with the change (a store that `claimsAtCommit`): the
+   * request ran without one. The claim and the change go together or not at all; a claim
+   * that meets the user's record of the key already there refuses its own change only
+   * (KeyClaimedAtCommitError), never the others committed with it.
+   */
+  claim?: IdempotencyRecord;
 }
 
 /** A change a keyed request committed, and the command step that committed it. */
@@ -81,7 +88,8 @@ export interface ChangeRepository {
    * card of `change.after` creates or replaces that card, and the change joins the log.
    * With `key`, the change is kept together with the keyed request that made it (`byKey`).
    * @throws ConflictError when the tree already has a change with this revision (another
-   *   process committed first); nothing is written then.
+   *   process committed first); nothing is written then. KeyClaimedAtCommitError when
+   *   `key.claim` met a record of the key: nothing is written then either.
    */
   commit(change: Change, tree: Tree, key?: ChangeKey): Promise<void>;
   /**
@@ -163,6 +171,17 @@ export interface IdempotencyRecord {
  * processes sharing it agree on who runs a key and what it answered.
  */
 export interface IdempotencyRepository {
+  /**
+   * Whether a request that writes only through the change log may run without a claim:
+   * its first change then carries the claim (`ChangeKey.claim`), in the same atomic write,
+   * so a key costs no statement of its own (docs/decisions.md, "A key claimed at commit").
+   */
+  readonly claimsAtCommit?: boolean;
+  /**
+   * With `claimsAtCommit`: what this process knows of the user's key without asking the
+   * store (a claim it runs, an answer it keeps lazily), else undefined.
+   */
+  known?(userId: string, key: string): IdempotencyRecord | undefined;
   /**
    * Inserts `record` (a running claim) unless the user has the key already.
    * Resolves to null when inserted, else to the record that is there.

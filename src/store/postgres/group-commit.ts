@@ -33,6 +33,8 @@ import type { ChangeKey } from "../../domain/ports/store.js";
 import { idempotencyId } from "../idempotency-records.js";
 import type { Change } from "../../shared/changes.js";
 import type { StoredCard, Tree } from "../../shared/records.js";
+import { KeyClaimedAtCommitError } from "../../shared/errors.js";
+import { claimColumns } from "./idempotency.js";
 import { CHANGES_CHANNEL, encodeTreeNotice } from "./notices.js";
 
 /** Changes one batch holds at most. */
@@ -56,6 +58,11 @@ export interface GroupCommitOptions {
   commitOne: (change: Change, tree: Tree, key: ChangeKey | undefined) => Promise<void>;
   /** A card's record as stored (without its trash mark). */
   cardRecord: (card: StoredCard) => string;
+  /**
+   * Answers kept lazily meanwhile (postgres/idempotency.ts), to ride in the batch's statement:
+   * their columns ($28 to $33), and what to tell once the statement committed or failed.
+   */
+  carry?: () => { columns: unknown[]; landed(ok: boolean): void } | undefined;
   /** Told of each batch committed together (tests, bench): how many changes it held. */
   onBatch?: (size: number) => void;
 }
@@ -71,8 +78,21 @@ const REFUSED = "cardtree-batch-refused";
  */
 const BATCH_SQL = `
 WITH batch AS (
-  SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::json[], $5::text[], $6::integer[], $7::json[], $20::text[], $21::integer[])
-    WITH ORDINALITY AS b(tree_id, revision, at, record, public_url, tree_revision, tree_record, idem, idem_step, n)
+  SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::json[], $5::text[], $6::integer[], $7::json[], $20::text[], $21::integer[],
+      $17::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[], $27::text[])
+    WITH ORDINALITY AS b(tree_id, revision, at, record, public_url, tree_revision, tree_record, idem, idem_step,
+      claim_user, claim_key, fingerprint, claim, lease_until, created_at, expires_at, n)
+),
+claimed AS (
+  INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
+  SELECT claim_user, claim_key, fingerprint, claim, lease_until, created_at, expires_at
+  FROM batch WHERE claim_user IS NOT NULL ORDER BY claim_user, claim_key
+  ON CONFLICT (user_id, key) DO NOTHING
+  RETURNING user_id, key
+),
+go AS (
+  SELECT b.* FROM batch AS b
+  WHERE b.claim_user IS NULL OR EXISTS (SELECT 1 FROM claimed AS c WHERE c.user_id = b.claim_user AND c.key = b.claim_key)
 ),
 ids AS (
   SELECT n, array_agg(id ORDER BY k) AS card_ids FROM unnest($8::integer[], $9::text[]) WITH ORDINALITY AS c(n, id, k) GROUP BY n
@@ -83,31 +103,42 @@ members AS (
 logged AS (
   INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step)
   SELECT b.tree_id, b.revision, b.at, coalesce(ids.card_ids, '{}'::text[]), b.record, b.idem, b.idem_step
-  FROM batch AS b LEFT JOIN ids ON ids.n = b.n ORDER BY b.n
+  FROM go AS b LEFT JOIN ids ON ids.n = b.n ORDER BY b.n
   RETURNING 1
 ),
 moved AS (
   INSERT INTO trees (id, users, public_url, revision, record)
   SELECT b.tree_id, coalesce(members.users, '{}'::text[]), b.public_url, b.tree_revision, b.tree_record
-  FROM batch AS b LEFT JOIN members ON members.n = b.n ORDER BY b.n
+  FROM go AS b LEFT JOIN members ON members.n = b.n ORDER BY b.n
   ON CONFLICT (id) DO UPDATE
     SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
     WHERE trees.revision = excluded.revision - 1
   RETURNING 1
 ),
+cards_going AS (
+  SELECT c.id, c.tree_id, c.trashed, c.record FROM unnest($12::text[], $13::text[], $14::text[], $15::json[], $16::integer[]) AS c(id, tree_id, trashed, record, n)
+  WHERE c.n IN (SELECT n FROM go)
+),
 written AS (
   INSERT INTO cards (id, tree_id, trashed, record)
-  SELECT * FROM unnest($12::text[], $13::text[], $14::text[], $15::json[])
+  SELECT * FROM cards_going
   ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
     WHERE cards.tree_id = excluded.tree_id
   RETURNING 1
 ),
+answered AS (
+  UPDATE idempotency_keys AS k SET claim = NULL, status = a.status, headers = a.headers, body = a.body
+  FROM unnest($28::text[], $29::text[], $30::text[], $31::integer[], $32::json[], $33::bytea[]) AS a(user_id, key, claim, status, headers, body)
+  WHERE k.user_id = a.user_id AND k.key = a.key AND k.claim = a.claim
+),
 counted AS (
-  SELECT (SELECT count(*) FROM logged) AS logged, (SELECT count(*) FROM moved) AS moved, (SELECT count(*) FROM written) AS written
+  SELECT (SELECT count(*) FROM logged) AS logged, (SELECT count(*) FROM moved) AS moved, (SELECT count(*) FROM written) AS written,
+    (SELECT count(*) FROM go) AS going, (SELECT count(*) FROM cards_going) AS cards
 )
-SELECT CASE WHEN moved = $16 AND written = $17 THEN moved
+SELECT CASE WHEN moved = going AND written = cards THEN moved
          ELSE ('${REFUSED} ' || moved || ' ' || written)::integer END AS moved,
-       (SELECT count(pg_notify($18, notice)) FROM unnest($19::text[]) AS notice) AS told
+       (SELECT count(pg_notify($18, t.notice)) FROM unnest($19::text[]) WITH ORDINALITY AS t(notice, n) WHERE t.n IN (SELECT n FROM go)) AS told,
+       ARRAY(SELECT tree_id FROM batch WHERE n NOT IN (SELECT n FROM go)) AS unclaimed
 FROM counted`;
 
 /**
@@ -171,9 +202,14 @@ export class GroupCommit {
   }
 
   private async run(batch: Pending[]): Promise<void> {
+    let unclaimed: ReadonlySet<string>;
+    const carried = this.options.carry?.();
     try {
-      await this.options.pool.query(batchQuery(batch, this.options));
+      const { rows } = await this.options.pool.query<{ unclaimed: string[] }>(batchQuery(batch, this.options, carried?.columns ?? NO_ANSWERS));
+      carried?.landed(true);
+      unclaimed = new Set(rows[0].unclaimed);
     } catch (err) {
+      carried?.landed(false);
       if (!definitelyRolledBack(err)) {
         for (const pending of batch) pending.reject(err);
         return;
@@ -182,19 +218,27 @@ export class GroupCommit {
       await Promise.all(batch.map((p) => this.options.commitOne(p.change, p.tree, p.key).then(p.resolve, p.reject)));
       return;
     }
-    this.options.onBatch?.(batch.length);
-    for (const pending of batch) pending.resolve();
+    this.options.onBatch?.(batch.length - unclaimed.size);
+    // A change whose key's claim met the key's record wrote nothing; the others committed.
+    for (const pending of batch) {
+      if (unclaimed.has(pending.change.treeId)) pending.reject(new KeyClaimedAtCommitError());
+      else pending.resolve();
+    }
   }
 }
 
+/** No answers carried: the batch's `answered` part updates nothing. */
+const NO_ANSWERS: unknown[] = [[], [], [], [], [], []];
+
 /** The batch statement with its parameters, rows in tree-id order. */
-function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.QueryConfig {
+function batchQuery(batch: readonly Pending[], options: GroupCommitOptions, answers: readonly unknown[]): pg.QueryConfig {
   const sorted = [...batch].sort((a, b) => (a.change.treeId < b.change.treeId ? -1 : a.change.treeId > b.change.treeId ? 1 : 0));
   const idOwners: number[] = [];
   const ids: string[] = [];
   const userOwners: number[] = [];
   const users: string[] = [];
   const cards: StoredCard[] = [];
+  const cardOwners: number[] = [];
   sorted.forEach(({ change, tree }, index) => {
     const n = index + 1;
     for (const id of new Set([...change.before, ...change.after].map((c) => c._id))) {
@@ -206,7 +250,10 @@ function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.
       users.push(user);
     }
     cards.push(...change.after);
+    for (let i = 0; i < change.after.length; i++) cardOwners.push(n);
   });
+  const claims = sorted.map((p) => (p.key?.claim ? claimColumns(p.key.claim) : null));
+  const claimColumn = (column: number) => claims.map((c) => (c ? c[column] : null));
   return {
     name: "cardtree-group-commit",
     text: BATCH_SQL,
@@ -226,12 +273,19 @@ function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.
       cards.map((c) => c.treeId),
       cards.map((c) => c.trashed ?? null),
       cards.map(options.cardRecord),
-      sorted.length,
-      cards.length,
+      cardOwners,
+      claimColumn(0),
       CHANGES_CHANNEL,
       sorted.map((p) => encodeTreeNotice(options.origin, p.change.treeId, p.change.revision)),
       sorted.map((p) => (p.key ? idempotencyId(p.key.userId, p.key.key) : null)),
       sorted.map((p) => p.key?.step ?? null),
+      claimColumn(1),
+      claimColumn(2),
+      claimColumn(3),
+      claimColumn(4),
+      claimColumn(5),
+      claimColumn(6),
+      ...answers,
     ],
   };
 }

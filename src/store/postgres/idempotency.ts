@@ -52,7 +52,8 @@ function fromRow(row: KeyRow): IdempotencyRecord {
   return record;
 }
 
-function columns(record: IdempotencyRecord): unknown[] {
+/** A claim's columns, in the order `idempotency_keys` takes them (group-commit.ts inserts claims too). */
+export function claimColumns(record: IdempotencyRecord): unknown[] {
   return [record.userId, record.key, record.fingerprint, record.claim ?? null, record.leaseUntil, record.createdAt, record.expiresAt];
 }
 
@@ -146,7 +147,13 @@ const answerColumns = (kept: readonly LazyAnswer[]): unknown[] => [
 export function postgresIdempotency(
   pool: pg.Pool,
   log: (message: string, fields: Record<string, unknown>) => void,
-): IdempotencyRepository & { flush(): Promise<void> } {
+): IdempotencyRepository & {
+  flush(): Promise<void>;
+  /** The answers kept lazily meanwhile, for the group commit's statement to carry (its `carry`). */
+  carry(): { columns: unknown[]; landed(ok: boolean): void } | undefined;
+  /** A claim inserted with its change (group-commit.ts), now in the table: this process runs it. */
+  claimedAtCommit(record: IdempotencyRecord): void;
+} {
   /**
    * Claims this process holds (by user and key), and the answers kept lazily that are not
    * in the table yet: a claim of such a key here is answered from memory.
@@ -183,7 +190,7 @@ export function postgresIdempotency(
       const inserted = await pool.query(
         `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (user_id, key) DO NOTHING`,
-        columns(record),
+        claimColumns(record),
       );
       if (inserted.rowCount === 1) return null;
       const { rows } = await pool.query<KeyRow>("SELECT * FROM idempotency_keys WHERE user_id = $1 AND key = $2", [record.userId, record.key]);
@@ -196,13 +203,13 @@ export function postgresIdempotency(
     // The answers kept lazily meanwhile ride in the same statement (a CTE), not one of their own.
     const carried = takeLazy();
     for (const k of carried) sending.add(k);
-    const claimColumns = [0, 1, 2, 3, 4, 5, 6].map((column) => records.map((record) => columns(record)[column]));
+    const batchColumns = [0, 1, 2, 3, 4, 5, 6].map((column) => records.map((record) => claimColumns(record)[column]));
     try {
       // Named: each connection parses and plans them once.
       ({ rows } =
         carried.length === 0
-          ? await pool.query<{ claim: string }>({ name: "idempotency-claims", text: CLAIMS, values: claimColumns })
-          : await pool.query<{ claim: string }>({ name: "idempotency-claims-answers", text: CLAIMS_AND_ANSWERS, values: [...claimColumns, ...answerColumns(carried)] }));
+          ? await pool.query<{ claim: string }>({ name: "idempotency-claims", text: CLAIMS, values: batchColumns })
+          : await pool.query<{ claim: string }>({ name: "idempotency-claims-answers", text: CLAIMS_AND_ANSWERS, values: [...batchColumns, ...answerColumns(carried)] }));
       landed(carried);
     } catch (err) {
       // The carried answers go on their own (a failure there leaves them to a take-over).
@@ -217,7 +224,7 @@ export function postgresIdempotency(
     return Promise.all(records.map((record) => (inserted.has(record.claim!) ? null : claimOne(record))));
   });
   const answers = new Batches<LazyAnswer, void>(async (kept) => {
-    await pool.query(ANSWERS, answerColumns(kept));
+    await pool.query({ name: "idempotency-answers", text: ANSWERS, values: answerColumns(kept) });
     return kept.map(() => undefined);
   }, (kept) => kept.answer.body.byteLength);
   /** Lazily kept answers in statements of their own (no claim came to carry them). */
@@ -250,13 +257,26 @@ export function postgresIdempotency(
     }
   };
   return {
+    claimsAtCommit: true,
+    known: (userId, key) => {
+      const id = idOf(userId, key);
+      const mine = ownClaims.get(id);
+      if (!mine) return undefined;
+      const kept = lazy.get(id);
+      if (!kept) return mine;
+      const { claim: _running, ...record } = mine;
+      return { ...record, answer: kept.answer };
+    },
+    claimedAtCommit: (record) => {
+      ownClaims.set(idOf(record.userId, record.key), record);
+    },
     claim,
     takeOver: async (record, previousClaim) => {
       const replaced = await pool.query(
         `UPDATE idempotency_keys SET fingerprint = $3, claim = $4, lease_until = $5, created_at = $6, expires_at = $7,
            status = NULL, headers = NULL, body = NULL
          WHERE user_id = $1 AND key = $2 AND claim = $8`,
-        [...columns(record), previousClaim],
+        [...claimColumns(record), previousClaim],
       );
       if (replaced.rowCount === 1) ownClaims.set(idOf(record.userId, record.key), record);
       return replaced.rowCount === 1;
@@ -275,6 +295,20 @@ export function postgresIdempotency(
       lazy.set(id, { userId, key, claim, answer });
       lazyTimer ??= setTimeout(() => void sendLazy(takeLazy()), LAZY_MS);
       lazyTimer.unref();
+    },
+    carry: () => {
+      const carried = takeLazy();
+      if (carried.length === 0) return undefined;
+      for (const k of carried) sending.add(k);
+      return {
+        columns: answerColumns(carried),
+        landed: (ok) => {
+          if (ok) return landed(carried);
+          // On their own then (a failure there leaves them to a take-over).
+          for (const k of carried) sending.delete(k);
+          void sendLazy(carried);
+        },
+      };
     },
     flush: async () => {
       await sendLazy(takeLazy());

@@ -1,0 +1,95 @@
+/**
+ * An Idempotency-Key's cost on PostgreSQL, this checkout against another side by side
+ * (issue 26): `npx tsx bench/idempotency-ab.ts <other checkout> [rounds] [seconds]`. Starts
+ * both compiled servers (each its dist/, each on a fresh database), one 1,000-card tree
+ * each, and in every round runs plain and keyed card creations (wrk, 16 connections) on
+ * both servers, in an order that turns each round (ABBA over kinds and sides), so the
+ * machine's drifting load falls on all four alike. Prints each run, then the medians: req/s
+ * and the server process's CPU a write, keyed/plain ratios per side.
+ */
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { CardtreeClient } from "./cardtree-client.js";
+import { generateTree } from "./generate.js";
+import { startPinned } from "./processes.js";
+import { runWrk } from "./wrk.js";
+
+const other = path.resolve(process.argv[2] ?? ".");
+const rounds = Number(process.argv[3] ?? 4);
+const seconds = Number(process.argv[4] ?? 8);
+const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const cpuSeconds = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+const query = async (sql: string) => {
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+};
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const sides = [
+  { name: "this", root: path.resolve(".") },
+  { name: "other", root: other },
+].map((side, i) => ({ ...side, database: `cardtree_ab_${process.pid}_${i}` }));
+const servers: { name: string; server: Awaited<ReturnType<typeof startPinned>>; writer: CardtreeClient; tree: string; parent: string }[] = [];
+try {
+  for (const side of sides) {
+    await query(`CREATE DATABASE ${side.database}`);
+    const url = new URL(admin);
+    url.pathname = `/${side.database}`;
+    const server = await startPinned({
+      command: () => [process.execPath, path.join(side.root, "dist/server.mjs")],
+      cwd: side.root,
+      env: { STORE: "postgres", DATABASE_URL: url.toString() },
+      logFile: path.join(os.tmpdir(), `${side.database}.log`),
+      readyPath: "/healthz",
+    });
+    const writer = await CardtreeClient.signUp(server.url, `ab-${side.name}@bench.example`);
+    const tree = await writer.treeWith("Idempotency", generateTree(1_000, 26));
+    const cards = await writer.json<{ _id: string; parentId: string | null }[]>("GET", `/api/trees/${tree}/cards`);
+    servers.push({ name: side.name, server, writer, tree, parent: cards.find((c) => c.parentId === null)!._id });
+  }
+  const figures: Record<string, { rps: number[]; cpu: number[] }> = {};
+  for (let round = 0; round < rounds; round++) {
+    const kinds = round % 2 === 0 ? ["plain", "keyed"] : ["keyed", "plain"];
+    const order = round % 4 < 2 ? servers : [...servers].reverse();
+    for (const kind of kinds) {
+      for (const each of order) {
+        const pid = each.server.process.pid!;
+        const before = cpuSeconds(pid);
+        const result = await runWrk({
+          url: `${each.server.url}/api/trees/${each.tree}/cards`,
+          headers: { Authorization: each.writer.authorization },
+          script: { BENCH_CARD_TREE: each.tree, BENCH_CARD_PARENT: each.parent, ...(kind === "keyed" ? { BENCH_IDEMPOTENCY_KEYS: "1" } : {}) },
+          seconds,
+          connections: 16,
+          targetPid: pid,
+        });
+        const cpu = ((cpuSeconds(pid) - before) * 1000) / Math.max(1, result.requests);
+        const id = `${each.name} ${kind}`;
+        figures[id] ??= { rps: [], cpu: [] };
+        figures[id].rps.push(result.requestsPerSecond);
+        figures[id].cpu.push(cpu);
+        console.log(`round ${round + 1}: ${id}: ${result.requestsPerSecond.toFixed(0)} req/s, server CPU ${cpu.toFixed(2)} ms a write, ${result.errors} errors (load ${os.loadavg()[0].toFixed(1)})`);
+      }
+    }
+  }
+  for (const side of ["this", "other"]) {
+    const plain = figures[`${side} plain`];
+    const keyed = figures[`${side} keyed`];
+    console.log(
+      `${side} (${side === "this" ? "." : other}): plain ${median(plain.rps).toFixed(0)} req/s, ${median(plain.cpu).toFixed(2)} ms; keyed ${median(keyed.rps).toFixed(0)} req/s, ${median(keyed.cpu).toFixed(2)} ms; ` +
+        `keyed/plain req/s ${(median(keyed.rps) / median(plain.rps)).toFixed(2)}, CPU plain/keyed ${(median(plain.cpu) / median(keyed.cpu)).toFixed(2)}`,
+    );
+  }
+} finally {
+  await Promise.all(servers.map((each) => each.server.stop()));
+  for (const side of sides) await query(`DROP DATABASE IF EXISTS ${side.database} WITH (FORCE)`).catch(() => undefined);
+}
