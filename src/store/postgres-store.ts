@@ -59,6 +59,14 @@ export interface PostgresStore extends Store {
 
 type Row<T> = { record: T };
 
+/** A statement prepared under its name on each connection that runs it (`pg` keeps them per connection). */
+interface Hot {
+  name: string;
+  text: string;
+}
+
+const hot = (name: string, text: string): Hot => ({ name, text });
+
 const json = (value: unknown) => JSON.stringify(value);
 
 /**
@@ -169,18 +177,20 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
   // connection, so at most as many tries as the pool holds. A write is not tried again:
   // whether it committed before its connection died cannot be known here.
   const poolSize = options.poolSize ?? 10;
-  const read = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> => {
+  // A read named (`Hot`) is prepared once per connection and then only executed: the reads
+  // every card write makes (issue 27) skip PostgreSQL's parsing and planning.
+  const read = async <R extends pg.QueryResultRow>(sql: string | Hot, params: unknown[] = []): Promise<pg.QueryResult<R>> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await pool.query<R>(sql, params);
+        return await pool.query<R>(typeof sql === "string" ? { text: sql, values: params } : { ...sql, values: params });
       } catch (err) {
         if (!isConnectionLost(err) || attempt > poolSize) throw err;
       }
     }
   };
-  const rows = async <T>(sql: string, params: unknown[] = []): Promise<T[]> =>
+  const rows = async <T>(sql: string | Hot, params: unknown[] = []): Promise<T[]> =>
     (await read<Row<T>>(sql, params)).rows.map((r) => r.record);
-  const one = async <T>(sql: string, params: unknown[] = []): Promise<T | null> => (await rows<T>(sql, params))[0] ?? null;
+  const one = async <T>(sql: string | Hot, params: unknown[] = []): Promise<T | null> => (await rows<T>(sql, params))[0] ?? null;
   const run = async (sql: string, params: unknown[] = []): Promise<void> => {
     await pool.query(sql, params);
   };
@@ -273,10 +283,10 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
           user.createdAt,
           json(user),
         ]),
-      byId: (id) => one<StoredUser>("SELECT record FROM users WHERE id = $1", [id]),
+      byId: (id) => one<StoredUser>(hot("cardtree-user-by-id", "SELECT record FROM users WHERE id = $1"), [id]),
       byIds: (ids) =>
         ids.length === 0 ? Promise.resolve([]) : rows<StoredUser>("SELECT record FROM users WHERE id = ANY($1::text[])", [[...ids]]),
-      byEmail: (email) => one<StoredUser>("SELECT record FROM users WHERE email = $1", [email]),
+      byEmail: (email) => one<StoredUser>(hot("cardtree-user-by-email", "SELECT record FROM users WHERE email = $1"), [email]),
       list: () => rows<StoredUser>("SELECT record FROM users ORDER BY created_at, id"),
       // Read, merge, write under the row's lock: the merge is done here, not in SQL, which
       // would have to parse the record.
@@ -295,7 +305,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         }),
     },
     trees: {
-      byId: (id) => one<Tree>("SELECT record FROM trees WHERE id = $1", [id]),
+      byId: (id) => one<Tree>(hot("cardtree-tree-by-id", "SELECT record FROM trees WHERE id = $1"), [id]),
       byPublicUrl: (publicUrl) => one<Tree>("SELECT record FROM trees WHERE public_url = $1", [publicUrl]),
       forUser: (userId) => rows<Tree>("SELECT record FROM trees WHERE users @> ARRAY[$1::text]", [userId]),
       // One statement: the tree, its cards and its changes go together or not at all, and
@@ -317,7 +327,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         (await read<CardRow>("SELECT record, trashed FROM cards WHERE tree_id = $1 AND trashed IS NOT NULL", [treeId])).rows.map(
           cardFromRow,
         ),
-      liveById: (id) => one<StoredCard>("SELECT record FROM cards WHERE id = $1 AND trashed IS NULL", [id]),
+      liveById: (id) => one<StoredCard>(hot("cardtree-live-card-by-id", "SELECT record FROM cards WHERE id = $1 AND trashed IS NULL"), [id]),
       liveByTree: (treeId) => rows<StoredCard>("SELECT record FROM cards WHERE tree_id = $1 AND trashed IS NULL", [treeId]),
       countLiveByTrees: async (treeIds) => {
         if (treeIds.length === 0) return 0;

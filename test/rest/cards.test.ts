@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { buildCard, buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
 let server: InProcessServer;
@@ -168,5 +168,17 @@ describe("cards", () => {
     expect(res.body.error).toBe("limit_reached");
     expect((await alice.get(`/api/trees/${tree._id}/cards`)).body).toHaveLength(2);
     expect((await alice.post(`/api/trees/${tree._id}/clone`)).status).toBe(422);
+  });
+
+  it("a collaborator's new card counts against the tree owner's limit, not the collaborator's", async () => {
+    const { alice, tree, root } = await treeWithRoot();
+    const bob = await buildUser(server.url);
+    await shareTree(alice, tree._id, bob);
+    await server.ctx.store.users.update(alice.user._id, { limit: 2 });
+    await buildCard(bob, tree._id, { parentId: root._id });
+    const res = await bob.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, parentId: root._id, position: 9 });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toBe("limit_reached");
+    expect((await bob.get(`/api/trees/${tree._id}/cards`)).body).toHaveLength(2);
   });
 });
