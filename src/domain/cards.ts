@@ -147,8 +147,9 @@ export const updateCard = treeCommand({
   input: updateCardInput,
   action: "write",
   precheck: (_ctx, { cardId }: CardTarget) => assertCardIdSyntax(cardId),
-  async run(ctx, actor, tree, { cardId, version }, body): Promise<StoredCard> {
-    const card = await ctx.store.cards.liveById(cardId);
+  // Read beside the tree under its lock: one round trip there on PostgreSQL, not two (issue 27).
+  prefetch: (ctx, _actor, { cardId }) => ctx.store.cards.liveById(cardId),
+  async run(ctx, actor, tree, { version }, body, card): Promise<StoredCard> {
     if (!card || card.treeId !== tree._id) throw new NotFoundError("Card");
     assertVersion(card, version ?? body.__v);
     // A card stored before the limit was lowered may still be moved with its content sent back.

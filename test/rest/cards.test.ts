@@ -170,6 +170,18 @@ describe("cards", () => {
     expect((await alice.post(`/api/trees/${tree._id}/clone`)).status).toBe(422);
   });
 
+  it("PUT of another tree's card through this tree's path is 404 and changes neither tree", async () => {
+    const { alice, tree } = await treeWithRoot();
+    const other = await buildTree(alice);
+    const [otherRoot] = (await alice.get(`/api/trees/${other._id}/cards`)).body;
+    const before = (await alice.get(`/api/trees/${tree._id}`)).body;
+    const res = await alice.put(`/api/trees/${tree._id}/cards/${otherRoot._id}`, { content: "moved in" });
+    expect(res.status).toBe(404);
+    expect(res.body.error).toBe("not_found");
+    expect((await alice.get(`/api/trees/${other._id}/cards`)).body).toEqual([otherRoot]);
+    expect((await alice.get(`/api/trees/${tree._id}`)).body).toEqual(before);
+  });
+
   it("a collaborator's new card counts against the tree owner's limit, not the collaborator's", async () => {
     const { alice, tree, root } = await treeWithRoot();
     const bob = await buildUser(server.url);
