@@ -38,7 +38,7 @@ export function buildBaseline(workDir: string, revision: string): string {
 }
 
 /** CPU seconds a process has used (user + system), from /proc: 100 ticks a second on Linux. */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }

@@ -14,6 +14,11 @@
  *   together;
  * - one connection: the latency a lone writer sees.
  * The databases are made on `DATABASE_URL`'s server (or postgres@127.0.0.1:5432) and dropped.
+ *
+ * Beside req/s, which this shared machine's load swings from round to round, each figure
+ * notes the CPU a write cost: the server process's, and on PostgreSQL its backends' (the
+ * database's processes serving that side's database, read from /proc, so the database must
+ * run on this machine; otherwise only the server's is given).
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -23,7 +28,8 @@ import { generateTree } from "../generate.js";
 import { ROOT, startPinned, type Pinned } from "../processes.js";
 import { median, type Report } from "../report.js";
 import { runWrk, settle } from "../wrk.js";
-import { buildBaseline } from "./durability.js";
+import pg from "pg";
+import { buildBaseline, cpuSeconds } from "./durability.js";
 import { adminQuery, adminUrl, databaseUrl } from "./scale.js";
 
 interface Side {
@@ -41,6 +47,27 @@ interface Seeded {
 }
 
 const TREES = 4;
+
+/** The backends serving `database` now (their process ids), or none when they cannot be listed. */
+async function backends(admin: string, database: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [database]);
+    return rows.map((r) => r.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+/** CPU seconds of a process, or 0 when it is gone or not on this machine. */
+function cpuOf(pid: number): number {
+  try {
+    return cpuSeconds(pid);
+  } catch {
+    return 0;
+  }
+}
 
 async function startSide(side: Side, dataDir: string, workDir: string): Promise<Pinned> {
   return startPinned({
@@ -89,11 +116,11 @@ export async function pgWriteScenarios(options: { report: Report; workDir: strin
       { id: "four-trees", label: "create cards, 16 connections over four 1k-card trees" },
       { id: "single", label: "create cards, one connection, one 1k-card tree" },
     ] as const;
-    type Figures = { rps: number[]; p50: number[]; p99: number[]; errors: number };
+    type Figures = { rps: number[]; p50: number[]; p99: number[]; serverCpu: number[]; databaseCpu: number[]; errors: number };
     const figures = new Map<string, Figures>();
     const entry = (key: string) => {
       let f = figures.get(key);
-      if (!f) figures.set(key, (f = { rps: [], p50: [], p99: [], errors: 0 }));
+      if (!f) figures.set(key, (f = { rps: [], p50: [], p99: [], serverCpu: [], databaseCpu: [], errors: 0 }));
       return f;
     };
     for (let round = 0; round < options.rounds; round++) {
@@ -114,7 +141,11 @@ export async function pgWriteScenarios(options: { report: Report; workDir: strin
           connections: 4,
         });
         await settle(server.url);
+        const database = side.env.DATABASE_URL ? new URL(side.env.DATABASE_URL).pathname.slice(1) : null;
         for (const load of loads) {
+          const serverBefore = cpuOf(server.process.pid!);
+          const backendsBefore = database ? await backends(admin, database) : [];
+          const databaseBefore = new Map(backendsBefore.map((pid) => [pid, cpuOf(pid)]));
           const result = await runWrk({
             url: `${server.url}/api/trees/${first.id}/cards`,
             headers: { Authorization: authorization },
@@ -132,6 +163,15 @@ export async function pgWriteScenarios(options: { report: Report; workDir: strin
           f.p50.push(result.p50Ms);
           f.p99.push(result.p99Ms);
           f.errors += result.errors;
+          const writes = Math.max(1, result.requests);
+          f.serverCpu.push(((cpuOf(server.process.pid!) - serverBefore) * 1000) / writes);
+          if (database) {
+            // Backends opened during the load count whole; those gone since count what they used before it ended (unknown: 0).
+            const after = new Set([...backendsBefore, ...(await backends(admin, database))]);
+            let used = 0;
+            for (const pid of after) used += Math.max(0, cpuOf(pid) - (databaseBefore.get(pid) ?? 0));
+            f.databaseCpu.push((used * 1000) / writes);
+          }
           await settle(server.url);
         }
         await server.stop();
@@ -147,7 +187,9 @@ export async function pgWriteScenarios(options: { report: Report; workDir: strin
           p50Ms: median(f.p50),
           p99Ms: median(f.p99),
           errors: f.errors,
-          note: `median of ${f.rps.length}: ${f.rps.map((r) => r.toFixed(0)).join(" / ")} req/s`,
+          note:
+            `median of ${f.rps.length}: ${f.rps.map((r) => r.toFixed(0)).join(" / ")} req/s; CPU a write: server ${median(f.serverCpu).toFixed(2)} ms` +
+            (f.databaseCpu.length > 0 ? ` + database ${median(f.databaseCpu).toFixed(2)} ms` : ""),
         });
       }
       const rate = (id: string) => median(figures.get(`${load.id} ${id}`)!.rps);

@@ -6,7 +6,7 @@
 import type { Ports } from "./context.js";
 import { LimitReachedError, NotFoundError, PayloadTooLargeError } from "../shared/errors.js";
 import { newRecordId, RECORD_ID } from "../shared/ids.js";
-import type { ImportNode, StoredCard } from "../shared/records.js";
+import type { ImportNode, StoredCard, StoredUser } from "../shared/records.js";
 import { ownedCardsCount } from "./users.js";
 
 interface Placement {
@@ -114,6 +114,8 @@ export function assertCardsFit(ctx: Ports<"config">, cards: readonly { content: 
  * allows them. For an owner with a limit, the count and the write run under the owner's
  * lock: counted per tree, two writes into different trees could each see room for their
  * cards and together go past the limit. Lock order is always tree, then owner.
+ * `read`, when it is the owner's record read from the store under the tree's lock in this
+ * attempt (withTree's prefetch), stands for the owner's first read; any other is ignored.
  * @throws LimitReachedError when the cards would take the owner past `limit`.
  */
 export async function withinCardAllowance<T>(
@@ -121,8 +123,9 @@ export async function withinCardAllowance<T>(
   ownerId: string,
   adding: number,
   write: () => Promise<T>,
+  read?: StoredUser | null,
 ): Promise<T> {
-  const owner = await ctx.store.users.byId(ownerId);
+  const owner = read && read._id === ownerId ? read : await ctx.store.users.byId(ownerId);
   if (!owner) throw new NotFoundError("User");
   if (owner.limit < 0 || adding === 0) return write();
   return ctx.ownerLocks.run(ownerId, async () => {

@@ -192,9 +192,16 @@ export function actionOf<Target, Schema extends z.ZodType, A extends Actor | nul
 /**
  * A command on one tree: `run` receives the tree loaded and authorised with the declared
  * action, under the tree's write lock unless `reads` (a command that only reads the tree,
- * like a clone, does not hold up its writers).
+ * like a clone, does not hold up its writers). A writing command's `prefetch` reads what
+ * `run` needs besides the tree at the same time as the tree, under the lock (withTree).
  */
-export function treeCommand<Target extends { treeId: string }, Schema extends z.ZodType, Output, K extends keyof DomainContext = never>(definition: {
+export function treeCommand<
+  Target extends { treeId: string },
+  Schema extends z.ZodType,
+  Output,
+  K extends keyof DomainContext = never,
+  P = undefined,
+>(definition: {
   name: string;
   input: Schema;
   action: TreeAction | ((input: z.output<Schema>, target: Target, actor: Actor) => TreeAction);
@@ -203,7 +210,9 @@ export function treeCommand<Target extends { treeId: string }, Schema extends z.
   needs: readonly K[];
   /** Checks that need no tree (ids' syntax, sizes), made before the tree is loaded or locked. */
   precheck?(ctx: Ports<K>, target: Target, input: z.output<Schema>): void;
-  run(ctx: Ports<K>, actor: Actor, tree: Tree, target: Target, input: z.output<Schema>): Promise<Output>;
+  /** Store reads `run` needs besides the tree, made beside its loading in each attempt (not for `reads` commands). */
+  prefetch?(ctx: Ports<K>, actor: Actor, target: Target, input: z.output<Schema>): Promise<P>;
+  run(ctx: Ports<K>, actor: Actor, tree: Tree, target: Target, input: z.output<Schema>, prefetched: P): Promise<Output>;
   /**
    * What `run` returned when it committed `change` (a keyed retry after a crash answers it
    * again). Declared only by a command that writes through `commitChange` alone: its key may
@@ -211,7 +220,8 @@ export function treeCommand<Target extends { treeId: string }, Schema extends z.
    */
   replay?(ctx: Ports<K>, change: Change): Output | Promise<Output>;
 }): Command<Target, Schema, Output, Actor, K | TreeCommandNeeds> {
-  const { run, reads, precheck, needs, replay, ...rest } = definition;
+  const { run, reads, precheck, prefetch, needs, replay, ...rest } = definition;
+  if (reads && prefetch) throw new Error(`Command ${rest.name} reads without the lock; it cannot prefetch under it.`);
   const self: Command<Target, Schema, Output, Actor, K | TreeCommandNeeds> = {
     ...rest,
     needs: allNeeds<K | TreeCommandNeeds>(needs, ["store", "treeLocks", "treeRaces"]),
@@ -220,8 +230,15 @@ export function treeCommand<Target extends { treeId: string }, Schema extends z.
         if (committed) return replayed(rest.name, ctx, committed, replay);
         precheck?.(ctx, target, input);
         const action = actionOf(self, input, target, actor) as TreeAction;
-        if (reads) return loadTree(ctx, actor, target.treeId, action).then((tree) => run(ctx, actor, tree, target, input));
-        return withTree(ctx, actor, target.treeId, action, (tree) => run(ctx, actor, tree, target, input));
+        if (reads) return loadTree(ctx, actor, target.treeId, action).then((tree) => run(ctx, actor, tree, target, input, undefined as P));
+        return withTree(
+          ctx,
+          actor,
+          target.treeId,
+          action,
+          (tree, prefetched: P) => run(ctx, actor, tree, target, input, prefetched),
+          prefetch && (() => prefetch(ctx, actor, target, input)),
+        );
       }, replay !== undefined),
   };
   return Object.freeze(self);

@@ -24,6 +24,7 @@ import { claimColumns, postgresIdempotency } from "./postgres/idempotency.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
 import { CHANGES_CHANNEL, encodePeerNotice, encodeTreeNotice, PEERS_CHANNEL } from "./postgres/notices.js";
 import { GroupCommit } from "./postgres/group-commit.js";
+import { ReadBatch } from "./postgres/read-batch.js";
 import { transaction } from "./postgres/transaction.js";
 import type { Settings } from "./settings.js";
 
@@ -173,10 +174,12 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
   // connection, so at most as many tries as the pool holds. A write is not tried again:
   // whether it committed before its connection died cannot be known here.
   const poolSize = options.poolSize ?? 10;
-  const read = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> => {
+  // A read given as a named query config is prepared once per connection and then only
+  // executed (postgres/read-batch.ts): the reads every card write makes skip parsing and planning.
+  const read = async <R extends pg.QueryResultRow>(sql: string | pg.QueryConfig, params: unknown[] = []): Promise<pg.QueryResult<R>> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await pool.query<R>(sql, params);
+        return await pool.query<R>(typeof sql === "string" ? { text: sql, values: params } : sql);
       } catch (err) {
         if (!isConnectionLost(err) || attempt > poolSize) throw err;
       }
@@ -185,6 +188,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
   const rows = async <T>(sql: string, params: unknown[] = []): Promise<T[]> =>
     (await read<Row<T>>(sql, params)).rows.map((r) => r.record);
   const one = async <T>(sql: string, params: unknown[] = []): Promise<T | null> => (await rows<T>(sql, params))[0] ?? null;
+  // Reads by key asked for in one turn of the event loop share a statement (issue 27).
+  const byKey = new ReadBatch((config) => read(config));
   const run = async (sql: string, params: unknown[] = []): Promise<void> => {
     await pool.query(sql, params);
   };
@@ -287,10 +292,10 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
           user.createdAt,
           json(user),
         ]),
-      byId: (id) => one<StoredUser>("SELECT record FROM users WHERE id = $1", [id]),
+      byId: (id) => byKey.get<StoredUser>("user", id),
       byIds: (ids) =>
         ids.length === 0 ? Promise.resolve([]) : rows<StoredUser>("SELECT record FROM users WHERE id = ANY($1::text[])", [[...ids]]),
-      byEmail: (email) => one<StoredUser>("SELECT record FROM users WHERE email = $1", [email]),
+      byEmail: (email) => byKey.get<StoredUser>("userByEmail", email),
       list: () => rows<StoredUser>("SELECT record FROM users ORDER BY created_at, id"),
       // Read, merge, write under the row's lock: the merge is done here, not in SQL, which
       // would have to parse the record.
@@ -309,7 +314,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         }),
     },
     trees: {
-      byId: (id) => one<Tree>("SELECT record FROM trees WHERE id = $1", [id]),
+      byId: (id) => byKey.get<Tree>("tree", id),
       byPublicUrl: (publicUrl) => one<Tree>("SELECT record FROM trees WHERE public_url = $1", [publicUrl]),
       forUser: (userId) => rows<Tree>("SELECT record FROM trees WHERE users @> ARRAY[$1::text]", [userId]),
       // One statement: the tree, its cards and its changes go together or not at all, and
@@ -331,7 +336,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         (await read<CardRow>("SELECT record, trashed FROM cards WHERE tree_id = $1 AND trashed IS NOT NULL", [treeId])).rows.map(
           cardFromRow,
         ),
-      liveById: (id) => one<StoredCard>("SELECT record FROM cards WHERE id = $1 AND trashed IS NULL", [id]),
+      liveById: (id) => byKey.get<StoredCard>("liveCard", id),
       liveByTree: (treeId) => rows<StoredCard>("SELECT record FROM cards WHERE tree_id = $1 AND trashed IS NULL", [treeId]),
       countLiveByTrees: async (treeIds) => {
         if (treeIds.length === 0) return 0;

@@ -4,11 +4,11 @@
  * processes that cannot commit the same revision of a tree, and a pool that outlives
  * dropped connections.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { newRecordId, newUserId } from "../../src/shared/ids.js";
 import type { Change } from "../../src/shared/changes.js";
 import { ConflictError } from "../../src/shared/errors.js";
-import type { StoredCard, Tree } from "../../src/shared/records.js";
+import type { StoredCard, StoredUser, Tree } from "../../src/shared/records.js";
 import { MIGRATIONS } from "../../src/store/postgres/migrations.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
 import { adminQuery, createTestDatabase, dropTestDatabase } from "../helpers/postgres.js";
@@ -121,7 +121,8 @@ describe("dropped connections", () => {
     const created = changeOf(tree, 1, []);
     await store.changes.commit(created.change, created.tree);
     // Several connections in the pool, then the server ends them all (as a restart does).
-    await Promise.all(Array.from({ length: 4 }, () => store.trees.byId(tree._id)));
+    // (Reads of the store asked together share one statement and one connection: these do not.)
+    await Promise.all(Array.from({ length: 4 }, () => store.pool.query("SELECT pg_sleep(0.05)")));
     const database = new URL(url).pathname.slice(1);
     await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}'`);
     // No pause: a read that meets a connection the pool has not yet heard is dead (seen on
@@ -140,5 +141,58 @@ describe("dropped connections", () => {
       (err: Error) => err,
     );
     expect(unreachable).toBeInstanceOf(Error);
+  });
+});
+
+describe("reads by key asked in one turn of the event loop", () => {
+  it("go to the database as one statement, and each gets its own answer", async () => {
+    const store = await open(await freshDatabase());
+    const tree = newTree();
+    const live = cardOf(tree, "live");
+    const gone = cardOf(tree, "gone");
+    await store.changes.commit(changeOf(tree, 1, [live, gone]).change, changeOf(tree, 1, [live, gone]).tree);
+    const trashing = changeOf(tree, 2, [{ ...gone, trashed: at() }]);
+    await store.changes.commit(trashing.change, trashing.tree);
+    const user: StoredUser = {
+      _id: tree.owner,
+      email: `${tree.owner}@example.com`,
+      passwordHash: "scrypt$x",
+      limit: -1,
+      favoriteTrees: [],
+      randomIndex: 3,
+      userHash: "abcd",
+      createdAt: at(),
+    };
+    await store.users.insert(user);
+
+    const statements = vi.spyOn(store.pool, "query");
+    const [treeRead, liveRead, trashedRead, missingCard, missingTree, byId, byEmail, byEmailAgain] = await Promise.all([
+      store.trees.byId(tree._id),
+      store.cards.liveById(live._id),
+      store.cards.liveById(gone._id),
+      store.cards.liveById(newRecordId()),
+      store.trees.byId(newRecordId()),
+      store.users.byId(user._id),
+      store.users.byEmail(user.email),
+      store.users.byEmail(user.email),
+    ]);
+    expect(statements).toHaveBeenCalledTimes(1);
+    expect(treeRead).toEqual(trashing.tree);
+    expect(liveRead).toEqual(live);
+    expect(trashedRead).toBeNull();
+    expect(missingCard).toBeNull();
+    expect(missingTree).toBeNull();
+    expect(byId).toEqual(user);
+    expect(byEmail).toEqual(user);
+    // Each caller owns what it got, as from a statement of its own.
+    expect(byEmailAgain).toEqual(user);
+    expect(byEmailAgain).not.toBe(byEmail);
+
+    // A read asked after a write sees it: nothing is answered from an earlier read.
+    await store.users.update(user._id, { limit: 5 });
+    expect((await Promise.all([store.users.byId(user._id), store.trees.byId(tree._id)]))[0]?.limit).toBe(5);
+    // (The update is a transaction on a connection of its own; the two reads after it, one statement.)
+    expect(statements).toHaveBeenCalledTimes(2);
+    statements.mockRestore();
   });
 });

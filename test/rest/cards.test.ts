@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { buildCard, buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
 let server: InProcessServer;
@@ -168,5 +168,29 @@ describe("cards", () => {
     expect(res.body.error).toBe("limit_reached");
     expect((await alice.get(`/api/trees/${tree._id}/cards`)).body).toHaveLength(2);
     expect((await alice.post(`/api/trees/${tree._id}/clone`)).status).toBe(422);
+  });
+
+  it("PUT of another tree's card through this tree's path is 404 and changes neither tree", async () => {
+    const { alice, tree } = await treeWithRoot();
+    const other = await buildTree(alice);
+    const [otherRoot] = (await alice.get(`/api/trees/${other._id}/cards`)).body;
+    const before = (await alice.get(`/api/trees/${tree._id}`)).body;
+    const res = await alice.put(`/api/trees/${tree._id}/cards/${otherRoot._id}`, { content: "moved in" });
+    expect(res.status).toBe(404);
+    expect(res.body.error).toBe("not_found");
+    expect((await alice.get(`/api/trees/${other._id}/cards`)).body).toEqual([otherRoot]);
+    expect((await alice.get(`/api/trees/${tree._id}`)).body).toEqual(before);
+  });
+
+  it("a collaborator's new card counts against the tree owner's limit, not the collaborator's", async () => {
+    const { alice, tree, root } = await treeWithRoot();
+    const bob = await buildUser(server.url);
+    await shareTree(alice, tree._id, bob);
+    await server.ctx.store.users.update(alice.user._id, { limit: 2 });
+    await buildCard(bob, tree._id, { parentId: root._id });
+    const res = await bob.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, parentId: root._id, position: 9 });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toBe("limit_reached");
+    expect((await bob.get(`/api/trees/${tree._id}/cards`)).body).toHaveLength(2);
   });
 });
