@@ -255,7 +255,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
     });
   const idempotency = postgresIdempotency(pool, log);
-  const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch, carry: () => idempotency.carry() });
+  const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch });
 
   const store: PostgresStore = {
     pool,

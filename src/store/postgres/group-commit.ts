@@ -58,11 +58,6 @@ export interface GroupCommitOptions {
   commitOne: (change: Change, tree: Tree, key: ChangeKey | undefined) => Promise<void>;
   /** A card's record as stored (without its trash mark). */
   cardRecord: (card: StoredCard) => string;
-  /**
-   * Answers kept lazily meanwhile (postgres/idempotency.ts), to ride in the batch's statement:
-   * their columns ($28 to $33), and what to tell once the statement committed or failed.
-   */
-  carry?: () => { columns: unknown[]; landed(ok: boolean): void } | undefined;
   /** Told of each batch committed together (tests, bench): how many changes it held. */
   onBatch?: (size: number) => void;
 }
@@ -125,11 +120,6 @@ written AS (
   ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
     WHERE cards.tree_id = excluded.tree_id
   RETURNING 1
-),
-answered AS (
-  UPDATE idempotency_keys AS k SET claim = NULL, status = a.status, headers = a.headers, body = a.body
-  FROM unnest($28::text[], $29::text[], $30::text[], $31::integer[], $32::json[], $33::bytea[]) AS a(user_id, key, claim, status, headers, body)
-  WHERE k.user_id = a.user_id AND k.key = a.key AND k.claim = a.claim
 ),
 counted AS (
   SELECT (SELECT count(*) FROM logged) AS logged, (SELECT count(*) FROM moved) AS moved, (SELECT count(*) FROM written) AS written,
@@ -203,13 +193,10 @@ export class GroupCommit {
 
   private async run(batch: Pending[]): Promise<void> {
     let unclaimed: ReadonlySet<string>;
-    const carried = this.options.carry?.();
     try {
-      const { rows } = await this.options.pool.query<{ unclaimed: string[] }>(batchQuery(batch, this.options, carried?.columns ?? NO_ANSWERS));
-      carried?.landed(true);
+      const { rows } = await this.options.pool.query<{ unclaimed: string[] }>(batchQuery(batch, this.options));
       unclaimed = new Set(rows[0].unclaimed);
     } catch (err) {
-      carried?.landed(false);
       if (!definitelyRolledBack(err)) {
         for (const pending of batch) pending.reject(err);
         return;
@@ -227,11 +214,8 @@ export class GroupCommit {
   }
 }
 
-/** No answers carried: the batch's `answered` part updates nothing. */
-const NO_ANSWERS: unknown[] = [[], [], [], [], [], []];
-
 /** The batch statement with its parameters, rows in tree-id order. */
-function batchQuery(batch: readonly Pending[], options: GroupCommitOptions, answers: readonly unknown[]): pg.QueryConfig {
+function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.QueryConfig {
   const sorted = [...batch].sort((a, b) => (a.change.treeId < b.change.treeId ? -1 : a.change.treeId > b.change.treeId ? 1 : 0));
   const idOwners: number[] = [];
   const ids: string[] = [];
@@ -285,7 +269,6 @@ function batchQuery(batch: readonly Pending[], options: GroupCommitOptions, answ
       claimColumn(4),
       claimColumn(5),
       claimColumn(6),
-      ...answers,
     ],
   };
 }

@@ -149,8 +149,6 @@ export function postgresIdempotency(
   log: (message: string, fields: Record<string, unknown>) => void,
 ): IdempotencyRepository & {
   flush(): Promise<void>;
-  /** The answers kept lazily meanwhile, for the group commit's statement to carry (its `carry`). */
-  carry(): { columns: unknown[]; landed(ok: boolean): void } | undefined;
   /** A claim inserted with its change (group-commit.ts), now in the table: this process runs it. */
   claimedAtCommit(record: IdempotencyRecord): void;
 } {
@@ -295,20 +293,6 @@ export function postgresIdempotency(
       lazy.set(id, { userId, key, claim, answer });
       lazyTimer ??= setTimeout(() => void sendLazy(takeLazy()), LAZY_MS);
       lazyTimer.unref();
-    },
-    carry: () => {
-      const carried = takeLazy();
-      if (carried.length === 0) return undefined;
-      for (const k of carried) sending.add(k);
-      return {
-        columns: answerColumns(carried),
-        landed: (ok) => {
-          if (ok) return landed(carried);
-          // On their own then (a failure there leaves them to a take-over).
-          for (const k of carried) sending.delete(k);
-          void sendLazy(carried);
-        },
-      };
     },
     flush: async () => {
       await sendLazy(takeLazy());
