@@ -227,12 +227,17 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       }
       // The tree moves only from the revision this change follows: a process working
       // from an older copy of the tree (whose revision was pruned from the log) fails
-      // here instead of writing over newer changes.
+      // here instead of writing over newer changes. Only a tree's first change (its
+      // creation, or the first change of a tree stored at revision 0) writes a new row: a later one finds no row when another process deleted
+      // the tree after this one read it, and is refused (the retry then finds no tree)
+      // instead of bringing the tree back with this change alone.
       const written = await client.query(
-        `INSERT INTO trees (id, users, public_url, revision, record) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (id) DO UPDATE
-           SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
-           WHERE trees.revision = excluded.revision - 1`,
+        tree.revision === 1
+          ? `INSERT INTO trees (id, users, public_url, revision, record) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (id) DO UPDATE
+               SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
+               WHERE trees.revision = 0`
+          : `UPDATE trees SET users = $2, public_url = $3, revision = $4, record = $5 WHERE id = $1 AND revision = $4 - 1`,
         [tree._id, ...treeColumns(tree)],
       );
       if (written.rowCount === 0) throw revisionTaken(change);

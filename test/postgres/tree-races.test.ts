@@ -17,7 +17,7 @@ import { createCard } from "../../src/domain/cards.js";
 import { execute } from "../../src/domain/command.js";
 import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
 import type { Actor } from "../../src/domain/policy.js";
-import { createTree } from "../../src/domain/trees.js";
+import { createTree, deleteTree } from "../../src/domain/trees.js";
 import { signUp } from "../../src/domain/users.js";
 import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { RevisionTakenError } from "../../src/shared/errors.js";
@@ -153,5 +153,27 @@ describe("two processes writing one tree at once", { timeout: 60_000 }, () => {
     // One change a write, revisions without a gap.
     const { rows } = await adminQuery(`SELECT revision FROM changes WHERE tree_id = '${tree._id}' ORDER BY revision`, withDatabase(url, new URL(url).pathname.slice(1)));
     expect(rows.map((row) => row.revision)).toEqual(Array.from({ length: rows.length }, (_, i) => i + 1));
+  });
+
+  it("a tree deleted in one process while the other writes to it stays deleted: the write is refused, nothing comes back", async () => {
+    const tree = await execute(a, owner, createTree, {}, { name: "Deleted meanwhile" });
+    await execute(a, owner, createCard, { treeId: tree._id }, { treeId: tree._id, content: "before", position: 0 });
+    // A reads the tree and builds its change; B deletes the tree meanwhile; then A commits.
+    const held = holdCommit(a);
+    const fromA = execute(a, owner, createCard, { treeId: tree._id }, { treeId: tree._id, content: "from A", position: 1 }).then(
+      (card) => ({ card }),
+      (error: unknown) => ({ error }),
+    );
+    await held.reached;
+    await execute(b, owner, deleteTree, { treeId: tree._id }, undefined);
+    held.release();
+    const outcome = await fromA;
+    expect("error" in outcome, JSON.stringify(outcome)).toBe(true);
+    expect((outcome as { error: { code?: string } }).error.code).toBe("not_found");
+    const database = withDatabase(url, new URL(url).pathname.slice(1));
+    for (const table of ["trees WHERE id", "cards WHERE tree_id", "changes WHERE tree_id"]) {
+      const { rows } = await adminQuery(`SELECT count(*)::int AS n FROM ${table} = '${tree._id}'`, database);
+      expect(rows[0].n, table).toBe(0);
+    }
   });
 });

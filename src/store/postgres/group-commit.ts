@@ -66,7 +66,10 @@ export interface GroupCommitOptions {
 const REFUSED = "cardtree-batch-refused";
 
 /**
- * One statement writing a batch: the changes, the trees moved from the revision before, the
+ * One statement writing a batch: the changes, the trees moved from the revision before (a
+ * tree's row is written anew only by its first change: a later change whose tree another
+ * process deleted meanwhile finds no row and is refused, rather than bringing the tree back;
+ * a row at revision 0 is a tree stored before it had changes), the
  * cards, and a notice per change. Its last part fails the whole statement (a cast that cannot
  * succeed, evaluated only when the counts differ) when a tree did not move or a card was not
  * written, since `INSERT ... ON CONFLICT ... WHERE` skips such rows silently.
@@ -101,15 +104,23 @@ logged AS (
   FROM go AS b LEFT JOIN ids ON ids.n = b.n ORDER BY b.n
   RETURNING 1
 ),
-moved AS (
+created AS (
   INSERT INTO trees (id, users, public_url, revision, record)
   SELECT b.tree_id, coalesce(members.users, '{}'::text[]), b.public_url, b.tree_revision, b.tree_record
-  FROM go AS b LEFT JOIN members ON members.n = b.n ORDER BY b.n
+  FROM go AS b LEFT JOIN members ON members.n = b.n WHERE b.tree_revision = 1 ORDER BY b.n
   ON CONFLICT (id) DO UPDATE
     SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
-    WHERE trees.revision = excluded.revision - 1
+    WHERE trees.revision = 0
   RETURNING 1
 ),
+advanced AS (
+  UPDATE trees
+    SET users = coalesce(members.users, '{}'::text[]), public_url = b.public_url, revision = b.tree_revision, record = b.tree_record
+  FROM go AS b LEFT JOIN members ON members.n = b.n
+  WHERE trees.id = b.tree_id AND b.tree_revision > 1 AND trees.revision = b.tree_revision - 1
+  RETURNING 1
+),
+moved AS (SELECT 1 FROM created UNION ALL SELECT 1 FROM advanced),
 cards_going AS (
   SELECT c.id, c.tree_id, c.trashed, c.record FROM unnest($12::text[], $13::text[], $14::text[], $15::json[], $16::integer[]) AS c(id, tree_id, trashed, record, n)
   WHERE c.n IN (SELECT n FROM go)
