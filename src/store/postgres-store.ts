@@ -259,7 +259,18 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       // Delivered by PostgreSQL when (and only if) this transaction commits.
       await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
     });
-  const idempotency = postgresIdempotency(pool, log);
+  // The answers kept lazily: written without waiting for the WAL's flush (idempotency.ts).
+  const lazyPool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: 1,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: "cardtree-kept-answers",
+    options: "-c synchronous_commit=off",
+  });
+  lazyPool.on("error", (err) => log("a database connection failed; it will be replaced", { error: String(err) }));
+  const idempotency = postgresIdempotency(pool, log, lazyPool);
   const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch });
 
   const store: PostgresStore = {
@@ -444,6 +455,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       // Commits already handed over are answered before the connections go, and answers kept lazily are written.
       await group.drained();
       await idempotency.flush();
+      await lazyPool.end();
       await pool.end();
     },
   };

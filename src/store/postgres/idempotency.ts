@@ -147,6 +147,13 @@ const answerColumns = (kept: readonly LazyAnswer[]): unknown[] => [
 export function postgresIdempotency(
   pool: pg.Pool,
   log: (message: string, fields: Record<string, unknown>) => void,
+  /**
+   * Where the answers kept lazily are written: connections with `synchronous_commit` off
+   * (postgres-store.ts). Such an answer needs no flush of its own, since the keyed change,
+   * durable before the answer was sent, stands for it across a crash (the file's comment);
+   * waiting for one cost every keyed write a WAL flush beside its change's. `pool` if absent.
+   */
+  lazyPool: pg.Pool = pool,
 ): IdempotencyRepository & {
   flush(): Promise<void>;
   /** A claim inserted with its change (group-commit.ts), now in the table: this process runs it. */
@@ -221,14 +228,18 @@ export function postgresIdempotency(
     const inserted = new Set(rows.map((row) => row.claim));
     return Promise.all(records.map((record) => (inserted.has(record.claim!) ? null : claimOne(record))));
   });
-  const answers = new Batches<LazyAnswer, void>(async (kept) => {
-    await pool.query({ name: "idempotency-answers", text: ANSWERS, values: answerColumns(kept) });
-    return kept.map(() => undefined);
-  }, (kept) => kept.answer.body.byteLength);
+  const answersThrough = (through: pg.Pool) =>
+    new Batches<LazyAnswer, void>(async (kept) => {
+      await through.query({ name: "idempotency-answers", text: ANSWERS, values: answerColumns(kept) });
+      return kept.map(() => undefined);
+    }, (kept) => kept.answer.body.byteLength);
+  /** Answers kept before they are sent (flushed), and those kept lazily (not waited for). */
+  const answers = answersThrough(pool);
+  const lazyAnswers = answersThrough(lazyPool);
   /** Lazily kept answers in statements of their own (no claim came to carry them). */
   const sendLazy = async (kept: LazyAnswer[]): Promise<void> => {
     for (const k of kept) sending.add(k);
-    const results = await Promise.allSettled(kept.map((k) => answers.add(k)));
+    const results = await Promise.allSettled(kept.map((k) => lazyAnswers.add(k)));
     results.forEach((result, i) => landed([kept[i]], result.status === "rejected"));
   };
   /**
