@@ -96,8 +96,27 @@ describeInBrowser("loading the client", () => {
     const seen: boolean[] = [];
     let previous = await activeCardId(page);
     for (const key of ["PageDown", "PageDown", "PageDown", "ArrowDown", "PageUp", "ArrowUp", "End", "Home"]) {
-      // Half a second apart: each key animates (keys in a row jump).
+      // Half a second apart, and the columns at rest: each key animates (keys in a row jump),
+      // and starts from where the last one settled. (Without the wait for rest, whether the
+      // key after an animation still running met the bug below was chance: PageUp revealed
+      // its card 2.5 px short, since the columns summed rounded card heights.)
       await page.waitForTimeout(500);
+      await page.evaluate(
+        () =>
+          new Promise<void>((resolve) => {
+            const tops = () => [...document.querySelectorAll(".column")].map((column) => column.scrollTop).join();
+            let last = tops();
+            let still = 0;
+            const look = () => {
+              const now = tops();
+              still = now === last ? still + 1 : 0;
+              last = now;
+              if (still >= 3) resolve();
+              else requestAnimationFrame(look);
+            };
+            requestAnimationFrame(look);
+          }),
+      );
       await page.keyboard.press(key);
       seen.push(await wholeNextFrame());
       const now = await activeCardId(page);

@@ -324,7 +324,9 @@ export class ColumnWindow {
       const { card } = this.entries[i];
       const element = this.hooks.element(card);
       if (!element.isConnected) continue;
-      const height = element.offsetHeight;
+      // Fractional: offsetHeight rounds, and the running sums drifted a pixel every few cards
+      // (a card revealed by PageUp stood 2.5 px above the column's top).
+      const height = element.getBoundingClientRect().height;
       this.measured.set(card._id, { content: card.content, height });
       if (height !== this.heights[i]) {
         this.heights[i] = height;
