@@ -29,6 +29,8 @@ export interface ListenerOptions {
 }
 
 const FIRST_PAUSE_MS = 250;
+/** Notices waiting to be sent on the connection beyond which more are dropped (they are advisory). */
+const MOST_WAITING_NOTICES = 1_000;
 const LONGEST_PAUSE_MS = 5_000;
 
 export class NoticeListener {
@@ -38,6 +40,12 @@ export class NoticeListener {
   private pause = FIRST_PAUSE_MS;
   private retry: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
+  /**
+   * The connection's statements, one at a time: pg queues a query sent while another runs,
+   * but that is deprecated (pg 9 refuses it), and a burst of notices did just that.
+   */
+  private tail: Promise<unknown> = Promise.resolve();
+  private waitingNotices = 0;
   private readonly log: NonNullable<ListenerOptions["log"]>;
 
   constructor(
@@ -64,8 +72,18 @@ export class NoticeListener {
    * notice is dropped: what is sent here is advisory (failed log-ins), never a change.
    */
   notify(channel: string, payload: string): void {
-    if (!this.client || !this.connected) return;
-    this.client.query("SELECT pg_notify($1, $2)", [channel, payload]).catch(() => undefined);
+    if (!this.client || !this.connected || this.waitingNotices >= MOST_WAITING_NOTICES) return;
+    this.waitingNotices++;
+    this.inTurn(this.client, "SELECT pg_notify($1, $2)", [channel, payload])
+      .catch(() => undefined)
+      .finally(() => this.waitingNotices--);
+  }
+
+  /** Sends a statement on `client` once the ones sent before it are answered. */
+  private inTurn(client: pg.Client, sql: string, params?: unknown[]): Promise<unknown> {
+    const sent = this.tail.then(() => client.query(sql, params));
+    this.tail = sent.catch(() => undefined);
+    return sent;
   }
 
   async close(): Promise<void> {
@@ -103,6 +121,7 @@ export class NoticeListener {
       return;
     }
     this.client = client;
+    this.tail = Promise.resolve();
     this.connected = true;
     this.pause = FIRST_PAUSE_MS;
     clearInterval(this.heartbeat);
@@ -116,7 +135,7 @@ export class NoticeListener {
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error("no answer to the heartbeat")), this.options.timeoutMs ?? 5_000);
     });
-    Promise.race([client.query("SELECT 1"), late])
+    Promise.race([this.inTurn(client, "SELECT 1"), late])
       .catch((err: unknown) => this.drop(client, err))
       .finally(() => clearTimeout(timer));
   }
