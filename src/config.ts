@@ -3,6 +3,7 @@
  */
 import { isIP } from "node:net";
 import path from "node:path";
+import { LEASE_MS } from "./domain/idempotency.js";
 
 export interface Config {
   port: number;
@@ -193,7 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveMs: atLeast(1000, integer(env.KEEP_ALIVE_TIMEOUT_MS, 30_000, "KEEP_ALIVE_TIMEOUT_MS"), "KEEP_ALIVE_TIMEOUT_MS"),
       shutdownMs: integer(env.SHUTDOWN_TIMEOUT_MS, 30_000, "SHUTDOWN_TIMEOUT_MS"),
       shutdownDelayMs: integer(env.SHUTDOWN_DELAY_MS, 0, "SHUTDOWN_DELAY_MS"),
-      idempotencyLeaseMs: atLeast(1000, integer(env.IDEMPOTENCY_LEASE_MS, 30_000, "IDEMPOTENCY_LEASE_MS"), "IDEMPOTENCY_LEASE_MS"),
+      idempotencyLeaseMs: atLeast(1000, integer(env.IDEMPOTENCY_LEASE_MS, LEASE_MS, "IDEMPOTENCY_LEASE_MS"), "IDEMPOTENCY_LEASE_MS"),
     },
     exports: {
       workers: integer(env.EXPORT_WORKERS, 2, "EXPORT_WORKERS"),
