@@ -11,6 +11,8 @@
  *   whatever the caller wrote before asking is there. One statement sees one snapshot, so
  *   reads that go together are consistent with each other, which reads sent apart were not.
  * - **A lone read** goes as the one statement it always was (prepared under its name).
+ * - **At most `MOST_READS` reads a statement**: more asked in one turn (a burst of requests)
+ *   go as several statements, so no statement's parameters or answer grow without bound.
  * - **A failure** (the database unreachable) is every read's of that statement, as it would
  *   have been each one's alone; `run` is the store's read, which tries again on a
  *   connection that turns out dead.
@@ -39,6 +41,9 @@ UNION ALL SELECT 2, id, record FROM users WHERE id = ANY($3::text[])
 UNION ALL SELECT 3, email, record FROM users WHERE email = ANY($4::text[])`,
 };
 
+/** Reads one statement holds at most. */
+export const MOST_READS = 1_000;
+
 interface Wanted {
   kind: ReadKind;
   key: string;
@@ -65,8 +70,12 @@ export class ReadBatch {
 
   private flush(): void {
     this.scheduled = false;
-    const batch = this.waiting;
+    const waiting = this.waiting;
     this.waiting = [];
+    for (let i = 0; i < waiting.length; i += MOST_READS) this.send(waiting.slice(i, i + MOST_READS));
+  }
+
+  private send(batch: Wanted[]): void {
     if (batch.length === 1) {
       const [only] = batch;
       this.run<{ record: unknown }>({ ...ALONE[only.kind], values: [only.key] }).then(
