@@ -31,7 +31,9 @@
  * needs a PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * `--lighthouse` runs only Lighthouse 12.2.3 (mobile preset, Debian's Chromium) on a 300-card
  * tree page and the log-in page, side by side with the client of BENCH_BASELINE (default
- * main), three runs a page and side (one with --quick); issue 27.
+ * main), three runs a page and side (one with --quick); issue 27. Each run prints Lighthouse's
+ * benchmarkIndex of this host; BENCH_LIGHTHOUSE_CPU=<n> runs with an n-times CPU slowdown
+ * instead of the preset's 4x (Lighthouse's calibration for a slower host), judging no target.
  * `--browser` runs only the browser client's figures (open, keys, the active card whole in
  * view with motion allowed) on 5,000 and 100,000 cards (5,000 with --quick), for this checkout
  * and for BENCH_BASELINE's client (default main) side by side; issue 27.

@@ -37,6 +37,10 @@ export interface LighthouseFigures {
   unusedJsKiB: number;
   consoleErrors: number;
   metaDescription: boolean;
+  /** Lighthouse's measure of this host's CPU (its documentation: 1,500–2,000 a high-end desktop, which the 4x slowdown assumes). */
+  benchmarkIndex: number;
+  /** Lighthouse's own warnings about the run (a host CPU slower than it expects, among others). */
+  warnings: string[];
 }
 
 interface Side {
@@ -117,9 +121,25 @@ async function setCookies(endpoint: string, baseUrl: string, cookies: string): P
   }
 }
 
+/**
+ * The CPU slowdown Lighthouse simulates: its mobile preset's 4x unless `BENCH_LIGHTHOUSE_CPU`
+ * gives another. Lighthouse's documentation (docs/throttling.md, "Calibrating the CPU
+ * slowdown") says the 4x is meant for a high-end desktop host (benchmarkIndex 1,500–2,000) and
+ * suggests about 2x on a low-end desktop (1,000–1,500); the report then says the run is not the
+ * preset's, and the targets are still judged on the preset.
+ */
+function cpuSlowdown(): number | undefined {
+  const given = process.env.BENCH_LIGHTHOUSE_CPU;
+  if (!given) return undefined;
+  const value = Number(given);
+  if (!(value >= 1 && value <= 20)) throw new Error(`BENCH_LIGHTHOUSE_CPU must be a number from 1 to 20, not ${given}`);
+  return value;
+}
+
 /** One Lighthouse run of `url` on the Chromium at `port`. */
 async function runLighthouse(url: string, port: number): Promise<LighthouseFigures> {
   const { default: lighthouse } = await import("lighthouse");
+  const slowdown = cpuSlowdown();
   const result = await lighthouse(
     url,
     {
@@ -129,7 +149,7 @@ async function runLighthouse(url: string, port: number): Promise<LighthouseFigur
       onlyCategories: ["performance"],
       onlyAudits: ["errors-in-console", "meta-description"],
     },
-    undefined,
+    slowdown === undefined ? undefined : { extends: "lighthouse:default", settings: { throttling: { cpuSlowdownMultiplier: slowdown } } },
   );
   if (!result) throw new Error(`Lighthouse returned nothing for ${url}`);
   const { lhr } = result;
@@ -146,6 +166,8 @@ async function runLighthouse(url: string, port: number): Promise<LighthouseFigur
     unusedJsKiB: (unused?.overallSavingsBytes ?? 0) / 1024,
     consoleErrors: errors?.items?.length ?? 0,
     metaDescription: audit("meta-description")?.score === 1,
+    benchmarkIndex: lhr.environment.benchmarkIndex,
+    warnings: lhr.runWarnings.map(String),
   };
 }
 
@@ -164,7 +186,7 @@ async function sessionCookie(baseUrl: string, client: CardtreeClient): Promise<s
 }
 
 function describe(figures: LighthouseFigures): string {
-  return `LCP ${(figures.lcpMs / 1000).toFixed(2)} s, TBT ${figures.tbtMs.toFixed(0)} ms, TTI ${(figures.ttiMs / 1000).toFixed(2)} s, ${figures.domElements} DOM elements, unused JS ${figures.unusedJsKiB.toFixed(0)} KiB, ${figures.consoleErrors} console errors, meta description ${figures.metaDescription ? "yes" : "no"}`;
+  return `LCP ${(figures.lcpMs / 1000).toFixed(2)} s, TBT ${figures.tbtMs.toFixed(0)} ms, TTI ${(figures.ttiMs / 1000).toFixed(2)} s, ${figures.domElements} DOM elements, unused JS ${figures.unusedJsKiB.toFixed(0)} KiB, ${figures.consoleErrors} console errors, meta description ${figures.metaDescription ? "yes" : "no"}, host benchmarkIndex ${Math.round(figures.benchmarkIndex)}${figures.warnings.length > 0 ? `; Lighthouse warned: ${figures.warnings.join(" | ")}` : ""}`;
 }
 
 export async function lighthouseScenarios(options: { report: Report; workDir: string; runs: number; cards?: number }): Promise<Record<string, LighthouseFigures>> {
@@ -233,21 +255,23 @@ export async function lighthouseScenarios(options: { report: Report; workDir: st
         found[`${page.id}/${side.id}`] = chosen;
         report.add({
           id: `lighthouse-${page.id}-${side.id}`,
-          scenario: `lighthouse mobile: ${page.label}, ${side.label}`,
+          scenario: `lighthouse mobile${cpuSlowdown() === undefined ? "" : ` (CPU slowdown ${cpuSlowdown()}x, not the preset's 4x)`}: ${page.label}, ${side.label}`,
           ms: chosen.lcpMs,
           note: `Performance ${chosen.score} (runs: ${list.map((f) => f.score).join(", ")}); ${describe(chosen)}`,
         });
       }
     }
     const tree = found["tree/now"];
-    if (tree) {
+    if (cpuSlowdown() !== undefined) {
+      report.note(`Lighthouse ran with a ${cpuSlowdown()}x CPU slowdown (BENCH_LIGHTHOUSE_CPU), not the mobile preset's 4x: no target is judged on it.`);
+    } else if (tree) {
       report.target({ name: `lighthouse: ${cards}-card tree, Performance`, wanted: "≥ 95", measured: String(tree.score), met: tree.score >= 95 });
       report.target({ name: `lighthouse: ${cards}-card tree, LCP`, wanted: "≤ 2.5 s", measured: `${(tree.lcpMs / 1000).toFixed(2)} s`, met: tree.lcpMs <= 2500 });
       report.target({ name: `lighthouse: ${cards}-card tree, TBT`, wanted: "≤ 200 ms", measured: `${tree.tbtMs.toFixed(0)} ms`, met: tree.tbtMs <= 200 });
       report.target({ name: `lighthouse: ${cards}-card tree, unused JS`, wanted: "≤ 50 KiB", measured: `${tree.unusedJsKiB.toFixed(0)} KiB`, met: tree.unusedJsKiB <= 50 });
     }
     const login = found["login/now"];
-    if (login) {
+    if (login && cpuSlowdown() === undefined) {
       report.target({ name: "lighthouse: log-in page, Performance", wanted: "≥ 98", measured: String(login.score), met: login.score >= 98 });
       report.target({
         name: "lighthouse: log-in page, console errors and meta description",
