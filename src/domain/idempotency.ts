@@ -25,9 +25,10 @@
  *   (command.ts), so nothing is applied twice and the answer is the one the change gave.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash } from "node:crypto";
 import type { Change } from "../shared/changes.js";
 import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError } from "../shared/errors.js";
-import { newRecordId } from "../shared/ids.js";
+import { newRecordId, recordIdFromBytes } from "../shared/ids.js";
 import type { Ports } from "./context.js";
 import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange } from "./ports/store.js";
 
@@ -154,6 +155,26 @@ export function changeTheLastStepReplayed(): Change | undefined {
   const here = keyedContext.getStore();
   if (!here || here.step !== null) return undefined;
   return here.run.lastReplayed;
+}
+
+/**
+ * The id a record made by this step of a keyed request takes, the same in every run of the
+ * request (a digest of the user, the key and the step), or undefined outside a keyed
+ * request's command. For writes that are not changes of the change log (a script): a run
+ * that died after inserting its record, before keeping its answer, left no change to answer
+ * from, and the retry (taking over the claim, or on the embedded store, whose claims live in
+ * memory, claiming afresh after the restart) finds the record under this id instead of
+ * making a second one. A key used again after its 24 h gives the same id; the caller tells
+ * such an old record by its age.
+ */
+export function keyedRecordId(): string | undefined {
+  const here = keyedContext.getStore();
+  if (!here || here.step === null) return undefined;
+  for (let round = 0; ; round++) {
+    const digest = createHash("sha512").update(`${here.run.userId}\0${here.run.key}\0${here.step}\0${round}`).digest();
+    const id = recordIdFromBytes(digest);
+    if (id) return id;
+  }
 }
 
 /**

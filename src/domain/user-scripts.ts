@@ -10,6 +10,7 @@
 import { Buffer } from "node:buffer";
 import { LimitReachedError, NotFoundError, PayloadTooLargeError, ValidationError } from "../shared/errors.js";
 import { newRecordId, RECORD_ID } from "../shared/ids.js";
+import { KEEP_MS, keyedRecordId } from "./idempotency.js";
 import type { StoredScript } from "../shared/records.js";
 import { createScriptInput, noInput, updateScriptInput } from "../shared/schemas.js";
 import { command } from "./command.js";
@@ -38,12 +39,20 @@ async function keepScript(ctx: Ports<"store" | "config" | "clock" | "ownerLocks"
   assertScriptFits(ctx, body);
   // Counted and inserted in one step, so two uploads at once cannot both take the last place.
   return ctx.ownerLocks.run(`scripts:${actor._id}`, async () => {
+    // A keyed request's script has the same id in every run of the request: a retry after a
+    // crash that came between the insert and the kept answer finds it (idempotency.ts).
+    const keyed = keyedRecordId();
+    const made = keyed === undefined ? null : await ctx.store.scripts.byId(keyed);
+    const again = made && made.userId === actor._id && made.name === name && made.body === body;
+    if (again && Date.parse(ctx.clock.now()) - Date.parse(made.createdAt) < KEEP_MS) return made;
     const most = ctx.config.limits.userScripts;
     if ((await ctx.store.scripts.forUser(actor._id)).length >= most) {
       throw new LimitReachedError(`You can keep at most ${most} scripts; remove one first.`);
     }
     const at = ctx.clock.now();
-    const script: StoredScript = { _id: newRecordId(), userId: actor._id, name, body, enabled: enabled ?? true, createdAt: at, updatedAt: at };
+    // A record under the key's id that is not this request's (older than the key's 24 h: an
+    // earlier use of the key; or another script, sent with the key after an embedded store's restart) keeps its id.
+    const script: StoredScript = { _id: keyed !== undefined && !made ? keyed : newRecordId(), userId: actor._id, name, body, enabled: enabled ?? true, createdAt: at, updatedAt: at };
     await ctx.store.scripts.insert(script);
     return script;
   });

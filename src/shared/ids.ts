@@ -54,6 +54,19 @@ export function newRecordId(): string {
   return id;
 }
 
+/**
+ * A record id drawn from `bytes` (a digest) as `newRecordId` draws from random bytes, or
+ * undefined when they hold fewer than 24 usable bytes (the caller then digests again).
+ */
+export function recordIdFromBytes(bytes: Uint8Array): string | undefined {
+  let id = "";
+  for (const byte of bytes) {
+    if (byte < 252) id += ALPHANUMERIC[byte % 36];
+    if (id.length === 24) return id;
+  }
+  return undefined;
+}
+
 export function now(): string {
   return new Date().toISOString();
 }

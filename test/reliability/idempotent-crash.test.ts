@@ -95,6 +95,29 @@ describe("a keyed write killed between its commit and its kept answer", { timeou
     expect([again.status, again.headers.get("idempotent-replayed"), again.text]).toEqual([201, "true", retry.text]);
   });
 
+  it("a script created without a client id is made once: the retry finds it under the id the key gives it", async () => {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const body = { name: "made once", body: "console.log(1)" };
+    const key = { "Idempotency-Key": "crash-script-1" };
+
+    server = await crashBeforeTheAnswerIsKept(control, () => alice.post("/api/scripts", body, key));
+    const api = new Api(server.url, alice.credentials);
+    const kept = (await api.get("/api/scripts")).body.filter((s: any) => s.name === "made once");
+    expect(kept).toHaveLength(1);
+
+    const retry = await api.post("/api/scripts", body, key);
+    expect(retry.status).toBe(201);
+    expect(retry.body).toEqual(kept[0]);
+    expect((await api.get("/api/scripts")).body.filter((s: any) => s.name === "made once")).toHaveLength(1);
+    // The same key on another user makes that user's own script.
+    const bob = await buildUser(server.url);
+    const bobs = await bob.post("/api/scripts", body, key);
+    expect(bobs.status).toBe(201);
+    expect(bobs.body._id).not.toBe(kept[0]._id);
+  });
+
   it("a move without If-Match answers the card as the move left it, not as it is now, and is not applied again", async () => {
     const control = controlFile();
     await start(control);
