@@ -18,13 +18,15 @@ function entry(): CachedResponse {
   return { body, contentType: "application/json; charset=utf-8", mediaType: "application/json", dependencies: [["t1", 0]], size: body.length };
 }
 
-function request(fields: { method?: string; user?: string | null; accept?: string; body?: unknown }): Request {
+function request(fields: { method?: string; user?: string | null; accept?: string; body?: unknown; url?: string }): Request {
   const user = fields.user === undefined ? "u1" : fields.user;
   return {
     method: fields.method ?? "POST",
     auth: { user: user === null ? null : { _id: user } },
     headers: fields.accept === undefined ? {} : { accept: fields.accept },
     body: fields.body === undefined ? params : fields.body,
+    url: fields.url ?? "/",
+    originalUrl: fields.url === undefined ? "/graphql" : `/graphql${fields.url}`,
   } as unknown as Request;
 }
 
@@ -52,7 +54,20 @@ describe("cachedAnswerTo", () => {
     expect(cachedAnswerTo(cache, request({ accept: "application/json", body: { ...params, operationName: "Other" } }))).toBeUndefined();
   });
 
-  it("leaves GET, batches and malformed bodies to yoga", () => {
+  it("finds a GET's answer from its query string, read as yoga reads it", () => {
+    const search = (fields: Record<string, string>) => `?${new URLSearchParams(fields)}`;
+    const variables = JSON.stringify({ deep: { a: 2, b: 1 }, id: "t1" });
+    const get = (url: string) => cachedAnswerTo(cache, request({ accept: "application/json", method: "GET", url }));
+    expect(get(search({ query, operationName: "Q", variables }))).toBe(stored);
+    // An empty parameter is an absent one, as in yoga.
+    expect(get(search({ query, operationName: "Q", variables, extensions: "" }))).toBe(stored);
+    expect(get(search({ query, variables }))).toBeUndefined();
+    expect(get(search({ query, operationName: "Q", variables: "{not json" }))).toBeUndefined();
+    expect(get(search({ query, operationName: "Q", variables: "[1]" }))).toBeUndefined();
+    expect(get("")).toBeUndefined();
+  });
+
+  it("leaves batches, malformed bodies and GETs without a query to yoga", () => {
     expect(cachedAnswerTo(cache, request({ accept: "application/json", method: "GET" }))).toBeUndefined();
     expect(cachedAnswerTo(cache, request({ accept: "application/json", body: [params] }))).toBeUndefined();
     expect(cachedAnswerTo(cache, request({ accept: "application/json", body: { ...params, variables: '{"id":"t1"}' } }))).toBeUndefined();

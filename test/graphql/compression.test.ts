@@ -24,10 +24,20 @@ interface Raw {
 }
 
 function post(as: Api, body: unknown, headers: Record<string, string>): Promise<Raw> {
+  return send(as, "POST", "/graphql", headers, JSON.stringify(body));
+}
+
+/** A GET of the same request, its fields in the query string. */
+function get(as: Api, body: { query: string; variables?: unknown }, headers: Record<string, string>): Promise<Raw> {
+  const search = new URLSearchParams({ query: body.query, variables: JSON.stringify(body.variables ?? {}) });
+  return send(as, "GET", `/graphql?${search}`, headers);
+}
+
+function send(as: Api, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Raw> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      `${server.url}/graphql`,
-      { method: "POST", headers: { "content-type": "application/json", authorization: as.authHeader!, ...headers } },
+      `${server.url}${path}`,
+      { method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), authorization: as.authHeader!, ...headers } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -36,7 +46,7 @@ function post(as: Api, body: unknown, headers: Record<string, string>): Promise<
       },
     );
     req.on("error", reject);
-    req.end(JSON.stringify(body));
+    req.end(body);
   });
 }
 
@@ -86,5 +96,26 @@ describe("GraphQL cached results on the wire", () => {
     const again = await post(alice, query, { "accept-encoding": "br" });
     expect(again.headers["content-encoding"]).toBe("br");
     expect(decode(again)).toBe(decode(after));
+  });
+
+  it("over GET too: the same kept copy, not compressed again for each request", async () => {
+    const bob = await buildUser(server.url, "bob");
+    const seed = Array.from({ length: 50 }, (_, i) => `# Card ${i}\n\n${"Words the writer wrote. ".repeat(20)}`).join("\n\n");
+    const tree = await buildTree(bob, { seed });
+    const query = { query: CARDS, variables: { id: tree._id } };
+    const computed = await get(bob, query, {});
+    expect(computed.status).toBe(200);
+    const plain = computed.bytes.toString("utf8");
+    expect(JSON.parse(plain).data.tree.cards).toHaveLength(50);
+
+    const first = await get(bob, query, { "accept-encoding": "br" });
+    expect(first.headers["content-encoding"]).toBe("br");
+    expect(String(first.headers.vary).toLowerCase()).toContain("accept-encoding");
+    // Sent whole from the kept copy (a length, not a stream compressed as it goes) ...
+    expect(Number(first.headers["content-length"])).toBe(first.bytes.length);
+    expect(decode(first)).toBe(plain);
+    // ... the very copy a POST of the same request gets.
+    expect((await post(bob, query, { "accept-encoding": "br" })).bytes.equals(first.bytes)).toBe(true);
+    expect((await get(bob, query, { "accept-encoding": "br" })).bytes.equals(first.bytes)).toBe(true);
   });
 });
