@@ -269,11 +269,20 @@ export function compressResponses(): RequestHandler {
   // An event stream is never compressed (above), and it lives for hours: it is not given
   // the middleware's per-response wrappers and their state at all (with 10,000 streams open,
   // those were ~0.7 KB of each stream's memory).
-  return (req, res, next) => (req.method === "GET" && EVENT_STREAM_PATH.test(req.path) ? next() : middleware(req, res, next));
+  return (req, res, next) => (req.method === "GET" && isEventStreamPath(req.path) ? next() : middleware(req, res, next));
 }
 
 /** The REST event streams (SPEC §10 and presence), which are Server-Sent Events. */
 const EVENT_STREAM_PATH = /^\/api\/trees\/[^/]+\/(?:events|presence)$/;
+
+/**
+ * Whether a GET of `path` is one of the REST event streams. A list of its own, kept to the
+ * routes by test/rest/openapi.test.ts (every path the API document answers with
+ * text/event-stream must be on it).
+ */
+export function isEventStreamPath(path: string): boolean {
+  return EVENT_STREAM_PATH.test(path);
+}
 
 /**
  * Sends a cached body: the copy {@link CompressedBodies.pick} gives for the request's

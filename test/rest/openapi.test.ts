@@ -7,6 +7,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import type { Router } from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isEventStreamPath } from "../../src/http/compression.js";
 import { restApi } from "../../src/rest/api.js";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
@@ -47,6 +48,19 @@ describe("GET /api/openapi.json", () => {
     const noop = () => undefined;
     const router = restApi({ ctx: server.ctx, credentials: {} as never, sessions: {} as never, logger: server.logger, jsonLimit: noop, importLimit: noop }) as Router & { stack: Layer[] };
     expect(documented.sort()).toEqual(routesOf(router.stack).sort());
+  });
+
+  it("names every event stream the compression middleware leaves alone, and nothing else", async () => {
+    const res = await new Api(server.url).get("/api/openapi.json");
+    const paths = res.body.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+    const concrete = (path: string) => `/api${path.replace(/\{[^}]+\}/g, "x1")}`;
+    const streams: string[] = [];
+    for (const [path, operations] of Object.entries(paths)) {
+      const streamed = Object.values(operations.get?.responses ?? {}).some((r) => r.content?.["text/event-stream"] !== undefined);
+      if (streamed) streams.push(path);
+      expect([path, isEventStreamPath(concrete(path))]).toEqual([path, streamed]);
+    }
+    expect(streams.length).toBeGreaterThanOrEqual(2);
   });
 
   it("describes each operation's bodies and errors with schemas that compile under JSON Schema 2020-12", async () => {
