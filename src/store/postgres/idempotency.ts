@@ -69,10 +69,17 @@ class Batches<T, R> {
   ) {}
 
   add(item: T): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
-      this.pump();
-    });
+    return this.addAll([item])[0];
+  }
+
+  /**
+   * Items handed in together: one statement for all of them (bounds allowing) when none is
+   * on its way. Added one by one, the first would go alone and the rest in a second statement.
+   */
+  addAll(items: readonly T[]): Promise<R>[] {
+    const promises = items.map((item) => new Promise<R>((resolve, reject) => this.waiting.push({ item, resolve, reject })));
+    this.pump();
+    return promises;
   }
 
   private pump(): void {
@@ -239,7 +246,7 @@ export function postgresIdempotency(
   /** Lazily kept answers in statements of their own (no claim came to carry them). */
   const sendLazy = async (kept: LazyAnswer[]): Promise<void> => {
     for (const k of kept) sending.add(k);
-    const results = await Promise.allSettled(kept.map((k) => lazyAnswers.add(k)));
+    const results = await Promise.allSettled(lazyAnswers.addAll(kept));
     results.forEach((result, i) => landed([kept[i]], result.status === "rejected"));
   };
   /**
