@@ -38,25 +38,28 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const sides = [{ name: "this", root: path.resolve(".") }, ...others.map((root, i) => ({ name: others.length === 1 ? "other" : `other${i + 1}`, root }))].map(
   (side, i) => ({ ...side, database: `cardtree_ab_${process.pid}_${i}` }),
 );
-/** CPU seconds of the backends connected to `database` now (the server's pool). */
-const backendSeconds = async (database: string): Promise<number> => {
+/** CPU seconds of each backend connected to `database` now (the server's pool), by pid. */
+const backendSeconds = async (database: string): Promise<Map<number, number>> => {
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
   try {
     const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [database]);
-    let sum = 0;
+    const seconds = new Map<number, number>();
     for (const { pid } of rows) {
       try {
-        sum += cpuSeconds(pid);
+        seconds.set(pid, cpuSeconds(pid));
       } catch {
         // That connection closed meanwhile.
       }
     }
-    return sum;
+    return seconds;
   } finally {
     await client.end();
   }
 };
+/** CPU the backends spent between two readings (a connection opened meanwhile counts whole; one closed is lost). */
+const backendDelta = (before: Map<number, number>, after: Map<number, number>): number =>
+  [...after].reduce((sum, [pid, seconds]) => sum + seconds - (before.get(pid) ?? 0), 0);
 const servers: { name: string; database: string; server: Awaited<ReturnType<typeof startPinned>>; writer: CardtreeClient; tree: string; parent: string }[] = [];
 try {
   for (const side of sides) {
@@ -93,7 +96,7 @@ try {
           targetPid: pid,
         });
         const cpu = ((cpuSeconds(pid) - before) * 1000) / Math.max(1, result.requests);
-        const db = (((await backendSeconds(each.database)) - dbBefore) * 1000) / Math.max(1, result.requests);
+        const db = (backendDelta(dbBefore, await backendSeconds(each.database)) * 1000) / Math.max(1, result.requests);
         const id = `${each.name} ${kind}`;
         figures[id] ??= { rps: [], cpu: [], db: [] };
         figures[id].rps.push(result.requestsPerSecond);
