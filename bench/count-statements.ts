@@ -95,6 +95,9 @@ try {
     const commitMs = statements
       .filter((line) => line.includes("execute cardtree-group-commit"))
       .reduce((sum, line) => sum + Number(/duration: ([0-9.]+) ms/.exec(line)![1]), 0);
+    const answersMs = statements
+      .filter((line) => line.includes("execute idempotency-answers"))
+      .reduce((sum, line) => sum + Number(/duration: ([0-9.]+) ms/.exec(line)![1]), 0);
     const writing = statements.filter((line) => /cardtree-group-commit|idempotency-|INSERT|UPDATE|DELETE/.test(line));
     if (process.env.SHOW) console.log(statements.slice(0, 12).join("\n"));
     const per = kind === "replayed" ? writes * 2 : writes;
@@ -105,6 +108,7 @@ try {
       commits: round(committed / per),
       cpuMs: round((cpu * 1000) / per),
       groupCommitMs: round(commitMs / per),
+      answersMs: round(answersMs / per),
     };
   }
   console.log(`${root}: per card creation, ${writes} writes in ${lanes} lane(s) (replayed: per request, the first and its replay; load ${os.loadavg()[0].toFixed(1)}):`);

@@ -1,11 +1,12 @@
 /**
- * An Idempotency-Key's cost on PostgreSQL, this checkout against another side by side
- * (issue 26): `npx tsx bench/idempotency-ab.ts <other checkout> [rounds] [seconds]`. Starts
- * both compiled servers (each its dist/, each on a fresh database), one 1,000-card tree
- * each, and in every round runs plain and keyed card creations (wrk, 16 connections) on
- * both servers, in an order that turns each round (ABBA over kinds and sides), so the
- * machine's drifting load falls on all four alike. Prints each run, then the medians: req/s
- * and the server process's CPU a write, keyed/plain ratios per side.
+ * An Idempotency-Key's cost on PostgreSQL, this checkout against others side by side
+ * (issue 26): `npx tsx bench/idempotency-ab.ts <other checkout>[,<another>...] [rounds] [seconds]`.
+ * Starts the compiled servers (each its dist/, each on a fresh database), one 1,000-card
+ * tree each, and in every round runs plain and keyed card creations (wrk, 16 connections)
+ * on every server, in an order that turns each round (ABBA over kinds and sides), so the
+ * machine's drifting load falls on all alike. Prints each run, then the medians: req/s, the
+ * server process's CPU a write and its database backends' (the connections open on its
+ * database), keyed/plain ratios per side.
  */
 import { readFileSync } from "node:fs";
 import os from "node:os";
@@ -16,7 +17,7 @@ import { generateTree } from "./generate.js";
 import { startPinned } from "./processes.js";
 import { runWrk } from "./wrk.js";
 
-const other = path.resolve(process.argv[2] ?? ".");
+const others = (process.argv[2] ?? ".").split(",").map((each) => path.resolve(each));
 const rounds = Number(process.argv[3] ?? 4);
 const seconds = Number(process.argv[4] ?? 8);
 const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -34,11 +35,32 @@ const query = async (sql: string) => {
   }
 };
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const sides = [
-  { name: "this", root: path.resolve(".") },
-  { name: "other", root: other },
-].map((side, i) => ({ ...side, database: `cardtree_ab_${process.pid}_${i}` }));
-const servers: { name: string; server: Awaited<ReturnType<typeof startPinned>>; writer: CardtreeClient; tree: string; parent: string }[] = [];
+const sides = [{ name: "this", root: path.resolve(".") }, ...others.map((root, i) => ({ name: others.length === 1 ? "other" : `other${i + 1}`, root }))].map(
+  (side, i) => ({ ...side, database: `cardtree_ab_${process.pid}_${i}` }),
+);
+/** CPU seconds of each backend connected to `database` now (the server's pool), by pid. */
+const backendSeconds = async (database: string): Promise<Map<number, number>> => {
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [database]);
+    const seconds = new Map<number, number>();
+    for (const { pid } of rows) {
+      try {
+        seconds.set(pid, cpuSeconds(pid));
+      } catch {
+        // That connection closed meanwhile.
+      }
+    }
+    return seconds;
+  } finally {
+    await client.end();
+  }
+};
+/** CPU the backends spent between two readings (a connection opened meanwhile counts whole; one closed is lost). */
+const backendDelta = (before: Map<number, number>, after: Map<number, number>): number =>
+  [...after].reduce((sum, [pid, seconds]) => sum + seconds - (before.get(pid) ?? 0), 0);
+const servers: { name: string; database: string; server: Awaited<ReturnType<typeof startPinned>>; writer: CardtreeClient; tree: string; parent: string }[] = [];
 try {
   for (const side of sides) {
     await query(`CREATE DATABASE ${side.database}`);
@@ -54,9 +76,9 @@ try {
     const writer = await CardtreeClient.signUp(server.url, `ab-${side.name}@bench.example`);
     const tree = await writer.treeWith("Idempotency", generateTree(1_000, 26));
     const cards = await writer.json<{ _id: string; parentId: string | null }[]>("GET", `/api/trees/${tree}/cards`);
-    servers.push({ name: side.name, server, writer, tree, parent: cards.find((c) => c.parentId === null)!._id });
+    servers.push({ name: side.name, database: side.database, server, writer, tree, parent: cards.find((c) => c.parentId === null)!._id });
   }
-  const figures: Record<string, { rps: number[]; cpu: number[] }> = {};
+  const figures: Record<string, { rps: number[]; cpu: number[]; db: number[] }> = {};
   for (let round = 0; round < rounds; round++) {
     const kinds = round % 2 === 0 ? ["plain", "keyed"] : ["keyed", "plain"];
     const order = round % 4 < 2 ? servers : [...servers].reverse();
@@ -64,6 +86,7 @@ try {
       for (const each of order) {
         const pid = each.server.process.pid!;
         const before = cpuSeconds(pid);
+        const dbBefore = await backendSeconds(each.database);
         const result = await runWrk({
           url: `${each.server.url}/api/trees/${each.tree}/cards`,
           headers: { Authorization: each.writer.authorization },
@@ -73,20 +96,24 @@ try {
           targetPid: pid,
         });
         const cpu = ((cpuSeconds(pid) - before) * 1000) / Math.max(1, result.requests);
+        const db = (backendDelta(dbBefore, await backendSeconds(each.database)) * 1000) / Math.max(1, result.requests);
         const id = `${each.name} ${kind}`;
-        figures[id] ??= { rps: [], cpu: [] };
+        figures[id] ??= { rps: [], cpu: [], db: [] };
         figures[id].rps.push(result.requestsPerSecond);
         figures[id].cpu.push(cpu);
-        console.log(`round ${round + 1}: ${id}: ${result.requestsPerSecond.toFixed(0)} req/s, server CPU ${cpu.toFixed(2)} ms a write, ${result.errors} errors (load ${os.loadavg()[0].toFixed(1)})`);
+        figures[id].db.push(db);
+        console.log(`round ${round + 1}: ${id}: ${result.requestsPerSecond.toFixed(0)} req/s, server CPU ${cpu.toFixed(2)} ms a write, database ${db.toFixed(2)} ms, ${result.errors} errors (load ${os.loadavg()[0].toFixed(1)})`);
       }
     }
   }
-  for (const side of ["this", "other"]) {
-    const plain = figures[`${side} plain`];
-    const keyed = figures[`${side} keyed`];
+  for (const side of sides) {
+    const plain = figures[`${side.name} plain`];
+    const keyed = figures[`${side.name} keyed`];
     console.log(
-      `${side} (${side === "this" ? "." : other}): plain ${median(plain.rps).toFixed(0)} req/s, ${median(plain.cpu).toFixed(2)} ms; keyed ${median(keyed.rps).toFixed(0)} req/s, ${median(keyed.cpu).toFixed(2)} ms; ` +
-        `keyed/plain req/s ${(median(keyed.rps) / median(plain.rps)).toFixed(2)}, CPU plain/keyed ${(median(plain.cpu) / median(keyed.cpu)).toFixed(2)}`,
+      `${side.name} (${side.root}): plain ${median(plain.rps).toFixed(0)} req/s, ${median(plain.cpu).toFixed(2)} + ${median(plain.db).toFixed(2)} ms; ` +
+        `keyed ${median(keyed.rps).toFixed(0)} req/s, ${median(keyed.cpu).toFixed(2)} + ${median(keyed.db).toFixed(2)} ms; ` +
+        `keyed/plain req/s ${(median(keyed.rps) / median(plain.rps)).toFixed(2)}, CPU plain/keyed: server ${(median(plain.cpu) / median(keyed.cpu)).toFixed(2)}, ` +
+        `database ${(median(plain.db) / median(keyed.db)).toFixed(2)}`,
     );
   }
 } finally {

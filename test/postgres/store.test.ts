@@ -4,6 +4,7 @@
  * processes that cannot commit the same revision of a tree, and a pool that outlives
  * dropped connections.
  */
+import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { newRecordId, newUserId } from "../../src/shared/ids.js";
 import type { Change } from "../../src/shared/changes.js";
@@ -194,5 +195,45 @@ describe("reads by key asked in one turn of the event loop", () => {
     // (The update is a transaction on a connection of its own; the two reads after it, one statement.)
     expect(statements).toHaveBeenCalledTimes(2);
     statements.mockRestore();
+  });
+});
+
+describe("answers kept lazily", () => {
+  it("that wait together reach the table in one statement, each for its own key", async () => {
+    const url = await freshDatabase();
+    const store = await open(url);
+    const userId = newUserId();
+    const now = at();
+    const later = new Date(Date.now() + 60_000).toISOString();
+    const records = Array.from({ length: 5 }, (_, i) => ({
+      userId,
+      key: `lazy-${i}`,
+      fingerprint: `request ${i}`,
+      claim: newRecordId(),
+      leaseUntil: later,
+      createdAt: now,
+      expiresAt: later,
+    }));
+    for (const record of records) expect(await store.idempotency.claim(record)).toBeNull();
+    // Kept lazily one after the other, as writers finishing together keep them.
+    for (const [i, record] of records.entries()) {
+      const answer = { status: 201, headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify({ n: i })) };
+      await store.idempotency.complete(userId, record.key, record.claim, answer, { lazily: true });
+    }
+    const rows = async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const sql = "SELECT key, status, body, xmin::text FROM idempotency_keys WHERE user_id = $1 ORDER BY key";
+        return (await client.query<{ key: string; status: number | null; body: Buffer | null; xmin: string }>(sql, [userId])).rows;
+      } finally {
+        await client.end();
+      }
+    };
+    await vi.waitUntil(async () => (await rows()).every((row) => row.status !== null), { timeout: 10_000, interval: 20 });
+    const written = await rows();
+    expect(written.map((row) => [row.key, row.status, JSON.parse(row.body!.toString())])).toEqual(records.map((r, i) => [r.key, 201, { n: i }]));
+    // One transaction wrote them all (a row's xmin), not the first alone and the others after it.
+    expect(new Set(written.map((row) => row.xmin)).size).toBe(1);
   });
 });

@@ -69,10 +69,17 @@ class Batches<T, R> {
   ) {}
 
   add(item: T): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
-      this.pump();
-    });
+    return this.addAll([item])[0];
+  }
+
+  /**
+   * Items handed in together: one statement for all of them (bounds allowing) when none is
+   * on its way. Added one by one, the first would go alone and the rest in a second statement.
+   */
+  addAll(items: readonly T[]): Promise<R>[] {
+    const promises = items.map((item) => new Promise<R>((resolve, reject) => this.waiting.push({ item, resolve, reject })));
+    this.pump();
+    return promises;
   }
 
   private pump(): void {
@@ -103,11 +110,19 @@ const MOST_BYTES = 4 * 1024 * 1024;
 
 /**
  * How long an answer kept lazily waits for a batch of claims to carry it before it goes in
- * a statement of its own; and how long, at most, a claim that meets another process's
- * running claim reads it again (every LAZY_MS) for an answer on its way, before 409.
+ * a statement with the others kept meanwhile. Each such statement is a transaction of its
+ * own, whatever it carries, and under load it competed with the writes for the two sides'
+ * CPU (docs/decisions.md, "Lazily kept answers together, every 100 ms"); the answer still
+ * lands well within WAIT_FOR_ANSWER_MS, so another process's replay finds it.
  */
-const LAZY_MS = 20;
-const WAIT_FOR_ANSWER_MS = 250;
+const LAZY_MS = 100;
+/**
+ * How often, and how long at most, a claim that meets another process's running claim reads
+ * it again for an answer on its way (kept lazily there), before 409: LAZY_MS, the statement's
+ * own time and a margin for a loaded machine.
+ */
+const REREAD_MS = 20;
+const WAIT_FOR_ANSWER_MS = 500;
 
 interface LazyAnswer {
   userId: string;
@@ -239,7 +254,7 @@ export function postgresIdempotency(
   /** Lazily kept answers in statements of their own (no claim came to carry them). */
   const sendLazy = async (kept: LazyAnswer[]): Promise<void> => {
     for (const k of kept) sending.add(k);
-    const results = await Promise.allSettled(kept.map((k) => lazyAnswers.add(k)));
+    const results = await Promise.allSettled(lazyAnswers.addAll(kept));
     results.forEach((result, i) => landed([kept[i]], result.status === "rejected"));
   };
   /**
@@ -262,7 +277,7 @@ export function postgresIdempotency(
       }
       const answerOnItsWay = there.claim !== undefined && !there.answer && there.leaseUntil > record.createdAt;
       if (!answerOnItsWay || ownClaims.get(id)?.claim === there.claim || Date.now() >= deadline) return there;
-      await new Promise((resolve) => setTimeout(resolve, LAZY_MS));
+      await new Promise((resolve) => setTimeout(resolve, REREAD_MS));
     }
   };
   return {
