@@ -188,14 +188,17 @@ function summarize(label: string, events: TraceEvent[], profile: { nodes: Profil
   const start = mainTasks[0]?.ts ?? 0;
   const cpu = (list: TraceEvent[], from: number, to: number) => list.filter((t) => t.ts >= from && t.ts < to).reduce((s, t) => s + (t.tdur ?? t.dur ?? 0), 0) / 1000;
   const workerTop = workerTasks.filter((e) => e.name === "ThreadControllerImpl::RunTask");
-  const phases: [string, number | undefined, number | undefined][] = [
-    ["start → cards request", start, request],
-    ["request → answer whole", request, finish],
-    ["answer → interactive", finish, interactive],
-    ["interactive → end", interactive, Infinity],
-  ];
+  const phases: [string, number | undefined, number | undefined][] =
+    label === "keys"
+      ? [["all keys", -Infinity, Infinity]]
+      : [
+          ["start → cards request", start, request],
+          ["request → answer whole", request, finish],
+          ["answer → interactive", finish, interactive],
+          ["interactive → end", interactive, Infinity],
+        ];
   for (const [name, from, to] of phases) {
-    if (from === undefined || to === undefined) continue;
+    if (from === undefined || to === undefined || from === -Infinity) continue;
     const end = to === Infinity ? (mainTasks[mainTasks.length - 1]?.ts ?? 0) : to;
     console.log(`  phase ${name.padEnd(24)} wall ${((end - from) / 1000).toFixed(0).padStart(6)} ms, main CPU ${cpu(mainTasks, from, to).toFixed(0).padStart(6)} ms, worker CPU ${cpu(workerTop, from, to).toFixed(0).padStart(6)} ms`);
   }
@@ -241,7 +244,7 @@ function summarize(label: string, events: TraceEvent[], profile: { nodes: Profil
       }
     }
     console.log(`  inclusive, ${phase}:`);
-    for (const [key, ms] of [...inclusive].filter(([k]) => !k.startsWith("(idle)")).sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${key}`);
+    for (const [key, ms] of [...inclusive].filter(([k]) => !k.startsWith("(idle)")).sort((a, b) => b[1] - a[1]).slice(0, label === "keys" ? 60 : 30)) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${key}`);
   }
   console.log("  JS self time (profile):");
   for (const [key, ms] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${key}`);

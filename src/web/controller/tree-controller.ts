@@ -304,7 +304,7 @@ export class TreeController {
    * yet are left out and every other card is at its confirmed version, so the outbox applied
    * on top of it gives the writer's tree again, and the live stream catches up from the revision.
    */
-  async keepCopy(): Promise<void> {
+  async keepCopy(options: { now?: boolean } = {}): Promise<void> {
     window.clearTimeout(this.copyTimer);
     const store = this.device?.store;
     if (!store || !this.sync) return;
@@ -315,7 +315,7 @@ export class TreeController {
       cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
     }
     try {
-      await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() });
+      await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() }, options);
     } catch (error) {
       // Logged out meanwhile: nothing is to be kept.
       if ((error as Error | null)?.name !== "DeviceClosedError") console.error("Keeping the tree on this device failed", error);
@@ -328,7 +328,7 @@ export class TreeController {
   }
 
   stop(): void {
-    if (this.copyTimer !== undefined) void this.keepCopy();
+    if (this.copyTimer !== undefined) void this.keepCopy({ now: true });
     window.clearTimeout(this.adoptTimer);
     this.stopped.abort();
     this.live?.stop();

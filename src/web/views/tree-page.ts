@@ -47,7 +47,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   const userId = app.session.user?._id ?? "";
   const device = deviceFor(userId);
   // The copy on the device is written when the tab goes away, so it opens offline as it was.
-  const keepCopy = () => void controller?.keepCopy();
+  const keepCopy = () => void controller?.keepCopy({ now: true });
   window.addEventListener("pagehide", keepCopy);
 
   const open = async (tree: Tree, cards: Card[], fromDevice: number | null) => {
