@@ -85,11 +85,24 @@ try {
   console.log(`DOM elements: ${await page.evaluate(() => document.getElementsByTagName("*").length)}, cards in DOM: ${await page.evaluate(() => document.querySelectorAll(".card").length)}`);
   if (keysOnly) {
     await cdp.send("Profiler.start");
+    const times: { key: string; ms: number; at: number }[] = [];
     const keyEvents = await traced(cdp, async () => {
       for (const key of ["Home", ...Array(20).fill("ArrowDown"), ...Array(20).fill("ArrowUp"), "ArrowRight", "ArrowRight", ...Array(10).fill("ArrowDown"), "PageDown", "PageDown", "End", "Home"]) {
-        await timedKey(page, key);
+        times.push({ key, ms: await timedKey(page, key), at: await page.evaluate<number>("performance.now()") });
+      }
+      // TRACE_REVEAL=1: then as the bench's last series, with motion allowed and half a second between keys.
+      if (process.env.TRACE_REVEAL === "1") {
+        await page.emulateMedia({ reducedMotion: "no-preference" });
+        await page.keyboard.press("Home");
+        await page.waitForTimeout(600);
+        for (const key of [...Array(25).fill("ArrowDown"), ...Array(25).fill("ArrowUp"), "ArrowDown", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowRight"]) {
+          await page.waitForTimeout(500);
+          times.push({ key: `${key} (motion)`, ms: await timedKey(page, key), at: await page.evaluate<number>("performance.now()") });
+        }
       }
     });
+    const sorted = [...times].sort((a, b) => b.ms - a.ms);
+    console.log(`\nkeys: ${times.length}, slowest ${sorted.slice(0, 10).map((t) => `${t.key} ${t.ms.toFixed(0)} ms`).join(", ")}`);
     const { profile: keyProfile } = await cdp.send("Profiler.stop");
     summarize("keys", keyEvents, keyProfile);
   }

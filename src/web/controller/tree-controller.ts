@@ -309,8 +309,9 @@ export class TreeController {
     const store = this.device?.store;
     if (!store || !this.sync) return;
     const cards: Card[] = [];
+    const creating = this.sync.pendingCreates();
     for (const { card } of this.state.treeOrder()) {
-      if (this.sync.hasPendingCreate(card)) continue;
+      if (creating.has(card)) continue;
       const base = this.versions.base(card);
       cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
     }
