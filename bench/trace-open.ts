@@ -83,6 +83,10 @@ try {
   const { profile } = await cdp.send("Profiler.stop");
   summarize("open", events, profile);
   console.log(`DOM elements: ${await page.evaluate(() => document.getElementsByTagName("*").length)}, cards in DOM: ${await page.evaluate(() => document.querySelectorAll(".card").length)}`);
+  // The page's JavaScript heap after a full collection (what a 100,000-card tree holds).
+  await cdp.send("HeapProfiler.collectGarbage");
+  const heap = await cdp.send("Runtime.getHeapUsage");
+  console.log(`JS heap after the open and a full GC: ${(heap.usedSize / 1e6).toFixed(0)} MB used of ${(heap.totalSize / 1e6).toFixed(0)} MB`);
   if (keysOnly) {
     await cdp.send("Profiler.start");
     const times: { key: string; ms: number; at: number }[] = [];
