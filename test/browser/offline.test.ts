@@ -196,6 +196,34 @@ describeInBrowser("offline writing in a browser profile kept on disk", () => {
     await expect.poll(async () => (await serverCards(api, treeId))[0].content, { timeout: 30_000 }).toBe("One on the phone");
   });
 
+  it("a tree kept by an earlier version of the app (its cards as objects, not JSON slices) still opens offline", async () => {
+    const { page, treeId } = await writer();
+    // The copy rewritten as versions before the slices kept it, one card changed to tell it apart.
+    await page.evaluate(async (id) => {
+      const user = JSON.parse(localStorage.getItem("cardtree:user")!);
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const request = indexedDB.open(`cardtree-${user._id}`);
+        request.onsuccess = () => resolve(request.result);
+        request.onerror = () => reject(request.error);
+      });
+      const store = () => db.transaction("trees", "readwrite").objectStore("trees");
+      const kept = await new Promise<{ tree: object; savedAt: number; slices: string[] }>((resolve) => {
+        const request = store().get(id);
+        request.onsuccess = () => resolve(request.result);
+      });
+      const cards = kept.slices.flatMap((slice) => JSON.parse(slice) as { content: string }[]);
+      cards.find((card) => card.content === "Two")!.content = "Two, kept the old way";
+      await new Promise((resolve) => {
+        const request = store().put({ tree: kept.tree, savedAt: kept.savedAt, cards });
+        request.onsuccess = resolve;
+      });
+      db.close();
+    }, treeId);
+    await context!.setOffline(true);
+    await page.reload();
+    await expect.poll(() => columnTexts(page)).toContain("Two, kept the old way");
+  });
+
   it("a typeface chosen online draws the cards offline too, from the service worker's cache", async () => {
     const { api, treeId, page } = await writer();
     expect((await api.put("/api/preferences", { bodyFont: "opendyslexic" })).status).toBe(200);
