@@ -334,7 +334,7 @@ export class ColumnWindow {
   readSizes(): void {
     this.view = this.element.clientHeight || this.view;
     this.padTop = this.inner.offsetTop;
-    let changed = false;
+    let changed = -1;
     for (let i = this.from; i < this.to; i++) {
       const { card } = this.entries[i];
       const element = this.hooks.element(card);
@@ -345,10 +345,10 @@ export class ColumnWindow {
       this.measured.set(card._id, { content: card.content, height });
       if (height !== this.heights[i]) {
         this.heights[i] = height;
-        changed = true;
+        if (changed < 0) changed = i;
       }
     }
-    if (changed) this.sum();
+    if (changed >= 0) this.sum(changed);
   }
 
   /** measure()'s writing half: the spacers above and below the drawn cards. */
@@ -357,14 +357,22 @@ export class ColumnWindow {
     this.after.style.height = `${Math.max(0, this.offsets[this.entries.length] - this.offsets[this.to])}px`;
   }
 
-  private sum(): void {
+  /**
+   * The running sums, from entry `from` on (the heights before it unchanged). Kept in the
+   * same array while the entries are the same: a new one on every key was, in a 100,000-card
+   * tree, megabytes of buffers a key for the garbage collector (issue 27).
+   */
+  private sum(from = 0): void {
     const n = this.entries.length;
-    const offsets = new Float64Array(n + 1);
-    for (let i = 0; i < n; i++) {
+    if (this.offsets.length !== n + 1) {
+      this.offsets = new Float64Array(n + 1);
+      from = 0;
+    }
+    const offsets = this.offsets;
+    for (let i = from; i < n; i++) {
       const entry = this.entries[i];
       offsets[i + 1] = offsets[i] + this.heights[i] + (entry.index === entry.count - 1 ? GROUP_GAP : 0);
     }
-    this.offsets = offsets;
   }
 
   private reindex(): void {
