@@ -191,7 +191,8 @@ function summarize(label: string, events: TraceEvent[], profile: { nodes: Profil
   console.log(`  worker busy ${workerBusy.toFixed(0)} ms CPU`);
   // Network: the cards list.
   for (const e of events) {
-    if (e.name === "ResourceSendRequest" && String(e.args?.data?.url).includes("/cards")) console.log(`  request ${String(e.args?.data?.url)} at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms`);
+    if (e.name === "ResourceSendRequest" && (String(e.args?.data?.url).includes("/api/") || process.env.TRACE_REQUESTS === "1")) console.log(`  request ${String(e.args?.data?.url)} at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms`);
+    if (e.name === "ResourceFinish" && process.env.TRACE_REQUESTS === "1") console.log(`  finished ${String((e.args?.data as { requestId?: string } | undefined)?.requestId)} at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms`);
     if (e.name === "ResourceFinish") {
       const d = e.args?.data as { encodedDataLength?: number; decodedBodyLength?: number } | undefined;
       if ((d?.decodedBodyLength ?? 0) > 1_000_000) console.log(`  big response finished at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms: ${d?.encodedDataLength} bytes on the wire, ${d?.decodedBodyLength} decoded`);
