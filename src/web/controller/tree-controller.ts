@@ -30,6 +30,7 @@ import { copyActive, cutActive, pasteCards } from "./clipboard.js";
 import type { TreeHost } from "./host.js";
 import { addCard, deleteActiveCard, dropCard, mergeCard, moveActiveCard, moveActiveCardWithin, placeCards, splitCard } from "./structure.js";
 import { setTask } from "../model/tasks.js";
+import { whenWriterPauses } from "../idle.js";
 
 /** What a controller needs from the app context. */
 export interface ControllerContext {
@@ -296,7 +297,14 @@ export class TreeController {
   /** Writes the tree's copy on the device (for opening it offline) a moment after the last change. */
   keepCopySoon(): void {
     window.clearTimeout(this.copyTimer);
-    this.copyTimer = window.setTimeout(() => void this.keepCopy(), COPY_DELAY_MS);
+    // Then once the writer pauses (src/web/idle.ts): in a big tree the copy is a long task.
+    this.copyTimer = window.setTimeout(
+      () =>
+        whenWriterPauses(() => {
+          if (!this.stopped.signal.aborted) void this.keepCopy();
+        }),
+      COPY_DELAY_MS,
+    );
   }
 
   /**
