@@ -17,8 +17,8 @@ export interface CardsRequest {
 }
 
 export type CardsMessage =
-  /** A slice of the answer's text, a JSON array of cards (workers/cards-worker.ts, `cardSlices`). */
-  | { type: "text"; text: string; total: number }
+  /** A slice of the answer's text, as JSON arrays of cards (workers/cards-worker.ts, `cardSlices`). */
+  | { type: "text"; texts: string[]; total: number }
   | { type: "cards"; cards: Card[]; total: number }
   | { type: "done"; total: number }
   | { type: "failed"; status: number; body: string; retryAfter: string | null }
@@ -65,19 +65,21 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
     const message = event.data;
     if (message.type === "text") {
       if (unreadable) return;
-      let slice: unknown;
-      try {
-        slice = JSON.parse(message.text);
-      } catch {
-        slice = null;
+      for (const text of message.texts) {
+        let slice: unknown;
+        try {
+          slice = JSON.parse(text);
+        } catch {
+          slice = null;
+        }
+        if (!Array.isArray(slice)) {
+          // Cut where it should not have been (an answer of another shape): the list is read here instead.
+          unreadable = true;
+          finish((w) => w.resolve(api.cards(treeId)));
+          return;
+        }
+        for (const card of slice as Card[]) cards.push(card);
       }
-      if (!Array.isArray(slice)) {
-        // Cut where it should not have been (an answer of another shape): the list is read here instead.
-        unreadable = true;
-        finish((w) => w.resolve(api.cards(treeId)));
-        return;
-      }
-      for (const card of slice as Card[]) cards.push(card);
       waiting?.progress?.(cards.length, message.total);
     } else if (message.type === "cards") {
       for (const card of message.cards) cards.push(card);
