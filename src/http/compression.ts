@@ -9,7 +9,9 @@
  *   The compression itself runs in libuv's thread pool (zlib's asynchronous calls), so a
  *   7 MB body never stalls the event loop. Brotli 6 of a 7 MB body takes 0.5-1.2 s, so the
  *   first readers of a big body's revision do not wait for it: they get a gzip copy at level
- *   1 (~0.1 s), made beside it and dropped once the brotli copy is there.
+ *   1 (~0.1 s), made before it (brotli starts once that copy is there) and dropped once the
+ *   brotli copy is there. A tree written in bulk has that fast copy made before anyone asks
+ *   (`prepare`, from the read model).
  * - Everything else (small JSON answers, the client's files, exports, GraphQL answers):
  *   `compression`'s streaming middleware ({@link compressResponses}), which also runs zlib off
  *   the loop. Event streams are never compressed: a compressor holds bytes back until it has
@@ -182,7 +184,7 @@ async function pickCopy(copies: Copies, plain: () => Buffer, length: number, hea
   return weight("identity") > 0 ? null : full;
 }
 
-/** A big body's fast gzip copy (or the full copy, if that is ready first); the full `wanted` copy is started once the fast one is made. */
+/** A big body's fast gzip copy (the full one if the fast one fails); the full `wanted` copy is started once the fast one is made. */
 function fastThenFull(copies: Copies, plain: () => Buffer, wanted: Encoding): Promise<Picked> {
   const fast = copies.get("gzip1", plain);
   const full = () => copies.get(wanted, plain);

@@ -52,8 +52,8 @@ function followedBy(parse: RequestHandler, then: RequestHandler): RequestHandler
 export function restApi(rest: RestDeps): Router & { direct: DirectRoute[] } {
   const router = Router();
   const readModel = rest.ctx.readModel;
-  // A tree written in bulk (an import): its card list's body and compressed copies are made
-  // once the writes pause, not by its next reader (the writer opening it: issue 27).
+  // A tree written in bulk (an import): its card list's body and fast gzip copy are made once
+  // the writes pause, not for its next reader (the writer opening it: issue 27).
   readModel.prepareAfterBulkWrites((snapshot) => cachedBodies.prepare(snapshot.json().body));
   const idempotent = idempotentWrites(rest.ctx, { logger: rest.logger, applies: (req) => !SESSION_PATHS.has(req.path) });
   const deps = {

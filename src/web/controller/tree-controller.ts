@@ -73,6 +73,8 @@ export class TreeController {
   private readonly savedIds = new Map<string, string>();
   private readonly device: ControllerDevice | null;
   private copyTimer: number | undefined;
+  /** A copy waits for the writer to pause (keepCopySoon). */
+  private copyWaiting = false;
   private adoptTimer: number | undefined;
   /** Resolves once the outbox left by earlier visits is adopted (and the live stream started). */
   ready: Promise<void> = Promise.resolve();
@@ -298,13 +300,15 @@ export class TreeController {
   keepCopySoon(): void {
     window.clearTimeout(this.copyTimer);
     // Then once the writer pauses (src/web/idle.ts): in a big tree the copy is a long task.
-    this.copyTimer = window.setTimeout(
-      () =>
-        whenWriterPauses(() => {
-          if (!this.stopped.signal.aborted) void this.keepCopy();
-        }),
-      COPY_DELAY_MS,
-    );
+    this.copyTimer = window.setTimeout(() => {
+      // One copy waits at a time, however many changes asked for one meanwhile.
+      if (this.copyWaiting) return;
+      this.copyWaiting = true;
+      whenWriterPauses(() => {
+        this.copyWaiting = false;
+        if (!this.stopped.signal.aborted) void this.keepCopy();
+      });
+    }, COPY_DELAY_MS);
   }
 
   /**

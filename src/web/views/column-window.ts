@@ -359,7 +359,7 @@ export class ColumnWindow {
 
   /**
    * The running sums, from entry `from` on (the heights before it unchanged). Kept in the
-   * same array while the entries are the same: a new one on every key was, in a 100,000-card
+   * same array while the column's length is the same: a new one on every key was, in a 100,000-card
    * tree, megabytes of buffers a key for the garbage collector (issue 27).
    */
   private sum(from = 0): void {
