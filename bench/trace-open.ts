@@ -78,21 +78,40 @@ try {
     await page.goto(`/trees/${state.treeId}`);
     await page.waitForFunction(() => (window as any).app.get("cardId") !== null && document.activeElement?.classList.contains("card"), undefined, { timeout: 120_000, polling: 10 });
     console.log(`open to interactive: ${Date.now() - started} ms (wall)`);
-    await page.waitForTimeout(1500);
+    // TRACE_SETTLE_MS=500: the keys start as soon after the open as the bench's do.
+    await page.waitForTimeout(Number(process.env.TRACE_SETTLE_MS ?? 1500));
   });
   const { profile } = await cdp.send("Profiler.stop");
   summarize("open", events, profile);
   console.log(`DOM elements: ${await page.evaluate(() => document.getElementsByTagName("*").length)}, cards in DOM: ${await page.evaluate(() => document.querySelectorAll(".card").length)}`);
   if (keysOnly) {
     await cdp.send("Profiler.start");
+    const times: { key: string; ms: number; at: number }[] = [];
     const keyEvents = await traced(cdp, async () => {
       for (const key of ["Home", ...Array(20).fill("ArrowDown"), ...Array(20).fill("ArrowUp"), "ArrowRight", "ArrowRight", ...Array(10).fill("ArrowDown"), "PageDown", "PageDown", "End", "Home"]) {
-        await timedKey(page, key);
+        times.push({ key, ms: await timedKey(page, key), at: await page.evaluate<number>("performance.now()") });
+      }
+      // TRACE_REVEAL=1: then as the bench's last series, with motion allowed and half a second between keys.
+      if (process.env.TRACE_REVEAL === "1") {
+        await page.emulateMedia({ reducedMotion: "no-preference" });
+        await page.keyboard.press("Home");
+        await page.waitForTimeout(600);
+        for (const key of [...Array(25).fill("ArrowDown"), ...Array(25).fill("ArrowUp"), "ArrowDown", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowRight"]) {
+          await page.waitForTimeout(500);
+          times.push({ key: `${key} (motion)`, ms: await timedKey(page, key), at: await page.evaluate<number>("performance.now()") });
+        }
       }
     });
+    const sorted = [...times].sort((a, b) => b.ms - a.ms);
+    console.log(`\nkeys: ${times.length}, slowest ${sorted.slice(0, 10).map((t) => `${t.key} ${t.ms.toFixed(0)} ms`).join(", ")}`);
     const { profile: keyProfile } = await cdp.send("Profiler.stop");
     summarize("keys", keyEvents, keyProfile);
   }
+  // The page's JavaScript heap after a full collection (what a 100,000-card tree holds); last,
+  // since the collection would spare the keys the one they would have met.
+  await cdp.send("HeapProfiler.collectGarbage");
+  const heap = await cdp.send("Runtime.getHeapUsage");
+  console.log(`JS heap after a full GC: ${(heap.usedSize / 1e6).toFixed(0)} MB used of ${(heap.totalSize / 1e6).toFixed(0)} MB`);
 } finally {
   await browser.close();
   await server.stop();
@@ -174,7 +193,8 @@ function summarize(label: string, events: TraceEvent[], profile: { nodes: Profil
   console.log(`  worker busy ${workerBusy.toFixed(0)} ms CPU`);
   // Network: the cards list.
   for (const e of events) {
-    if (e.name === "ResourceSendRequest" && String(e.args?.data?.url).includes("/cards")) console.log(`  request ${String(e.args?.data?.url)} at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms`);
+    if (e.name === "ResourceSendRequest" && (String(e.args?.data?.url).includes("/api/") || process.env.TRACE_REQUESTS === "1")) console.log(`  request ${String(e.args?.data?.url)} at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms`);
+    if (e.name === "ResourceFinish" && process.env.TRACE_REQUESTS === "1") console.log(`  finished ${String((e.args?.data as { requestId?: string } | undefined)?.requestId)} at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms`);
     if (e.name === "ResourceFinish") {
       const d = e.args?.data as { encodedDataLength?: number; decodedBodyLength?: number } | undefined;
       if ((d?.decodedBodyLength ?? 0) > 1_000_000) console.log(`  big response finished at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms: ${d?.encodedDataLength} bytes on the wire, ${d?.decodedBodyLength} decoded`);
@@ -188,14 +208,17 @@ function summarize(label: string, events: TraceEvent[], profile: { nodes: Profil
   const start = mainTasks[0]?.ts ?? 0;
   const cpu = (list: TraceEvent[], from: number, to: number) => list.filter((t) => t.ts >= from && t.ts < to).reduce((s, t) => s + (t.tdur ?? t.dur ?? 0), 0) / 1000;
   const workerTop = workerTasks.filter((e) => e.name === "ThreadControllerImpl::RunTask");
-  const phases: [string, number | undefined, number | undefined][] = [
-    ["start → cards request", start, request],
-    ["request → answer whole", request, finish],
-    ["answer → interactive", finish, interactive],
-    ["interactive → end", interactive, Infinity],
-  ];
+  const phases: [string, number | undefined, number | undefined][] =
+    label === "keys"
+      ? [["all keys", -Infinity, Infinity]]
+      : [
+          ["start → cards request", start, request],
+          ["request → answer whole", request, finish],
+          ["answer → interactive", finish, interactive],
+          ["interactive → end", interactive, Infinity],
+        ];
   for (const [name, from, to] of phases) {
-    if (from === undefined || to === undefined) continue;
+    if (from === undefined || to === undefined || from === -Infinity) continue;
     const end = to === Infinity ? (mainTasks[mainTasks.length - 1]?.ts ?? 0) : to;
     console.log(`  phase ${name.padEnd(24)} wall ${((end - from) / 1000).toFixed(0).padStart(6)} ms, main CPU ${cpu(mainTasks, from, to).toFixed(0).padStart(6)} ms, worker CPU ${cpu(workerTop, from, to).toFixed(0).padStart(6)} ms`);
   }
@@ -241,7 +264,7 @@ function summarize(label: string, events: TraceEvent[], profile: { nodes: Profil
       }
     }
     console.log(`  inclusive, ${phase}:`);
-    for (const [key, ms] of [...inclusive].filter(([k]) => !k.startsWith("(idle)")).sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${key}`);
+    for (const [key, ms] of [...inclusive].filter(([k]) => !k.startsWith("(idle)")).sort((a, b) => b[1] - a[1]).slice(0, label === "keys" ? 60 : 30)) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${key}`);
   }
   console.log("  JS self time (profile):");
   for (const [key, ms] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${key}`);

@@ -417,7 +417,20 @@ interface Entry {
   /** The revision the entry stands at once `pending` is applied. */
   heard: number;
   size: number;
+  /** Cards written since the last bulk write began (see `prepareAfterBulkWrites`). */
+  written: number;
+  /** When the tree's last bulk write was heard (`performance.now()`). */
+  bulkAt?: number;
+  /** The preparation waiting for the writes to pause. */
+  prepareTimer?: ReturnType<typeof setTimeout>;
 }
+
+/** Cards a tree's writes touch, together, to be a bulk write (an import, a paste, a large move or deletion). */
+const BULK_CARDS = 1_000;
+/** How long a tree's writes must pause before it is prepared. */
+const PREPARE_DELAY_MS = 300;
+/** For this long after a bulk write, any write to the tree prepares it again (an import comes in several requests, often with a small edit after). */
+const BULK_WINDOW_MS = 10_000;
 
 export interface ReadModelDeps {
   store: Store;
@@ -431,6 +444,7 @@ export class ReadModel {
   private readonly entries = new Map<string, Entry>();
   private readonly building = new Map<string, Promise<TreeSnapshot>>();
   private held = 0;
+  private prepare: ((snapshot: TreeSnapshot) => void) | null = null;
 
   constructor(
     private readonly deps: ReadModelDeps,
@@ -464,6 +478,21 @@ export class ReadModel {
     return entry && this.settle(entry);
   }
 
+  /**
+   * Has `prepare` called with a held tree's next snapshot once a bulk write (BULK_CARDS cards
+   * or more: an import, a paste, a large move or deletion) and the writes after it have
+   * paused for PREPARE_DELAY_MS, instead of at the tree's next read: the REST transport then
+   * builds the card list's body and its fast compressed copy (src/rest/api.ts), so that
+   * opening a tree just imported does not wait for them (issue 27: 1-3 s of the server's CPU
+   * for 100,000 cards). Writes within BULK_WINDOW_MS of a bulk write prepare it again (the
+   * rest of an import, a first edit). Single edits otherwise are left to the next read, as
+   * before: preparing after each would cost a big tree's writer a re-walk or a 35 MB copy
+   * for readers that may never come. One preparer.
+   */
+  prepareAfterBulkWrites(prepare: (snapshot: TreeSnapshot) => void): void {
+    this.prepare = prepare;
+  }
+
   /** A notice of the feed (wireChangeFeed, context.ts). */
   hear(notice: ChangeNotice): void {
     const entry = this.entries.get(notice.treeId);
@@ -477,6 +506,29 @@ export class ReadModel {
     if (!notice.change || notice.revision !== entry.heard + 1) return;
     entry.pending.push(notice.change);
     entry.heard = notice.revision;
+    if (!this.prepare) return;
+    const now = performance.now();
+    entry.written += notice.change.after.length;
+    if (entry.written >= BULK_CARDS) {
+      entry.written = 0;
+      entry.bulkAt = now;
+    }
+    if (entry.bulkAt !== undefined && now - entry.bulkAt <= BULK_WINDOW_MS) this.prepareLater(notice.treeId, entry);
+  }
+
+  /** (Re)arms the entry's preparation: PREPARE_DELAY_MS after the last write heard. */
+  private prepareLater(treeId: string, entry: Entry): void {
+    clearTimeout(entry.prepareTimer);
+    entry.prepareTimer = setTimeout(() => {
+      entry.prepareTimer = undefined;
+      if (this.entries.get(treeId) !== entry || !this.prepare) return;
+      try {
+        this.prepare(this.settle(entry));
+      } catch {
+        // Only ahead of time: the next read builds what failed here, and says why.
+      }
+    }, PREPARE_DELAY_MS);
+    entry.prepareTimer.unref?.();
   }
 
   private settle(entry: Entry): TreeSnapshot {
@@ -544,7 +596,7 @@ export class ReadModel {
   private remember(treeId: string, snapshot: TreeSnapshot): void {
     const previous = this.entries.get(treeId);
     if (previous) this.drop(treeId, previous);
-    const entry: Entry = { snapshot, pending: [], heard: snapshot.revision, size: snapshot.size };
+    const entry: Entry = { snapshot, pending: [], heard: snapshot.revision, size: snapshot.size, written: 0 };
     // A tree bigger than the whole budget is kept too, alone (evict drops every other):
     // not keeping it would load it from the store on every read and at every level of a
     // GraphQL whole-tree query.
@@ -573,6 +625,7 @@ export class ReadModel {
 
   private drop(treeId: string, entry: Entry): void {
     if (this.entries.get(treeId) !== entry) return;
+    clearTimeout(entry.prepareTimer);
     this.entries.delete(treeId);
     this.held -= entry.size;
   }

@@ -9,7 +9,9 @@
  *   The compression itself runs in libuv's thread pool (zlib's asynchronous calls), so a
  *   7 MB body never stalls the event loop. Brotli 6 of a 7 MB body takes 0.5-1.2 s, so the
  *   first readers of a big body's revision do not wait for it: they get a gzip copy at level
- *   1 (~0.1 s), made beside it and dropped once the brotli copy is there.
+ *   1 (~0.1 s), made before it (brotli starts once that copy is there) and dropped once the
+ *   brotli copy is there. A tree written in bulk has that fast copy made before anyone asks
+ *   (`prepare`, from the read model).
  * - Everything else (small JSON answers, the client's files, exports, GraphQL answers):
  *   `compression`'s streaming middleware ({@link compressResponses}), which also runs zlib off
  *   the loop. Event streams are never compressed: a compressor holds bytes back until it has
@@ -169,15 +171,28 @@ async function pickCopy(copies: Copies, plain: () => Buffer, length: number, hea
     if (made !== wanted) copies.get(wanted, plain).catch(() => undefined);
     return { encoding, made, bytes };
   }
+  if (length >= FAST_FIRST_BYTES && takesGzip) {
+    // The fast copy alone first, the full one after it: made side by side, brotli (seconds for
+    // a 35 MB body) took half of the core the fast copy needed, and the first readers waited
+    // on both (issue 27: a server on one core, the 100,000-card tree's first read).
+    return fastThenFull(copies, plain, wanted);
+  }
   const full = copies.get(wanted, plain).then((bytes): Picked => ({ encoding: wanted, made: wanted, bytes }));
   if (length < FAST_FIRST_BYTES) return full;
-  if (takesGzip) {
-    const fast = copies.get("gzip1", plain).then((bytes): Picked => ({ encoding: "gzip", made: "gzip1", bytes }));
-    return Promise.race([full, fast]);
-  }
   // Wanted later by the next readers; not awaited here.
   full.catch(() => undefined);
   return weight("identity") > 0 ? null : full;
+}
+
+/** A big body's fast gzip copy (the full one if the fast one fails); the full `wanted` copy is started once the fast one is made. */
+function fastThenFull(copies: Copies, plain: () => Buffer, wanted: Encoding): Promise<Picked> {
+  const fast = copies.get("gzip1", plain);
+  const full = () => copies.get(wanted, plain);
+  fast.then(full, full).catch(() => undefined);
+  return fast.then(
+    (bytes): Picked => ({ encoding: "gzip", made: "gzip1", bytes }),
+    () => full().then((bytes): Picked => ({ encoding: wanted, made: wanted, bytes })),
+  );
 }
 
 /**
@@ -202,6 +217,20 @@ export class CompressedBodies {
   copy(parts: readonly Buffer[], etag: string, encoding: Encoding): Promise<Buffer> {
     const { copies, plain } = this.copiesOf(parts, etag);
     return copies.get(encoding, plain);
+  }
+
+  /**
+   * Makes a big cached body's first readers' copy now, before anyone asks (the read model's
+   * cards of a tree just written in bulk, src/rest/api.ts): its fast gzip copy (brotli's
+   * seconds are spent only once someone reads it).
+   * A small body is left for its first request (a few milliseconds).
+   */
+  prepare(body: Buffer): void {
+    if (body.length < FAST_FIRST_BYTES) return;
+    const { copies, plain } = this.copiesOf([body], "");
+    if (copies.readyCopy("br") || copies.readyCopy("gzip")) return;
+    // The fast copy only: the first reader's pick starts brotli for the readers after it.
+    copies.get("gzip1", plain).catch(() => undefined);
   }
 
   /** What to send for `acceptEncoding` (see {@link pickCopy}); null: the plain bytes. */

@@ -5,6 +5,7 @@ import { Router, type RequestHandler } from "express";
 import { observeCommits } from "../domain/commit-observer.js";
 import { TREE_REVISION_HEADER } from "../shared/changes.js";
 import { NotFoundError } from "../shared/errors.js";
+import { cachedBodies } from "../http/compression.js";
 import { idempotentWrites } from "../http/idempotency.js";
 import type { Tree } from "../shared/records.js";
 import { accountRoutes } from "./account-routes.js";
@@ -51,6 +52,9 @@ function followedBy(parse: RequestHandler, then: RequestHandler): RequestHandler
 export function restApi(rest: RestDeps): Router & { direct: DirectRoute[] } {
   const router = Router();
   const readModel = rest.ctx.readModel;
+  // A tree written in bulk (an import): its card list's body and fast gzip copy are made once
+  // the writes pause, not for its next reader (the writer opening it: issue 27).
+  readModel.prepareAfterBulkWrites((snapshot) => cachedBodies.prepare(snapshot.json().body));
   const idempotent = idempotentWrites(rest.ctx, { logger: rest.logger, applies: (req) => !SESSION_PATHS.has(req.path) });
   const deps = {
     ...rest,

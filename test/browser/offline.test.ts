@@ -196,6 +196,50 @@ describeInBrowser("offline writing in a browser profile kept on disk", () => {
     await expect.poll(async () => (await serverCards(api, treeId))[0].content, { timeout: 30_000 }).toBe("One on the phone");
   });
 
+  it("keeps the tree on the device once the writer pauses, not while keys are being pressed", async () => {
+    const api = await buildUser(server.url, "offline");
+    const tree = await buildTree(api, { name: "Busy hands", seed: seed() });
+    const browser = await launch();
+    expect((await browser.request.post("/api/login", { data: api.credentials })).status()).toBe(200);
+    const page = watch(browser.pages()[0] ?? (await browser.newPage()));
+    await openTree(page, tree._id);
+    // Keys every 300 ms for 3 s: never the 2 s pause the copy waits for.
+    for (let i = 0; i < 10; i++) {
+      await page.keyboard.press(i % 2 === 0 ? "ArrowDown" : "ArrowUp");
+      await page.waitForTimeout(300);
+    }
+    expect(await hasCopy(page, tree._id)).toBe(false);
+    await expect.poll(() => hasCopy(page, tree._id), { timeout: 30_000 }).toBe(true);
+  });
+
+  it("a tree kept by an earlier version of the app (its cards as objects, not JSON slices) still opens offline", async () => {
+    const { page, treeId } = await writer();
+    // The copy rewritten as versions before the slices kept it, one card changed to tell it apart.
+    await page.evaluate(async (id) => {
+      const user = JSON.parse(localStorage.getItem("cardtree:user")!);
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const request = indexedDB.open(`cardtree-${user._id}`);
+        request.onsuccess = () => resolve(request.result);
+        request.onerror = () => reject(request.error);
+      });
+      const store = () => db.transaction("trees", "readwrite").objectStore("trees");
+      const kept = await new Promise<{ tree: object; savedAt: number; slices: string[] }>((resolve) => {
+        const request = store().get(id);
+        request.onsuccess = () => resolve(request.result);
+      });
+      const cards = kept.slices.flatMap((slice) => JSON.parse(slice) as { content: string }[]);
+      cards.find((card) => card.content === "Two")!.content = "Two, kept the old way";
+      await new Promise((resolve) => {
+        const request = store().put({ tree: kept.tree, savedAt: kept.savedAt, cards });
+        request.onsuccess = resolve;
+      });
+      db.close();
+    }, treeId);
+    await context!.setOffline(true);
+    await page.reload();
+    await expect.poll(() => columnTexts(page)).toContain("Two, kept the old way");
+  });
+
   it("a typeface chosen online draws the cards offline too, from the service worker's cache", async () => {
     const { api, treeId, page } = await writer();
     expect((await api.put("/api/preferences", { bodyFont: "opendyslexic" })).status).toBe(200);
@@ -284,33 +328,40 @@ async function expectStatusClear(page: Page, width: number): Promise<void> {
   expect(await page.locator(".topbar-status .status-text").innerText()).toMatch(/\d+ changes? waiting on this device since/);
 }
 
-/** Waits until the page is controlled by the service worker and the tree is kept on the device. */
+/** Whether the tree is kept on the device now. */
+async function hasCopy(page: Page, treeId: string): Promise<boolean> {
+  return page.evaluate(async (id) => {
+    const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
+    if (!user) return false;
+    const names = (await indexedDB.databases()).map((db) => db.name);
+    if (!names.includes(`cardtree-${user._id}`)) return false;
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const request = indexedDB.open(`cardtree-${user._id}`);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    try {
+      if (!db.objectStoreNames.contains("trees")) return false;
+      return await new Promise<boolean>((resolve) => {
+        const request = db.transaction("trees").objectStore("trees").get(id);
+        request.onsuccess = () => resolve(request.result !== undefined);
+        request.onerror = () => resolve(false);
+      });
+    } finally {
+      db.close();
+    }
+  }, treeId);
+}
+
+/**
+ * Waits until the page is controlled by the service worker and the tree is kept on the device
+ * (polled from here: `waitForFunction` took the predicate's promise for a true answer, so this
+ * never waited for the copy, which was written right after the open until it waited for the
+ * writer to pause).
+ */
 async function offlineReady(page: Page, treeId: string): Promise<void> {
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });
-  await page.waitForFunction(
-    async (id) => {
-      const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
-      if (!user) return false;
-      const db = await new Promise<IDBDatabase>((resolve, reject) => {
-        const request = indexedDB.open(`cardtree-${user._id}`);
-        request.onsuccess = () => resolve(request.result);
-        request.onerror = () => reject(request.error);
-      });
-      try {
-        if (!db.objectStoreNames.contains("trees")) return false;
-        const copy = await new Promise((resolve) => {
-          const request = db.transaction("trees").objectStore("trees").get(id);
-          request.onsuccess = () => resolve(request.result);
-          request.onerror = () => resolve(undefined);
-        });
-        return copy !== undefined;
-      } finally {
-        db.close();
-      }
-    },
-    treeId,
-    { timeout: 30_000, polling: 100 },
-  );
+  await expect.poll(() => hasCopy(page, treeId), { timeout: 30_000 }).toBe(true);
 }
 
 async function databases(page: Page): Promise<string[]> {

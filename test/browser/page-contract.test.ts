@@ -259,6 +259,32 @@ describeInBrowser("Gingko's page structure", () => {
     expect(await textareas(first)).toEqual({ count: 1, marked: true });
   });
 
+  it("draws the cards two long columns are scrolled to, both scrolled in the same frame", async () => {
+    // 300 cards in column 1, each with a child: two columns drawn only near their view.
+    const seed = Array.from({ length: 300 }, (_, i) => `# Card ${i + 1}\n\n## Child ${i + 1}`).join("\n\n");
+    treeId = (await buildTree(api, { name: "Scrolled", seed }))._id;
+    await openTree(page, treeId);
+    await page.keyboard.press("Home");
+    // The writer scrolls both columns halfway down (as a scroll bar or a touch would), away from the active card.
+    await run(() => {
+      for (const column of document.querySelectorAll<HTMLElement>(".column")) column.scrollTop = column.scrollHeight / 2;
+    });
+    // Each column shows a card across its middle, not a blank spacer.
+    const middles = () =>
+      run(() =>
+        [...document.querySelectorAll<HTMLElement>(".column")].map((column) => {
+          const box = column.getBoundingClientRect();
+          const y = box.top + box.height / 2;
+          const card = [...column.querySelectorAll<HTMLElement>(".card")].find((element) => {
+            const r = element.getBoundingClientRect();
+            return r.top <= y && r.bottom >= y;
+          });
+          return card?.querySelector("h1, h2")?.textContent?.replace(/\d+/, "n") ?? null;
+        }),
+      );
+    await expect.poll(middles).toEqual(["Card n", "Child n"]);
+  });
+
   it("opens full screen with key:editFullscreen and toggles it with key:fullscreen", async () => {
     const id = (await activeCardId(page))!;
     await run(() => {

@@ -12,6 +12,7 @@ import { createCard, deleteCard, updateCard } from "../../src/domain/cards.js";
 import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
 import type { Actor } from "../../src/domain/policy.js";
 import { TreeSnapshot } from "../../src/domain/read-model.js";
+import { importSeed } from "../../src/domain/import.js";
 import { createTree, updateTree } from "../../src/domain/trees.js";
 import { signUp } from "../../src/domain/users.js";
 import { formatsOffThread } from "../../src/formats/off-thread.js";
@@ -112,4 +113,34 @@ it("a reader arriving after many changes, some rearranging, gets the store's bod
   await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: cards[1]._id }, { content: "an edit in place last" });
   const { model, fresh } = await both(tree._id);
   expectSame(model, fresh);
+});
+
+it("a tree written in bulk is prepared once the writes pause, with the edit after them; lone edits are left to the next read", async () => {
+  const prepared: TreeSnapshot[] = [];
+  ctx.readModel.prepareAfterBulkWrites((snapshot) => {
+    snapshot.json();
+    prepared.push(snapshot);
+  });
+  const tree = await execute(ctx, alice, createTree, {}, { name: "Bulk", seed: SEED });
+  const quiet = await execute(ctx, alice, createTree, {}, { name: "Quiet", seed: SEED });
+  await both(tree._id);
+  await both(quiet._id);
+  // An import of 1,200 cards, prepared once it is done.
+  const seed = JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ content: `part ${i}`, children: Array.from({ length: 29 }, (_, j) => ({ content: `${i}.${j}` })) })));
+  await execute(ctx, alice, importSeed, { treeId: tree._id }, { parentId: null, seed });
+  const imported = (await ctx.store.trees.byId(tree._id))!.revision;
+  await expect.poll(() => prepared.at(-1)?.revision).toBe(imported);
+  // An edit a moment later: the tree is still being written in bulk, so it is prepared again.
+  const first = (await ctx.store.cards.liveByTree(tree._id))[0];
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: first._id }, { content: "edited after the import" });
+  await execute(ctx, alice, updateCard, { treeId: quiet._id, cardId: (await ctx.store.cards.liveByTree(quiet._id))[0]._id }, { content: "a lone edit" });
+  const after = (await ctx.store.trees.byId(tree._id))!;
+  await expect.poll(() => prepared.at(-1)?.revision).toBe(after.revision);
+  // What the next reader gets is the snapshot prepared, its body already made.
+  const read = await ctx.readModel.read(after);
+  expect(read).toBe(prepared.at(-1));
+  expectSame(read, TreeSnapshot.of(after, await ctx.store.cards.liveByTree(tree._id)));
+  // The quiet tree's lone edit prepared nothing (twice the delay waited).
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  expect(prepared.every((snapshot) => snapshot.treeId === tree._id)).toBe(true);
 });

@@ -30,6 +30,7 @@ import { copyActive, cutActive, pasteCards } from "./clipboard.js";
 import type { TreeHost } from "./host.js";
 import { addCard, deleteActiveCard, dropCard, mergeCard, moveActiveCard, moveActiveCardWithin, placeCards, splitCard } from "./structure.js";
 import { setTask } from "../model/tasks.js";
+import { whenWriterPauses } from "../idle.js";
 
 /** What a controller needs from the app context. */
 export interface ControllerContext {
@@ -72,6 +73,8 @@ export class TreeController {
   private readonly savedIds = new Map<string, string>();
   private readonly device: ControllerDevice | null;
   private copyTimer: number | undefined;
+  /** A copy waits for the writer to pause (keepCopySoon). */
+  private copyWaiting = false;
   private adoptTimer: number | undefined;
   /** Resolves once the outbox left by earlier visits is adopted (and the live stream started). */
   ready: Promise<void> = Promise.resolve();
@@ -296,7 +299,16 @@ export class TreeController {
   /** Writes the tree's copy on the device (for opening it offline) a moment after the last change. */
   keepCopySoon(): void {
     window.clearTimeout(this.copyTimer);
-    this.copyTimer = window.setTimeout(() => void this.keepCopy(), COPY_DELAY_MS);
+    // Then once the writer pauses (src/web/idle.ts): in a big tree the copy is a long task.
+    this.copyTimer = window.setTimeout(() => {
+      // One copy waits at a time, however many changes asked for one meanwhile.
+      if (this.copyWaiting) return;
+      this.copyWaiting = true;
+      whenWriterPauses(() => {
+        this.copyWaiting = false;
+        if (!this.stopped.signal.aborted) void this.keepCopy();
+      });
+    }, COPY_DELAY_MS);
   }
 
   /**
@@ -304,18 +316,19 @@ export class TreeController {
    * yet are left out and every other card is at its confirmed version, so the outbox applied
    * on top of it gives the writer's tree again, and the live stream catches up from the revision.
    */
-  async keepCopy(): Promise<void> {
+  async keepCopy(options: { now?: boolean } = {}): Promise<void> {
     window.clearTimeout(this.copyTimer);
     const store = this.device?.store;
     if (!store || !this.sync) return;
     const cards: Card[] = [];
+    const creating = this.sync.pendingCreates();
     for (const { card } of this.state.treeOrder()) {
-      if (this.sync.hasPendingCreate(card)) continue;
+      if (creating.has(card)) continue;
       const base = this.versions.base(card);
       cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
     }
     try {
-      await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() });
+      await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() }, options);
     } catch (error) {
       // Logged out meanwhile: nothing is to be kept.
       if ((error as Error | null)?.name !== "DeviceClosedError") console.error("Keeping the tree on this device failed", error);
@@ -328,7 +341,7 @@ export class TreeController {
   }
 
   stop(): void {
-    if (this.copyTimer !== undefined) void this.keepCopy();
+    if (this.copyTimer !== undefined) void this.keepCopy({ now: true });
     window.clearTimeout(this.adoptTimer);
     this.stopped.abort();
     this.live?.stop();

@@ -1,8 +1,8 @@
 /**
- * Loads a tree's cards for the tree page. In a browser with workers, the request and the JSON
- * parse run in a dedicated worker (workers/cards-worker.ts) and the cards arrive in slices,
- * each taken in by a task of its own, so opening a 100,000-card tree never holds the page for
- * the whole parse (issue 27). Elsewhere (no Worker, the worker's file missing, a test in Node)
+ * Loads a tree's cards for the tree page. In a browser with workers, the request runs in a
+ * dedicated worker (workers/cards-worker.ts) and the cards arrive in slices of their JSON
+ * text, each parsed by a task of its own here, so opening a 100,000-card tree never holds
+ * the page for the whole parse (issue 27). Elsewhere (no Worker, the worker's file missing, a test in Node)
  * it is the API client's ordinary `cards()`. Errors are the API client's: an `ApiError` for an
  * answer that is not 2xx, a `NetworkError` when the server cannot be reached.
  */
@@ -17,6 +17,8 @@ export interface CardsRequest {
 }
 
 export type CardsMessage =
+  /** A slice of the answer's text, as JSON arrays of cards (workers/cards-worker.ts, `cardSlices`). */
+  | { type: "text"; texts: string[]; total: number }
   | { type: "cards"; cards: Card[]; total: number }
   | { type: "done"; total: number }
   | { type: "failed"; status: number; body: string; retryAfter: string | null }
@@ -51,6 +53,7 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
   }
   const cards: Card[] = [];
   let startFailed = false;
+  let unreadable = false;
   let waiting: { resolve(cards: Card[] | Promise<Card[]>): void; reject(error: unknown): void; progress?: (loaded: number, total: number) => void } | null = null;
   const finish = (outcome: (w: NonNullable<typeof waiting>) => void) => {
     worker?.terminate();
@@ -60,7 +63,25 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
   };
   worker?.addEventListener("message", (event: MessageEvent<CardsMessage>) => {
     const message = event.data;
-    if (message.type === "cards") {
+    if (message.type === "text") {
+      if (unreadable) return;
+      for (const text of message.texts) {
+        let slice: unknown;
+        try {
+          slice = JSON.parse(text);
+        } catch {
+          slice = null;
+        }
+        if (!Array.isArray(slice)) {
+          // Cut where it should not have been (an answer of another shape): the list is read here instead.
+          unreadable = true;
+          finish((w) => w.resolve(api.cards(treeId)));
+          return;
+        }
+        for (const card of slice as Card[]) cards.push(card);
+      }
+      waiting?.progress?.(cards.length, message.total);
+    } else if (message.type === "cards") {
       for (const card of message.cards) cards.push(card);
       waiting?.progress?.(cards.length, message.total);
     } else if (message.type === "done") {

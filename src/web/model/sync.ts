@@ -178,6 +178,13 @@ export class SyncQueue {
     return [...this.inFlight, ...this.ops].some((op) => op.card === card && op.entry.kind === "create");
   }
 
+  /** The cards whose create is not answered yet (one pass, for a whole tree's worth of questions). */
+  pendingCreates(): Set<Card> {
+    const cards = new Set<Card>();
+    for (const op of [...this.inFlight, ...this.ops]) if (op.entry.kind === "create" && op.card) cards.add(op.card);
+    return cards;
+  }
+
   /** Resolves once no create is on its way (a change announced meanwhile may be that create). */
   async createsSettled(): Promise<void> {
     while ([...this.inFlight].some((op) => op.entry.kind === "create")) await this.createsDone;

@@ -4,13 +4,14 @@
  * deletes it whole (SPEC §13, "A shared computer stays private"). Three object stores:
  * - `outbox`: the changes not yet acknowledged, keyed by an auto-incremented sequence number
  *   (shared by every tab, so their changes keep one order), indexed by tree;
- * - `trees`: each tree opened lately as the server last confirmed it, with its revision;
+ * - `trees`: each tree opened lately as the server last confirmed it, with its revision (its
+ *   cards as slices of JSON text, `saveTree`);
  * - `meta`: the user's list of trees.
  *
  * The wrapper is ours (some 100 lines): the `idb` package would save little beyond promises
  * over requests, which is all this file does.
  */
-import type { Tree } from "../../shared/records.js";
+import type { Card, Tree } from "../../shared/records.js";
 import type { DeviceStore, OutboxEntry, TreeCopy } from "./outbox.js";
 
 const VERSION = 1;
@@ -68,6 +69,9 @@ export class IndexedDbDevice implements DeviceStore {
   private db: Promise<IDBDatabase> | null = null;
   /** Closed for good (the user logged out): a late write must not make the database again. */
   private closed = false;
+  /** The copy of each tree being made now (saveTree), by its turn. */
+  private readonly saving = new Map<string, number>();
+  private turns = 0;
 
   constructor(readonly userId: string) {}
 
@@ -115,13 +119,38 @@ export class IndexedDbDevice implements DeviceStore {
     return all.sort((a, b) => a.seq! - b.seq!);
   }
 
-  async saveTree(copy: TreeCopy): Promise<void> {
-    await this.write("trees", (store) => store.put(copy));
+  /**
+   * Kept as JSON text in slices of COPY_SLICE cards, each made in a task of its own (unless
+   * `now`), and written in one put: IndexedDB clones what it is given on the page's thread,
+   * and a 100,000-card tree as objects was one clone of ~0.3 s that froze the page right
+   * after it opened (issue 27); its text clones in a few milliseconds. `copy.cards` must not
+   * change meanwhile (the callers hand over copies made for it).
+   */
+  async saveTree(copy: TreeCopy, options: { now?: boolean } = {}): Promise<void> {
+    const id = copy.tree._id;
+    const turn = (this.turns += 1);
+    this.saving.set(id, turn);
+    const slices: string[] = [];
+    for (let from = 0; from < copy.cards.length; from += COPY_SLICE) {
+      if (from > 0 && !options.now) await new Promise((resolve) => setTimeout(resolve, 0));
+      slices.push(JSON.stringify(copy.cards.slice(from, from + COPY_SLICE)));
+    }
+    // A later copy of the same tree, started meanwhile, is the one kept.
+    if (this.saving.get(id) !== turn) return;
+    this.saving.delete(id);
+    const stored: StoredCopy = { tree: copy.tree, savedAt: copy.savedAt, slices };
+    await this.write("trees", (store) => store.put(stored));
     await this.prune();
   }
 
   async loadTree(treeId: string): Promise<TreeCopy | null> {
-    return (await this.read<TreeCopy | undefined>("trees", (store) => store.get(treeId))) ?? null;
+    const stored = await this.read<StoredCopy | undefined>("trees", (store) => store.get(treeId));
+    if (!stored) return null;
+    // Copies kept before the slices hold their cards as objects.
+    if (!stored.slices) return { tree: stored.tree, cards: stored.cards ?? [], savedAt: stored.savedAt };
+    const cards: Card[] = [];
+    for (const slice of stored.slices) for (const card of JSON.parse(slice) as Card[]) cards.push(card);
+    return { tree: stored.tree, cards, savedAt: stored.savedAt };
   }
 
   async saveTreeList(trees: Tree[]): Promise<void> {
@@ -136,7 +165,7 @@ export class IndexedDbDevice implements DeviceStore {
   private async prune(): Promise<void> {
     const keys = await this.read<IDBValidKey[]>("trees", (store) => store.getAllKeys());
     if (keys.length <= KEPT_TREES) return;
-    const copies = await this.read<TreeCopy[]>("trees", (store) => store.getAll());
+    const copies = await this.read<StoredCopy[]>("trees", (store) => store.getAll());
     const old = copies.sort((a, b) => b.savedAt - a.savedAt).slice(KEPT_TREES);
     await this.write("trees", (store) => {
       for (const copy of old) store.delete(copy.tree._id);
@@ -148,6 +177,17 @@ export class IndexedDbDevice implements DeviceStore {
     void this.db?.then((db) => db.close()).catch(() => undefined);
     this.db = null;
   }
+}
+
+/** Cards per slice of JSON text in a kept tree (saveTree). */
+const COPY_SLICE = 2_000;
+
+/** A tree's copy as the `trees` store holds it: its cards as JSON slices, or (kept before them) as objects. */
+interface StoredCopy {
+  tree: Tree;
+  savedAt: number;
+  slices?: string[];
+  cards?: Card[];
 }
 
 /** How many trees a device keeps for opening offline. */

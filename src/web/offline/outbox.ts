@@ -59,7 +59,8 @@ export interface DeviceStore {
   remove(seq: number): Promise<void>;
   /** The entries of one tree (all trees without), in order. */
   entries(treeId?: string): Promise<OutboxEntry[]>;
-  saveTree(copy: TreeCopy): Promise<void>;
+  /** `now`: in one go (the page is going away), not spread over tasks. */
+  saveTree(copy: TreeCopy, options?: { now?: boolean }): Promise<void>;
   loadTree(treeId: string): Promise<TreeCopy | null>;
   saveTreeList(trees: Tree[]): Promise<void>;
   loadTreeList(): Promise<Tree[] | null>;

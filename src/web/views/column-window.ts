@@ -29,6 +29,11 @@ export interface ColumnHooks {
   role(id: string): Role | undefined;
   /** The group key of the active card's parent, or null when no card is active. */
   activeParent(): string | null;
+  /**
+   * The column scrolled (a drawn-in-part column only): the view draws what came into view,
+   * every column scrolled in a frame at once (`needsDrawing`, `draw(false)`, then measuring).
+   */
+  scrolled(column: ColumnWindow): void;
 }
 
 export interface Span {
@@ -55,7 +60,6 @@ export class ColumnWindow {
   private readonly groups = new Map<string, HTMLElement>();
   private from = 0;
   private to = 0;
-  private scrollQueued = false;
   /** Drawing near the view only until grow() has drawn the column whole (see the file's comment). */
   private growing = false;
   /** The column's height and top padding as last measured (reading them forces a layout). */
@@ -255,13 +259,14 @@ export class ColumnWindow {
   }
 
   private scrolled(): void {
-    if (!this.windowed || this.scrollQueued) return;
-    this.scrollQueued = true;
-    requestAnimationFrame(() => {
-      this.scrollQueued = false;
-      const [from, to] = this.rangeAt(this.element.scrollTop, 0.1);
-      if (from < this.from || to > this.to) this.draw();
-    });
+    if (this.windowed) this.hooks.scrolled(this);
+  }
+
+  /** Whether cards scrolled into view that are not drawn (reads the scroll position: call before any drawing in a frame). */
+  needsDrawing(): boolean {
+    if (!this.windowed) return false;
+    const [from, to] = this.rangeAt(this.element.scrollTop, 0.1);
+    return from < this.from || to > this.to;
   }
 
   /** The entries to draw for a scroll position: the view and `overscan` views each side. */
@@ -317,9 +322,19 @@ export class ColumnWindow {
 
   /** Reads the drawn cards' heights (and the column's box); the spacers follow. */
   measure(): void {
+    this.readSizes();
+    this.placeSpacers();
+  }
+
+  /**
+   * measure()'s reading half. Several columns read first and write their spacers after
+   * (`placeSpacers`): a column's spacers written before the next column reads made the browser
+   * lay the page out again for each column, up to eight layouts a key (issue 27).
+   */
+  readSizes(): void {
     this.view = this.element.clientHeight || this.view;
     this.padTop = this.inner.offsetTop;
-    let changed = false;
+    let changed = -1;
     for (let i = this.from; i < this.to; i++) {
       const { card } = this.entries[i];
       const element = this.hooks.element(card);
@@ -330,22 +345,34 @@ export class ColumnWindow {
       this.measured.set(card._id, { content: card.content, height });
       if (height !== this.heights[i]) {
         this.heights[i] = height;
-        changed = true;
+        if (changed < 0) changed = i;
       }
     }
-    if (changed) this.sum();
+    if (changed >= 0) this.sum(changed);
+  }
+
+  /** measure()'s writing half: the spacers above and below the drawn cards. */
+  placeSpacers(): void {
     this.before.style.height = `${this.offsets[this.from]}px`;
     this.after.style.height = `${Math.max(0, this.offsets[this.entries.length] - this.offsets[this.to])}px`;
   }
 
-  private sum(): void {
+  /**
+   * The running sums, from entry `from` on (the heights before it unchanged). Kept in the
+   * same array while the column's length is the same: a new one on every key was, in a 100,000-card
+   * tree, megabytes of buffers a key for the garbage collector (issue 27).
+   */
+  private sum(from = 0): void {
     const n = this.entries.length;
-    const offsets = new Float64Array(n + 1);
-    for (let i = 0; i < n; i++) {
+    if (this.offsets.length !== n + 1) {
+      this.offsets = new Float64Array(n + 1);
+      from = 0;
+    }
+    const offsets = this.offsets;
+    for (let i = from; i < n; i++) {
       const entry = this.entries[i];
       offsets[i + 1] = offsets[i] + this.heights[i] + (entry.index === entry.count - 1 ? GROUP_GAP : 0);
     }
-    this.offsets = offsets;
   }
 
   private reindex(): void {

@@ -55,6 +55,9 @@ export class ColumnsView {
   /** The tree is opening: columns draw their view first and the rest in slices (drawRest). */
   private growing = true;
   private stopped = false;
+  /** Columns scrolled since the last frame, drawn in the next one together (columnScrolled). */
+  private readonly scrolledColumns = new Set<ColumnWindow>();
+  private scrollFrame = false;
 
   constructor(
     private readonly state: TreeReader,
@@ -125,7 +128,7 @@ export class ColumnsView {
     }
     if (options.draw === false) return;
     for (const column of this.columns) column.draw(false);
-    for (const column of this.columns) column.measure();
+    this.measureAll(this.columns);
     this.highlight(this.activeId, { scroll: false });
   }
 
@@ -243,7 +246,7 @@ export class ColumnsView {
       if (span) column.drawAround(span);
       else if (!column.drawn) column.draw(false);
     }
-    for (const { column } of plans) column.measure();
+    this.measureAll(plans.map(({ column }) => column));
     for (const { column, span } of plans) {
       if (!span) continue;
       // The active card is whole on screen in the next frame; the animation only centres it.
@@ -252,6 +255,29 @@ export class ColumnsView {
     }
     const index = this.columns.findIndex((column) => column.depth === activeDepth);
     if (index >= 0) this.revealColumns(index, behavior);
+  }
+
+  /** A column scrolled: what came into view in every column scrolled is drawn in the next frame, together. */
+  private columnScrolled(column: ColumnWindow): void {
+    this.scrolledColumns.add(column);
+    if (this.scrollFrame) return;
+    this.scrollFrame = true;
+    requestAnimationFrame(() => {
+      this.scrollFrame = false;
+      const scrolled = [...this.scrolledColumns].filter((c) => this.columns.includes(c));
+      this.scrolledColumns.clear();
+      // Reads first (one layout at most), then the drawing, then one measuring for them all:
+      // each column's own frame callback read after another's writes, a layout each.
+      const due = scrolled.filter((c) => c.needsDrawing());
+      for (const c of due) c.draw(false);
+      this.measureAll(due);
+    });
+  }
+
+  /** Every column's sizes read, then every column's spacers written: one layout, not one a column. */
+  private measureAll(columns: ColumnWindow[]): void {
+    for (const column of columns) column.readSizes();
+    for (const column of columns) column.placeSpacers();
   }
 
   focusActive(): void {
@@ -322,6 +348,7 @@ export class ColumnsView {
       attached: (element: HTMLElement, entry: ColumnEntry, depth: number) => this.attached(element, entry, depth),
       role: (id: string) => this.lit.get(id),
       activeParent: () => (this.activeId ? (this.state.parent(this.activeId)?._id ?? "") : null),
+      scrolled: (column: ColumnWindow) => this.columnScrolled(column),
     };
   }
 

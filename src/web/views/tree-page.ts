@@ -12,6 +12,7 @@ import { TreeController } from "../controller/tree-controller.js";
 import { prepareCards } from "../model/card-loader.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
+import { whenWriterPauses } from "../idle.js";
 import { withPart } from "../lazy.js";
 import { loadMarkdown } from "../markdown.js";
 import { notify, notifyWithText } from "../notify.js";
@@ -47,7 +48,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   const userId = app.session.user?._id ?? "";
   const device = deviceFor(userId);
   // The copy on the device is written when the tab goes away, so it opens offline as it was.
-  const keepCopy = () => void controller?.keepCopy();
+  const keepCopy = () => void controller?.keepCopy({ now: true });
   window.addEventListener("pagehide", keepCopy);
 
   const open = async (tree: Tree, cards: Card[], fromDevice: number | null) => {
@@ -92,9 +93,10 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     presence.start();
     await drawn;
     if (disposed) return;
-    // The copy kept for opening offline is written when the page has nothing else to do.
+    // The copy kept for opening offline is written once the writer pauses and the page has
+    // nothing else to do (src/web/idle.ts).
     if (fromDevice === null) {
-      whenIdle(() => {
+      whenWriterPauses(() => {
         if (!disposed) void shown.keepCopy();
       });
     } else {
@@ -174,12 +176,6 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     presence?.stop();
     if (app.openTree === controller) app.openTree = null;
   };
-}
-
-/** Runs `task` when the browser is idle (within a few seconds at the latest). */
-function whenIdle(task: () => void): void {
-  if (typeof window.requestIdleCallback === "function") window.requestIdleCallback(task, { timeout: 3000 });
-  else window.setTimeout(task, 200);
 }
 
 /** The first key of `event` now, in words (a tooltip's), or none. */
