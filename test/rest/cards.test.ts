@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { cachedBodies } from "../../src/http/compression.js";
 import { buildCard, buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.js";
 
@@ -192,5 +193,22 @@ describe("cards", () => {
     expect(res.status).toBe(422);
     expect(res.body.error).toBe("limit_reached");
     expect((await bob.get(`/api/trees/${tree._id}/cards`)).body).toHaveLength(2);
+  });
+
+  it("a tree just written in bulk has its card list's compressed copy started before anyone reads it", async () => {
+    const { alice, tree } = await treeWithRoot();
+    const prepare = vi.spyOn(cachedBodies, "prepare");
+    try {
+      const seed = JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ content: `part ${i} ${"words ".repeat(20)}`, children: Array.from({ length: 29 }, (_, j) => ({ content: `${i}.${j} ${"more words ".repeat(10)}` })) })));
+      expect((await alice.post(`/api/trees/${tree._id}/cards/seed`, { parentId: null, seed })).status).toBe(201);
+      // Prepared once the writes pause: the body handed over is the list a reader then gets.
+      await vi.waitFor(() => expect(prepare).toHaveBeenCalled(), { timeout: 5_000, interval: 50 });
+      const body = prepare.mock.calls.at(-1)![0];
+      const listed = await alice.get(`/api/trees/${tree._id}/cards`);
+      expect(JSON.parse(body.toString("utf8"))).toEqual(listed.body);
+      expect(listed.body).toHaveLength(1 + 40 * 30);
+    } finally {
+      prepare.mockRestore();
+    }
   });
 });
