@@ -73,7 +73,9 @@ it("shows each collaborator who else is here, and on which card, editing or not"
   aliceWatch.close();
 });
 
-it("forgets a tab that stops saying it is here within 5 s (offline, no stream to close)", async () => {
+// This test and the next wait out a lease and beats (about 4 s and 7.5 s) and look only at
+// their own tabs, so they run side by side (it.concurrent), each with the context's expect.
+it.concurrent("forgets a tab that stops saying it is here within 5 s (offline, no stream to close)", async ({ expect }) => {
   const aliceWatch = await watch(alice, newTab());
   const silent = newTab();
   // A tab whose stream runs through a connection that is not closed (gone offline): only its beats tell.
@@ -87,7 +89,7 @@ it("forgets a tab that stops saying it is here within 5 s (offline, no stream to
   aliceWatch.close();
 });
 
-it("keeps a tab that keeps beating", async () => {
+it.concurrent("keeps a tab that keeps beating", async ({ expect }) => {
   const aliceWatch = await watch(alice, newTab());
   const beating = newTab();
   for (let i = 0; i < 5; i++) {
