@@ -75,10 +75,17 @@ describe("cachedAnswerTo", () => {
   });
 
   it("misses once a tree the entry read has moved on", () => {
-    const own = new ResultCache(revisions);
-    own.set(cacheKey("u1", "application/json", params), entry());
+    // A feed of its own: a change on the shared one would empty the other tests' cache too,
+    // and they may run after this one (sequence.shuffle).
+    const ownFeed = new LocalChangeFeed();
+    const ownRevisions = new TreeRevisions(ownFeed);
+    ownFeed.subscribeAll((notice) => ownRevisions.hear(notice));
+    const own = new ResultCache(ownRevisions);
+    const kept = entry();
+    own.set(cacheKey("u1", "application/json", params), kept);
+    expect(cachedAnswerTo(own, request({ accept: "application/json" }))).toBe(kept);
     const change: Change = { treeId: "t1", revision: 1, at: "2026-01-01T00:00:00.000Z", userId: null, kind: "card.update", before: [], after: [] };
-    feed.publish(change);
+    ownFeed.publish(change);
     expect(cachedAnswerTo(own, request({ accept: "application/json" }))).toBeUndefined();
   });
 });
