@@ -417,8 +417,10 @@ interface Entry {
   /** The revision the entry stands at once `pending` is applied. */
   heard: number;
   size: number;
-  /** Cards written since the last bulk write began (see `prepareAfterBulkWrites`). */
+  /** Cards written by the run of writes heard lately, each within BULK_SPAN_MS of the last (see `prepareAfterBulkWrites`). */
   written: number;
+  /** When the last write was heard (`performance.now()`). */
+  writtenAt?: number;
   /** When the tree's last bulk write was heard (`performance.now()`). */
   bulkAt?: number;
   /** The preparation waiting for the writes to pause. */
@@ -427,6 +429,12 @@ interface Entry {
 
 /** Cards a tree's writes touch, together, to be a bulk write (an import, a paste, a large move or deletion). */
 const BULK_CARDS = 1_000;
+/**
+ * Writes count together only while each comes within this of the last: a writer's edits,
+ * seconds apart, never add up to a bulk write (each preparation of a big tree is a second
+ * of the server's CPU for readers that may never come).
+ */
+const BULK_SPAN_MS = 1_000;
 /** How long a tree's writes must pause before it is prepared. */
 const PREPARE_DELAY_MS = 300;
 /** For this long after a bulk write, any write to the tree prepares it again (an import comes in several requests, often with a small edit after). */
@@ -480,7 +488,8 @@ export class ReadModel {
 
   /**
    * Has `prepare` called with a held tree's next snapshot once a bulk write (BULK_CARDS cards
-   * or more: an import, a paste, a large move or deletion) and the writes after it have
+   * or more, in writes each within BULK_SPAN_MS of the last: an import, a paste, a large move
+   * or deletion) and the writes after it have
    * paused for PREPARE_DELAY_MS, instead of at the tree's next read: the REST transport then
    * builds the card list's body and its fast compressed copy (src/rest/api.ts), so that
    * opening a tree just imported does not wait for them (issue 27: 1-3 s of the server's CPU
@@ -508,6 +517,8 @@ export class ReadModel {
     entry.heard = notice.revision;
     if (!this.prepare) return;
     const now = performance.now();
+    if (entry.writtenAt === undefined || now - entry.writtenAt > BULK_SPAN_MS) entry.written = 0;
+    entry.writtenAt = now;
     entry.written += notice.change.after.length;
     if (entry.written >= BULK_CARDS) {
       entry.written = 0;

@@ -143,4 +143,14 @@ it("a tree written in bulk is prepared once the writes pause, with the edit afte
   // The quiet tree's lone edit prepared nothing (twice the delay waited).
   await new Promise((resolve) => setTimeout(resolve, 700));
   expect(prepared.every((snapshot) => snapshot.treeId === tree._id)).toBe(true);
+
+  // Writes seconds apart never add up to a bulk write, however many cards they touch in all.
+  const slow = await execute(ctx, alice, createTree, {}, { name: "Slow", seed: SEED });
+  await both(slow._id);
+  const half = JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ content: `half ${i}`, children: Array.from({ length: 29 }, (_, j) => ({ content: `${i}.${j}` })) })));
+  await execute(ctx, alice, importSeed, { treeId: slow._id }, { parentId: null, seed: half });
+  await new Promise((resolve) => setTimeout(resolve, 1_300));
+  await execute(ctx, alice, importSeed, { treeId: slow._id }, { parentId: null, seed: half });
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  expect(prepared.some((snapshot) => snapshot.treeId === slow._id)).toBe(false);
 });
