@@ -138,7 +138,8 @@ export function createDomainContext(
  * 1. `treeRevisions`: each tree's latest revision, which GraphQL's result cache asks
  *    before it answers from memory (tree-revisions.ts);
  * 2. `readModel`: the whole trees both transports read, brought to the new revision
- *    (read-model.ts);
+ *    (read-model.ts); after a bulk write it also hands the tree's next snapshot to the one
+ *    preparer the REST transport sets (src/rest/api.ts: the card list's compressed copy);
  * 3. `live`: the live streams following that tree, SSE and GraphQL subscriptions (live.ts).
  *
  * Not yet here: presence (presence.ts, merged from another branch at the same time) still
