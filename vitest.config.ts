@@ -42,7 +42,17 @@ const POSTGRES_EXCLUDE = [
 ];
 
 /**
- * Unit tests that run in a process of their own (in the nedb project), not in the unit
+ * SHARED_PROCESSES: the integration suites (nedb and postgres projects) run with
+ * isolate: false, as the unit tests do: a worker process runs file after file, and keeps the
+ * modules they share (vitest itself, the test helpers, the OpenAPI document's compiled
+ * validators, the sources an in-process server loads) instead of importing them afresh for
+ * each file. On test/graphql, test/live, test/domain and test/store that was 35 CPU-s instead
+ * of 59 (docs/performance.md, "Test suite time, part five"). What that asks of a test file: it
+ * restores what it changes in the process (spies are restored after each test by
+ * restoreMocks below; fake timers and process.env changes are the file's own to undo), and
+ * each server it starts is stopped in its own afterAll.
+ *
+ * Unit tests that run in a process of their own (project "own-process"), not in the unit
  * project's shared ones. compression: a big body's first readers get whichever of brotli and
  * a fast gzip is ready first, and the test expects the gzip, which holds only while libuv's
  * thread pool has threads free for both. In a shared process brotli won once in fifteen
@@ -72,14 +82,23 @@ export default defineConfig({
     // the run; the retried ones are named in vitest's output ("retry x1").
     retry: process.env.CI === "true" ? 1 : 0,
     hookTimeout: 60_000,
+    // With files sharing processes (isolate: false), a spy a file forgot to restore would
+    // follow the next file into its process: every spy is restored after each test.
+    restoreMocks: true,
     // Integration suites each start their own server; two cores, so keep it modest.
     maxWorkers: 2,
     projects: [
       {
         extends: true,
         // test/postgres/: what only the PostgreSQL store has (migrations, two processes, migrate).
-        // With test/, the unit tests that need a process of their own (OWN_PROCESS_UNIT_TESTS).
-        test: { name: "nedb", include: ["test/**/*.test.ts", ...OWN_PROCESS_UNIT_TESTS], exclude: ["test/postgres/**"] },
+        // The integration suites share worker processes (isolate: false; see SHARED_PROCESSES).
+        test: { name: "nedb", include: ["test/**/*.test.ts"], exclude: ["test/postgres/**"], isolate: false },
+      },
+      {
+        extends: true,
+        // The unit tests that need a process of their own (OWN_PROCESS_UNIT_TESTS), run on the
+        // embedded store's side, one fresh process a file.
+        test: { name: "own-process", include: OWN_PROCESS_UNIT_TESTS },
       },
       {
         extends: true,
@@ -100,6 +119,7 @@ export default defineConfig({
           exclude: POSTGRES_EXCLUDE,
           globalSetup: ["test/postgres-setup.ts"],
           env: { CARDTREE_TEST_STORE: "postgres" },
+          isolate: false,
         },
       },
     ],
