@@ -85,6 +85,11 @@ export default defineConfig({
     // With files sharing processes (isolate: false), a spy a file forgot to restore would
     // follow the next file into its process: every spy is restored after each test.
     restoreMocks: true,
+    // expect.poll waits for what a user would see happen (a stream's event, a card drawn):
+    // vitest's default of 1 s is a deadline a loaded two-core machine misses now and then
+    // (an anonymous subscription's first event, in a run with three workers). A poll ends as
+    // soon as its assertion holds, so the longer deadline costs a passing test nothing.
+    expect: { poll: { timeout: 10_000 } },
     // Integration suites each start their own server; two cores, so keep it modest.
     maxWorkers: 2,
     projects: [
