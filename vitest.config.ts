@@ -87,9 +87,11 @@ export default defineConfig({
     restoreMocks: true,
     // expect.poll waits for what a user would see happen (a stream's event, a card drawn):
     // vitest's default of 1 s is a deadline a loaded two-core machine misses now and then
-    // (an anonymous subscription's first event, in a run with three workers). A poll ends as
-    // soon as its assertion holds, so the longer deadline costs a passing test nothing.
-    expect: { poll: { timeout: 10_000 } },
+    // (an anonymous subscription's first event, in a run with three workers; a click's answer
+    // in a browser suite). A poll ends as soon as its assertion holds, so the longer deadline
+    // costs a passing test nothing. (The browser harness set this for its own files with
+    // vi.setConfig, which a file sharing its process with others cannot rely on.)
+    expect: { poll: { timeout: 15_000 } },
     // Integration suites each start their own server; two cores, so keep it modest.
     maxWorkers: 2,
     projects: [

@@ -16,7 +16,7 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Download, type Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, expect, inject, vi } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect, inject } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
 import { CHROMIUM, CHROMIUM_ARGS } from "../helpers/chromium-server.js";
 import { freshDataDir, startTestServer, type TestServer } from "../helpers/server.js";
@@ -24,10 +24,6 @@ import { freshDataDir, startTestServer, type TestServer } from "../helpers/serve
 export { CHROMIUM };
 const SCREENSHOTS = path.resolve(import.meta.dirname, "../../test-results/screenshots");
 
-
-// expect.poll gives up after 1 s by default; a busy CI machine (two cores, servers and
-// browsers side by side) can take longer than that to answer a click.
-vi.setConfig({ expect: { poll: { timeout: 15_000, interval: 50 } } });
 
 export { describeInBrowser } from "../helpers/tool-suites.js";
 
