@@ -124,24 +124,48 @@ export function commandStep<T>(body: (committed: Change | undefined) => Promise<
       }
     });
   }
-  return keyedContext.run({ run, step }, async () => {
-    if (owner.outcome) throw new KeyAnsweredError();
-    if (!owner.claimed && !writesOnlyChanges) await owner.claimLate();
+  type Attempt = { ok: true; value: T } | { ok: false; error: unknown };
+  /** After an attempt of a request not claimed before it: claims now when it must, and runs the step again when it must. */
+  const settle = async (first: Attempt): Promise<T> => {
+    let attempt = first;
     for (;;) {
-      let result: T;
-      run.lastReplayed = run.committed.get(step);
-      try {
-        result = await body(run.lastReplayed);
-      } catch (err) {
-        if (owner.claimed || owner.outcome) throw err;
+      if (!attempt.ok) {
+        if (owner.claimed || owner.outcome) throw attempt.error;
         // Nothing of this step was written (its change's claim met the key's record, or it failed).
         const learned = await owner.claimLate();
-        if (learned === "takenOver" || err instanceof KeyClaimedAtCommitError) continue;
-        throw err;
+        if (learned !== "takenOver" && !(attempt.error instanceof KeyClaimedAtCommitError)) throw attempt.error;
+      } else if (owner.claimed || !((await owner.claimLate()) === "takenOver" && run.committed.has(step))) {
+        return attempt.value;
       }
-      if (!owner.claimed && (await owner.claimLate()) === "takenOver" && run.committed.has(step)) continue;
-      return result;
+      run.lastReplayed = run.committed.get(step);
+      try {
+        attempt = { ok: true, value: await body(run.lastReplayed) };
+      } catch (error) {
+        attempt = { ok: false, error };
+      }
     }
+  };
+  // The first attempt without an async wrapper: on PostgreSQL its change carries the claim,
+  // and once committed the key is claimed, so nothing more is asked (the common case).
+  const first = (): Promise<T> => {
+    let started: Promise<T>;
+    try {
+      started = body((run.lastReplayed = run.committed.get(step)));
+    } catch (error) {
+      return settle({ ok: false, error });
+    }
+    return started.then(
+      (value) => (owner.claimed ? value : settle({ ok: true, value })),
+      (error: unknown) => {
+        if (owner.claimed || owner.outcome) throw error;
+        return settle({ ok: false, error });
+      },
+    );
+  };
+  return keyedContext.run({ run, step }, () => {
+    if (owner.outcome) return Promise.reject(new KeyAnsweredError());
+    if (!owner.claimed && !writesOnlyChanges) return owner.claimLate().then(first);
+    return first();
   });
 }
 

@@ -85,7 +85,14 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
   let headHeaders: OutgoingHttpHeaders | undefined;
   let heldHead: unknown[] | null = null;
   const { writeHead, write, end } = res as unknown as Record<"writeHead" | "write" | "end", (...args: unknown[]) => Response>;
+  /**
+   * Once sending, the wrappers pass every call on (Node's end calls writeHead for its implicit
+   * head). They are not swapped back: storing other functions in the response's method
+   * properties again cost a copy of its properties per keyed write (a sampled heap profile).
+   */
+  let sending = false;
   res.writeHead = ((...args: unknown[]) => {
+    if (sending) return writeHead.apply(res, args);
     const headers = args.find((arg, i) => i > 0 && typeof arg === "object" && arg !== null);
     if (headers && !Array.isArray(headers)) headHeaders = headers as OutgoingHttpHeaders;
     if (typeof args[0] === "number") res.statusCode = args[0];
@@ -93,6 +100,7 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
     return res;
   }) as Response["writeHead"];
   res.write = ((chunk: unknown, encoding?: unknown, callback?: unknown) => {
+    if (sending) return write.call(res, chunk, encoding, callback);
     (chunks ??= []).push(chunkBytes(chunk, encoding));
     const done = typeof encoding === "function" ? encoding : typeof callback === "function" ? callback : undefined;
     if (done) queueMicrotask(done as () => void);
@@ -100,6 +108,7 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
   }) as Response["write"];
   let ending = false;
   res.end = ((...args: unknown[]) => {
+    if (sending) return end.apply(res, args);
     if (ending) return res;
     ending = true;
     const callback = args.find((arg) => typeof arg === "function") as (() => void) | undefined;
@@ -116,11 +125,8 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
     }
     const answer: KeptAnswer = { status: res.statusCode, headers, body };
-    // Sending, the transport's own ways come back (Node's end calls writeHead for its implicit head).
     const restore = () => {
-      res.writeHead = writeHead as Response["writeHead"];
-      res.write = write as unknown as Response["write"];
-      res.end = end as Response["end"];
+      sending = true;
     };
     const sendOwn = () => {
       restore();

@@ -79,14 +79,19 @@ function recordOf(kept: Kept): IdempotencyRecord {
   return { ...stored, answer: answerOf(stored.answer) };
 }
 
-/** Lines as one buffer, written straight into it (joined into one string first, each line was copied twice). */
+/**
+ * Lines (each without its newline) as one buffer, written straight into it: joined into one
+ * string first, or each ended by a concatenated newline, every line was copied twice more.
+ */
 function linesAsBytes(lines: readonly string[]): Buffer {
-  if (lines.length === 1) return Buffer.from(lines[0]);
-  let length = 0;
+  let length = lines.length;
   for (const line of lines) length += Buffer.byteLength(line);
   const bytes = Buffer.allocUnsafe(length);
   let at = 0;
-  for (const line of lines) at += bytes.write(line, at);
+  for (const line of lines) {
+    at += bytes.write(line, at);
+    bytes[at++] = 0x0a;
+  }
   return bytes;
 }
 
@@ -146,7 +151,7 @@ export async function openIdempotencyFile(
   /**
    * Appends are grouped: lines handed in while a write is on its way go out together in
    * the next one (one system call for many keyed writes under load), each caller resolved
-   * once its line is written.
+   * once its line is written. Lines are handed in without their newline (`linesAsBytes`).
    */
   let waiting: string[] = [];
   let waitingSync = false;
@@ -234,7 +239,7 @@ export async function openIdempotencyFile(
     running.set(id, { ...record });
     return null;
   };
-  /** Keeps the answer; the line to append when it must be flushed first, null when kept lazily (or the claim is gone). */
+  /** Keeps the answer; its line (no newline) to append when it must be flushed first, null when kept lazily (or the claim is gone). */
   const completeNow = (userId: string, key: string, claim: string, answer: KeptAnswer, lazily: boolean): string | null => {
     const id = idempotencyId(userId, key);
     const record = running.get(id);
@@ -251,10 +256,9 @@ export async function openIdempotencyFile(
     };
     const json = JSON.stringify({ k: id, r: stored });
     kept.set(id, { line: json, userId: record.userId, createdAt: record.createdAt, expiresAt: record.expiresAt, bytes: answer.body.byteLength });
-    const line = `${json}\n`;
-    if (!lazily) return line;
+    if (!lazily) return json;
     // The change logged with the key answers for it after a crash (adopt, at open).
-    deferred.push(line);
+    deferred.push(json);
     deferredTimer ??= setTimeout(() => void writeDeferred(), LAZY_WRITE_MS);
     deferredTimer.unref();
     return null;
