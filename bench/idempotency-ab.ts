@@ -124,7 +124,7 @@ try {
       `${side.name} (${side.root}): plain ${median(plain.rps).toFixed(0)} req/s, ${median(plain.cpu).toFixed(2)} + ${median(plain.db).toFixed(2)} ms; ` +
         `keyed ${median(keyed.rps).toFixed(0)} req/s, ${median(keyed.cpu).toFixed(2)} + ${median(keyed.db).toFixed(2)} ms; ` +
         `keyed/plain req/s ${(median(keyed.rps) / median(plain.rps)).toFixed(2)}, CPU plain/keyed: server ${(median(plain.cpu) / median(keyed.cpu)).toFixed(2)}, ` +
-        `database ${(median(plain.db) / median(keyed.db)).toFixed(2)}`,
+        (embedded ? "(embedded store: no database)" : `database ${(median(plain.db) / median(keyed.db)).toFixed(2)}`),
     );
   }
 } finally {
