@@ -1,6 +1,8 @@
 /**
  * An Idempotency-Key's cost on PostgreSQL, this checkout against others side by side
  * (issue 26): `npx tsx bench/idempotency-ab.ts <other checkout>[,<another>...] [rounds] [seconds]`.
+ * `AB_STORE=nedb` runs the embedded store instead (each side in a data directory of its own;
+ * the database figures are then 0).
  * Starts the compiled servers (each its dist/, each on a fresh database), one 1,000-card
  * tree each, and in every round runs plain and keyed card creations (wrk, 16 connections)
  * on every server, in an order that turns each round (ABBA over kinds and sides), so the
@@ -8,7 +10,7 @@
  * server process's CPU a write and its database backends' (the connections open on its
  * database), keyed/plain ratios per side.
  */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -20,6 +22,7 @@ import { runWrk } from "./wrk.js";
 const others = (process.argv[2] ?? ".").split(",").map((each) => path.resolve(each));
 const rounds = Number(process.argv[3] ?? 4);
 const seconds = Number(process.argv[4] ?? 8);
+const embedded = process.env.AB_STORE === "nedb";
 const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const cpuSeconds = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
@@ -40,6 +43,7 @@ const sides = [{ name: "this", root: path.resolve(".") }, ...others.map((root, i
 );
 /** CPU seconds of each backend connected to `database` now (the server's pool), by pid. */
 const backendSeconds = async (database: string): Promise<Map<number, number>> => {
+  if (embedded) return new Map();
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
   try {
@@ -60,16 +64,23 @@ const backendSeconds = async (database: string): Promise<Map<number, number>> =>
 /** CPU the backends spent between two readings (a connection opened meanwhile counts whole; one closed is lost). */
 const backendDelta = (before: Map<number, number>, after: Map<number, number>): number =>
   [...after].reduce((sum, [pid, seconds]) => sum + seconds - (before.get(pid) ?? 0), 0);
+const dataDirs: Record<string, string> = {};
 const servers: { name: string; database: string; server: Awaited<ReturnType<typeof startPinned>>; writer: CardtreeClient; tree: string; parent: string }[] = [];
 try {
   for (const side of sides) {
-    await query(`CREATE DATABASE ${side.database}`);
-    const url = new URL(admin);
-    url.pathname = `/${side.database}`;
+    let env: Record<string, string>;
+    if (embedded) {
+      env = { DATA_DIR: (dataDirs[side.database] = mkdtempSync(path.join(os.tmpdir(), `${side.database}-`))) };
+    } else {
+      await query(`CREATE DATABASE ${side.database}`);
+      const url = new URL(admin);
+      url.pathname = `/${side.database}`;
+      env = { STORE: "postgres", DATABASE_URL: url.toString() };
+    }
     const server = await startPinned({
       command: () => [process.execPath, path.join(side.root, "dist/server.mjs")],
       cwd: side.root,
-      env: { STORE: "postgres", DATABASE_URL: url.toString() },
+      env,
       logFile: path.join(os.tmpdir(), `${side.database}.log`),
       readyPath: "/healthz",
     });
@@ -113,10 +124,13 @@ try {
       `${side.name} (${side.root}): plain ${median(plain.rps).toFixed(0)} req/s, ${median(plain.cpu).toFixed(2)} + ${median(plain.db).toFixed(2)} ms; ` +
         `keyed ${median(keyed.rps).toFixed(0)} req/s, ${median(keyed.cpu).toFixed(2)} + ${median(keyed.db).toFixed(2)} ms; ` +
         `keyed/plain req/s ${(median(keyed.rps) / median(plain.rps)).toFixed(2)}, CPU plain/keyed: server ${(median(plain.cpu) / median(keyed.cpu)).toFixed(2)}, ` +
-        `database ${(median(plain.db) / median(keyed.db)).toFixed(2)}`,
+        (embedded ? "(embedded store: no database)" : `database ${(median(plain.db) / median(keyed.db)).toFixed(2)}`),
     );
   }
 } finally {
   await Promise.all(servers.map((each) => each.server.stop()));
-  for (const side of sides) await query(`DROP DATABASE IF EXISTS ${side.database} WITH (FORCE)`).catch(() => undefined);
+  for (const side of sides) {
+    if (embedded) rmSync(dataDirs[side.database] ?? "/nonexistent", { recursive: true, force: true });
+    else await query(`DROP DATABASE IF EXISTS ${side.database} WITH (FORCE)`).catch(() => undefined);
+  }
 }

@@ -112,24 +112,60 @@ export function commandStep<T>(body: (committed: Change | undefined) => Promise<
   const { run } = here;
   const owner = run.owner;
   const step = run.nextStep++;
-  return keyedContext.run({ run, step }, async () => {
-    if (owner.outcome) throw new KeyAnsweredError();
-    if (!owner.claimed && !writesOnlyChanges) await owner.claimLate();
-    for (;;) {
-      let result: T;
-      run.lastReplayed = run.committed.get(step);
+  if (owner.claimed && !owner.outcome) {
+    // Claimed already (the embedded store claims before the request runs): the step runs once,
+    // its failure is the request's, and nothing is asked after it. No async wrapper: each
+    // promise of a keyed write runs AsyncLocalStorage's hooks.
+    return keyedContext.run({ run, step }, () => {
       try {
-        result = await body(run.lastReplayed);
+        return body((run.lastReplayed = run.committed.get(step)));
       } catch (err) {
-        if (owner.claimed || owner.outcome) throw err;
+        return Promise.reject(err);
+      }
+    });
+  }
+  type Attempt = { ok: true; value: T } | { ok: false; error: unknown };
+  /** After an attempt of a request not claimed before it: claims now when it must, and runs the step again when it must. */
+  const settle = async (first: Attempt): Promise<T> => {
+    let attempt = first;
+    for (;;) {
+      if (!attempt.ok) {
+        if (owner.claimed || owner.outcome) throw attempt.error;
         // Nothing of this step was written (its change's claim met the key's record, or it failed).
         const learned = await owner.claimLate();
-        if (learned === "takenOver" || err instanceof KeyClaimedAtCommitError) continue;
-        throw err;
+        if (learned !== "takenOver" && !(attempt.error instanceof KeyClaimedAtCommitError)) throw attempt.error;
+      } else if (owner.claimed || !((await owner.claimLate()) === "takenOver" && run.committed.has(step))) {
+        return attempt.value;
       }
-      if (!owner.claimed && (await owner.claimLate()) === "takenOver" && run.committed.has(step)) continue;
-      return result;
+      run.lastReplayed = run.committed.get(step);
+      try {
+        attempt = { ok: true, value: await body(run.lastReplayed) };
+      } catch (error) {
+        attempt = { ok: false, error };
+      }
     }
+  };
+  // The first attempt without an async wrapper: on PostgreSQL its change carries the claim,
+  // and once committed the key is claimed, so nothing more is asked (the common case).
+  const first = (): Promise<T> => {
+    let started: Promise<T>;
+    try {
+      started = body((run.lastReplayed = run.committed.get(step)));
+    } catch (error) {
+      return settle({ ok: false, error });
+    }
+    return started.then(
+      (value) => (owner.claimed ? value : settle({ ok: true, value })),
+      (error: unknown) => {
+        if (owner.claimed || owner.outcome) throw error;
+        return settle({ ok: false, error });
+      },
+    );
+  };
+  return keyedContext.run({ run, step }, () => {
+    if (owner.outcome) return Promise.reject(new KeyAnsweredError());
+    if (!owner.claimed && !writesOnlyChanges) return owner.claimLate().then(first);
+    return first();
   });
 }
 
@@ -243,23 +279,7 @@ const unclaimedRuns = new WeakMap<KeyPorts, Map<string, RunningKey>>();
  */
 export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<KeyedStart> {
   const repository = ctx.store.idempotency;
-  if (repository.claimsAtCommit) {
-    const id = `${request.userId} ${request.key}`;
-    let here = unclaimedRuns.get(ctx);
-    if (!here) unclaimedRuns.set(ctx, (here = new Map()));
-    const now = ctx.clock.now();
-    const running = here.get(id);
-    const known = running ? running.asRecord() : repository.known?.(request.userId, request.key);
-    if (known) {
-      const verdict = verdictOn(known, request.fingerprint, now);
-      if ("replay" in verdict) return verdict;
-      // A claim this process holds is alive (its lease is renewed here).
-      throw "refuse" in verdict ? verdict.refuse : new KeyInFlightError(RETRY_AFTER_SECONDS);
-    }
-    const run = new RunningKey(ctx, newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs), [], false);
-    here.set(id, run);
-    return { run };
-  }
+  if (repository.claimsAtCommit) return startUnclaimed(ctx, request);
   for (;;) {
     const now = ctx.clock.now();
     const record = newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs);
@@ -277,14 +297,58 @@ export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<
   }
 }
 
+/**
+ * `startKeyed` at once, without a promise, when the store can answer at once (it claims at
+ * commit, or its claims live in memory): the start, or undefined when the caller must
+ * `startKeyed` (a store that claims with a statement, or a dead claim to take over).
+ * @throws as `startKeyed` does.
+ */
+export function startKeyedNow(ctx: KeyPorts, request: KeyedRequest): KeyedStart | undefined {
+  const repository = ctx.store.idempotency;
+  if (repository.claimsAtCommit) return startUnclaimed(ctx, request);
+  if (!repository.claimNow) return undefined;
+  const now = ctx.clock.now();
+  const record = newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs);
+  const there = repository.claimNow(record);
+  if (!there) return { run: new RunningKey(ctx, record) };
+  const verdict = verdictOn(there, request.fingerprint, now);
+  if ("replay" in verdict) return verdict;
+  if ("refuse" in verdict) throw verdict.refuse;
+  // A dead claim: `startKeyed` takes it over (it meets the same record again).
+  return undefined;
+}
+
+/** A keyed request on a store that claims at commit: only this process's memory is asked now. */
+function startUnclaimed(ctx: KeyPorts, request: KeyedRequest): KeyedStart {
+  const repository = ctx.store.idempotency;
+  const id = `${request.userId} ${request.key}`;
+  let here = unclaimedRuns.get(ctx);
+  if (!here) unclaimedRuns.set(ctx, (here = new Map()));
+  const now = ctx.clock.now();
+  const running = here.get(id);
+  const known = running ? running.asRecord() : repository.known?.(request.userId, request.key);
+  if (known) {
+    const verdict = verdictOn(known, request.fingerprint, now);
+    if ("replay" in verdict) return verdict;
+    // A claim this process holds is alive (its lease is renewed here).
+    throw "refuse" in verdict ? verdict.refuse : new KeyInFlightError(RETRY_AFTER_SECONDS);
+  }
+  const run = new RunningKey(ctx, newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs), [], false);
+  here.set(id, run);
+  return { run };
+}
+
 function newRecord(request: KeyedRequest, now: string, leaseMs: number): IdempotencyRecord {
+  const at = Date.parse(now);
   return {
-    ...request,
+    userId: request.userId,
+    key: request.key,
+    fingerprint: request.fingerprint,
     // Unique, not secret: the pooled random ids are cheaper than a call to the CSPRNG each.
     claim: newRecordId(),
-    leaseUntil: later(now, leaseMs),
+    leaseUntil: new Date(at + leaseMs).toISOString(),
     createdAt: now,
-    expiresAt: later(now, KEEP_MS),
+    expiresAt: new Date(at + KEEP_MS).toISOString(),
   };
 }
 
@@ -313,6 +377,9 @@ function renewAll(ctx: KeyPorts, keys: Set<RunningKey>): void {
   const leaseUntil = later(ctx.clock.now(), ctx.config.timeouts.idempotencyLeaseMs);
   for (const key of keys) key.renew(leaseUntil);
 }
+
+/** What a run that took over no dead run's changes answers from: nothing (shared, never written to). */
+const NOTHING_COMMITTED: ReadonlyMap<number, Change> = new Map();
 
 /** The answer kept for a request whose claim was taken over with changes it cannot have rebuilt its answer from. */
 function doneAlready(): KeptAnswer {
@@ -348,7 +415,7 @@ export class RunningKey {
       key: record.key,
       fingerprint: record.fingerprint,
       nextStep: 0,
-      committed: new Map(committed.map(({ step, change }) => [step, change])),
+      committed: committed.length === 0 ? NOTHING_COMMITTED : new Map(committed.map(({ step, change }) => [step, change])),
       changed: committed.length > 0,
       durablyChanged: committed.length > 0,
     };
@@ -439,19 +506,47 @@ export class RunningKey {
   async finish(answer: KeptAnswer, errorCodes: readonly string[] = []): Promise<KeyOutcome | undefined> {
     if (this.done) return undefined;
     this.done = true;
+    this.stopRenewing();
+    try {
+      return await this.keep(answer, errorCodes);
+    } finally {
+      this.forgetUnclaimed();
+    }
+  }
+
+  /**
+   * `finish` at once, without a promise, for the common case: a request that claimed its key
+   * and committed a durable change with it, answered with what is kept, on a store that keeps
+   * such answers in memory first (`completeLazilyNow`). True: kept, send the answer now;
+   * false: nothing done, call `finish`.
+   */
+  finishNow(answer: KeptAnswer, errorCodes: readonly string[] = []): boolean {
+    const repository = this.ctx.store.idempotency;
+    if (this.done || this.outcome || holdAnswerFault || !this.claimed || !this.run.durablyChanged || !repository.completeLazilyNow) return false;
+    if (!isKept(answer.status, errorCodes)) return false;
+    const kept = answer.body.byteLength > ANSWER_BYTES ? tooLargeToKeep(answer) : answer;
+    const { userId, key, claim } = this.record;
+    if (!repository.completeLazilyNow(userId, key, claim!, kept)) return false;
+    this.done = true;
+    this.stopRenewing();
+    this.forgetUnclaimed();
+    return true;
+  }
+
+  private stopRenewing(): void {
     const running = runningKeys.get(this.ctx);
     running?.keys.delete(this);
     if (running?.timer && running.keys.size === 0) {
       clearInterval(running.timer);
       running.timer = undefined;
     }
-    try {
-      return await this.keep(answer, errorCodes);
-    } finally {
-      const unclaimed = unclaimedRuns.get(this.ctx);
-      const id = `${this.record.userId} ${this.record.key}`;
-      if (unclaimed?.get(id) === this) unclaimed.delete(id);
-    }
+  }
+
+  private forgetUnclaimed(): void {
+    const unclaimed = unclaimedRuns.get(this.ctx);
+    if (!unclaimed) return;
+    const id = `${this.record.userId} ${this.record.key}`;
+    if (unclaimed.get(id) === this) unclaimed.delete(id);
   }
 
   private async keep(answer: KeptAnswer, errorCodes: readonly string[]): Promise<KeyOutcome | undefined> {

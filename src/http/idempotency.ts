@@ -13,15 +13,14 @@
  *   answer a client received can always be replayed, even if the connection drops right after.
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { createHash } from "node:crypto";
 import type { OutgoingHttpHeaders } from "node:http";
 import type { DomainContext } from "../domain/context.js";
-import { startKeyed, type RunningKey } from "../domain/idempotency.js";
+import { startKeyed, startKeyedNow, type KeyedStart, type RunningKey } from "../domain/idempotency.js";
 import type { KeptAnswer } from "../domain/ports/store.js";
 import { DomainError, KeyInFlightError, ValidationError } from "../shared/errors.js";
 import { errorBody, STATUS } from "./error-response.js";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyProblem } from "../shared/idempotency.js";
-import { bodyDigest } from "./json-body.js";
+import { bodyDigest, sha256Base64url } from "./json-body.js";
 import type { Logger } from "./logger.js";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -41,9 +40,7 @@ export interface IdempotencyOptions {
 
 /** What makes two requests with one key the same request. */
 function fingerprint(req: Request): string {
-  return createHash("sha256")
-    .update(`${req.method} ${req.originalUrl}\n${req.get("if-match") ?? ""}\n${bodyDigest(req)}`)
-    .digest("base64url");
+  return sha256Base64url(`${req.method} ${req.originalUrl}\n${req.headers["if-match"] ?? ""}\n${bodyDigest(req)}`);
 }
 
 /** The key, checked; undefined when the request has none. @throws ValidationError */
@@ -81,13 +78,21 @@ function refuseAsRest(res: Response, error: DomainError): void {
  * the key is answered elsewhere sends that answer instead of its own, with other headers.
  */
 function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOptions): void {
-  const chunks: Buffer[] = [];
-  let headHeaders: OutgoingHttpHeaders = {};
+  // What a keyed write holds back is small and per request: no copy of the body when it
+  // comes in one piece (Express's `send`), no copy of the response's headers, the
+  // transport's own methods called as they are rather than bound (issue 26's 10%).
+  let chunks: Buffer[] | null = null;
+  let headHeaders: OutgoingHttpHeaders | undefined;
   let heldHead: unknown[] | null = null;
-  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
-  const write = res.write.bind(res) as Response["write"];
-  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  const { writeHead, write, end } = res as unknown as Record<"writeHead" | "write" | "end", (...args: unknown[]) => Response>;
+  /**
+   * Once sending, the wrappers pass every call on (Node's end calls writeHead for its implicit
+   * head). They are not swapped back: storing other functions in the response's method
+   * properties again cost a copy of its properties per keyed write (a sampled heap profile).
+   */
+  let sending = false;
   res.writeHead = ((...args: unknown[]) => {
+    if (sending) return writeHead.apply(res, args);
     const headers = args.find((arg, i) => i > 0 && typeof arg === "object" && arg !== null);
     if (headers && !Array.isArray(headers)) headHeaders = headers as OutgoingHttpHeaders;
     if (typeof args[0] === "number") res.statusCode = args[0];
@@ -95,36 +100,46 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
     return res;
   }) as Response["writeHead"];
   res.write = ((chunk: unknown, encoding?: unknown, callback?: unknown) => {
-    chunks.push(chunkBytes(chunk, encoding));
-    const done = [encoding, callback].find((arg) => typeof arg === "function") as (() => void) | undefined;
-    if (done) queueMicrotask(done);
+    if (sending) return write.call(res, chunk, encoding, callback);
+    (chunks ??= []).push(chunkBytes(chunk, encoding));
+    const done = typeof encoding === "function" ? encoding : typeof callback === "function" ? callback : undefined;
+    if (done) queueMicrotask(done as () => void);
     return true;
   }) as Response["write"];
   let ending = false;
   res.end = ((...args: unknown[]) => {
+    if (sending) return end.apply(res, args);
     if (ending) return res;
     ending = true;
     const callback = args.find((arg) => typeof arg === "function") as (() => void) | undefined;
-    if (args[0] !== undefined && args[0] !== null && typeof args[0] !== "function") chunks.push(chunkBytes(args[0], args[1]));
-    const body = Buffer.concat(chunks);
-    const all = { ...res.getHeaders(), ...headHeaders };
+    const last = args[0] !== undefined && args[0] !== null && typeof args[0] !== "function" ? chunkBytes(args[0], args[1]) : undefined;
+    let body: Buffer;
+    if (chunks === null) body = last ?? Buffer.alloc(0);
+    else {
+      if (last) chunks.push(last);
+      body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    }
     const headers: Record<string, string> = {};
     for (const name of KEPT_HEADERS) {
-      const value = all[name] ?? all[name.toLowerCase()];
+      const value = headHeaders?.[name] ?? res.getHeader(name);
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
     }
     const answer: KeptAnswer = { status: res.statusCode, headers, body };
-    // Sending, the transport's own ways come back (Node's end calls writeHead for its implicit head).
-    const restore = () => Object.assign(res, { writeHead, write, end });
+    const restore = () => {
+      sending = true;
+    };
     const sendOwn = () => {
       restore();
       // A dead run of this request committed: this answer was rebuilt from its changes, a replay.
       if (running.answersFromCommitted) res.setHeader(IDEMPOTENT_REPLAYED_HEADER, "true");
-      if (heldHead) writeHead(...heldHead);
-      return callback ? end(body, callback) : end(body);
+      if (heldHead) writeHead.apply(res, heldHead);
+      return callback ? end.call(res, body, callback) : end.call(res, body);
     };
+    const errorCodes = options.errorCodes?.(answer) ?? [];
+    // Kept lazily at once (the common case): sent at once, no promise in between.
+    if (running.finishNow(answer, errorCodes)) return sendOwn();
     running
-      .finish(answer, options.errorCodes?.(answer) ?? [])
+      .finish(answer, errorCodes)
       .then(
         (outcome) => {
           if (!outcome) return sendOwn();
@@ -159,14 +174,20 @@ export function idempotentWrites(ctx: DomainContext, options: IdempotencyOptions
     }
     const userId = req.auth?.user?._id;
     if (key === undefined || userId === undefined || (options.applies && !options.applies(req))) return next();
-    startKeyed(ctx, { userId, key, fingerprint: fingerprint(req) }).then(
-      (start) => {
-        if ("replay" in start) return sendKept(res, start.replay);
-        keepAnswer(res, start.run, options);
-        // In the key's context: the changes it commits carry the key (domain/idempotency.ts).
-        start.run.enter(() => next());
-      },
-      (err: unknown) => refuse(res, next, err),
-    );
+    const request = { userId, key, fingerprint: fingerprint(req) };
+    const go = (start: KeyedStart) => {
+      if ("replay" in start) return sendKept(res, start.replay);
+      keepAnswer(res, start.run, options);
+      // In the key's context: the changes it commits carry the key (domain/idempotency.ts).
+      start.run.enter(() => next());
+    };
+    let now: KeyedStart | undefined;
+    try {
+      now = startKeyedNow(ctx, request);
+    } catch (err) {
+      return refuse(res, next, err);
+    }
+    if (now) return go(now);
+    startKeyed(ctx, request).then(go, (err: unknown) => refuse(res, next, err));
   };
 }

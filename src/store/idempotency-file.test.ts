@@ -122,4 +122,28 @@ describe("idempotency.log", () => {
     expect(Buffer.from((await again.claim({ ...last, claim: "x" }))!.answer!.body).toString()).toBe("closing");
     await again.close();
   });
+
+  it("claims and keeps a lazily kept answer at once (no promise), and replays it from its line byte for byte", async () => {
+    const keys = await openIdempotencyFile(file, quiet);
+    const r = record("now");
+    expect(keys.claimNow!(r)).toBeNull();
+    // Running: the same key again meets the claim, at once.
+    expect(keys.claimNow!({ ...r, claim: "other" })).toMatchObject({ claim: r.claim, fingerprint: r.fingerprint });
+    const body = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]); // not UTF-8: kept in base64
+    const headers = { "content-type": "application/json", etag: 'W/"3-quoted\\"' };
+    expect(keys.completeLazilyNow!(r.userId, r.key, r.claim!, { status: 201, headers, body })).toBe(true);
+    const replay = keys.claimNow!({ ...r, claim: "again" })!;
+    expect(replay).toMatchObject({ userId: r.userId, key: r.key, fingerprint: r.fingerprint, createdAt: r.createdAt, expiresAt: r.expiresAt });
+    expect(replay.claim).toBeUndefined();
+    expect(replay.answer!.status).toBe(201);
+    expect(replay.answer!.headers).toEqual(headers);
+    expect(Buffer.compare(Buffer.from(replay.answer!.body), body)).toBe(0);
+    // Each replay is its own copy.
+    replay.answer!.headers.etag = "changed";
+    expect(keys.claimNow!({ ...r, claim: "third" })!.answer!.headers).toEqual(headers);
+    await keys.close();
+    const again = await openIdempotencyFile(file, quiet);
+    expect(Buffer.compare(Buffer.from((await again.claim({ ...r, claim: "x" }))!.answer!.body), body)).toBe(0);
+    await again.close();
+  });
 });

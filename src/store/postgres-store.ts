@@ -468,6 +468,6 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     sessions: reportingUnavailable(store.sessions),
     scripts: reportingUnavailable(store.scripts),
     // `known` answers from memory, at once.
-    idempotency: { ...reportingUnavailable(store.idempotency), known: store.idempotency.known },
+    idempotency: { ...reportingUnavailable(store.idempotency), known: store.idempotency.known, completeLazilyNow: store.idempotency.completeLazilyNow },
   };
 }

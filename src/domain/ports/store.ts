@@ -188,6 +188,13 @@ export interface IdempotencyRepository {
    */
   claim(record: IdempotencyRecord): Promise<IdempotencyRecord | null>;
   /**
+   * `claim` at once, without a promise, for a store whose claims live in this process's
+   * memory (the embedded store); absent elsewhere. Every promise a keyed write makes runs
+   * the async hooks that AsyncLocalStorage installs, so the common path makes none it need
+   * not (docs/decisions.md, "Idempotency-Key: the keyed path without promises").
+   */
+  claimNow?(record: IdempotencyRecord): IdempotencyRecord | null;
+  /**
    * Replaces the user's record of the key with `record` if it is still the running claim
    * `previousClaim` (whose lease ended: its process died). Resolves to whether it did.
    */
@@ -203,6 +210,11 @@ export interface IdempotencyRepository {
    * (docs/decisions.md, "A key's answer kept lazily").
    */
   complete(userId: string, key: string, claim: string, answer: KeptAnswer, options?: { lazily?: boolean }): Promise<void>;
+  /**
+   * `complete(..., { lazily: true })` at once, without a promise, for a store that keeps such
+   * answers in memory first. False when it could not (the caller then calls `complete`).
+   */
+  completeLazilyNow?(userId: string, key: string, claim: string, answer: KeptAnswer): boolean;
   /** Forgets a running claim (its request changed nothing); does nothing if it is not there. */
   release(userId: string, key: string, claim: string): Promise<void>;
   /**

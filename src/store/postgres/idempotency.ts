@@ -182,6 +182,15 @@ export function postgresIdempotency(
   const lazy = new Map<string, LazyAnswer>();
   let lazyTimer: NodeJS.Timeout | null = null;
   const idOf = (userId: string, key: string) => `${userId} ${key}`;
+  /**
+   * The change committed with the key stands for the answer across a crash: it goes with
+   * the next batch of claims, or alone LAZY_MS from now; this process answers it from memory meanwhile.
+   */
+  const keepLazily = (id: string, kept: LazyAnswer) => {
+    lazy.set(id, kept);
+    lazyTimer ??= setTimeout(() => void sendLazy(takeLazy()), LAZY_MS);
+    lazyTimer.unref();
+  };
   /** The lazily kept answers not yet on their way, taken for a statement. */
   const takeLazy = (): LazyAnswer[] => {
     if (lazyTimer) clearTimeout(lazyTimer);
@@ -314,11 +323,14 @@ export function postgresIdempotency(
         ownClaims.delete(id);
         return answers.add({ userId, key, claim, answer });
       }
-      // The change committed with the key stands for the answer across a crash: it goes
-      // with the next batch of claims, or alone LAZY_MS from now; this process answers it from memory meanwhile.
-      lazy.set(id, { userId, key, claim, answer });
-      lazyTimer ??= setTimeout(() => void sendLazy(takeLazy()), LAZY_MS);
-      lazyTimer.unref();
+      keepLazily(id, { userId, key, claim, answer });
+    },
+    completeLazilyNow: (userId, key, claim, answer) => {
+      const id = idOf(userId, key);
+      // Not this process's claim (any more): the table decides, through `complete`.
+      if (ownClaims.get(id)?.claim !== claim) return false;
+      keepLazily(id, { userId, key, claim, answer });
+      return true;
     },
     flush: async () => {
       await sendLazy(takeLazy());
