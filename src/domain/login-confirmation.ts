@@ -4,9 +4,10 @@
  * edge (src/auth/credentials.ts `recall`) hands the domain an actor with a confirmation,
  * and `withTree` runs that confirmation beside the tree's read, under the tree's lock, in
  * the same statement on PostgreSQL (src/store/postgres/read-batch.ts). Nothing is built or
- * committed for the actor before it holds. The edge also waits for it before any answer,
- * an error included (src/auth/middleware.ts `asConfirmedWriter`), so an actor that never
- * reached a tree is confirmed by a read of its own before its answer.
+ * committed for the actor before it holds. The edge waits for it before any answer: an error
+ * raised before the tree was reached (a body that does not parse, a precheck) is answered by
+ * the error handler once a read of its own confirmed it (src/http/error-response.ts), and a
+ * success by `asConfirmedWriter` (src/auth/middleware.ts).
  *
  * The confirmation is made once per request: every call of `confirmActor` gets the same
  * promise. It must start its store read synchronously, so that the read goes with the
