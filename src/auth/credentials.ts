@@ -10,12 +10,21 @@
  * §11) a password changed or an account removed through one is refused by all at once;
  * failed log-ins are told to the others (`ctx.peers`), whose throttles count them too, and
  * so are credentials verified for the first time, which then pass the throttle there too.
+ *
+ * One exception to reading the user first (issue 27): a card write with credentials verified
+ * here within the cache's five minutes may `recall` them instead, and the store read moves
+ * to the write itself: the domain confirms the user under the tree's lock, beside the tree's
+ * read (src/domain/login-confirmation.ts), before anything is built, committed or answered.
+ * That read is later than the one it replaces, so a password changed or an account removed
+ * through any process before it is refused exactly as before (docs/decisions.md, "Card
+ * writes confirm their log-in under the tree's lock").
  */
 import { createHmac } from "node:crypto";
 import type { Ports } from "../domain/context.js";
 import { ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
 import type { StoredUser } from "../shared/records.js";
 import { findUserByEmail } from "../domain/users.js";
+import { withLateConfirmation } from "../domain/login-confirmation.js";
 import { LoginThrottle, throttleKeys } from "./login-throttle.js";
 
 const CACHE_TTL_MS = 5 * 60 * 1000;
@@ -25,8 +34,20 @@ const KNOWN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 /** About 100 bytes each: 10 MB at most; the longest unused are forgotten first. */
 const KNOWN_MAX_ENTRIES = 100_000;
 
+/** A log-in verified lately: the user as read then, and the stored hash the password matched. */
+interface Recent {
+  user: StoredUser;
+  passwordHash: string;
+  until: number;
+}
+
 export class CredentialChecker {
   private verified = new Map<string, number>();
+  /**
+   * The same verified log-ins as `verified`, keyed by the credentials alone (their keyed HMAC),
+   * for `recall`, which reads nothing before it answers.
+   */
+  private recent = new Map<string, Recent>();
   private inFlight = new Map<string, Promise<boolean>>();
   /**
    * Keyed HMACs of email and password that this process has verified, to when they stop
@@ -81,7 +102,7 @@ export class CredentialChecker {
   async check(email: string, password: string, address: string): Promise<StoredUser> {
     const normalised = email.trim().toLowerCase();
     const keys = throttleKeys(normalised, address);
-    const credentials = createHmac("sha256", this.secret).update(normalised).update("\0").update(password).digest("base64");
+    const credentials = this.credentialsKey(normalised, password);
     const known = this.isKnown(credentials);
     if (!known) this.throttle.check(keys);
     const user = await findUserByEmail(this.ctx, normalised);
@@ -93,7 +114,10 @@ export class CredentialChecker {
       .digest("base64");
     if (user) {
       const until = this.verified.get(cacheKey);
-      if (until !== undefined && until > Date.now()) return user;
+      if (until !== undefined && until > Date.now()) {
+        this.keepRecent(credentials, user, until);
+        return user;
+      }
     }
     let verdict = this.inFlight.get(cacheKey);
     if (!verdict) {
@@ -111,14 +135,60 @@ export class CredentialChecker {
     if (!(await verdict) || !user) {
       // Known once, wrong now (the password changed): a guess like any other from here on.
       this.known.delete(credentials);
+      this.recent.delete(credentials);
       return this.fail(keys);
     }
     if (this.verified.size >= CACHE_MAX_ENTRIES) this.verified.clear();
-    this.verified.set(cacheKey, Date.now() + CACHE_TTL_MS);
+    const until = Date.now() + CACHE_TTL_MS;
+    this.verified.set(cacheKey, until);
+    this.keepRecent(credentials, user, until);
     // Told to the other processes once, when first verified (not on each cache miss).
     if (!known) this.ctx.peers.credentialsVerified(credentials, Date.now());
     this.remember(credentials);
     return user;
+  }
+
+  /**
+   * For a write that confirms its log-in under the tree's lock (src/domain/login-confirmation.ts):
+   * the user of credentials verified here within the cache's lifetime, as an actor of this
+   * call alone carrying its confirmation, without reading the store now; null when they are
+   * not cached (then `check`). The confirmation reads the user by id (its read starts at
+   * once, so that it goes with the tree's) and holds when the user still has this email and
+   * the stored hash the password was verified against. Otherwise it forgets them and makes
+   * the full `check`, which answers as it would have at the start (401 and a failure counted
+   * for a password changed, 429 past the throttle); a check that now finds another account
+   * under the email (the account removed and made again meanwhile) is refused too, since the
+   * actor already acting is the old one.
+   * @throws TooManyRequestsError over the failure limit, for credentials not known here
+   *   (as `check`).
+   */
+  recall(email: string, password: string, address: string): StoredUser | null {
+    const normalised = email.trim().toLowerCase();
+    const credentials = this.credentialsKey(normalised, password);
+    const recent = this.recent.get(credentials);
+    if (!recent) return null;
+    if (recent.until <= Date.now()) {
+      this.recent.delete(credentials);
+      return null;
+    }
+    if (!this.isKnown(credentials)) this.throttle.check(throttleKeys(normalised, address));
+    const actor: StoredUser = { ...recent.user };
+    return withLateConfirmation(actor, async () => {
+      const now = await this.ctx.store.users.byId(actor._id);
+      if (now !== null && now.email === normalised && now.passwordHash === recent.passwordHash) return;
+      this.recent.delete(credentials);
+      const user = await this.check(email, password, address);
+      if (user._id !== actor._id) throw new UnauthenticatedError("The account changed while this request ran; send it again.");
+    });
+  }
+
+  private credentialsKey(normalisedEmail: string, password: string): string {
+    return createHmac("sha256", this.secret).update(normalisedEmail).update("\0").update(password).digest("base64");
+  }
+
+  private keepRecent(credentials: string, user: StoredUser, until: number): void {
+    if (!this.recent.has(credentials) && this.recent.size >= CACHE_MAX_ENTRIES) this.recent.clear();
+    this.recent.set(credentials, { user, passwordHash: user.passwordHash, until });
   }
 
   /**

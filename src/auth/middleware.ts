@@ -17,11 +17,18 @@ import type { StoredUser } from "../shared/records.js";
 import type { Session, Store } from "../domain/ports/store.js";
 import type { CredentialChecker } from "./credentials.js";
 import { csrfMatches, SESSION_COOKIE, type SessionManager } from "./sessions.js";
+import { confirmActor } from "../domain/login-confirmation.js";
 
 export interface Auth {
   user: StoredUser | null;
   /** Set for a cookie session; null for basic credentials and anonymous calls. */
   session: Session | null;
+  /**
+   * A card write's caller taken from the verified logins' cache, not read yet (`user` is
+   * then null): only `asConfirmedWriter` hands it on, and nothing is answered before its
+   * confirmation holds (credentials.ts `recall`).
+   */
+  unconfirmed?: StoredUser;
 }
 
 declare module "express-serve-static-core" {
@@ -33,6 +40,21 @@ declare module "express-serve-static-core" {
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 /** These start a session, so there is no token to check yet (full paths: the middleware is mounted under /api). */
 const CSRF_EXEMPT = new Set(["/api/login", "/api/signup"]);
+
+/**
+ * The card writes whose log-in is confirmed under the tree's lock (`asConfirmedWriter`):
+ * create (POST `/trees/:treeId/cards`), change and delete (PUT, DELETE
+ * `/trees/:treeId/cards/:cardId`), below /api, in the router's plain spelling. Any other
+ * request, or another spelling of these, reads its user first as always.
+ */
+function confirmsLate(req: Request): boolean {
+  if (req.baseUrl !== "/api" || req.get("idempotency-key") !== undefined) return false;
+  if (req.method === "POST") return CARD_CREATE.test(req.path);
+  return (req.method === "PUT" || req.method === "DELETE") && CARD_CHANGE.test(req.path);
+}
+
+const CARD_CREATE = /^\/trees\/[a-z0-9]{24}\/cards$/;
+const CARD_CHANGE = /^\/trees\/[a-z0-9]{24}\/cards\/[a-z0-9]{24}$/;
 
 export function readCookie(req: Request, name: string): string | undefined {
   const header = req.headers.cookie;
@@ -118,7 +140,9 @@ export function authenticate(deps: { store: Store; credentials: CredentialChecke
     if (header !== undefined) {
       const basic = parseBasicAuth(header);
       if (!basic) throw new UnauthenticatedError("The Authorization header must be Basic credentials.");
-      req.auth.user = await deps.credentials.check(basic.email, basic.password, clientAddress(req));
+      const recalled = confirmsLate(req) ? deps.credentials.recall(basic.email, basic.password, clientAddress(req)) : null;
+      if (recalled) req.auth.unconfirmed = recalled;
+      else req.auth.user = await deps.credentials.check(basic.email, basic.password, clientAddress(req));
       return next();
     }
     const token = readCookie(req, SESSION_COOKIE);
@@ -131,6 +155,23 @@ export function authenticate(deps: { store: Store; credentials: CredentialChecke
     req.auth = { user, session };
     next();
   };
+}
+
+/**
+ * Runs a card write (`write`, given the actor) for a caller whose log-in may still be
+ * unconfirmed (a cached one: `Auth.unconfirmed`). The domain confirms it beside the tree's
+ * read (withTree), before the write is built; an error, whenever it was raised, is answered
+ * by the error handler only once the confirmation settled (src/http/error-response.ts), so a
+ * refused log-in is the answer whatever the write did. The confirmation awaited here after a
+ * success is settled already; it stands guard should a write ever succeed without reaching
+ * its tree. Any other caller is `requireUser`'s.
+ */
+export async function asConfirmedWriter<T>(req: Request, write: (actor: StoredUser) => Promise<T>): Promise<T> {
+  const actor = req.auth?.unconfirmed;
+  if (!actor) return write(requireUser(req));
+  const result = await write(actor);
+  await confirmActor(actor);
+  return result;
 }
 
 /** The signed-in user. @throws UnauthenticatedError for an anonymous call. */

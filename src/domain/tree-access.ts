@@ -7,6 +7,7 @@ import type { Ports } from "./context.js";
 import { deferDurability } from "./durability.js";
 import { RevisionTakenError, ValidationError } from "../shared/errors.js";
 import { RECORD_ID } from "../shared/ids.js";
+import { confirmActor } from "./login-confirmation.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { Tree } from "../shared/records.js";
 
@@ -54,7 +55,9 @@ const REVISION_RACE_TRIES = 25;
  * `prefetch`, when given, reads what `change` will need besides the tree (a new card's
  * parent, the owner's record) at the same time as the tree, under the lock, in each attempt
  * afresh: `change` gets it once the tree is loaded and authorised, exactly as fresh as if it
- * had read it itself, without waiting for a round trip of its own (issue 27).
+ * had read it itself, without waiting for a round trip of its own (issue 27). An actor whose
+ * log-in is confirmed late (login-confirmation.ts) is confirmed there too, before the tree's
+ * answer is used: a refused log-in is the answer, whatever the tree.
  */
 export function withTree<T, P = undefined>(
   ctx: Ports<"store" | "treeLocks" | "treeRaces">,
@@ -72,9 +75,17 @@ export function withTree<T, P = undefined>(
         return await ctx.treeRaces.attempt(treeId, async () => {
           // Read beside the tree, under the lock, so that a store across a network pays one
           // round trip for both; nothing of it is used (or thrown) unless the tree is allowed.
+          // A log-in taken from the verified logins' cache is confirmed in the same turn, so
+          // by the same statement, and before anything else counts (login-confirmation.ts).
+          const confirming = confirmActor(actor);
           const early = prefetch?.();
           early?.catch(() => undefined);
-          const tree = await loadTree(ctx, actor, treeId, action);
+          const loading = loadTree(ctx, actor, treeId, action);
+          if (confirming) {
+            loading.catch(() => undefined);
+            await confirming;
+          }
+          const tree = await loading;
           return change(tree, (await early) as P);
         });
       } catch (err) {

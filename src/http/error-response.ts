@@ -6,6 +6,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { ConflictError, DomainError, KeyInFlightError, TooManyRequestsError, ValidationError, type ErrorCode } from "../shared/errors.js";
 import type { Logger } from "./logger.js";
+import { confirmActor } from "../domain/login-confirmation.js";
 
 export const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -79,10 +80,30 @@ export function errorBody(err: DomainError): Record<string, unknown> {
 
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // A caller whose log-in is not confirmed yet (a card write's, from the cache) gets no
+    // answer before it is; a refused log-in is the answer then (auth/middleware.ts).
+    const confirming = confirmActor(req.auth?.unconfirmed ?? null);
+    if (confirming) {
+      const settled = confirming.then(
+        () => answer(err, req, res),
+        (refused: unknown) => answer(refused, req, res),
+      );
+      return void settled.catch((failed: unknown) => {
+        logger.error("answering an error failed", { error: String(failed) });
+        if (!res.headersSent) res.status(500).end();
+      });
+    }
+    answer(err, req, res);
+  };
+
+  function answer(err: unknown, req: Request, res: Response): void {
     const known = toDomainError(err);
     const error = known ?? new DomainError("internal", "Something went wrong on the server. Try again later.");
     if (!known) logger.error("unhandled error", { path: req.path, method: req.method, error: String((err as Error)?.stack ?? err) });
-    if (res.headersSent) return res.end();
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
     const status = STATUS[error.code];
     if (status === 401 && req.get("x-requested-with") !== "XMLHttpRequest") {
       // Scripts and curl see the challenge; the browser client (which says
@@ -93,5 +114,5 @@ export function errorHandler(logger: Logger) {
       res.set("Retry-After", String(error.retryAfterSeconds));
     }
     res.status(status).json(errorBody(error));
-  };
+  }
 }

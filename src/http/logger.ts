@@ -26,7 +26,7 @@ export function requestLog(logger: Logger) {
         path: req.originalUrl.split("?")[0],
         status: res.statusCode,
         ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
-        user: req.auth?.user?._id ?? null,
+        user: req.auth?.user?._id ?? req.auth?.unconfirmed?._id ?? null,
         // The client's address as the server takes it (behind TRUST_PROXY, from X-Forwarded-For).
         address: req.ip ?? null,
       });

@@ -3,7 +3,7 @@
  */
 import { execute } from "../domain/command.js";
 import { Router, type RequestHandler } from "express";
-import { requireUser } from "../auth/middleware.js";
+import { asConfirmedWriter, requireUser } from "../auth/middleware.js";
 import { createHash } from "node:crypto";
 import { createCard, deleteCard, updateCard } from "../domain/cards.js";
 import { importSeed } from "../domain/import.js";
@@ -88,19 +88,27 @@ export function cardRoutes({ ctx, jsonLimit, importLimit, idempotent, cardsJson 
     res.status(201).json(cards.map(presentCard));
   });
 
+  // The card writes: a caller's cached log-in is confirmed under the tree's lock, beside the
+  // tree's read, and before anything is answered (auth/middleware.ts `asConfirmedWriter`).
   router.post("/trees/:treeId/cards", jsonLimit, async (req, res) => {
-    res.status(201).json(presentCard(await execute(ctx, requireUser(req), createCard, { treeId: req.params.treeId }, req.body ?? {})));
+    const card = await asConfirmedWriter(req, (actor) => execute(ctx, actor, createCard, { treeId: req.params.treeId }, req.body ?? {}));
+    res.status(201).json(presentCard(card));
   });
 
   router.put("/trees/:treeId/cards/:cardId", jsonLimit, async (req, res) => {
-    const target = { treeId: req.params.treeId, cardId: req.params.cardId, version: versionFromIfMatch(req.get("if-match")) };
-    const card = await execute(ctx, requireUser(req), updateCard, target, req.body ?? {});
+    const card = await asConfirmedWriter(req, async (actor) => {
+      const target = { treeId: req.params.treeId, cardId: req.params.cardId, version: versionFromIfMatch(req.get("if-match")) };
+      return execute(ctx, actor, updateCard, target, req.body ?? {});
+    });
     res.json(presentCard(card));
   });
 
   router.delete("/trees/:treeId/cards/:cardId", idempotent, async (req, res) => {
-    const target = { treeId: req.params.treeId, cardId: req.params.cardId, version: versionFromIfMatch(req.get("if-match")) };
-    res.json({ deleted: await execute(ctx, requireUser(req), deleteCard, target, undefined) });
+    const deleted = await asConfirmedWriter(req, async (actor) => {
+      const target = { treeId: req.params.treeId, cardId: req.params.cardId, version: versionFromIfMatch(req.get("if-match")) };
+      return execute(ctx, actor, deleteCard, target, undefined);
+    });
+    res.json({ deleted });
   });
 
   return router;

@@ -292,6 +292,43 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
     expect((await new Api(b.url, { email: user.credentials!.email, password: "a brand new secret" }).get("/api/index")).status).toBe(200);
   });
 
+  it("refuse on B card writes with the old password of a password changed on A, or of an account removed (logins B took from its cache)", async () => {
+    const user = await buildUser(a.url, "cached-writer");
+    const tree = await buildTree(user);
+    const onB = on(b, user);
+    const write = (position: number) => onB.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position, content: `through B ${position}` });
+    // B verifies the credentials, then takes them from its cache for card writes.
+    expect((await onB.get("/api/index")).status).toBe(200);
+    expect((await write(1)).status).toBe(201);
+    const card = (await write(2)).body;
+
+    expect((await user.put("/api/index", { currentPassword: user.credentials!.password, newPassword: "a brand new secret" })).status).toBe(200);
+    const refused = [
+      await write(3),
+      await onB.put(`/api/trees/${tree._id}/cards/${card._id}`, { content: "not written" }),
+      await onB.delete(`/api/trees/${tree._id}/cards/${card._id}`),
+      await onB.post(`/api/trees/${"b".repeat(24)}/cards`, { treeId: "b".repeat(24), position: 0 }),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([401, 401, 401, 401]);
+    const renewed = new Api(b.url, { email: user.credentials!.email, password: "a brand new secret" });
+    expect((await renewed.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 4, content: "new password" })).status).toBe(201);
+    const contents = (await renewed.get(`/api/trees/${tree._id}/cards`)).body.map((c: any) => c.content);
+    expect(contents).toContain("through B 2");
+    expect(contents).not.toContain("through B 3");
+    expect(contents).not.toContain("not written");
+
+    // An account removed outside both servers (there is no API for it): B's cached log-in no longer holds.
+    const gone = await buildUser(a.url, "removed-writer");
+    const goneTree = await buildTree(gone);
+    const goneOnB = on(b, gone);
+    const goneWrite = () => goneOnB.post(`/api/trees/${goneTree._id}/cards`, { treeId: goneTree._id, position: 1, content: "after removal" });
+    expect((await goneWrite()).status).toBe(201);
+    await sql(`DELETE FROM users WHERE id = '${gone.user._id}'`);
+    expect((await goneWrite()).status).toBe(401);
+    const rows = await sql(`SELECT count(*)::int AS n FROM cards WHERE tree_id = '${goneTree._id}' AND record->>'content' = 'after removal'`);
+    expect(rows[0].n).toBe(1);
+  });
+
   it("count failed log-ins through both processes against one limit", async () => {
     const user = await buildUser(a.url, "throttle");
     const wrong = { email: user.credentials!.email, password: "not the password" };

@@ -199,6 +199,47 @@ describe("PUT /api/index", () => {
   });
 });
 
+describe("card writes with basic credentials verified lately (confirmed under the tree's lock, issue 27)", () => {
+  /** A user whose credentials this server verified and keeps, a tree of theirs with a card, and then a new password. */
+  async function cachedThenChanged() {
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice);
+    // Verified, then taken from the cache by the card writes.
+    const card = (await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 1, content: "kept" })).body;
+    expect((await alice.put(`/api/trees/${tree._id}/cards/${card._id}`, { content: "edited" })).status).toBe(200);
+    expect((await alice.put("/api/index", { currentPassword: alice.credentials!.password, newPassword: "a new password" })).status).toBe(200);
+    return { alice, tree, card, renewed: new Api(server.url, { email: alice.user.email, password: "a new password" }) };
+  }
+
+  const missingTree = "a".repeat(24);
+  // Each with a log-in of its own: a refused one is forgotten, and the next request reads the user first again.
+  const cases: [string, (f: Awaited<ReturnType<typeof cachedThenChanged>>) => Promise<{ status: number; body: any }>][] = [
+    ["a create", ({ alice, tree }) => alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 2, content: "not written" })],
+    ["an edit", ({ alice, tree, card }) => alice.put(`/api/trees/${tree._id}/cards/${card._id}`, { content: "not written" })],
+    ["a deletion", ({ alice, tree, card }) => alice.delete(`/api/trees/${tree._id}/cards/${card._id}`)],
+    // Writes that would not have been 2xx are 401 too.
+    ["a create in no tree (404)", ({ alice }) => alice.post(`/api/trees/${missingTree}/cards`, { treeId: missingTree, position: 0 })],
+    ["a body refused before the tree is read (422)", ({ alice, tree }) => alice.post(`/api/trees/${tree._id}/cards`, { treeId: missingTree, position: 0 })],
+    [
+      "a body that does not parse (400)",
+      ({ alice, tree }) => alice.request("POST", `/api/trees/${tree._id}/cards`, "{not json", { "content-type": "application/json" }),
+    ],
+  ];
+  for (const [what, send] of cases) {
+    it(`refuse the old password after a change: ${what} is 401 and changes nothing`, async () => {
+      const fixture = await cachedThenChanged();
+      const refused = await send(fixture);
+      expect(refused.status).toBe(401);
+      expect(refused.body?.error).toBe("unauthenticated");
+      const { renewed, tree, card } = fixture;
+      const cards = (await renewed.get(`/api/trees/${tree._id}/cards`)).body;
+      expect(cards.find((c: any) => c._id === card._id)?.content).toBe("edited");
+      expect(cards.some((c: any) => c.content === "not written")).toBe(false);
+      expect((await renewed.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 3, content: "new password" })).status).toBe(201);
+    });
+  }
+});
+
 describe("a password change from a cookie session", () => {
   it("keeps that session and ends the user's other sessions", async () => {
     const alice = await buildUser(server.url);

@@ -1,0 +1,42 @@
+/**
+ * Actors whose log-in is confirmed late (issue 27). A card write with basic credentials that
+ * this process verified lately is not held up by a read of the user before it starts: the
+ * edge (src/auth/credentials.ts `recall`) hands the domain an actor with a confirmation,
+ * and `withTree` runs that confirmation beside the tree's read, under the tree's lock, in
+ * the same statement on PostgreSQL (src/store/postgres/read-batch.ts). Nothing is built or
+ * committed for the actor before it holds. The edge waits for it before any answer: an error
+ * raised before the tree was reached (a body that does not parse, a precheck) is answered by
+ * the error handler once a read of its own confirmed it (src/http/error-response.ts), and a
+ * success by `asConfirmedWriter` (src/auth/middleware.ts).
+ *
+ * The confirmation is made once per request: every call of `confirmActor` gets the same
+ * promise. It must start its store read synchronously, so that the read goes with the
+ * tree's (both asked in one turn of the event loop).
+ */
+import type { Actor } from "./policy.js";
+
+const pending = new WeakMap<Actor, { start: () => Promise<void>; started?: Promise<void> }>();
+
+/** `actor` (an object of this request alone) is to be confirmed by `confirm` before it acts. */
+export function withLateConfirmation<A extends Actor>(actor: A, confirm: () => Promise<void>): A {
+  pending.set(actor, { start: confirm });
+  return actor;
+}
+
+/**
+ * The confirmation of `actor`, started now if it was not yet; undefined for an actor whose
+ * log-in was confirmed before it reached the domain (every other actor).
+ * @throws (the promise) UnauthenticatedError or TooManyRequestsError when the log-in no
+ *   longer holds, or the store's error.
+ */
+export function confirmActor(actor: Actor | null): Promise<void> | undefined {
+  if (actor === null) return undefined;
+  const entry = pending.get(actor);
+  if (!entry) return undefined;
+  if (!entry.started) {
+    entry.started = entry.start();
+    // Awaited by whoever asked; a confirmation that fails while nobody waits yet is not unhandled.
+    entry.started.catch(() => undefined);
+  }
+  return entry.started;
+}
