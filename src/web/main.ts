@@ -28,6 +28,8 @@ import { renderLogin } from "./views/login.js";
 import { renderPublicPage } from "./views/public-page.js";
 import { createUserScripts } from "./user-scripts.js";
 import { renderTreePage } from "./views/tree-page.js";
+import { fetchTree, type TreeFetch } from "./model/tree-fetch.js";
+import { mayBeSignedIn } from "./session.js";
 import { renderTrees } from "./views/trees.js";
 import { pageMessage } from "./views/tree-frame.js";
 
@@ -50,6 +52,8 @@ window.Mousetrap = Mousetrap;
 const root = document.getElementById("root")!;
 let pageContext: object = {};
 let disposePage: (() => void) | void = undefined;
+/** The tree's requests sent by boot beside `GET /api/index`, for the first page shown (model/tree-fetch.ts). */
+let treeFetch: TreeFetch | null = null;
 
 function show(route: Route): void {
   disposePage?.();
@@ -59,6 +63,10 @@ function show(route: Route): void {
   root.className = `page-${route.page}`;
   app.preferences.apply();
   const user = app.session.user;
+  // Sent by boot for this page only: another page, or none for lack of a user, cancels them.
+  const started = treeFetch;
+  treeFetch = null;
+  if (started && !(user && route.page === "tree" && route.treeId === started.treeId)) started.cancel();
   if (route.page === "public") {
     disposePage = renderPublicPage(app, root, route.publicUrl, pageContext);
   } else if (route.page === "missing") {
@@ -68,7 +76,7 @@ function show(route: Route): void {
   } else if (!user) {
     disposePage = renderLogin(app, root, pageContext);
   } else if (route.page === "tree") {
-    disposePage = renderTreePage(app, root, route.treeId, pageContext);
+    disposePage = renderTreePage(app, root, route.treeId, pageContext, started?.treeId === route.treeId ? started : null);
   } else if (route.page === "settings") {
     disposePage = undefined;
     // Loaded on first visit (lazy.ts); a page shown meanwhile wins.
@@ -164,8 +172,15 @@ async function boot(): Promise<void> {
     const loading = app.session.load();
     // While the server says who is logged in, the Markdown renderer gets ready for the cards
     // of a tree page, in small tasks (markdown.ts).
-    const { page } = routeOf(location.pathname);
-    if (page === "tree" || page === "public") warmMarkdown();
+    const route = routeOf(location.pathname);
+    if (route.page === "tree" || route.page === "public") warmMarkdown();
+    // What the first page asks for next goes out now too, not a round trip later: the user's
+    // scripts' list, and on a tree's address the tree and its cards (model/tree-fetch.ts).
+    if (mayBeSignedIn()) {
+      if (route.page === "home" || route.page === "tree") userScripts.prefetch();
+      treeFetch?.cancel();
+      treeFetch = route.page === "tree" ? fetchTree(app.api, route.treeId) : null;
+    }
     await loading;
     if (app.session.offline) {
       // Opened without the server: as the user last seen here; who it is is asked again online.
