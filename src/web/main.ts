@@ -191,14 +191,26 @@ async function boot(): Promise<void> {
     return;
   }
   root.classList.remove("boot");
+  installListeners();
   showWithScripts(routeOf(location.pathname));
   // The page is painted with this browser's copy; the server's may differ (another browser).
   void app.preferences.load();
 }
 
+/**
+ * The keys, links and actions every page answers, installed once, just before the first page
+ * is shown: not in the task that evaluates the app's script, which Lighthouse counts whole
+ * as blocking on a phone (issue 27, TBT), and which sends boot's requests first.
+ */
+let listening = false;
+function installListeners(): void {
+  if (listening) return;
+  listening = true;
+  interceptLinks(bus);
+  installKeyboard(app);
+  registerTreeActions(app);
+  registerCollaboratorActions(app);
+}
+
 registerServiceWorker();
-interceptLinks(bus);
-installKeyboard(app);
-registerTreeActions(app);
-registerCollaboratorActions(app);
 void boot();
