@@ -29,26 +29,6 @@ describeInBrowser("loading the client", () => {
     await context.close();
   });
 
-  it("says it is opening before the app's script has arrived, and the first page replaces the message", async () => {
-    const context = await session.world.newContext();
-    const page = await context.newPage();
-    session.watch(page);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    await page.route(/\/app-[A-Z0-9]+\.js$/, async (route) => {
-      await held;
-      await route.continue();
-    });
-    await page.goto("/", { waitUntil: "commit" });
-    const message = page.getByText("Opening Cardtree…");
-    await message.waitFor({ timeout: 10_000 });
-    expect(await page.getByRole("button", { name: "Log in" }).count()).toBe(0);
-    release();
-    await page.getByRole("button", { name: "Log in" }).first().waitFor();
-    expect(await message.count()).toBe(0);
-    await context.close();
-  });
-
   it("after logging in, a reload knows the writer; after logging out, the log-in page asks nothing again", async () => {
     const { page, context } = await loggedInPage(session.world, "loading");
     session.watch(page);
