@@ -16,6 +16,7 @@ import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
 import type { EventBus } from "./bus.js";
 import { createAppContext, type AppContext } from "./context.js";
+import { showHelpDialog } from "./dialogs/help.js";
 import { showSwitcher } from "./dialogs/switcher.js";
 import { h, mount } from "./dom.js";
 import { installKeyboard } from "./keyboard.js";
@@ -32,6 +33,8 @@ import { fetchTree, type TreeFetch } from "./model/tree-fetch.js";
 import { mayBeSignedIn } from "./session.js";
 import { renderTrees } from "./views/trees.js";
 import { pageMessage } from "./views/tree-frame.js";
+// Its own modules are the entry's anyway; imported here too so that it is no file of its own.
+import "./shared-chunk.js";
 
 declare global {
   interface Window {
@@ -123,7 +126,8 @@ function showWithScripts(route: Route): void {
 
 bus.on("route", (route) => showWithScripts(route));
 bus.on("ui:navigate", (path) => navigate(bus, path));
-bus.on("modal:show:help", () => withPart(() => import("./dialogs/help.js"), ({ showHelpDialog }) => showHelpDialog()));
+// The help is part of the entry (the touch bar lists its sections), so it is not loaded apart.
+bus.on("modal:show:help", () => showHelpDialog());
 bus.on("modal:show:appearance", () => withPart(() => import("./dialogs/appearance.js"), ({ showAppearanceDialog }) => showAppearanceDialog(app)));
 bus.on("modal:show:switcher", () => {
   if (app.session.user) showSwitcher(app, app.openTree?.tree._id ?? null);

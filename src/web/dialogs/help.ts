@@ -8,7 +8,6 @@ import type { ActionEvent } from "../events.js";
 import { bindingsFor } from "../keyboard.js";
 import { comboParts, SHORTCUTS } from "../../shared/shortcuts.js";
 import { openModal } from "./modal.js";
-import "../shared-chunk.js";
 
 /** The help's sections: every shortcut of shared/shortcuts.ts, in its order. */
 export const HELP_SECTIONS: { title: string; rows: [ActionEvent, string][] }[] = (() => {
