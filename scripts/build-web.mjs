@@ -98,6 +98,11 @@ export async function buildWeb(options = {}) {
   const scripts = names.filter((name) => /^app-[A-Z0-9]+\.js$/.test(name));
   // The chunks the entry imports statically are fetched beside it, not after it has been read.
   const preloads = outputs.find((output) => output.name === script).imports.filter((entry) => entry.kind === "import-statement").map((entry) => basename(entry.path));
+  // The cards' renderer (src/web/markdown-render.ts, loaded with `import()`) and the chunks it
+  // imports, named in a comment the server turns into preloads on the pages that draw cards
+  // (src/http/web-client.ts): found only once the entry has run, they were two round trips
+  // after it on a phone's network (issue 27, LCP).
+  const renderer = chunkWithImports(outputs, "src/web/markdown-render.ts").filter((name) => name !== script && !preloads.includes(name));
 
   const statics = {
     "manifest.webmanifest": manifest(),
@@ -115,7 +120,8 @@ export async function buildWeb(options = {}) {
   const html = template
     .replace("/app.js", `/${script}`)
     .replace("/app.css", `/${style}`)
-    .replace("    <!-- preloads -->\n", preloads.map((name) => `    <link rel="modulepreload" href="/${name}" />\n`).join(""));
+    .replace("    <!-- preloads -->\n", preloads.map((name) => `    <link rel="modulepreload" href="/${name}" />\n`).join(""))
+    .replace("<!-- renderer -->", `<!-- renderer: ${renderer.map((name) => `/${name}`).join(" ")} -->`);
   const indexPath = join(outDir, "index.html");
   await writeAtomically(indexPath, html);
   written.push(indexPath);
@@ -166,6 +172,27 @@ async function precompress(outDir, names) {
       await writeAtomically(target, await make());
     }
   }
+}
+
+/**
+ * The output made for the dynamically imported `entryPoint` and every chunk it imports
+ * statically, directly or not, by file name.
+ * @param {{ name: string, entryPoint?: string, imports: { path: string, kind: string }[] }[]} outputs
+ * @param {string} entryPoint
+ * @returns {string[]}
+ */
+function chunkWithImports(outputs, entryPoint) {
+  const start = outputs.find((output) => output.entryPoint === entryPoint && output.name.endsWith(".js"));
+  if (!start) throw new Error(`The client build made no chunk for ${entryPoint}`);
+  const names = [start.name];
+  for (let i = 0; i < names.length; i++) {
+    const output = outputs.find((candidate) => candidate.name === names[i]);
+    for (const entry of output?.imports ?? []) {
+      const name = basename(entry.path);
+      if (entry.kind === "import-statement" && !names.includes(name)) names.push(name);
+    }
+  }
+  return names;
 }
 
 /** Hashed files of builds before the previous one are removed. */

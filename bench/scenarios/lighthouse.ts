@@ -15,6 +15,8 @@
  *
  * Lighthouse's simulated figures scale with this machine's CPU speed at the time, so both
  * sides are run in turn, one page after the other, in one run; say the load beside them.
+ * `BENCH_LIGHTHOUSE_SAVE=<dir>` keeps each run's artifacts in `<dir>/<page>-<side>-<run>` for
+ * `node bench/lantern.mjs <dir>/tree-now-1`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
@@ -136,8 +138,12 @@ function cpuSlowdown(): number | undefined {
   return value;
 }
 
-/** One Lighthouse run of `url` on the Chromium at `port`. */
-async function runLighthouse(url: string, port: number): Promise<LighthouseFigures> {
+/**
+ * One Lighthouse run of `url` on the Chromium at `port`. With `saveTo`, the run's artifacts
+ * (trace, DevTools log) are kept there too: `bench/lantern.mjs` prints what Lighthouse's
+ * simulation of a phone made of them (which requests and tasks its FCP, LCP and TBT end on).
+ */
+async function runLighthouse(url: string, port: number, saveTo?: string): Promise<LighthouseFigures> {
   const { default: lighthouse } = await import("lighthouse");
   const slowdown = cpuSlowdown();
   const result = await lighthouse(
@@ -148,6 +154,7 @@ async function runLighthouse(url: string, port: number): Promise<LighthouseFigur
       logLevel: "error",
       onlyCategories: ["performance"],
       onlyAudits: ["errors-in-console", "meta-description"],
+      ...(saveTo ? { gatherMode: saveTo, auditMode: saveTo } : {}),
     },
     slowdown === undefined ? undefined : { extends: "lighthouse:default", settings: { throttling: { cpuSlowdownMultiplier: slowdown } } },
   );
@@ -233,7 +240,9 @@ export async function lighthouseScenarios(options: { report: Report; workDir: st
           const chromium = await launchChromium(profile);
           try {
             if (page.loggedIn) await setCookies(chromium.endpoint, server.url, cookie);
-            const figures = await runLighthouse(`${server.url}${page.path(treeId)}`, chromium.port);
+            const saveDir = process.env.BENCH_LIGHTHOUSE_SAVE;
+            const saveTo = saveDir ? path.resolve(saveDir, `${page.id}-${side.id}-${run + 1}`) : undefined;
+            const figures = await runLighthouse(`${server.url}${page.path(treeId)}`, chromium.port, saveTo);
             const key = `${page.id}/${side.id}`;
             all.set(key, [...(all.get(key) ?? []), figures]);
             console.log(`  lighthouse ${page.id} ${side.id} run ${run + 1}: ${figures.score}, ${describe(figures)}`);

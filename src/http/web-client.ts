@@ -38,13 +38,33 @@ function withPolicy(index: string, remoteImages: RemoteImagePolicy): string {
   return index.replace(/<head>/i, `<head>\n    <meta name="cardtree-remote-images" content="${remoteImages}" />`);
 }
 
+/** The pages that draw cards, and so load the cards' renderer at once (src/web/markdown.ts). */
+const CARD_PAGES = /^\/(trees|p)\/[^/]+\/?$/;
+
+/**
+ * index.html for `pathname`: on a tree or public page, the renderer's chunks (named by the
+ * build in a comment, scripts/build-web.mjs) become `modulepreload` links, fetched beside the
+ * app's script instead of after it has run (issue 27, the tree page's LCP on a phone); the
+ * log-in page and the others do not fetch them.
+ */
+export function pageFor(index: string, pathname: string): string {
+  if (!CARD_PAGES.test(pathname)) return index;
+  return index.replace(/<!-- renderer: ([^>]*) -->/, (_comment, names: string) =>
+    names
+      .split(/\s+/)
+      .filter((name) => /^\/app-[A-Z0-9]+\.js$/.test(name))
+      .map((name) => `<link rel="modulepreload" href="${name}" />`)
+      .join("\n    "),
+  );
+}
+
 function directoryClient(webDir: string, remoteImages: RemoteImagePolicy): Router {
   const router = Router();
   const index = path.join(webDir, "index.html");
   // Read each time, as a rebuilt client is served without a restart.
-  const sendIndex: express.RequestHandler = (_req, res, next) => {
+  const sendIndex: express.RequestHandler = (req, res, next) => {
     readFile(index, "utf8").then(
-      (html) => res.set("Cache-Control", "no-cache").type("html").send(withPolicy(html, remoteImages)),
+      (html) => res.set("Cache-Control", "no-cache").type("html").send(pageFor(withPolicy(html, remoteImages), req.path)),
       next,
     );
   };
@@ -100,8 +120,8 @@ function embeddedClient(remoteImages: RemoteImagePolicy): Router {
   if (!stored) throw new Error("The binary holds no browser client (web/index.html).");
   const index = withPolicy(stored.toString("utf8"), remoteImages);
   const router = Router();
-  router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings", "/settings/keys"], (_req, res) => {
-    res.set("Cache-Control", "no-cache").type("html").send(index);
+  router.get(["/", "/trees/:treeId", "/p/:publicUrl", "/settings", "/settings/keys"], (req, res) => {
+    res.set("Cache-Control", "no-cache").type("html").send(pageFor(index, req.path));
   });
   router.get("/{*file}", (req, res, next) => {
     const body = files.get(req.path);

@@ -16,6 +16,7 @@ import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
 import type { EventBus } from "./bus.js";
 import { createAppContext, type AppContext } from "./context.js";
+import { showHelpDialog } from "./dialogs/help.js";
 import { showSwitcher } from "./dialogs/switcher.js";
 import { h, mount } from "./dom.js";
 import { installKeyboard } from "./keyboard.js";
@@ -28,8 +29,12 @@ import { renderLogin } from "./views/login.js";
 import { renderPublicPage } from "./views/public-page.js";
 import { createUserScripts } from "./user-scripts.js";
 import { renderTreePage } from "./views/tree-page.js";
+import { fetchTree, type TreeFetch } from "./model/tree-fetch.js";
+import { mayBeSignedIn } from "./session.js";
 import { renderTrees } from "./views/trees.js";
 import { pageMessage } from "./views/tree-frame.js";
+// Its own modules are the entry's anyway; imported here too so that it is no file of its own.
+import "./shared-chunk.js";
 
 declare global {
   interface Window {
@@ -50,6 +55,8 @@ window.Mousetrap = Mousetrap;
 const root = document.getElementById("root")!;
 let pageContext: object = {};
 let disposePage: (() => void) | void = undefined;
+/** The tree's requests sent by boot beside `GET /api/index`, for the first page shown (model/tree-fetch.ts). */
+let treeFetch: TreeFetch | null = null;
 
 function show(route: Route): void {
   disposePage?.();
@@ -59,6 +66,10 @@ function show(route: Route): void {
   root.className = `page-${route.page}`;
   app.preferences.apply();
   const user = app.session.user;
+  // Sent by boot for this page only: another page, or none for lack of a user, cancels them.
+  const started = treeFetch;
+  treeFetch = null;
+  if (started && !(user && route.page === "tree" && route.treeId === started.treeId)) started.cancel();
   if (route.page === "public") {
     disposePage = renderPublicPage(app, root, route.publicUrl, pageContext);
   } else if (route.page === "missing") {
@@ -68,7 +79,7 @@ function show(route: Route): void {
   } else if (!user) {
     disposePage = renderLogin(app, root, pageContext);
   } else if (route.page === "tree") {
-    disposePage = renderTreePage(app, root, route.treeId, pageContext);
+    disposePage = renderTreePage(app, root, route.treeId, pageContext, started?.treeId === route.treeId ? started : null);
   } else if (route.page === "settings") {
     disposePage = undefined;
     // Loaded on first visit (lazy.ts); a page shown meanwhile wins.
@@ -115,7 +126,8 @@ function showWithScripts(route: Route): void {
 
 bus.on("route", (route) => showWithScripts(route));
 bus.on("ui:navigate", (path) => navigate(bus, path));
-bus.on("modal:show:help", () => withPart(() => import("./dialogs/help.js"), ({ showHelpDialog }) => showHelpDialog()));
+// The help is part of the entry (the touch bar lists its sections), so it is not loaded apart.
+bus.on("modal:show:help", () => showHelpDialog());
 bus.on("modal:show:appearance", () => withPart(() => import("./dialogs/appearance.js"), ({ showAppearanceDialog }) => showAppearanceDialog(app)));
 bus.on("modal:show:switcher", () => {
   if (app.session.user) showSwitcher(app, app.openTree?.tree._id ?? null);
@@ -164,8 +176,15 @@ async function boot(): Promise<void> {
     const loading = app.session.load();
     // While the server says who is logged in, the Markdown renderer gets ready for the cards
     // of a tree page, in small tasks (markdown.ts).
-    const { page } = routeOf(location.pathname);
-    if (page === "tree" || page === "public") warmMarkdown();
+    const route = routeOf(location.pathname);
+    if (route.page === "tree" || route.page === "public") warmMarkdown();
+    // What the first page asks for next goes out now too, not a round trip later: the user's
+    // scripts' list, and on a tree's address the tree and its cards (model/tree-fetch.ts).
+    if (mayBeSignedIn()) {
+      if (route.page === "home" || route.page === "tree") userScripts.prefetch();
+      treeFetch?.cancel();
+      treeFetch = route.page === "tree" ? fetchTree(app.api, route.treeId) : null;
+    }
     await loading;
     if (app.session.offline) {
       // Opened without the server: as the user last seen here; who it is is asked again online.
@@ -176,14 +195,26 @@ async function boot(): Promise<void> {
     return;
   }
   root.classList.remove("boot");
+  installListeners();
   showWithScripts(routeOf(location.pathname));
   // The page is painted with this browser's copy; the server's may differ (another browser).
   void app.preferences.load();
 }
 
+/**
+ * The keys, links and actions every page answers, installed once, just before the first page
+ * is shown: not in the task that evaluates the app's script, which Lighthouse counts whole
+ * as blocking on a phone (issue 27, TBT), and which sends boot's requests first.
+ */
+let listening = false;
+function installListeners(): void {
+  if (listening) return;
+  listening = true;
+  interceptLinks(bus);
+  installKeyboard(app);
+  registerTreeActions(app);
+  registerCollaboratorActions(app);
+}
+
 registerServiceWorker();
-interceptLinks(bus);
-installKeyboard(app);
-registerTreeActions(app);
-registerCollaboratorActions(app);
 void boot();

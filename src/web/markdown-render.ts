@@ -10,6 +10,7 @@ import DOMPurify from "dompurify";
 import { Lexer, Marked } from "marked";
 import { checkMarkdown, unrenderedHtml } from "../shared/markdown-guard.js";
 import { isRemoteImage, type RemoteImages } from "./remote-images.js";
+import "./shared-chunk.js";
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 

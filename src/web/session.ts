@@ -68,7 +68,7 @@ export class Session {
  * session (set at log-in beside the session cookie), or a user this browser kept. Outside a
  * page (Node, the simulation) there are no cookies to read: always ask.
  */
-function mayBeSignedIn(): boolean {
+export function mayBeSignedIn(): boolean {
   if (typeof document === "undefined") return true;
   return document.cookie.split(/;\s*/).some((pair) => pair.startsWith(`${SIGNED_IN_COOKIE}=`)) || keptUser() !== null;
 }

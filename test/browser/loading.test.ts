@@ -74,6 +74,69 @@ describeInBrowser("loading the client", () => {
     await context.close();
   });
 
+  it("a tree page asks for the tree and the writer's scripts beside who is logged in, not after", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "Early", seed: JSON.stringify([{ content: "One" }, { content: "Two" }]) });
+    const asked: string[] = [];
+    page.on("request", (request) => asked.push(new URL(request.url()).pathname));
+    // Who is logged in is answered only once the tree's list has been asked for (or after 5 s):
+    // a page that waited for the answer first would ask for it only after those 5 s.
+    let heldWhile: string[] | null = null;
+    await page.route("**/api/index", async (route) => {
+      const until = Date.now() + 5_000;
+      while (Date.now() < until && !(asked.includes("/api/trees") && asked.includes("/api/scripts"))) await new Promise((resolve) => setTimeout(resolve, 20));
+      heldWhile = [...asked];
+      await route.continue();
+    });
+    await openTree(page, tree._id);
+    expect(heldWhile).toEqual(expect.arrayContaining(["/api/trees", "/api/scripts"]));
+    // The cards still come after the tree's list (its revision first), and the page is whole.
+    expect(asked.indexOf(`/api/trees/${tree._id}/cards`)).toBeGreaterThan(asked.indexOf("/api/trees"));
+    expect(await page.locator(".card").count()).toBe(2);
+    await page.unroute("**/api/index");
+    await context.close();
+  });
+
+  it("the app's script is a few files; a tree page's HTML preloads the cards' renderer, which the log-in page never fetches", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "Preloaded", seed: JSON.stringify([{ content: "*One*" }]) });
+    const preloads = async (path: string) => {
+      const html = await (await page.request.get(path)).text();
+      return [...html.matchAll(/<link rel="modulepreload" href="([^"]+)"/g)].map((match) => match[1]);
+    };
+    const everywhere = await preloads("/");
+    // What the entry shares with the parts loaded later is one chunk (src/web/shared-chunk.ts),
+    // not one small chunk per set of importers: each is a request on a phone's six connections.
+    expect(everywhere.length).toBeLessThanOrEqual(3);
+    const renderer = (await preloads(`/trees/${tree._id}`)).filter((name) => !everywhere.includes(name));
+    expect(renderer.length).toBeGreaterThan(0);
+    expect(await preloads(`/p/nothing-here`)).toEqual([...everywhere, ...renderer]);
+    expect(await preloads("/settings")).toEqual(everywhere);
+
+    // Fetched by the tree page before it has even asked who is logged in...
+    const asked: string[] = [];
+    page.on("request", (request) => asked.push(new URL(request.url()).pathname));
+    await openTree(page, tree._id);
+    for (const name of renderer) {
+      expect(asked).toContain(name);
+      expect(asked.indexOf(name)).toBeLessThan(asked.indexOf("/api/index"));
+    }
+    expect(await page.locator(".card em").count()).toBe(1);
+    await context.close();
+
+    // ...and never by a first visit's log-in page.
+    const visitor = await session.world.newContext();
+    const login = await visitor.newPage();
+    const fetched: string[] = [];
+    login.on("request", (request) => fetched.push(new URL(request.url()).pathname));
+    await login.goto("/");
+    await login.getByRole("button", { name: "Log in" }).first().waitFor();
+    for (const name of renderer) expect(fetched).not.toContain(name);
+    await visitor.close();
+  });
+
   it("with motion allowed, the active card is whole in view in the frame after PageDown and the arrows", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);

@@ -7,6 +7,7 @@ import type { AppContext } from "../context.js";
 import { h } from "../dom.js";
 import { FONT_SIZES, MONO_FONT_CHOICES, TEXT_FONT_CHOICES, THEME_CHOICES, type Preferences, type Theme } from "../preferences.js";
 import { openModal } from "./modal.js";
+import "../shared-chunk.js";
 
 export function showAppearanceDialog(app: AppContext): void {
   const modal = openModal({ title: "Appearance", className: "dialog-small" });

@@ -12,6 +12,7 @@ import { cardTitle } from "../markdown.js";
 import { notify } from "../notify.js";
 import { formatBytes, showProgress } from "../views/progress.js";
 import { openModal } from "./modal.js";
+import "../shared-chunk.js";
 
 const FORMATS: { format: ExportFormat; label: string; hint: string }[] = [
   { format: "docx", label: "Word document", hint: ".docx with headings, lists and emphasis" },

@@ -9,6 +9,7 @@ import { h } from "../dom.js";
 import { cardTitle } from "../markdown.js";
 import { errorLine, openModal } from "./modal.js";
 import { seedInput } from "./seed-input.js";
+import "../shared-chunk.js";
 
 export function showImportDialog(bus: AppBus, active: { id: string; content: string } | null): void {
   const modal = openModal({ title: "Import cards", className: "dialog-medium" });

@@ -20,6 +20,7 @@ import { h } from "../dom.js";
 import { cardTitle } from "../markdown.js";
 import { notify } from "../notify.js";
 import { lineDiff } from "./diff.js";
+import "../shared-chunk.js";
 
 /** What the panel needs of the open tree. */
 export interface HistoryTarget {

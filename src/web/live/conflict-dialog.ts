@@ -11,6 +11,7 @@
 import { h } from "../dom.js";
 import { openModal } from "../dialogs/modal.js";
 import { leftoverMarkers, mergeTexts, sideBySide, type DiffLine, type LeftoverMarker } from "./merge.js";
+import "../shared-chunk.js";
 
 export type ConflictChoice = { choice: "mine" | "theirs" | "merge"; text: string } | null;
 

@@ -12,6 +12,7 @@ import { errorLine, field } from "../dialogs/modal.js";
 import { h, mount } from "../dom.js";
 import { notify } from "../notify.js";
 import { topBar } from "./header.js";
+import "../shared-chunk.js";
 
 export function renderSettings(app: AppContext, root: HTMLElement, scriptsRunning: boolean): void {
   const { api } = app;

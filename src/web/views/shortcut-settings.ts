@@ -13,6 +13,7 @@ import { h, mount } from "../dom.js";
 import { notify } from "../notify.js";
 import { checkKeyBindings, describeCombo, MAX_KEYS_PER_ACTION, SHORTCUTS, type KeyBindings, type Shortcut } from "../../shared/shortcuts.js";
 import { topBar } from "./header.js";
+import "../shared-chunk.js";
 
 const NAMED: Record<string, string> = {
   ArrowUp: "up",

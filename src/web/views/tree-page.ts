@@ -9,7 +9,7 @@ import { deviceCoordinator, deviceFor } from "../offline/device.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
-import { prepareCards } from "../model/card-loader.js";
+import { fetchTree, type TreeFetch } from "../model/tree-fetch.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { whenWriterPauses } from "../idle.js";
@@ -27,7 +27,11 @@ import { bindingsFor, refreshShortcuts } from "../keyboard.js";
 import type { EventName } from "../events.js";
 import { describeCombo } from "../../shared/shortcuts.js";
 
-export function renderTreePage(app: AppContext, root: HTMLElement, treeId: string, context: object): () => void {
+/**
+ * `started`: this tree's requests, when the page's boot already sent them (model/tree-fetch.ts);
+ * used by the first load only (a "Try again" asks anew).
+ */
+export function renderTreePage(app: AppContext, root: HTMLElement, treeId: string, context: object, started: TreeFetch | null = null): () => void {
   // The signed-in user's own keys (known now: the session has loaded).
   refreshShortcuts();
   const bar = topBar(app);
@@ -127,16 +131,17 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       let trees: Tree[];
       let cards: Card[];
       // Fetched and parsed off the page's thread, arriving in slices (model/card-loader.ts); the
-      // worker starts now, beside the first request, and asks for the cards after it.
-      const loader = prepareCards(app.api, treeId);
+      // worker starts beside the first request, and asks for the cards after it.
+      const fetching = started ?? fetchTree(app.api, treeId);
+      started = null;
       try {
-        trees = await app.api.trees();
-        cards = await loader.load((loaded, total) => {
+        trees = await fetching.trees;
+        cards = await fetching.cards((loaded, total) => {
           progress.step(`Loading the cards: ${formatCount(loaded)} of ${formatCount(total)}`);
           progress.fraction(loaded / total);
         });
       } catch (error) {
-        loader.cancel();
+        fetching.cancel();
         if (await fromDevice(error)) return;
         throw error;
       }
