@@ -152,7 +152,17 @@ describe("dist/cardtree, alone in an empty directory", { timeout: 120_000 }, () 
     expect(app.status).toBe(200);
     expect(app.headers.get("content-type")).toContain("javascript");
     expect(app.text).toBe(await readFile(path.join(ROOT, "dist", "package", "web", script!.slice(1)), "utf8"));
-    expect((await anonymous.get(`/trees/${treeId}`)).text).toBe(page.text);
+    // A card page is the same page with the Markdown renderer's chunks preloaded: the built
+    // page names them in a comment, and the binary serves each of them too.
+    const treePage = (await anonymous.get(`/trees/${treeId}`)).text;
+    const renderer = /<!-- renderer: ([^>]*) -->/.exec(page.text)?.[1].trim().split(/\s+/) ?? [];
+    expect(renderer.length).toBeGreaterThan(0);
+    for (const name of renderer) {
+      expect(treePage).toContain(`<link rel="modulepreload" href="${name}" />`);
+      expect((await anonymous.get(name)).status).toBe(200);
+    }
+    const withoutPreloads = (html: string) => html.replace(/\s*<!-- renderer: [^>]* -->/, "").replace(/\s*<link rel="modulepreload" href="[^"]+" \/>/g, "");
+    expect(withoutPreloads(treePage)).toBe(withoutPreloads(page.text));
     expect((await anonymous.get("/no-such-file.js")).status).toBe(404);
     // GraphiQL's page and its 9 MB script (another lazily loaded part).
     const graphiql = await anonymous.get("/graphql", { accept: "text/html" });
