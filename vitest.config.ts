@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Three projects (issue 17, SPEC §11): "unit" runs the unit tests beside the sources (src/);
+ * Four projects (issue 17, SPEC §11): "unit" runs the unit tests beside the sources (src/);
+ * "own-process" the few of them that need a process of their own (OWN_PROCESS_UNIT_TESTS);
  * "nedb" runs every test of test/ on the embedded store; "postgres" runs the store contract
  * and the HTTP suites again on PostgreSQL (CARDTREE_TEST_STORE=postgres: each test server
  * gets its own database, see test/helpers/postgres.ts; test/postgres-setup.ts finds or
