@@ -131,6 +131,9 @@ describe("idempotency.log", () => {
     expect(keys.claimNow!({ ...r, claim: "other" })).toMatchObject({ claim: r.claim, fingerprint: r.fingerprint });
     const body = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]); // not UTF-8: kept in base64
     const headers = { "content-type": "application/json", etag: 'W/"3-quoted\\"' };
+    // Another claim's answer is not kept: the caller is told, and the key still runs.
+    expect(keys.completeLazilyNow!(r.userId, r.key, "not-the-claim", { status: 201, headers, body })).toBe(false);
+    expect(keys.claimNow!({ ...r, claim: "other" })).toMatchObject({ claim: r.claim });
     expect(keys.completeLazilyNow!(r.userId, r.key, r.claim!, { status: 201, headers, body })).toBe(true);
     const replay = keys.claimNow!({ ...r, claim: "again" })!;
     expect(replay).toMatchObject({ userId: r.userId, key: r.key, fingerprint: r.fingerprint, createdAt: r.createdAt, expiresAt: r.expiresAt });

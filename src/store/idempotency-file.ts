@@ -239,11 +239,14 @@ export async function openIdempotencyFile(
     running.set(id, { ...record });
     return null;
   };
-  /** Keeps the answer; its line (no newline) to append when it must be flushed first, null when kept lazily (or the claim is gone). */
-  const completeNow = (userId: string, key: string, claim: string, answer: KeptAnswer, lazily: boolean): string | null => {
+  /**
+   * Keeps the answer: its line (no newline) to append when it must be flushed first, null
+   * when kept lazily, false when the claim is not running here (nothing kept).
+   */
+  const completeNow = (userId: string, key: string, claim: string, answer: KeptAnswer, lazily: boolean): string | null | false => {
     const id = idempotencyId(userId, key);
     const record = running.get(id);
-    if (record?.claim !== claim) return null;
+    if (record?.claim !== claim) return false;
     running.delete(id);
     const stored: StoredRecord = {
       userId: record.userId,
@@ -279,12 +282,10 @@ export async function openIdempotencyFile(
     },
     complete: async (userId, key, claim, answer, options) => {
       const line = completeNow(userId, key, claim, answer, options?.lazily === true);
-      if (line !== null) await append(line);
+      if (typeof line === "string") await append(line);
     },
-    completeLazilyNow: (userId, key, claim, answer) => {
-      completeNow(userId, key, claim, answer, true);
-      return true;
-    },
+    // False for a claim not running here, as the port says: `complete` then decides.
+    completeLazilyNow: (userId, key, claim, answer) => completeNow(userId, key, claim, answer, true) !== false,
     release: async (userId, key, claim) => {
       const id = idempotencyId(userId, key);
       if (running.get(id)?.claim === claim) running.delete(id);
