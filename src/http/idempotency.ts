@@ -125,11 +125,8 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
     }
     const answer: KeptAnswer = { status: res.statusCode, headers, body };
-    const restore = () => {
-      sending = true;
-    };
     const sendOwn = () => {
-      restore();
+      sending = true;
       // A dead run of this request committed: this answer was rebuilt from its changes, a replay.
       if (running.answersFromCommitted) res.setHeader(IDEMPOTENT_REPLAYED_HEADER, "true");
       if (heldHead) writeHead.apply(res, heldHead);
@@ -145,7 +142,7 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
           if (!outcome) return sendOwn();
           // What the key holds, not this request's answer: its headers go.
           for (const name of res.getHeaderNames()) res.removeHeader(name);
-          restore();
+          sending = true;
           if ("replay" in outcome) return sendKept(res, outcome.replay);
           (options.refuse ?? refuseAsRest)(res, outcome.refuse);
         },
