@@ -152,10 +152,12 @@ describe("Tree.export", () => {
   });
 
   it("narrows to a card, and reports a bad flag or an unknown card", async () => {
-    const first = (await owner.get(`/api/trees/${tree._id}/cards`)).body[0];
-    await buildCard(owner, tree._id, { parentId: first._id, position: 5, content: "late child" });
+    // A tree of its own: the card added here would change what the other tests read of `tree`.
+    const narrowed = await buildTree(owner, { name: "Narrowed", seed: SEED });
+    const first = (await owner.get(`/api/trees/${narrowed._id}/cards`)).body[0];
+    await buildCard(owner, narrowed._id, { parentId: first._id, position: 5, content: "late child" });
     const data = await Gql.as(owner).data(`query ($id: ID!, $card: ID!) { tree(id: $id) { export(format: TXT, cardId: $card) { body } } }`, {
-      id: tree._id,
+      id: narrowed._id,
       card: first._id,
     });
     expect(data.tree.export.body).toBe("# A\n\n## A1\n\ntext of A1\n\n## A2\n\nlate child");

@@ -11,15 +11,19 @@ import { startInProcessServer, type InProcessServer } from "../helpers/in-proces
 import { SseReader } from "./sse-client.js";
 
 let server: InProcessServer;
+// Each test has a user and a tree of its own (\`freshOwner\`): one of them changes the password.
 let owner: Api & { user: any };
 let tree: any;
 
 beforeAll(async () => {
   server = await startInProcessServer({ LIVE_HEARTBEAT_MS: "200" });
-  owner = await buildUser(server.url, "signout");
-  tree = await buildTree(owner, { name: "Followed", seed: "# Root" });
 });
 afterAll(() => server.stop());
+
+async function freshOwner(name: string): Promise<void> {
+  owner = await buildUser(server.url, name);
+  tree = await buildTree(owner, { name: "Followed", seed: "# Root" });
+}
 
 interface CookieSession {
   cookie: string;
@@ -52,6 +56,7 @@ function subscribe(session: CookieSession): Promise<SseReader> {
 }
 
 it("logging out ends that session's streams, and only theirs", async () => {
+  await freshOwner("signout");
   const leaving = await logIn();
   const staying = await logIn();
   const leavingEvents = await follow({ cookie: leaving.cookie });
@@ -81,6 +86,7 @@ it("logging out ends that session's streams, and only theirs", async () => {
 });
 
 it("a password change ends the user's other streams, basic ones included, and keeps the changer's", async () => {
+  await freshOwner("password");
   const changer = await logIn();
   const other = await logIn();
   const changerEvents = await follow({ cookie: changer.cookie });
