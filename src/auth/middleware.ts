@@ -42,19 +42,31 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const CSRF_EXEMPT = new Set(["/api/login", "/api/signup"]);
 
 /**
- * The card writes whose log-in is confirmed under the tree's lock (`asConfirmedWriter`):
- * create (POST `/trees/:treeId/cards`), change and delete (PUT, DELETE
- * `/trees/:treeId/cards/:cardId`), below /api, in the router's plain spelling. Any other
- * request, or another spelling of these, reads its user first as always.
+ * The card writes whose log-in is confirmed under the tree's lock (`asConfirmedWriter`),
+ * below /api. The card routes (src/rest/card-routes.ts) are registered from this list, and
+ * `confirmsLate` matches requests against it, so the two cannot drift apart. Each `:name`
+ * stands for a record id; only the router's plain spelling matches here (lower case, no
+ * trailing slash, no escapes): any other request, or another spelling of these, reads its
+ * user first as always.
  */
-function confirmsLate(req: Request): boolean {
-  if (req.baseUrl !== "/api" || req.get("idempotency-key") !== undefined) return false;
-  if (req.method === "POST") return CARD_CREATE.test(req.path);
-  return (req.method === "PUT" || req.method === "DELETE") && CARD_CHANGE.test(req.path);
+export const LATE_CONFIRMED_WRITES = {
+  create: { method: "POST", path: "/trees/:treeId/cards" },
+  change: { method: "PUT", path: "/trees/:treeId/cards/:cardId" },
+  remove: { method: "DELETE", path: "/trees/:treeId/cards/:cardId" },
+} as const;
+
+/** A route path's plain spelling as a pattern: each `:name` is a record id, the rest is itself. */
+function plainSpelling(path: string): RegExp {
+  const parts = path.split("/").map((part) => (part.startsWith(":") ? "[a-z0-9]{24}" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+  return new RegExp(`^${parts.join("/")}$`);
 }
 
-const CARD_CREATE = /^\/trees\/[a-z0-9]{24}\/cards$/;
-const CARD_CHANGE = /^\/trees\/[a-z0-9]{24}\/cards\/[a-z0-9]{24}$/;
+const LATE_PATTERNS = Object.values(LATE_CONFIRMED_WRITES).map(({ method, path }) => ({ method, pattern: plainSpelling(path) }));
+
+function confirmsLate(req: Request): boolean {
+  if (req.baseUrl !== "/api" || req.get("idempotency-key") !== undefined) return false;
+  return LATE_PATTERNS.some(({ method, pattern }) => req.method === method && pattern.test(req.path));
+}
 
 export function readCookie(req: Request, name: string): string | undefined {
   const header = req.headers.cookie;

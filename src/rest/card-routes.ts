@@ -3,7 +3,7 @@
  */
 import { execute } from "../domain/command.js";
 import { Router, type RequestHandler } from "express";
-import { asConfirmedWriter, requireUser } from "../auth/middleware.js";
+import { asConfirmedWriter, LATE_CONFIRMED_WRITES, requireUser } from "../auth/middleware.js";
 import { createHash } from "node:crypto";
 import { createCard, deleteCard, updateCard } from "../domain/cards.js";
 import { importSeed } from "../domain/import.js";
@@ -90,12 +90,13 @@ export function cardRoutes({ ctx, jsonLimit, importLimit, idempotent, cardsJson 
 
   // The card writes: a caller's cached log-in is confirmed under the tree's lock, beside the
   // tree's read, and before anything is answered (auth/middleware.ts `asConfirmedWriter`).
-  router.post("/trees/:treeId/cards", jsonLimit, async (req, res) => {
+  // Their paths come from the list that also tells the authentication which requests these are.
+  router.post(LATE_CONFIRMED_WRITES.create.path, jsonLimit, async (req, res) => {
     const card = await asConfirmedWriter(req, (actor) => execute(ctx, actor, createCard, { treeId: req.params.treeId }, req.body ?? {}));
     res.status(201).json(presentCard(card));
   });
 
-  router.put("/trees/:treeId/cards/:cardId", jsonLimit, async (req, res) => {
+  router.put(LATE_CONFIRMED_WRITES.change.path, jsonLimit, async (req, res) => {
     const card = await asConfirmedWriter(req, async (actor) => {
       const target = { treeId: req.params.treeId, cardId: req.params.cardId, version: versionFromIfMatch(req.get("if-match")) };
       return execute(ctx, actor, updateCard, target, req.body ?? {});
@@ -103,7 +104,7 @@ export function cardRoutes({ ctx, jsonLimit, importLimit, idempotent, cardsJson 
     res.json(presentCard(card));
   });
 
-  router.delete("/trees/:treeId/cards/:cardId", idempotent, async (req, res) => {
+  router.delete(LATE_CONFIRMED_WRITES.remove.path, idempotent, async (req, res) => {
     const deleted = await asConfirmedWriter(req, async (actor) => {
       const target = { treeId: req.params.treeId, cardId: req.params.cardId, version: versionFromIfMatch(req.get("if-match")) };
       return execute(ctx, actor, deleteCard, target, undefined);
