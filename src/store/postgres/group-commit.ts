@@ -25,6 +25,10 @@
  * - **Notices** (postgres/notices.ts) go in the same statement, so PostgreSQL delivers them
  *   when, and only when, the batch commits. So does each change's idempotency key (its
  *   `idem` columns): a keyed change and the record of which request made it are one write.
+ * - **Guards on users.** A change built on user records this process kept (kept-reads.ts)
+ *   carries them: it goes only if each user's row still holds exactly that record, else it
+ *   writes nothing and its writer gets KeptReadChangedError (the attempt runs again from
+ *   fresh reads); the others of the batch commit.
  * - Big changes (imports) go alone: a batch closes at `MOST_CHANGES` changes or once it holds
  *   `MOST_CARDS` cards.
  */

@@ -31,9 +31,9 @@ import { RevisionTakenError } from "../../shared/errors.js";
 import type { StoredCard, StoredUser, Tree } from "../../shared/records.js";
 
 /** Trees kept at most; the one used longest ago is forgotten first. */
-const MOST_TREES = 1_000;
-/** Cards kept per tree at most: past this, a commit's new cards are not added. */
-const MOST_CARDS = 1_000;
+const MOST_TREES = 256;
+/** Cards kept per tree at most (parents read, cards written): past this, a commit's new cards are not added. */
+const MOST_CARDS = 256;
 /** User records kept at most (cleared all at once when full). */
 const MOST_USERS = 10_000;
 
@@ -185,14 +185,22 @@ export class KeptReads {
     return [...here.guards].map(([userId, record]) => ({ userId, record }));
   }
 
-  /** `change` committed, leaving the tree as `tree`: kept as that, for the next write. */
+  /**
+   * `change` committed, leaving the tree as `tree`: kept as that, for the next write, when
+   * a write's attempt on the tree made it (a new tree, an import, a commit of another tree
+   * only forget what was kept).
+   */
   committed(change: Change, tree: Tree): void {
     const here = this.attempts.getStore();
     const own = here && here.treeId === change.treeId && !here.committed ? here : undefined;
-    if (own) own.committed = true;
+    if (!own) {
+      this.trees.delete(change.treeId);
+      return;
+    }
+    own.committed = true;
     const cards = new Map<string, StoredCard>();
     const before = this.trees.get(change.treeId);
-    const read = own?.treeRead;
+    const read = own.treeRead;
     if (read && read.revision === change.revision - 1) {
       if (read.statement === null && before?.revision === read.revision) for (const [id, card] of before.cards) cards.set(id, card);
       for (const { card, statement } of own.cardsRead) {
