@@ -333,9 +333,10 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       list: () => rows<StoredUser>("SELECT record FROM users ORDER BY created_at, id"),
       // Read, merge, write under the row's lock: the merge is done here, not in SQL, which
       // would have to parse the record.
-      update: (id, fields) =>
-        transaction(pool, async (client) => {
-          kept.forgetUser(id);
+      update: (id, fields) => {
+        kept.writing();
+        kept.forgetUser(id);
+        return transaction(pool, async (client) => {
           const { rows: found } = await client.query<Row<StoredUser>>("SELECT record FROM users WHERE id = $1 FOR UPDATE", [id]);
           if (found.length === 0) return null;
           const user: StoredUser = { ...found[0].record, ...fields };
@@ -346,7 +347,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
             json(user),
           ]);
           return user;
-        }),
+        });
+      },
     },
     trees: {
       byId: async (id) => {
@@ -361,6 +363,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       // One statement: the tree, its cards and its changes go together or not at all, and
       // the other processes hear of it when it commits (x: removed, r: its last revision).
       removeWithCards: (id) => {
+        kept.writing();
         kept.forgetTree(id);
         return run(
           `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1),

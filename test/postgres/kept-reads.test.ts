@@ -17,7 +17,7 @@ import { addCollaborator } from "../../src/domain/collaborators.js";
 import { execute } from "../../src/domain/command.js";
 import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
 import type { Actor } from "../../src/domain/policy.js";
-import { createTree } from "../../src/domain/trees.js";
+import { createTree, deleteTree } from "../../src/domain/trees.js";
 import { signUp } from "../../src/domain/users.js";
 import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { MissingParentError } from "../../src/shared/errors.js";
@@ -122,6 +122,14 @@ describe("a busy tree's next write in this process", { timeout: 60_000 }, () => 
     await execute(other, owner, deleteCard, { treeId: tree._id, cardId: parent._id }, undefined);
     await expect(create(deaf, owner, tree._id, "orphan", parent._id)).rejects.toBeInstanceOf(MissingParentError);
     const rows = await sql(`SELECT count(*)::int AS n FROM cards WHERE tree_id = '${tree._id}' AND record->>'content' = 'orphan'`);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it("deletes the tree it keeps, once: the deletion is not taken for a refusal and run again", async () => {
+    const tree = await execute(deaf, owner, createTree, {}, { name: "Deleted here" });
+    await create(deaf, owner, tree._id, "kept");
+    await execute(deaf, owner, deleteTree, { treeId: tree._id }, undefined);
+    const rows = await sql(`SELECT count(*)::int AS n FROM trees WHERE id = '${tree._id}'`);
     expect(rows[0].n).toBe(0);
   });
 

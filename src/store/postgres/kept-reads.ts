@@ -173,16 +173,29 @@ export class KeptReads {
   committing(change: Change): UserGuard[] | undefined {
     const here = this.attempts.getStore();
     if (!here) return undefined;
-    here.handed++;
     if (change.treeId !== here.treeId) {
-      if (here.usedKept && !here.committed) {
-        here.refused = here.handed === 1;
-        throw new KeptReadChangedError();
-      }
+      this.writing();
       return undefined;
     }
+    here.handed++;
     if (here.committed || here.guards.size === 0) return undefined;
     return [...here.guards].map(([userId, record]) => ({ userId, record }));
+  }
+
+  /**
+   * A write other than a commit of the attempt's tree is about to be sent (another tree's
+   * commit, the tree's removal, a user's record): nothing checks the attempt's reads from
+   * memory there, so if it used any before its own commit, the write is refused before it
+   * is sent and the attempt runs again from fresh reads.
+   */
+  writing(): void {
+    const here = this.attempts.getStore();
+    if (!here) return;
+    here.handed++;
+    if (here.usedKept && !here.committed) {
+      here.refused = here.handed === 1;
+      throw new KeptReadChangedError();
+    }
   }
 
   /**
