@@ -73,6 +73,10 @@ function keptReadsOr<T>(ctx: Ports<"store" | "treeRaces">, treeId: string, attem
  * had read it itself, without waiting for a round trip of its own (issue 27). An actor whose
  * log-in is confirmed late (login-confirmation.ts) is confirmed there too, before the tree's
  * answer is used: a refused log-in is the answer, whatever the tree.
+ *
+ * A store that keeps a busy tree for its next write (PostgreSQL, `keptReads`) may answer
+ * those reads from memory; an attempt that then does not end in its commit runs again from
+ * fresh reads before anything counts (`keptReadsOr` below).
  */
 export function withTree<T, P = undefined>(
   ctx: Ports<"store" | "treeLocks" | "treeRaces">,
