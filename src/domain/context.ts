@@ -141,6 +141,8 @@ export function createDomainContext(
  *    (read-model.ts); after a bulk write it also hands the tree's next snapshot to the one
  *    preparer the REST transport sets (src/rest/api.ts: the card list's compressed copy);
  * 3. `live`: the live streams following that tree, SSE and GraphQL subscriptions (live.ts).
+ * 4. the store, when it keeps busy trees for their next write (PostgreSQL: a change another
+ *    process made drops this process's older copy; postgres/kept-reads.ts).
  *
  * Not yet here: presence (presence.ts, merged from another branch at the same time) still
  * subscribes to each open tree's notices itself.
@@ -153,6 +155,7 @@ export function wireChangeFeed({ feed, treeRevisions, readModel, live, store }: 
   feed.subscribeAll((notice) => treeRevisions.hear(notice));
   feed.subscribeAll((notice) => readModel.hear(notice));
   feed.subscribeAll((notice) => live.hear(notice));
+  if (store.heard) feed.subscribeAll((notice) => store.heard?.(notice));
   feed.subscribeResync(() => {
     treeRevisions.resync();
     live.catchUpAll();

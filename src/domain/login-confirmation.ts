@@ -15,7 +15,7 @@
  */
 import type { Actor } from "./policy.js";
 
-const pending = new WeakMap<Actor, { start: () => Promise<void>; started?: Promise<void> }>();
+const pending = new WeakMap<Actor, { start: () => Promise<void>; started?: Promise<void>; held?: boolean }>();
 
 /** `actor` (an object of this request alone) is to be confirmed by `confirm` before it acts. */
 export function withLateConfirmation<A extends Actor>(actor: A, confirm: () => Promise<void>): A {
@@ -34,9 +34,27 @@ export function confirmActor(actor: Actor | null): Promise<void> | undefined {
   const entry = pending.get(actor);
   if (!entry) return undefined;
   if (!entry.started) {
-    entry.started = entry.start();
+    const started = entry.start();
+    entry.started = started;
+    entry.held = false;
     // Awaited by whoever asked; a confirmation that fails while nobody waits yet is not unhandled.
-    entry.started.catch(() => undefined);
+    started.then(() => {
+      if (entry.started === started) entry.held = true;
+    }, () => undefined);
   }
   return entry.started;
+}
+
+/**
+ * A write's attempt runs again from fresh reads (the store's `keptReads`): a confirmation
+ * that held may have read a user record the store kept, so the next `confirmActor` reads
+ * again. One that failed stays failed: it was decided by a full check of the credentials,
+ * which reads the user afresh (and counts as a failed log-in only once).
+ */
+export function confirmAgain(actor: Actor | null): void {
+  const entry = actor === null ? undefined : pending.get(actor);
+  if (entry?.held) {
+    entry.started = undefined;
+    entry.held = false;
+  }
 }

@@ -7,7 +7,8 @@ import type { Ports } from "./context.js";
 import { deferDurability } from "./durability.js";
 import { RevisionTakenError, ValidationError } from "../shared/errors.js";
 import { RECORD_ID } from "../shared/ids.js";
-import { confirmActor } from "./login-confirmation.js";
+import { inKeyedRequest } from "./idempotency.js";
+import { confirmActor, confirmAgain } from "./login-confirmation.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { Tree } from "../shared/records.js";
 
@@ -38,6 +39,20 @@ export async function loadTree(ctx: Ports<"store">, actor: Actor | null, treeId:
 const REVISION_RACE_TRIES = 25;
 
 /**
+ * One attempt of a write, through the store's `keptReads` when it has them: a busy tree's
+ * next write may then read the tree, its parent card and the writer from what this
+ * process's last commit left, checked by its own commit, and runs again from fresh reads
+ * unless that commit is what it ends in (postgres/kept-reads.ts). A keyed request (whose
+ * claim rides on its commit) always reads fresh, and so does a write to a contended tree:
+ * another process writes it too, so a kept copy is likely stale, and a commit refused for
+ * it would be a race lost while the processes take turns (tree-races.ts).
+ */
+function keptReadsOr<T>(ctx: Ports<"store" | "treeRaces">, treeId: string, attempt: (again: boolean) => Promise<T>): Promise<T> {
+  if (!ctx.store.keptReads || inKeyedRequest() || ctx.treeRaces.contended(treeId)) return attempt(false);
+  return ctx.store.keptReads(treeId, attempt);
+}
+
+/**
  * Runs `change` under the tree's write lock with the tree freshly loaded and authorised.
  * Every write to a tree or its cards passes here; it moves the tree's revision through
  * `commitChange` (changes.ts).
@@ -58,6 +73,10 @@ const REVISION_RACE_TRIES = 25;
  * had read it itself, without waiting for a round trip of its own (issue 27). An actor whose
  * log-in is confirmed late (login-confirmation.ts) is confirmed there too, before the tree's
  * answer is used: a refused log-in is the answer, whatever the tree.
+ *
+ * A store that keeps a busy tree for its next write (PostgreSQL, `keptReads`) may answer
+ * those reads from memory; an attempt that then does not end in its commit runs again from
+ * fresh reads before anything counts (`keptReadsOr` below).
  */
 export function withTree<T, P = undefined>(
   ctx: Ports<"store" | "treeLocks" | "treeRaces">,
@@ -72,7 +91,8 @@ export function withTree<T, P = undefined>(
   return deferDurability((work) => ctx.treeLocks.run(treeId, work), async () => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await ctx.treeRaces.attempt(treeId, async () => {
+        return await ctx.treeRaces.attempt(treeId, () => keptReadsOr(ctx, treeId, async (again) => {
+          if (again) confirmAgain(actor);
           // Read beside the tree, under the lock, so that a store across a network pays one
           // round trip for both; nothing of it is used (or thrown) unless the tree is allowed.
           // A log-in taken from the verified logins' cache is confirmed in the same turn, so
@@ -87,10 +107,12 @@ export function withTree<T, P = undefined>(
           }
           const tree = await loading;
           return change(tree, (await early) as P);
-        });
+        }));
       } catch (err) {
         if (!(err instanceof RevisionTakenError)) throw err;
         ctx.treeRaces.lost(treeId);
+        // The next try reads afresh, the log-in too if it held on a user record the store kept.
+        confirmAgain(actor);
         if (attempt >= REVISION_RACE_TRIES) throw err;
         // After two losses in a row, a short random pause (at most ~20 ms), so two processes stop meeting.
         if (attempt >= 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(20, 2 * attempt)));

@@ -24,6 +24,7 @@ import { claimColumns, postgresIdempotency } from "./postgres/idempotency.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
 import { CHANGES_CHANNEL, encodePeerNotice, encodeTreeNotice, PEERS_CHANNEL } from "./postgres/notices.js";
 import { GroupCommit } from "./postgres/group-commit.js";
+import { KeptReadChangedError, KeptReads, type UserGuard } from "./postgres/kept-reads.js";
 import { ReadBatch } from "./postgres/read-batch.js";
 import { transaction } from "./postgres/transaction.js";
 import type { Settings } from "./settings.js";
@@ -190,15 +191,26 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
   const one = async <T>(sql: string, params: unknown[] = []): Promise<T | null> => (await rows<T>(sql, params))[0] ?? null;
   // Reads by key asked for in one turn of the event loop share a statement (issue 27).
   const byKey = new ReadBatch((config) => read(config));
+  // A busy tree's next write reads what this process's last commit left (postgres/kept-reads.ts).
+  const kept = new KeptReads();
   const run = async (sql: string, params: unknown[] = []): Promise<void> => {
     await pool.query(sql, params);
   };
 
   // One change in a transaction of its own: the group commit's way when its batch is
   // refused, so that each writer gets its own answer (postgres/group-commit.ts).
-  const commitOne = (change: Change, tree: Tree, key: ChangeKey | undefined): Promise<void> =>
+  const commitOne = (change: Change, tree: Tree, key: ChangeKey | undefined, guards: readonly UserGuard[] | undefined): Promise<void> =>
     transaction(pool, async (client) => {
       const cardIds = [...new Set([...change.before, ...change.after].map((c) => c._id))];
+      if (guards && guards.length > 0) {
+        // The user records the write took from memory must still be these (postgres/kept-reads.ts).
+        const { rows: held } = await client.query<{ n: number }>(
+          `SELECT count(*)::integer AS n FROM unnest($1::text[], $2::text[]) AS g(user_id, record)
+           WHERE EXISTS (SELECT 1 FROM users AS u WHERE u.id = g.user_id AND u.record::text = g.record)`,
+          [guards.map((g) => g.userId), guards.map((g) => g.record)],
+        );
+        if (held[0].n !== guards.length) throw new KeptReadChangedError();
+      }
       if (key?.claim) {
         // The key's claim goes with the change (idempotency.ts, claimed at commit); a record of
         // the key there already (or being inserted by another run, waited for) refuses this change.
@@ -308,15 +320,23 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
           user.createdAt,
           json(user),
         ]),
-      byId: (id) => byKey.get<StoredUser>("user", id),
+      byId: async (id) => {
+        const known = kept.user(id);
+        if (known) return known;
+        const { record } = await byKey.read<StoredUser>("user", id);
+        kept.userRead(record);
+        return record;
+      },
       byIds: (ids) =>
         ids.length === 0 ? Promise.resolve([]) : rows<StoredUser>("SELECT record FROM users WHERE id = ANY($1::text[])", [[...ids]]),
       byEmail: (email) => byKey.get<StoredUser>("userByEmail", email),
       list: () => rows<StoredUser>("SELECT record FROM users ORDER BY created_at, id"),
       // Read, merge, write under the row's lock: the merge is done here, not in SQL, which
       // would have to parse the record.
-      update: (id, fields) =>
-        transaction(pool, async (client) => {
+      update: (id, fields) => {
+        kept.writing();
+        kept.forgetUser(id);
+        return transaction(pool, async (client) => {
           const { rows: found } = await client.query<Row<StoredUser>>("SELECT record FROM users WHERE id = $1 FOR UPDATE", [id]);
           if (found.length === 0) return null;
           const user: StoredUser = { ...found[0].record, ...fields };
@@ -327,21 +347,31 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
             json(user),
           ]);
           return user;
-        }),
+        });
+      },
     },
     trees: {
-      byId: (id) => byKey.get<Tree>("tree", id),
+      byId: async (id) => {
+        const known = kept.tree(id);
+        if (known) return known;
+        const { record, statement } = await byKey.read<Tree>("tree", id);
+        kept.treeRead(record, statement);
+        return record;
+      },
       byPublicUrl: (publicUrl) => one<Tree>("SELECT record FROM trees WHERE public_url = $1", [publicUrl]),
       forUser: (userId) => rows<Tree>("SELECT record FROM trees WHERE users @> ARRAY[$1::text]", [userId]),
       // One statement: the tree, its cards and its changes go together or not at all, and
       // the other processes hear of it when it commits (x: removed, r: its last revision).
-      removeWithCards: (id) =>
-        run(
+      removeWithCards: (id) => {
+        kept.writing();
+        kept.forgetTree(id);
+        return run(
           `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1),
              tree_gone AS (DELETE FROM trees WHERE id = $1 RETURNING revision)
            SELECT pg_notify($2, json_build_object('o', $3::text, 't', $1::text, 'r', revision, 'x', true)::text) FROM tree_gone`,
           [id, CHANGES_CHANNEL, origin],
-        ),
+        );
+      },
     },
     cards: {
       byId: async (id) => {
@@ -352,7 +382,13 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         (await read<CardRow>("SELECT record, trashed FROM cards WHERE tree_id = $1 AND trashed IS NOT NULL", [treeId])).rows.map(
           cardFromRow,
         ),
-      liveById: (id) => byKey.get<StoredCard>("liveCard", id),
+      liveById: async (id) => {
+        const known = kept.liveCard(id);
+        if (known) return known;
+        const { record, statement } = await byKey.read<StoredCard>("liveCard", id);
+        kept.liveCardRead(record, statement);
+        return record;
+      },
       liveByTree: (treeId) => rows<StoredCard>("SELECT record FROM cards WHERE tree_id = $1 AND trashed IS NULL", [treeId]),
       countLiveByTrees: async (treeIds) => {
         if (treeIds.length === 0) return 0;
@@ -366,7 +402,14 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     changes: {
       commit: async (change, tree, key) => {
         if (status === "closed") throw new UnavailableError();
-        await group.commit(change, tree, key);
+        const guards = kept.committing(change);
+        try {
+          await group.commit(change, tree, key, guards);
+        } catch (err) {
+          kept.failed(change, err);
+          throw err;
+        }
+        kept.committed(change, tree);
         if (key?.claim) idempotency.claimedAtCommit(key.claim);
       },
       byKey: async (userId, key, since) => {
@@ -449,6 +492,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       remove: (id) => run("DELETE FROM scripts WHERE id = $1", [id]),
     },
     idempotency,
+    keptReads: (treeId, attempt) => kept.run(treeId, attempt),
+    heard: (notice) => kept.heard(notice.treeId, notice.revision, notice.removed === true),
     close: async () => {
       if (status === "closed") return;
       status = "closed";

@@ -5,6 +5,7 @@
  * durable; a method that writes several records writes all of them or none.
  */
 import type { Change } from "../../shared/changes.js";
+import type { ChangeNotice } from "./change-feed.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../../shared/records.js";
 
 export interface Session {
@@ -236,6 +237,19 @@ export interface Store {
   scripts: ScriptRepository;
   idempotency: IdempotencyRepository;
   status(): StoreStatus;
+  /**
+   * Optional (issue 27: a store across a network): runs `attempt`, one attempt of a write to
+   * `treeId` under the tree's lock (tree-access.ts `withTree`), letting the store answer that
+   * tree, its live cards by id and users by id from what this process's own last commit of
+   * the tree left, each checked by the attempt's commit (the tree's revision guard, the user's
+   * record unchanged). Unless the attempt ends in a commit of the tree, or in a commit whose
+   * outcome is unknown, it runs again as `attempt(true)` with every read fresh, and that
+   * outcome is the answer: nothing is answered from memory alone. `attempt` must undo, when
+   * `again`, whatever it derived from the first run's reads (a confirmed log-in).
+   */
+  keptReads?<T>(treeId: string, attempt: (again: boolean) => Promise<T>): Promise<T>;
+  /** Optional: told of every change notice (any process's), so that copies `keptReads` keeps older than it are dropped. */
+  heard?(notice: ChangeNotice): void;
   /** Flushes pending writes and releases the files. */
   close(): Promise<void>;
 }

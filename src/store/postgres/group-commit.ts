@@ -25,6 +25,10 @@
  * - **Notices** (postgres/notices.ts) go in the same statement, so PostgreSQL delivers them
  *   when, and only when, the batch commits. So does each change's idempotency key (its
  *   `idem` columns): a keyed change and the record of which request made it are one write.
+ * - **Guards on users.** A change built on user records this process kept (kept-reads.ts)
+ *   carries them: it goes only if each user's row still holds exactly that record, else it
+ *   writes nothing and its writer gets KeptReadChangedError (the attempt runs again from
+ *   fresh reads); the others of the batch commit.
  * - Big changes (imports) go alone: a batch closes at `MOST_CHANGES` changes or once it holds
  *   `MOST_CARDS` cards.
  */
@@ -35,6 +39,7 @@ import type { Change } from "../../shared/changes.js";
 import type { StoredCard, Tree } from "../../shared/records.js";
 import { KeyClaimedAtCommitError } from "../../shared/errors.js";
 import { claimColumns } from "./idempotency.js";
+import { KeptReadChangedError, type UserGuard } from "./kept-reads.js";
 import { CHANGES_CHANNEL, encodeTreeNotice } from "./notices.js";
 
 /** Changes one batch holds at most. */
@@ -46,6 +51,8 @@ interface Pending {
   change: Change;
   tree: Tree;
   key: ChangeKey | undefined;
+  /** User rows that must still hold these records (kept-reads.ts), or the change is refused. */
+  guards: readonly UserGuard[] | undefined;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -55,7 +62,7 @@ export interface GroupCommitOptions {
   /** This process's name in the notices (postgres-store.ts). */
   origin: string;
   /** One change in a transaction of its own, with its own precise failure. */
-  commitOne: (change: Change, tree: Tree, key: ChangeKey | undefined) => Promise<void>;
+  commitOne: (change: Change, tree: Tree, key: ChangeKey | undefined, guards: readonly UserGuard[] | undefined) => Promise<void>;
   /** A card's record as stored (without its trash mark). */
   cardRecord: (card: StoredCard) => string;
   /** Told of each batch committed together (tests, bench): how many changes it held. */
@@ -81,15 +88,22 @@ WITH batch AS (
     WITH ORDINALITY AS b(tree_id, revision, at, record, public_url, tree_revision, tree_record, idem, idem_step,
       claim_user, claim_key, fingerprint, claim, lease_until, created_at, expires_at, n)
 ),
+checked AS (
+  SELECT b.* FROM batch AS b
+  WHERE NOT EXISTS (
+    SELECT 1 FROM unnest($28::integer[], $29::text[], $30::text[]) AS g(n, user_id, record)
+    WHERE g.n = b.n AND NOT EXISTS (SELECT 1 FROM users AS u WHERE u.id = g.user_id AND u.record::text = g.record)
+  )
+),
 claimed AS (
   INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
   SELECT claim_user, claim_key, fingerprint, claim, lease_until, created_at, expires_at
-  FROM batch WHERE claim_user IS NOT NULL ORDER BY claim_user, claim_key
+  FROM checked WHERE claim_user IS NOT NULL ORDER BY claim_user, claim_key
   ON CONFLICT (user_id, key) DO NOTHING
   RETURNING user_id, key
 ),
 go AS (
-  SELECT b.* FROM batch AS b
+  SELECT b.* FROM checked AS b
   WHERE b.claim_user IS NULL OR EXISTS (SELECT 1 FROM claimed AS c WHERE c.user_id = b.claim_user AND c.key = b.claim_key)
 ),
 ids AS (
@@ -139,7 +153,8 @@ counted AS (
 SELECT CASE WHEN moved = going AND written = cards THEN moved
          ELSE ('${REFUSED} ' || moved || ' ' || written)::integer END AS moved,
        (SELECT count(pg_notify($18, t.notice)) FROM unnest($19::text[]) WITH ORDINALITY AS t(notice, n) WHERE t.n IN (SELECT n FROM go)) AS told,
-       ARRAY(SELECT tree_id FROM batch WHERE n NOT IN (SELECT n FROM go)) AS unclaimed
+       ARRAY(SELECT tree_id FROM checked WHERE n NOT IN (SELECT n FROM go)) AS unclaimed,
+       ARRAY(SELECT tree_id FROM batch WHERE n NOT IN (SELECT n FROM checked)) AS stale
 FROM counted`;
 
 /**
@@ -160,9 +175,9 @@ export class GroupCommit {
   constructor(private readonly options: GroupCommitOptions) {}
 
   /** Commits `change` (with `tree` at its revision), with whichever others are waiting. */
-  commit(change: Change, tree: Tree, key?: ChangeKey): Promise<void> {
+  commit(change: Change, tree: Tree, key?: ChangeKey, guards?: readonly UserGuard[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ change, tree, key, resolve, reject });
+      this.queue.push({ change, tree, key, guards, resolve, reject });
       this.pump();
     });
   }
@@ -204,22 +219,25 @@ export class GroupCommit {
 
   private async run(batch: Pending[]): Promise<void> {
     let unclaimed: ReadonlySet<string>;
+    let stale: ReadonlySet<string>;
     try {
-      const { rows } = await this.options.pool.query<{ unclaimed: string[] }>(batchQuery(batch, this.options));
+      const { rows } = await this.options.pool.query<{ unclaimed: string[]; stale: string[] }>(batchQuery(batch, this.options));
       unclaimed = new Set(rows[0].unclaimed);
+      stale = new Set(rows[0].stale);
     } catch (err) {
       if (!definitelyRolledBack(err)) {
         for (const pending of batch) pending.reject(err);
         return;
       }
       // Nothing was written: each change again on its own, for its own answer.
-      await Promise.all(batch.map((p) => this.options.commitOne(p.change, p.tree, p.key).then(p.resolve, p.reject)));
+      await Promise.all(batch.map((p) => this.options.commitOne(p.change, p.tree, p.key, p.guards).then(p.resolve, p.reject)));
       return;
     }
-    this.options.onBatch?.(batch.length - unclaimed.size);
-    // A change whose key's claim met the key's record wrote nothing; the others committed.
+    this.options.onBatch?.(batch.length - unclaimed.size - stale.size);
+    // A change whose key's claim met the key's record, or whose guard found a user changed, wrote nothing; the others committed.
     for (const pending of batch) {
-      if (unclaimed.has(pending.change.treeId)) pending.reject(new KeyClaimedAtCommitError());
+      if (stale.has(pending.change.treeId)) pending.reject(new KeptReadChangedError());
+      else if (unclaimed.has(pending.change.treeId)) pending.reject(new KeyClaimedAtCommitError());
       else pending.resolve();
     }
   }
@@ -246,6 +264,16 @@ function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.
     }
     cards.push(...change.after);
     for (let i = 0; i < change.after.length; i++) cardOwners.push(n);
+  });
+  const guardOwners: number[] = [];
+  const guardUsers: string[] = [];
+  const guardRecords: string[] = [];
+  sorted.forEach(({ guards }, index) => {
+    for (const guard of guards ?? []) {
+      guardOwners.push(index + 1);
+      guardUsers.push(guard.userId);
+      guardRecords.push(guard.record);
+    }
   });
   const claims = sorted.map((p) => (p.key?.claim ? claimColumns(p.key.claim) : null));
   const claimColumn = (column: number) => claims.map((c) => (c ? c[column] : null));
@@ -280,6 +308,9 @@ function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.
       claimColumn(4),
       claimColumn(5),
       claimColumn(6),
+      guardOwners,
+      guardUsers,
+      guardRecords,
     ],
   };
 }

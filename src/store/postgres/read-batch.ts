@@ -47,8 +47,14 @@ export const MOST_READS = 1_000;
 interface Wanted {
   kind: ReadKind;
   key: string;
-  resolve: (record: unknown) => void;
+  resolve: (read: Read<unknown>) => void;
   reject: (err: unknown) => void;
+}
+
+/** A record read (or null), and which statement read it: reads with one `statement` saw one snapshot. */
+export interface Read<T> {
+  record: T | null;
+  statement: object;
 }
 
 export class ReadBatch {
@@ -59,9 +65,14 @@ export class ReadBatch {
   constructor(private readonly run: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<pg.QueryResult<R>>) {}
 
   /** The record of `kind` under `key`, or null; read in the next statement. */
-  get<T>(kind: ReadKind, key: string): Promise<T | null> {
-    return new Promise<T | null>((resolve, reject) => {
-      this.waiting.push({ kind, key, resolve: resolve as (record: unknown) => void, reject });
+  async get<T>(kind: ReadKind, key: string): Promise<T | null> {
+    return (await this.read<T>(kind, key)).record;
+  }
+
+  /** As `get`, with the statement that read it. */
+  read<T>(kind: ReadKind, key: string): Promise<Read<T>> {
+    return new Promise<Read<T>>((resolve, reject) => {
+      this.waiting.push({ kind, key, resolve: resolve as (read: Read<unknown>) => void, reject });
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => this.flush());
@@ -76,10 +87,11 @@ export class ReadBatch {
   }
 
   private send(batch: Wanted[]): void {
+    const statement = {};
     if (batch.length === 1) {
       const [only] = batch;
       this.run<{ record: unknown }>({ ...ALONE[only.kind], values: [only.key] }).then(
-        ({ rows }) => only.resolve(rows[0]?.record ?? null),
+        ({ rows }) => only.resolve({ record: rows[0]?.record ?? null, statement }),
         only.reject,
       );
       return;
@@ -93,7 +105,7 @@ export class ReadBatch {
         for (const w of batch) {
           const record = found.get(`${KINDS.indexOf(w.kind)}\0${w.key}`) ?? null;
           // Two reads of one record get a copy each, as two statements would have given them.
-          w.resolve(record !== null && given.has(record) ? structuredClone(record) : record);
+          w.resolve({ record: record !== null && given.has(record) ? structuredClone(record) : record, statement });
           given.add(record);
         }
       },

@@ -1,0 +1,264 @@
+/**
+ * A busy tree's state kept by this process for its next write (issue 27). A write under a
+ * tree's lock reads the tree, often a card of it (a new card's parent) and the writer's own
+ * record, then commits. When this process made the tree's last change, it knows the tree as
+ * that change left it, so the next write's attempt may take those reads from memory and skip
+ * a statement: one busy tree's writes then each cost one statement (the commit) instead of two.
+ *
+ * Nothing is answered from memory alone:
+ * - **The commit checks what was kept.** A kept tree (and every card kept with it) stands for
+ *   the tree at revision r; the commit moves the tree only from r (its revision guard), so a
+ *   tree another process changed or deleted meanwhile refuses the commit. A kept user record
+ *   goes into the commit as a guard: the user's row must still hold exactly that record
+ *   (group-commit.ts), so a password changed or an account removed meanwhile refuses it too.
+ * - **Any other outcome runs again, from fresh reads.** An attempt that used a kept read and
+ *   did not end in a commit of its tree (a 4xx, a refused log-in, a write that changed
+ *   nothing, a commit refused as stale) runs once more with every read sent to the database,
+ *   as it would have been without this module; only then does its outcome count. A commit
+ *   whose outcome is unknown (a lost connection) is never run again: its error is the answer.
+ * - **What is kept is exact.** A tree is kept only as this process's own commit left it. Its
+ *   cards are those the commit wrote and those the attempt read (fresh in the statement that
+ *   read the tree, or fresh after a kept copy of the tree the commit then proved current),
+ *   each as of the revision the commit followed. A refused commit, a deletion here, or a
+ *   change told by another process forgets the tree.
+ *
+ * Only attempts run through `run` (tree-access.ts `withTree`, a write to that tree under its
+ * lock) ever read from here; every other read of the store goes to the database.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Change } from "../../shared/changes.js";
+import { RevisionTakenError } from "../../shared/errors.js";
+import type { StoredCard, StoredUser, Tree } from "../../shared/records.js";
+
+/** Trees kept at most; the one used longest ago is forgotten first. */
+const MOST_TREES = 256;
+/** Cards kept per tree at most (parents read, cards written): past this, a commit's new cards are not added. */
+const MOST_CARDS = 256;
+/** User records kept at most (cleared all at once when full). */
+const MOST_USERS = 10_000;
+
+/** A user's row as a commit must still find it: its record exactly as it was read. */
+export interface UserGuard {
+  userId: string;
+  record: string;
+}
+
+interface KeptTree {
+  revision: number;
+  tree: Tree;
+  cards: Map<string, StoredCard>;
+}
+
+/** One attempt of a write to `treeId`. */
+interface Attempt {
+  treeId: string;
+  /** Every read of this attempt goes to the database. */
+  fresh: boolean;
+  /** A read of this attempt was answered from memory. */
+  usedKept: boolean;
+  /** The tree's revision as this attempt read it, kept or fresh, and the statement of a fresh read. */
+  treeRead?: { revision: number; statement: object | null };
+  /** Live cards of the tree read fresh, with their statement. */
+  cardsRead: { card: StoredCard; statement: object }[];
+  /** Kept user records this attempt used: the commit checks each. */
+  guards: Map<string, string>;
+  /** Commits this attempt handed to the store. */
+  handed: number;
+  /** The tree's own commit succeeded. */
+  committed: boolean;
+  /** The first commit handed over was refused with nothing written (stale reads). */
+  refused: boolean;
+}
+
+const revisionOf = (tree: Tree): number => tree.revision ?? 0;
+
+/**
+ * A commit refused, with nothing written, because a record its attempt took from memory is
+ * not what the database holds (a user's record changed), or because it would have written
+ * another tree before its reads from memory were checked. The attempt runs again from fresh
+ * reads. A tree moved by another process is the revision guard's RevisionTakenError, as
+ * without kept reads: `withTree` counts the lost race and tries again.
+ */
+export class KeptReadChangedError extends RevisionTakenError {
+  constructor() {
+    super("A record this write read changed meanwhile; nothing was written.");
+  }
+}
+
+export class KeptReads {
+  private readonly trees = new Map<string, KeptTree>();
+  private readonly users = new Map<string, StoredUser>();
+  private readonly attempts = new AsyncLocalStorage<Attempt>();
+
+  /**
+   * Runs `attempt` (a write's attempt on `treeId`, under the tree's lock) with reads from
+   * memory allowed, then, if it used one and did not end in a commit of the tree, once more
+   * with every read fresh (`attempt(true)`: it runs again); see the module's comment.
+   */
+  async run<T>(treeId: string, attempt: (again: boolean) => Promise<T>): Promise<T> {
+    const first = this.attemptFor(treeId, false);
+    let outcome: { value: T } | { error: unknown };
+    try {
+      outcome = { value: await this.attempts.run(first, () => attempt(false)) };
+    } catch (error) {
+      outcome = { error };
+    }
+    if (!first.usedKept || first.committed || (first.handed > 0 && !first.refused)) {
+      if ("error" in outcome) throw outcome.error;
+      return outcome.value;
+    }
+    this.trees.delete(treeId);
+    for (const userId of first.guards.keys()) this.users.delete(userId);
+    return this.attempts.run(this.attemptFor(treeId, true), () => attempt(true));
+  }
+
+  /** The tree from memory, for the current attempt, or undefined: read it from the database. */
+  tree(id: string): Tree | undefined {
+    const here = this.servable(id);
+    const kept = here && this.trees.get(id);
+    if (!here || !kept) return undefined;
+    here.usedKept = true;
+    here.treeRead = { revision: kept.revision, statement: null };
+    // Used: the last to be forgotten.
+    this.trees.delete(id);
+    this.trees.set(id, kept);
+    return structuredClone(kept.tree);
+  }
+
+  /** A live card of the attempt's tree from memory, or undefined. */
+  liveCard(id: string): StoredCard | undefined {
+    const here = this.attempts.getStore();
+    const card = here && this.servable(here.treeId) ? this.trees.get(here.treeId)?.cards.get(id) : undefined;
+    if (!here || !card) return undefined;
+    here.usedKept = true;
+    return structuredClone(card);
+  }
+
+  /** A user's record from memory, or undefined; the attempt's commit then checks it. */
+  user(id: string): StoredUser | undefined {
+    const here = this.attempts.getStore();
+    const user = here && this.servable(here.treeId) ? this.users.get(id) : undefined;
+    if (!here || !user) return undefined;
+    here.usedKept = true;
+    here.guards.set(id, JSON.stringify(user));
+    return structuredClone(user);
+  }
+
+  /** A tree read from the database (`statement`: which statement read it). */
+  treeRead(tree: Tree | null, statement: object): void {
+    const here = this.attempts.getStore();
+    if (!here || !tree || tree._id !== here.treeId || here.handed > 0) return;
+    here.treeRead = { revision: revisionOf(tree), statement };
+  }
+
+  /** A live card read from the database. */
+  liveCardRead(card: StoredCard | null, statement: object): void {
+    const here = this.attempts.getStore();
+    if (!here || !card || card.treeId !== here.treeId || here.handed > 0) return;
+    here.cardsRead.push({ card: structuredClone(card), statement });
+  }
+
+  /** A user record read from the database: kept for the next attempts, which the commit checks. */
+  userRead(user: StoredUser | null): void {
+    if (!this.attempts.getStore() || !user) return;
+    if (!this.users.has(user._id) && this.users.size >= MOST_USERS) this.users.clear();
+    this.users.set(user._id, structuredClone(user));
+  }
+
+  /**
+   * A commit is being handed over: the guards it must carry (the kept user records the
+   * attempt used). A commit of another tree while reads from memory are unchecked is
+   * refused before it is sent (nothing is written; the attempt runs again).
+   */
+  committing(change: Change): UserGuard[] | undefined {
+    const here = this.attempts.getStore();
+    if (!here) return undefined;
+    if (change.treeId !== here.treeId) {
+      this.writing();
+      return undefined;
+    }
+    here.handed++;
+    if (here.committed || here.guards.size === 0) return undefined;
+    return [...here.guards].map(([userId, record]) => ({ userId, record }));
+  }
+
+  /**
+   * A write other than a commit of the attempt's tree is about to be sent (another tree's
+   * commit, the tree's removal, a user's record): nothing checks the attempt's reads from
+   * memory there, so if it used any before its own commit, the write is refused before it
+   * is sent and the attempt runs again from fresh reads.
+   */
+  writing(): void {
+    const here = this.attempts.getStore();
+    if (!here) return;
+    here.handed++;
+    if (here.usedKept && !here.committed) {
+      here.refused = here.handed === 1;
+      throw new KeptReadChangedError();
+    }
+  }
+
+  /**
+   * `change` committed, leaving the tree as `tree`: kept as that, for the next write, when
+   * a write's attempt on the tree made it (a new tree, an import, a commit of another tree
+   * only forget what was kept).
+   */
+  committed(change: Change, tree: Tree): void {
+    const here = this.attempts.getStore();
+    const own = here && here.treeId === change.treeId && !here.committed ? here : undefined;
+    if (!own) {
+      this.trees.delete(change.treeId);
+      return;
+    }
+    own.committed = true;
+    const cards = new Map<string, StoredCard>();
+    const before = this.trees.get(change.treeId);
+    const read = own.treeRead;
+    if (read && read.revision === change.revision - 1) {
+      if (read.statement === null && before?.revision === read.revision) for (const [id, card] of before.cards) cards.set(id, card);
+      for (const { card, statement } of own.cardsRead) {
+        if (read.statement === null || statement === read.statement) cards.set(card._id, card);
+      }
+    }
+    for (const card of change.after) {
+      if (card.trashed) cards.delete(card._id);
+      else if (cards.has(card._id) || cards.size < MOST_CARDS) cards.set(card._id, structuredClone(card));
+    }
+    this.trees.delete(change.treeId);
+    if (this.trees.size >= MOST_TREES) this.trees.delete(this.trees.keys().next().value as string);
+    this.trees.set(change.treeId, { revision: change.revision, tree: structuredClone(tree), cards });
+  }
+
+  /** A commit of `change` failed with `err`: the tree is forgotten; a kept record found changed lets the attempt run again. */
+  failed(change: Change, err: unknown): void {
+    this.trees.delete(change.treeId);
+    const here = this.attempts.getStore();
+    if (here && here.handed === 1 && err instanceof KeptReadChangedError) here.refused = true;
+  }
+
+  /** The tree is gone: forgotten. */
+  forgetTree(id: string): void {
+    this.trees.delete(id);
+  }
+
+  /** A change of the tree was told (by any process): a copy older than it, or of a removed tree, is forgotten. */
+  heard(treeId: string, revision: number, removed: boolean): void {
+    const kept = this.trees.get(treeId);
+    if (kept && (removed || kept.revision < revision)) this.trees.delete(treeId);
+  }
+
+  /** The user's record changed: forgotten. */
+  forgetUser(id: string): void {
+    this.users.delete(id);
+  }
+
+  /** The current attempt may be answered from memory for `treeId`. */
+  private servable(treeId: string): Attempt | undefined {
+    const here = this.attempts.getStore();
+    return here && !here.fresh && here.treeId === treeId && here.handed === 0 ? here : undefined;
+  }
+
+  private attemptFor(treeId: string, fresh: boolean): Attempt {
+    return { treeId, fresh, usedKept: false, cardsRead: [], guards: new Map(), handed: 0, committed: false, refused: false };
+  }
+}
