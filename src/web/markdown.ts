@@ -19,14 +19,23 @@ let loading: Promise<Renderer> | null = null;
 
 /** Loads the renderer (once); resolves when `renderMarkdown` can be called. A failed load is tried again by the next call. */
 export function loadMarkdown(): Promise<void> {
-  loading ??= import("./markdown-render.js").then(
-    (loaded) => (renderer = loaded),
-    (error: unknown) => {
-      loading = null;
-      throw error;
-    },
-  );
+  // DOMPurify first, then marked with the renderer, each evaluated in a task of its own.
+  loading ??= import("dompurify")
+    .then(nextTask)
+    .then(() => import("./markdown-render.js"))
+    .then(
+      (loaded) => (renderer = loaded),
+      (error: unknown) => {
+        loading = null;
+        throw error;
+      },
+    );
   return loading.then(() => undefined);
+}
+
+/** Resolves in a later task: what follows is not evaluated in the task before. */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** The card's HTML; `remoteImages`: whether images from other hosts keep their address. Only after `loadMarkdown()` resolved. */
