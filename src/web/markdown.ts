@@ -19,9 +19,9 @@ let loading: Promise<Renderer> | null = null;
 
 /** Loads the renderer (once); resolves when `renderMarkdown` can be called. A failed load is tried again by the next call. */
 export function loadMarkdown(): Promise<void> {
-  // DOMPurify first, then marked with the renderer, each evaluated in a task of its own.
+  // DOMPurify first, then marked with the renderer: each module graph is evaluated in a task
+  // of its own (the second import's graph is loaded, then evaluated, in a later task).
   loading ??= import("dompurify")
-    .then(nextTask)
     .then(() => import("./markdown-render.js"))
     .then(
       (loaded) => (renderer = loaded),
@@ -31,11 +31,6 @@ export function loadMarkdown(): Promise<void> {
       },
     );
   return loading.then(() => undefined);
-}
-
-/** Resolves in a later task: what follows is not evaluated in the task before. */
-function nextTask(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** The card's HTML; `remoteImages`: whether images from other hosts keep their address. Only after `loadMarkdown()` resolved. */
