@@ -16,6 +16,8 @@ type Renderer = typeof import("./markdown-render.js");
 
 let renderer: Renderer | null = null;
 let loading: Promise<Renderer> | null = null;
+/** The warm-up started by `warmMarkdown`, settled when it is done (or the renderer failed to load). */
+let warming: Promise<void> | null = null;
 
 /** Loads the renderer (once); resolves when `renderMarkdown` can be called. A failed load is tried again by the next call. */
 export function loadMarkdown(): Promise<void> {
@@ -45,10 +47,20 @@ export function renderMarkdown(source: string, remoteImages: RemoteImages = "loa
  * `loadMarkdown()`, which says so.
  */
 export function warmMarkdown(): void {
-  loadMarkdown().then(
+  warming ??= loadMarkdown().then(
     () => renderer!.warmMarkdown(),
     () => undefined,
   );
+}
+
+/**
+ * What a page that draws cards waits for: the renderer loaded and, when the app started the
+ * warm-up, that warm-up done. Cards that came before it ended had their first screen pay for
+ * compiling marked's patterns and the sanitizer's first use in its one task (issue 27, TBT);
+ * the warm-up's own tasks are short. Rejects when the renderer cannot be loaded.
+ */
+export function markdownReady(): Promise<void> {
+  return warming ? warming.then(() => loadMarkdown()) : loadMarkdown();
 }
 
 /** The first line of a card as plain text, for dialogs and labels ("Delete “Act II”?"). */
