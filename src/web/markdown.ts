@@ -57,10 +57,12 @@ export function warmMarkdown(): void {
  * What a page that draws cards waits for: the renderer loaded and, when the app started the
  * warm-up, that warm-up done. Cards that came before it ended had their first screen pay for
  * compiling marked's patterns and the sanitizer's first use in its one task (issue 27, TBT);
- * the warm-up's own tasks are short. Rejects when the renderer cannot be loaded.
+ * the warm-up's own tasks are short. Not in a hidden tab: there the browser runs its timers
+ * about once a second, and the warm-up's few dozen would hold the page for that many seconds.
+ * Rejects when the renderer cannot be loaded.
  */
 export function markdownReady(): Promise<void> {
-  return warming ? warming.then(() => loadMarkdown()) : loadMarkdown();
+  return warming && document.visibilityState !== "hidden" ? warming.then(() => loadMarkdown()) : loadMarkdown();
 }
 
 /** The first line of a card as plain text, for dialogs and labels ("Delete “Act II”?"). */
