@@ -12,7 +12,8 @@
  * the active card: after `tree:load`) plus a second, what took the time inside it (trace
  * events' self time, and JavaScript by function from a sampling profile), and the sum of
  * (task - 50 ms) over those tasks: the essence of total blocking time, whatever window
- * Lighthouse then counts. Load averages are printed beside each round.
+ * Lighthouse then counts. Load averages are printed beside each round. `LIST_MS=20` lists the
+ * tasks from 20 ms on too (to see a long task split into shorter ones).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -59,6 +60,8 @@ interface Task {
 
 /** The CPU slow-down while tracing (`THROTTLE`, default 4 as Lighthouse's mobile preset). */
 const THROTTLE = Number(process.env.THROTTLE ?? 4);
+/** Tasks are listed from this length on (`LIST_MS`, default 50), by wall time or CPU time at 4x; the sums still count from 50 ms. */
+const LIST_MS = Number(process.env.LIST_MS ?? 50);
 
 const CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "toplevel", "blink.user_timing", "loading"].join(",");
 
@@ -198,7 +201,7 @@ async function traceOnce(url: string, baseUrl: string, cookie: string, verbose: 
     const long = tasks.filter((task) => task.dur > 50 || atPhone(task) > 50);
     const first = tasks[0]?.start ?? 0;
     if (verbose) {
-      for (const task of long) {
+      for (const task of tasks.filter((each) => each.dur > LIST_MS || atPhone(each) > LIST_MS)) {
         console.log(`    ${((task.start - first) / 1000).toFixed(0).padStart(6)} ms  task ${task.dur.toFixed(0)} ms (at 4x from CPU ${(atPhone(task)).toFixed(0)}): ${top(task.self, 6)}`);
         console.log(`             js: ${top(task.js, 6)}`);
       }

@@ -110,22 +110,30 @@ interface WarmStep {
  * objects marked itself runs (`Lexer.rules`, the rules of this renderer's options), so what
  * is compiled here is what rendering uses; their `lastIndex` is put back after each run. A
  * sample renders to the same HTML wherever it is drawn, so its cache entries are harmless.
+ * Resolves once the last step has run.
  */
-export function warmMarkdown(): void {
+export function warmMarkdown(): Promise<void> {
   const steps = warmUpSteps();
   let next = 0;
-  const slice = () => {
-    const until = performance.now() + WARM_SLICE_MS;
-    let first = true;
-    while (next < steps.length && (first || (!steps[next].alone && performance.now() < until))) {
-      const step = steps[next++];
-      step.run();
-      if (step.alone) break;
-      first = false;
-    }
-    if (next < steps.length) setTimeout(slice, 0);
-  };
-  setTimeout(slice, 0);
+  return new Promise((resolve) => {
+    const slice = () => {
+      const until = performance.now() + WARM_SLICE_MS;
+      let first = true;
+      try {
+        while (next < steps.length && (first || (!steps[next].alone && performance.now() < until))) {
+          const step = steps[next++];
+          step.run();
+          if (step.alone) break;
+          first = false;
+        }
+      } finally {
+        // A step that throws is reported as before; the warm-up goes on, and ends.
+        if (next < steps.length) setTimeout(slice, 0);
+        else resolve();
+      }
+    };
+    setTimeout(slice, 0);
+  });
 }
 
 function warmUpSteps(): WarmStep[] {

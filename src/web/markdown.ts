@@ -16,16 +16,22 @@ type Renderer = typeof import("./markdown-render.js");
 
 let renderer: Renderer | null = null;
 let loading: Promise<Renderer> | null = null;
+/** The warm-up started by `warmMarkdown`, settled when it is done (or the renderer failed to load). */
+let warming: Promise<void> | null = null;
 
 /** Loads the renderer (once); resolves when `renderMarkdown` can be called. A failed load is tried again by the next call. */
 export function loadMarkdown(): Promise<void> {
-  loading ??= import("./markdown-render.js").then(
-    (loaded) => (renderer = loaded),
-    (error: unknown) => {
-      loading = null;
-      throw error;
-    },
-  );
+  // DOMPurify first, then marked with the renderer: each module graph is evaluated in a task
+  // of its own (the second import's graph is loaded, then evaluated, in a later task).
+  loading ??= import("dompurify")
+    .then(() => import("./markdown-render.js"))
+    .then(
+      (loaded) => (renderer = loaded),
+      (error: unknown) => {
+        loading = null;
+        throw error;
+      },
+    );
   return loading.then(() => undefined);
 }
 
@@ -41,10 +47,22 @@ export function renderMarkdown(source: string, remoteImages: RemoteImages = "loa
  * `loadMarkdown()`, which says so.
  */
 export function warmMarkdown(): void {
-  loadMarkdown().then(
+  warming ??= loadMarkdown().then(
     () => renderer!.warmMarkdown(),
     () => undefined,
   );
+}
+
+/**
+ * What a page that draws cards waits for: the renderer loaded and, when the app started the
+ * warm-up, that warm-up done. Cards that came before it ended had their first screen pay for
+ * compiling marked's patterns and the sanitizer's first use in its one task (issue 27, TBT);
+ * the warm-up's own tasks are short. Not in a hidden tab: there the browser runs its timers
+ * about once a second, and the warm-up's few dozen would hold the page for that many seconds.
+ * Rejects when the renderer cannot be loaded.
+ */
+export function markdownReady(): Promise<void> {
+  return warming && document.visibilityState !== "hidden" ? warming.then(() => loadMarkdown()) : loadMarkdown();
 }
 
 /** The first line of a card as plain text, for dialogs and labels ("Delete “Act II”?"). */

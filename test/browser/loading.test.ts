@@ -137,6 +137,64 @@ describeInBrowser("loading the client", () => {
     await visitor.close();
   });
 
+  it("a tree's first screen is painted before any card is measured or focused; reopened, it is on the card last visited, in view and focused", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    await page.setViewportSize({ width: 1200, height: 700 });
+    const seed = JSON.stringify(Array.from({ length: 120 }, (_, i) => ({ content: `## Card ${i + 1}\n\nA paragraph of text that takes a line or two in its column.` })));
+    const tree = await buildTree(api, { name: "Reopened", seed });
+    // Frames counted from before the page's scripts run; the frame in which cards were first
+    // in the page, and those in which a card was first measured and first focused. Reading a
+    // card's size or focusing it in the task that drew it made the browser lay out the whole
+    // page inside that task, which a phone's Lighthouse run counts as blocking (issue 27, TBT).
+    await page.addInitScript(() => {
+      const w = window as any;
+      w.firstScreen = { frames: 0, cards: null, measured: null, focused: null };
+      const tick = () => {
+        w.firstScreen.frames++;
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+      new MutationObserver(() => {
+        if (w.firstScreen.cards === null && document.querySelector(".card")) w.firstScreen.cards = w.firstScreen.frames;
+      }).observe(document, { childList: true, subtree: true });
+      const measure = Element.prototype.getBoundingClientRect;
+      Element.prototype.getBoundingClientRect = function (this: Element) {
+        if (w.firstScreen.measured === null && this.classList.contains("card")) w.firstScreen.measured = w.firstScreen.frames;
+        return measure.call(this);
+      };
+      const focus = HTMLElement.prototype.focus;
+      HTMLElement.prototype.focus = function (this: HTMLElement, options?: FocusOptions) {
+        if (w.firstScreen.focused === null && this.classList.contains("card")) w.firstScreen.focused = w.firstScreen.frames;
+        return focus.call(this, options);
+      };
+    });
+    const placed = (id: string | null) =>
+      page.evaluate((id) => {
+        const card = document.getElementById(`card${id}`)!;
+        const box = card.getBoundingClientRect();
+        const column = card.closest(".column")!.getBoundingClientRect();
+        return { inView: box.top >= column.top - 1 && box.bottom <= column.bottom + 1, focused: document.activeElement === card };
+      }, id);
+
+    await openTree(page, tree._id);
+    const first = await activeCardId(page);
+    expect(await page.locator(`#card${first} h2`).innerText()).toBe("Card 1");
+    expect(await placed(first)).toEqual({ inView: true, focused: true });
+    const firstScreen = await page.evaluate(() => (window as any).firstScreen);
+    expect(firstScreen.cards).not.toBeNull();
+    expect(firstScreen.measured).toBeGreaterThan(firstScreen.cards);
+    expect(firstScreen.focused).toBeGreaterThan(firstScreen.cards);
+
+    for (let i = 0; i < 40; i++) await page.keyboard.press("ArrowDown");
+    const visited = await activeCardId(page);
+    expect(await page.locator(`#card${visited} h2`).innerText()).toBe("Card 41");
+    await openTree(page, tree._id);
+    expect(await activeCardId(page)).toBe(visited);
+    expect(await placed(visited)).toEqual({ inView: true, focused: true });
+    await context.close();
+  });
+
   it("with motion allowed, the active card is whole in view in the frame after PageDown and the arrows", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);

@@ -15,8 +15,9 @@ import { h, setAttribute, syncChildren } from "../dom.js";
 import type { TreeReader } from "../model/tree-state.js";
 import { createCardElement, renameCardElement, renderCardContent, renderDeferred, type CardRendering } from "./card.js";
 import { remoteImagesFor, type RemoteImages } from "../remote-images.js";
-import { ColumnWindow, type ColumnEntry } from "./column-window.js";
+import { ColumnWindow, type ColumnEntry, type Span } from "./column-window.js";
 import { DeferredRenderer } from "./deferred-render.js";
+import { nextFrame } from "./progress.js";
 
 export type Role = "active" | "ancestor" | "descendant";
 
@@ -54,6 +55,12 @@ export class ColumnsView {
   private readonly remoteImages: RemoteImages;
   /** The tree is opening: columns draw their view first and the rest in slices (drawRest). */
   private growing = true;
+  /** The opening's first screen, measured and scrolled into place after the frame that paints it (scrollIntoPlace). */
+  private firstScreen: Promise<void> | null = null;
+  /** Whether that promise has settled (a focus asked for before it waits for it). */
+  private firstScreenPlaced = false;
+  /** Whether any column was scrolled into place yet (the first time is the first screen). */
+  private placedOnce = false;
   private stopped = false;
   /** Columns scrolled since the last frame, drawn in the next one together (columnScrolled). */
   private readonly scrolledColumns = new Set<ColumnWindow>();
@@ -139,6 +146,8 @@ export class ColumnsView {
    * the page, or when the view is stopped. Keys and clicks are answered between slices.
    */
   async drawRest(): Promise<void> {
+    // Not before the first screen is painted and measured: a slice measures, and would lay the page out first.
+    await this.firstScreen;
     while (this.growing && !this.stopped) {
       await new Promise((resolve) => window.setTimeout(resolve, 0));
       if (this.stopped) return;
@@ -242,10 +251,39 @@ export class ColumnsView {
     const plans = this.columns
       .filter((column) => !this.growing || column.drawn || column.depth === activeDepth)
       .map((column) => ({ column, span: column.span(ids, this.lit) }));
+    // The opening's first screen, when it shows the tree's first card: where it goes needs no
+    // measuring (the first column at its top), so it is measured after it is painted (below).
+    const atStart = activeDepth === 1 && plans.every(({ span }) => span === null || span.first === 0);
+    const firstScreen = this.growing && !this.placedOnce && plans.length > 0 && atStart;
+    if (plans.length > 0) this.placedOnce = true;
     for (const { column, span } of plans) {
       if (span) column.drawAround(span);
       else if (!column.drawn) column.draw(false);
     }
+    if (firstScreen) {
+      // Reading its sizes here made the browser lay out the whole page inside this task (~30-40
+      // ms of a phone's time, in a task Lighthouse counts as blocking: issue 27, TBT). After the
+      // frame that painted it the layout is there to read. A card further down (the one last
+      // visited) is measured at once: drawn unmeasured it would show at the top for a frame.
+      this.firstScreen = nextFrame().then(() => {
+        this.firstScreenPlaced = true;
+        if (!this.stopped) this.placeFirstScreen();
+      });
+      return;
+    }
+    this.measureAndScroll(plans, animate, behavior);
+  }
+
+  /** The first screen, painted: measured and scrolled into place (nothing more is drawn here: drawRest does). */
+  private placeFirstScreen(): void {
+    const ids = this.activeId ? [this.activeId] : [];
+    const plans = this.columns.filter((column) => column.drawn).map((column) => ({ column, span: column.span(ids, this.lit) }));
+    this.measureAndScroll(plans, false, "auto");
+  }
+
+  /** Reads the drawn columns' sizes, then scrolls each to its span and the row to the active column. */
+  private measureAndScroll(plans: { column: ColumnWindow; span: Span | null }[], animate: boolean, behavior: ScrollBehavior): void {
+    const activeDepth = this.activeId ? this.state.depth(this.activeId) : 0;
     this.measureAll(plans.map(({ column }) => column));
     for (const { column, span } of plans) {
       if (!span) continue;
@@ -281,6 +319,14 @@ export class ColumnsView {
   }
 
   focusActive(): void {
+    if (this.firstScreen && !this.firstScreenPlaced) {
+      // Focusing makes the browser lay the page out (can the card take focus?): after the
+      // first screen is painted and placed, unless something took the focus meanwhile.
+      void this.firstScreen.then(() => {
+        if (!this.stopped && (document.activeElement === null || document.activeElement === document.body)) this.focusActive();
+      });
+      return;
+    }
     const active = this.activeId ? this.cardElements.get(this.activeId) : undefined;
     if (active?.isConnected) active.focus({ preventScroll: true });
   }

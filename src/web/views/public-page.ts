@@ -6,7 +6,7 @@ import { ApiError, describeError } from "../api.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
 import { withPart } from "../lazy.js";
-import { loadMarkdown } from "../markdown.js";
+import { markdownReady } from "../markdown.js";
 import { h, mount } from "../dom.js";
 import { topBar } from "./header.js";
 import { fillBar } from "./tree-page.js";
@@ -23,7 +23,7 @@ export function renderPublicPage(app: AppContext, root: HTMLElement, publicUrl: 
   const load = async () => {
     try {
       // The cards' renderer (markdown.ts) loads beside the request.
-      const [{ tree, cards }] = await Promise.all([app.api.publicTree(publicUrl), loadMarkdown()]);
+      const [{ tree, cards }] = await Promise.all([app.api.publicTree(publicUrl), markdownReady()]);
       if (disposed) return;
       controller = new TreeController(app, tree, cards, true, {
         status: () => undefined,

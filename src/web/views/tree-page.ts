@@ -14,7 +14,7 @@ import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { whenWriterPauses } from "../idle.js";
 import { withPart } from "../lazy.js";
-import { loadMarkdown } from "../markdown.js";
+import { loadMarkdown, markdownReady } from "../markdown.js";
 import { notify, notifyWithText } from "../notify.js";
 import { acceptFileDrops, importProblem, readImportFile } from "./file-drop.js";
 import { formatBytes, formatCount, nextFrame, nextTask, showProgress } from "./progress.js";
@@ -56,8 +56,9 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   window.addEventListener("pagehide", keepCopy);
 
   const open = async (tree: Tree, cards: Card[], fromDevice: number | null) => {
-    // The cards' renderer is a chunk of its own (markdown.ts), asked for as the page started.
-    await loadMarkdown();
+    // The cards' renderer is a chunk of its own (markdown.ts), asked for as the page started;
+    // its warm-up, when the app started one, is done first.
+    await markdownReady();
     if (disposed) return;
     controller = new TreeController(
       app,
