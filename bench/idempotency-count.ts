@@ -97,12 +97,14 @@ async function samplesDuring(pid: number, dir: string, work: () => Promise<void>
   await work();
   perf.kill("SIGINT");
   await exited;
-  const report = spawn("perf", ["report", "-i", file, "--stdio", "--sort", "comm"], { stdio: ["ignore", "pipe", "ignore"] });
+  // The header's "# Samples:" is rounded ("25K"): the sample column summed is exact.
+  const report = spawn("perf", ["report", "-i", file, "--stdio", "--sort", "comm", "-F", "sample"], { stdio: ["ignore", "pipe", "ignore"] });
   let out = "";
   report.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   await new Promise((resolve) => report.once("exit", resolve));
-  const count = /# Samples: (\d+)/.exec(out);
-  return count ? Number(count[1]) : NaN;
+  let count = 0;
+  for (const line of out.split("\n")) if (/^\s*\d+\s/.test(line)) count += Number.parseInt(line, 10);
+  return count;
 }
 
 /** A figure a write in the unit of the tool that counted it. */
