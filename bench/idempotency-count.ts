@@ -22,10 +22,11 @@
  *
  * Prints each window, then per side the median per write, plain and keyed, and the keyed
  * extra. With COUNT_KEEP set, the data directories (with perf's `window<n>.data` or
- * callgrind's dumps, in window order) are kept for `perf report`/`callgrind_annotate`.
+ * callgrind's dumps, numbered in window order over all sides) are kept for `perf report`
+ * or `callgrind_annotate`; perf reads the JavaScript names from /tmp/perf-<pid>.map.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -93,7 +94,9 @@ async function samplesDuring(pid: number, dir: string, work: () => Promise<void>
   const file = path.join(dir, `window${++dumps}.data`);
   const perf = spawn("perf", ["record", "-e", "cpu-clock", "-F", "2000", ...(process.env.COUNT_CALLS ? ["-g"] : []), "-p", String(pid), "-o", file], { stdio: "ignore" });
   const exited = new Promise<void>((resolve) => perf.once("exit", () => resolve()));
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // perf writes its file's header once it is attached; under load that takes a while.
+  for (let waited = 0; !existsSync(file) && waited < 20_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 300));
   await work();
   perf.kill("SIGINT");
   await exited;
@@ -116,7 +119,9 @@ try {
   for (const side of sides) {
     const dir = mkdtempSync(path.join(os.tmpdir(), `idem-count-${side.name}-`));
     const server = await startPinned({
-      command: () => sampling ? [process.execPath, "--perf-basic-prof", path.join(side.root, "dist/server.mjs")] : [
+      command: () => sampling
+          ? // V8 also writes a log with --perf-basic-prof: into the data directory, not the checkout.
+            [process.execPath, "--perf-basic-prof", "--no-logfile-per-isolate", `--logfile=${path.join(dir, "v8.log")}`, path.join(side.root, "dist/server.mjs")] : [
         "valgrind",
         "--tool=callgrind",
         "--instr-atstart=no",
