@@ -1,0 +1,176 @@
+/**
+ * What an Idempotency-Key costs a card write on the embedded store, measured so that the
+ * machine's load moves it little (issue 26):
+ * `npx tsx bench/idempotency-count.ts [<other checkout>[,<another>...]] [writes] [rounds]`.
+ *
+ * Starts each checkout's compiled server (embedded store, a fresh data directory, a
+ * 1,000-card tree), warms it up with plain and keyed creations (COUNT_WARM rounds of
+ * `writes` each, default 2), then in every round sends exactly `writes` plain creations and
+ * `writes` keyed ones (16 keep-alive connections, ABBA order over kinds and sides) while
+ * one of two tools watches the server:
+ *
+ * - `COUNT_WITH=perf` (the useful one): `perf record -e cpu-clock` samples the server's
+ *   on-CPU time (2,000 a second, every thread) with `--perf-basic-prof`, so JavaScript
+ *   functions have names; what the neighbours' load changes is how long a sample's work
+ *   takes, not which function is sampled. `COUNT_CALLS=1` records call chains too.
+ *   Figures: samples a write.
+ * - otherwise callgrind (`valgrind --tool=callgrind`, instrumentation switched on for the
+ *   windows only): instructions a write, every thread. Slow (a window of 400 writes takes
+ *   minutes), and its windows still differ by a third: V8's compiler keeps working after a
+ *   warm-up under valgrind, and timed work (the credential cache's five minutes, the GC's
+ *   tasks) falls in whichever window runs then.
+ *
+ * Prints each window, then per side the median per write, plain and keyed, and the keyed
+ * extra. With COUNT_KEEP set, the data directories (with perf's `window<n>.data` or
+ * callgrind's dumps, numbered in window order over all sides) are kept for `perf report`
+ * or `callgrind_annotate`; perf reads the JavaScript names from /tmp/perf-<pid>.map.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { CardtreeClient } from "./cardtree-client.js";
+import { generateTree } from "./generate.js";
+import { startPinned } from "./processes.js";
+
+const others = process.argv[2] ? process.argv[2].split(",").map((each) => path.resolve(each)) : [];
+const writes = Number(process.argv[3] ?? 2000);
+const rounds = Number(process.argv[4] ?? 4);
+const CONNECTIONS = 16;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** Sends exactly `count` card creations over CONNECTIONS keep-alive connections; keyed ones carry fresh keys. */
+async function create(url: URL, authorization: string, tree: string, parent: string, count: number, keyed: boolean, tag: string): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  let sent = 0;
+  const one = (n: number) =>
+    new Promise<void>((resolve, reject) => {
+      const body = `{"treeId":"${tree}","parentId":"${parent}","position":${100000 + n},"content":"## Bench card ${n}\\n\\nWritten by the counter."}`;
+      const headers: Record<string, string> = { authorization, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
+      if (keyed) headers["idempotency-key"] = `count-${tag}-${n}`;
+      const req = http.request({ host: url.hostname, port: url.port, path: `/api/trees/${tree}/cards`, method: "POST", headers, agent }, (res) => {
+        res.resume();
+        res.on("end", () => (res.statusCode === 201 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  const loop = async () => {
+    while (sent < count) await one(sent++);
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, loop));
+  agent.destroy();
+}
+
+/** callgrind_control finds the server by a pipe named after the HOST variable, which startPinned sets to the address. */
+const control = (pid: number, ...args: string[]) =>
+  new Promise<void>((resolve, reject) =>
+    spawn("callgrind_control", [...args, String(pid)], { stdio: process.env.COUNT_DEBUG ? "inherit" : "ignore", env: { ...process.env, HOST: "127.0.0.1" } }).once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`callgrind_control ${args.join(" ")}: ${code}`)))),
+  );
+let dumps = 0;
+
+/** Counts the server's instructions (callgrind, every thread) while `work` runs. */
+async function instructionsDuring(pid: number, dir: string, work: () => Promise<void>): Promise<number> {
+  await control(pid, "--instr=on");
+  await control(pid, "--zero");
+  await work();
+  const name = `window${++dumps}`;
+  await control(pid, `--dump=${name}`);
+  await control(pid, "--instr=off");
+  for (const file of readdirSync(dir).filter((each) => each.startsWith("callgrind.out"))) {
+    const text = readFileSync(path.join(dir, file), "utf8");
+    if (!text.includes(`desc: Trigger: Client Request: ${name}`) && !text.includes(name)) continue;
+    const totals = /^(?:totals|summary): (\d+)/m.exec(text);
+    if (totals) return Number(totals[1]);
+  }
+  throw new Error(`no callgrind dump named ${name} in ${dir}`);
+}
+
+const sampling = process.env.COUNT_WITH === "perf";
+
+/** Samples the server's on-CPU time (perf, cpu-clock) while `work` runs, into `dir`/window<n>.data; returns the samples. */
+async function samplesDuring(pid: number, dir: string, work: () => Promise<void>): Promise<number> {
+  const file = path.join(dir, `window${++dumps}.data`);
+  const perf = spawn("perf", ["record", "-e", "cpu-clock", "-F", "2000", ...(process.env.COUNT_CALLS ? ["-g"] : []), "-p", String(pid), "-o", file], { stdio: "ignore" });
+  const exited = new Promise<void>((resolve) => perf.once("exit", () => resolve()));
+  // perf writes its file's header once it is attached; under load that takes a while.
+  for (let waited = 0; !existsSync(file) && waited < 20_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await work();
+  perf.kill("SIGINT");
+  await exited;
+  // The header's "# Samples:" is rounded ("25K"): the sample column summed is exact.
+  const report = spawn("perf", ["report", "-i", file, "--stdio", "--sort", "comm", "-F", "sample"], { stdio: ["ignore", "pipe", "ignore"] });
+  let out = "";
+  report.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  await new Promise((resolve) => report.once("exit", resolve));
+  let count = 0;
+  for (const line of out.split("\n")) if (/^\s*\d+\s/.test(line)) count += Number.parseInt(line, 10);
+  return count;
+}
+
+/** A figure a write in the unit of the tool that counted it. */
+const perWrite = (value: number) => (sampling ? `${value.toFixed(3)} samples a write` : `${(value / 1000).toFixed(0)} k instructions a write`);
+
+const sides = [{ name: "this", root: path.resolve(".") }, ...others.map((root, i) => ({ name: others.length === 1 ? "other" : `other${i + 1}`, root }))];
+const servers: { name: string; pid: number; url: URL; writer: CardtreeClient; tree: string; parent: string; stop(): Promise<void>; dir: string }[] = [];
+try {
+  for (const side of sides) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), `idem-count-${side.name}-`));
+    const server = await startPinned({
+      command: () => sampling
+          ? // V8 also writes a log with --perf-basic-prof: into the data directory, not the checkout.
+            [process.execPath, "--perf-basic-prof", "--no-logfile-per-isolate", `--logfile=${path.join(dir, "v8.log")}`, path.join(side.root, "dist/server.mjs")] : [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        `--callgrind-out-file=${path.join(dir, "callgrind.out")}`,
+        process.execPath,
+        path.join(side.root, "dist/server.mjs"),
+      ],
+      cwd: side.root,
+      env: { DATA_DIR: dir },
+      logFile: path.join(dir, "server.log"),
+      readyPath: "/healthz",
+      timeoutMs: 300_000,
+    });
+    const writer = await CardtreeClient.signUp(server.url, `count-${side.name}@bench.example`);
+    const tree = await writer.treeWith("Idempotency", generateTree(1_000, 26));
+    const cards = await writer.json<{ _id: string; parentId: string | null }[]>("GET", `/api/trees/${tree}/cards`);
+    const parent = cards.find((c) => c.parentId === null)!._id;
+    const each = { name: side.name, pid: server.process.pid!, url: new URL(server.url), writer, tree, parent, stop: () => server.stop(), dir };
+    servers.push(each);
+    for (let i = 0; i < Number(process.env.COUNT_WARM ?? 2); i++) {
+      await create(each.url, writer.authorization, tree, parent, writes, false, `warm${i}`);
+      await create(each.url, writer.authorization, tree, parent, writes, true, `warm${i}`);
+    }
+  }
+  const figures: Record<string, number[]> = {};
+  for (let round = 0; round < rounds; round++) {
+    const kinds = round % 2 === 0 ? [false, true] : [true, false];
+    const order = round % 4 < 2 ? servers : [...servers].reverse();
+    for (const keyed of kinds) {
+      for (const each of order) {
+        const count = await (sampling ? samplesDuring : instructionsDuring)(each.pid, each.dir, () => create(each.url, each.writer.authorization, each.tree, each.parent, writes, keyed, `r${round}`));
+        const id = `${each.name} ${keyed ? "keyed" : "plain"}`;
+        (figures[id] ??= []).push(count / writes);
+        console.log(`round ${round + 1}: ${id}: ${perWrite(count / writes)} (load ${os.loadavg()[0].toFixed(1)})`);
+      }
+    }
+  }
+  for (const side of sides) {
+    const plain = median(figures[`${side.name} plain`]);
+    const keyed = median(figures[`${side.name} keyed`]);
+    console.log(
+      `${side.name} (${side.root}): plain ${perWrite(plain)}, keyed ${perWrite(keyed)}; ` +
+        `keyed extra ${((100 * (keyed - plain)) / plain).toFixed(1)}%, plain/keyed ${(plain / keyed).toFixed(3)}`,
+    );
+  }
+} finally {
+  for (const each of servers) {
+    await each.stop();
+    if (process.env.COUNT_KEEP) console.log(`kept ${each.dir}`);
+    else rmSync(each.dir, { recursive: true, force: true });
+  }
+}
