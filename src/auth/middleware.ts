@@ -26,7 +26,9 @@ export interface Auth {
   /**
    * A card write's caller taken from the verified logins' cache, not read yet (`user` is
    * then null): only `asConfirmedWriter` hands it on, and nothing is answered before its
-   * confirmation holds (credentials.ts `recall`).
+   * confirmation holds (credentials.ts `recall`). With an Idempotency-Key it is the key's
+   * user too (src/http/idempotency.ts), which confirms it before a replay is sent and lets
+   * the key go when it does not hold.
    */
   unconfirmed?: StoredUser;
 }
@@ -47,7 +49,8 @@ const CSRF_EXEMPT = new Set(["/api/login", "/api/signup"]);
  * `confirmsLate` matches requests against it, so the two cannot drift apart. Each `:name`
  * stands for a record id; only the router's plain spelling matches here (lower case, no
  * trailing slash, no escapes): any other request, or another spelling of these, reads its
- * user first as always.
+ * user first as always. Keyed writes are among them (issue 26: the key's cost was mostly
+ * this read, which plain writes no longer made).
  */
 export const LATE_CONFIRMED_WRITES = {
   create: { method: "POST", path: "/trees/:treeId/cards" },
@@ -64,7 +67,7 @@ function plainSpelling(path: string): RegExp {
 const LATE_PATTERNS = Object.values(LATE_CONFIRMED_WRITES).map(({ method, path }) => ({ method, pattern: plainSpelling(path) }));
 
 function confirmsLate(req: Request): boolean {
-  if (req.baseUrl !== "/api" || req.get("idempotency-key") !== undefined) return false;
+  if (req.baseUrl !== "/api") return false;
   return LATE_PATTERNS.some(({ method, pattern }) => req.method === method && pattern.test(req.path));
 }
 

@@ -402,6 +402,8 @@ function doneAlready(): KeptAnswer {
  */
 export class RunningKey {
   private done = false;
+  /** Set by `loginRefused`: the answer is not kept, whatever it is. */
+  private refusedLogin = false;
   private readonly run: KeyedRun;
   /** What the key held when this request, run without a claim, learned it: answered instead of its own answer. */
   outcome: KeyOutcome | undefined;
@@ -432,6 +434,16 @@ export class RunningKey {
       running.timer = setInterval(() => renewAll(ctx, keys), Math.floor(ctx.config.timeouts.idempotencyLeaseMs / RENEWALS_PER_LEASE));
       running.timer.unref();
     }
+  }
+
+  /**
+   * The caller's log-in, taken from the verified logins' cache, did not hold when it was
+   * confirmed (src/domain/login-confirmation.ts): nothing was built or committed for it, and
+   * its answer (401, 429) is not this key's. `finish` lets the key go instead of keeping it,
+   * so the retry with the right password runs.
+   */
+  loginRefused(): void {
+    this.refusedLogin = true;
   }
 
   /** Whether a dead run of this key committed changes, so the answer is rebuilt from them (a replay). */
@@ -527,7 +539,9 @@ export class RunningKey {
    */
   finishNow(answer: KeptAnswer, errorCodes: readonly string[] = []): boolean {
     const repository = this.ctx.store.idempotency;
-    if (this.done || this.outcome || holdAnswerFault || !this.claimed || !this.run.durablyChanged || !repository.completeLazilyNow) return false;
+    if (this.done || this.outcome || this.refusedLogin || holdAnswerFault || !this.claimed || !this.run.durablyChanged || !repository.completeLazilyNow) {
+      return false;
+    }
     if (!isKept(answer.status, errorCodes)) return false;
     const kept = answer.body.byteLength > ANSWER_BYTES ? tooLargeToKeep(answer) : answer;
     const { userId, key, claim } = this.record;
@@ -555,9 +569,10 @@ export class RunningKey {
   }
 
   private async keep(answer: KeptAnswer, errorCodes: readonly string[]): Promise<KeyOutcome | undefined> {
-    if (this.outcome) return this.outcome;
+    // A refused log-in hears nothing of the key, not even what it holds (a replay is the user's).
+    if (this.outcome && !this.refusedLogin) return this.outcome;
     if (holdAnswerFault?.()) return new Promise<undefined>(() => undefined);
-    if (!isKept(answer.status, errorCodes)) {
+    if (this.refusedLogin || !isKept(answer.status, errorCodes)) {
       // A failure after a commit changed something: the key is not let go (a retry would run
       // afresh); its claim lapses instead, and the retry after its lease answers from the change.
       // A key never claimed has nothing to let go.

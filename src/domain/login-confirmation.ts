@@ -15,7 +15,7 @@
  */
 import type { Actor } from "./policy.js";
 
-const pending = new WeakMap<Actor, { start: () => Promise<void>; started?: Promise<void>; held?: boolean }>();
+const pending = new WeakMap<Actor, { start: () => Promise<void>; started?: Promise<void>; held?: boolean; refused?: boolean }>();
 
 /** `actor` (an object of this request alone) is to be confirmed by `confirm` before it acts. */
 export function withLateConfirmation<A extends Actor>(actor: A, confirm: () => Promise<void>): A {
@@ -38,9 +38,15 @@ export function confirmActor(actor: Actor | null): Promise<void> | undefined {
     entry.started = started;
     entry.held = false;
     // Awaited by whoever asked; a confirmation that fails while nobody waits yet is not unhandled.
-    started.then(() => {
-      if (entry.started === started) entry.held = true;
-    }, () => undefined);
+    // Its outcome is noted before anyone who awaits it hears of it (these handlers are the promise's first).
+    started.then(
+      () => {
+        if (entry.started === started) entry.held = true;
+      },
+      () => {
+        if (entry.started === started) entry.refused = true;
+      },
+    );
   }
   return entry.started;
 }
@@ -57,4 +63,14 @@ export function confirmAgain(actor: Actor | null): void {
     entry.started = undefined;
     entry.held = false;
   }
+}
+
+/**
+ * Whether `actor`'s confirmation was started and failed (a refused log-in, or the store's
+ * error): known at once by anyone who has awaited it. A keyed request lets its key go then
+ * (src/http/idempotency.ts): nothing was built for such an actor, and its 401 is no answer
+ * to keep for the key.
+ */
+export function confirmationFailed(actor: Actor): boolean {
+  return pending.get(actor)?.refused === true;
 }

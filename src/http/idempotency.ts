@@ -16,6 +16,8 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { OutgoingHttpHeaders } from "node:http";
 import type { DomainContext } from "../domain/context.js";
 import { startKeyed, startKeyedNow, type KeyedStart, type RunningKey } from "../domain/idempotency.js";
+import { confirmActor, confirmationFailed } from "../domain/login-confirmation.js";
+import type { StoredUser } from "../shared/records.js";
 import type { KeptAnswer } from "../domain/ports/store.js";
 import { DomainError, KeyInFlightError, ValidationError } from "../shared/errors.js";
 import { errorBody, STATUS } from "./error-response.js";
@@ -77,7 +79,7 @@ function refuseAsRest(res: Response, error: DomainError): void {
  * headers noted: a request that ran without its key's claim and learned, at its end, that
  * the key is answered elsewhere sends that answer instead of its own, with other headers.
  */
-function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOptions): void {
+function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOptions, unconfirmed: StoredUser | undefined): void {
   // What a keyed write holds back is small and per request: no copy of the body when it
   // comes in one piece (Express's `send`), no copy of the response's headers, the
   // transport's own methods called as they are rather than bound (issue 26's 10%).
@@ -133,6 +135,9 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
       return callback ? end.call(res, body, callback) : end.call(res, body);
     };
     const errorCodes = options.errorCodes?.(answer) ?? [];
+    // A log-in from the cache that did not hold: the error handler answered the refusal once
+    // the confirmation failed, so it is known now; nothing ran, and the key is let go.
+    if (unconfirmed && confirmationFailed(unconfirmed)) running.loginRefused();
     // Kept lazily at once (the common case): sent at once, no promise in between.
     if (running.finishNow(answer, errorCodes)) return sendOwn();
     running
@@ -169,12 +174,20 @@ export function idempotentWrites(ctx: DomainContext, options: IdempotencyOptions
     } catch (err) {
       return refuse(res, next, err);
     }
-    const userId = req.auth?.user?._id;
+    // A card write's log-in taken from the cache (auth/middleware.ts) is the key's user too; it
+    // is confirmed before anything of the key is answered: a replay here, a refusal (409,
+    // 422) by the error handler, the request's own answer by the route.
+    const unconfirmed = req.auth?.unconfirmed;
+    const userId = req.auth?.user?._id ?? unconfirmed?._id;
     if (key === undefined || userId === undefined || (options.applies && !options.applies(req))) return next();
     const request = { userId, key, fingerprint: fingerprint(req) };
     const go = (start: KeyedStart) => {
-      if ("replay" in start) return sendKept(res, start.replay);
-      keepAnswer(res, start.run, options);
+      if ("replay" in start) {
+        const confirming = unconfirmed && confirmActor(unconfirmed);
+        if (!confirming) return sendKept(res, start.replay);
+        return void confirming.then(() => sendKept(res, start.replay), (err: unknown) => next(err));
+      }
+      keepAnswer(res, start.run, options, unconfirmed);
       // In the key's context: the changes it commits carry the key (domain/idempotency.ts).
       start.run.enter(() => next());
     };

@@ -329,6 +329,39 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
     expect(rows[0].n).toBe(1);
   });
 
+  it("refuse on B a keyed card write with the old password of a password changed on A: no replay of the key's answer, nothing kept for it", async () => {
+    const user = await buildUser(a.url, "keyed-writer");
+    const tree = await buildTree(user);
+    const onB = on(b, user);
+    const keyed = (api: Api, key: string, content: string) =>
+      api.request("POST", `/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 9, content }, { "idempotency-key": key });
+    // B verifies the credentials, then takes them from its cache for card writes, keyed ones too.
+    expect((await onB.get("/api/index")).status).toBe(200);
+    expect((await keyed(onB, "cached", "through B")).status).toBe(201);
+    // Answered through A, so B has nothing of it in memory: B meets the kept answer in the table.
+    const made = await keyed(user, "answered-on-a", "made once");
+    expect(made.status).toBe(201);
+    await eventually(async () => (await sql(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = 'answered-on-a' AND status IS NOT NULL`))[0].n === 1, 5_000, "the answer kept");
+
+    expect((await user.put("/api/index", { currentPassword: user.credentials!.password, newPassword: "a brand new secret" })).status).toBe(200);
+    const replayToOld = await keyed(onB, "answered-on-a", "made once");
+    expect(replayToOld.status).toBe(401);
+    expect(replayToOld.headers.get("idempotent-replayed")).toBeNull();
+    expect((await keyed(onB, "refused-on-b", "not written")).status).toBe(401);
+
+    const renewed = new Api(b.url, { email: user.credentials!.email, password: "a brand new secret" });
+    const replay = await keyed(renewed, "answered-on-a", "made once");
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    const run = await keyed(renewed, "refused-on-b", "written once");
+    expect(run.status).toBe(201);
+    expect(run.headers.get("idempotent-replayed")).toBeNull();
+    const contents = (await renewed.get(`/api/trees/${tree._id}/cards`)).body.map((c: any) => c.content);
+    expect(contents.filter((c: string) => c === "made once")).toHaveLength(1);
+    expect(contents).toContain("written once");
+    expect(contents).not.toContain("not written");
+  });
+
   it("count failed log-ins through both processes against one limit", async () => {
     const user = await buildUser(a.url, "throttle");
     const wrong = { email: user.credentials!.email, password: "not the password" };

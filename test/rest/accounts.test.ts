@@ -240,6 +240,51 @@ describe("card writes with basic credentials verified lately (confirmed under th
   }
 });
 
+describe("keyed card writes with basic credentials verified lately (issue 26: the key's user is confirmed too)", () => {
+  /** A user whose credentials this server verified and keeps (a card write took them from the cache), and a tree of theirs. */
+  async function cached() {
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice);
+    expect((await alice.post(`/api/trees/${tree._id}/cards`, { treeId: tree._id, position: 1, content: "first" })).status).toBe(201);
+    const renewed = new Api(server.url, { email: alice.user.email, password: "a new password" });
+    const changePassword = async () =>
+      expect((await alice.put("/api/index", { currentPassword: alice.credentials!.password, newPassword: "a new password" })).status).toBe(200);
+    return { alice, tree, renewed, changePassword };
+  }
+  const keyed = (api: Api, treeId: string, key: string, content: string) =>
+    api.request("POST", `/api/trees/${treeId}/cards`, { treeId, position: 5, content }, { "idempotency-key": key });
+  const contents = async (api: Api, treeId: string) => (await api.get(`/api/trees/${treeId}/cards`)).body.map((c: any) => c.content);
+
+  it("a keyed create with the old password is 401 and keeps nothing for its key: the same request with the new password runs", async () => {
+    const { alice, tree, renewed, changePassword } = await cached();
+    await changePassword();
+    const refused = await keyed(alice, tree._id, "refused-then-run", "once");
+    expect(refused.status).toBe(401);
+    expect(refused.body.error).toBe("unauthenticated");
+    const run = await keyed(renewed, tree._id, "refused-then-run", "once");
+    expect(run.status).toBe(201);
+    expect(run.headers.get("idempotent-replayed")).toBeNull();
+    expect(await contents(renewed, tree._id)).toEqual(["", "first", "once"]);
+  });
+
+  it("a key answered before a password change is not replayed to the old password, nor refused to it with 422; the new one gets the replay", async () => {
+    const { alice, tree, renewed, changePassword } = await cached();
+    const made = await keyed(alice, tree._id, "answered-before", "made once");
+    expect(made.status).toBe(201);
+    await changePassword();
+    const replayToOld = await keyed(alice, tree._id, "answered-before", "made once");
+    expect(replayToOld.status).toBe(401);
+    expect(replayToOld.body.error).toBe("unauthenticated");
+    expect(replayToOld.headers.get("idempotent-replayed")).toBeNull();
+    expect((await keyed(alice, tree._id, "answered-before", "another body")).status).toBe(401);
+    const replay = await keyed(renewed, tree._id, "answered-before", "made once");
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body).toEqual(made.body);
+    expect(await contents(renewed, tree._id)).toEqual(["", "first", "made once"]);
+  });
+});
+
 describe("a password change from a cookie session", () => {
   it("keeps that session and ends the user's other sessions", async () => {
     const alice = await buildUser(server.url);
