@@ -213,11 +213,6 @@ export function keyedRecordId(): string | undefined {
   }
 }
 
-/** Whether this runs inside a request with an Idempotency-Key. */
-export function inKeyedRequest(): boolean {
-  return keyedContext.getStore() !== undefined;
-}
-
 /**
  * The key a change committed here is kept with (changes.ts), or undefined outside a keyed
  * request. With the key's claim when the request has not claimed it yet: the change carries it.

@@ -7,7 +7,6 @@ import type { Ports } from "./context.js";
 import { deferDurability } from "./durability.js";
 import { RevisionTakenError, ValidationError } from "../shared/errors.js";
 import { RECORD_ID } from "../shared/ids.js";
-import { inKeyedRequest } from "./idempotency.js";
 import { confirmActor, confirmAgain } from "./login-confirmation.js";
 import { authorizeTree, type Actor, type TreeAction } from "./policy.js";
 import type { Tree } from "../shared/records.js";
@@ -42,13 +41,16 @@ const REVISION_RACE_TRIES = 25;
  * One attempt of a write, through the store's `keptReads` when it has them: a busy tree's
  * next write may then read the tree, its parent card and the writer from what this
  * process's last commit left, checked by its own commit, and runs again from fresh reads
- * unless that commit is what it ends in (postgres/kept-reads.ts). A keyed request (whose
- * claim rides on its commit) always reads fresh, and so does a write to a contended tree:
- * another process writes it too, so a kept copy is likely stale, and a commit refused for
- * it would be a race lost while the processes take turns (tree-races.ts).
+ * unless that commit is what it ends in (postgres/kept-reads.ts). A keyed request is no
+ * different: its claim rides on the commit that checks the kept reads, so a commit refused
+ * as stale wrote no claim either, and a commit refused for the key (KeyClaimedAtCommitError)
+ * is not run again here: what the key holds decides the answer, not the reads. A write to a
+ * contended tree always reads fresh: another process writes it too, so a kept copy is
+ * likely stale, and a commit refused for it would be a race lost while the processes take
+ * turns (tree-races.ts).
  */
 function keptReadsOr<T>(ctx: Ports<"store" | "treeRaces">, treeId: string, attempt: (again: boolean) => Promise<T>): Promise<T> {
-  if (!ctx.store.keptReads || inKeyedRequest() || ctx.treeRaces.contended(treeId)) return attempt(false);
+  if (!ctx.store.keptReads || ctx.treeRaces.contended(treeId)) return attempt(false);
   return ctx.store.keptReads(treeId, attempt);
 }
 

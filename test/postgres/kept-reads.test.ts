@@ -15,6 +15,7 @@ import { loadConfig } from "../../src/config.js";
 import { createCard, deleteCard } from "../../src/domain/cards.js";
 import { addCollaborator } from "../../src/domain/collaborators.js";
 import { execute } from "../../src/domain/command.js";
+import { startKeyed } from "../../src/domain/idempotency.js";
 import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
 import type { Actor } from "../../src/domain/policy.js";
 import { createTree, deleteTree } from "../../src/domain/trees.js";
@@ -102,6 +103,36 @@ describe("a busy tree's next write in this process", { timeout: 60_000 }, () => 
     expect(await statementsOf(deaf, () => create(deaf, owner, tree._id, "child 3", parent._id))).toBe(1);
     const rows = await sql(`SELECT count(*)::int AS n FROM cards WHERE tree_id = '${tree._id}' AND record->>'parentId' = '${parent._id}'`);
     expect(rows[0].n).toBe(3);
+  });
+
+  it("serves a keyed write too: one statement, its commit carrying the claim; the key's second request is answered, not run", async () => {
+    const tree = await execute(other, owner, createTree, {}, { name: "Keyed" });
+    const parent = await create(other, owner, tree._id, "parent");
+    await create(deaf, owner, tree._id, "kept", parent._id);
+    /** A keyed create as the HTTP layer runs one (src/http/idempotency.ts): started, run in the key's context, finished. */
+    const keyed = async (key: string, content: string): Promise<"replayed" | "ran"> => {
+      const start = await startKeyed(deaf, { userId: owner._id, key, fingerprint: content });
+      if ("replay" in start) return "replayed";
+      let card;
+      try {
+        card = await start.run.enter(() => create(deaf, owner, tree._id, content, parent._id));
+      } catch (err) {
+        // PostgreSQL claims at commit: a key answered already is learned there, and its answer is what is sent.
+        if (start.run.outcome && "replay" in start.run.outcome) return "replayed";
+        throw err;
+      }
+      await start.run.finish({ status: 201, headers: {}, body: Buffer.from(JSON.stringify(card)) });
+      // The answer is kept lazily: written within the next 100 ms, not counted as the next write's.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return "ran";
+    };
+    let outcome: string | undefined;
+    expect(await statementsOf(deaf, async () => (outcome = await keyed("kept-1", "keyed 1")))).toBe(1);
+    expect(outcome).toBe("ran");
+    expect(await statementsOf(deaf, async () => (outcome = await keyed("kept-2", "keyed 2")))).toBe(1);
+    expect(await keyed("kept-1", "keyed 1")).toBe("replayed");
+    const rows = await sql(`SELECT count(*)::int AS n FROM cards WHERE tree_id = '${tree._id}' AND record->>'content' LIKE 'keyed %'`);
+    expect(rows[0].n).toBe(2);
   });
 
   it("answers no refusal built on a copy another process has changed since: it reads afresh, and writes", async () => {
