@@ -8,55 +8,34 @@
  * left while another process changes the tree: its next write must find that out at its
  * commit, or by reading afresh, and answer as if it had read the database.
  */
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
-import { loadConfig } from "../../src/config.js";
 import { createCard, deleteCard } from "../../src/domain/cards.js";
 import { addCollaborator } from "../../src/domain/collaborators.js";
 import { execute } from "../../src/domain/command.js";
 import { startKeyed } from "../../src/domain/idempotency.js";
-import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
+import type { DomainContext } from "../../src/domain/context.js";
 import type { Actor } from "../../src/domain/policy.js";
 import { createTree, deleteTree } from "../../src/domain/trees.js";
 import { signUp } from "../../src/domain/users.js";
-import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { MissingParentError } from "../../src/shared/errors.js";
-import { PostgresChangeFeed } from "../../src/store/postgres/change-feed.js";
-import { PostgresLocks } from "../../src/store/postgres/locks.js";
-import { openPostgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
+import { DomainProcesses } from "../helpers/domain-processes.js";
 import { adminQuery, createTestDatabase, dropTestDatabase, withDatabase } from "../helpers/postgres.js";
 
-const quiet = { log: () => undefined };
 let url: string;
-const stores: PostgresStore[] = [];
-const locks: PostgresLocks[] = [];
-const feeds: PostgresChangeFeed[] = [];
+let processes: DomainProcesses;
 /** Statements each process's pool sent. */
 const sent = new Map<DomainContext, number>();
 
-/** A process of its own; `deaf`: its store is not told of other processes' changes. */
-async function startProcess(deaf: boolean): Promise<DomainContext> {
-  const origin = randomUUID();
-  const store = await openPostgresStore(url, { ...quiet, origin });
-  stores.push(store);
-  const feed = new PostgresChangeFeed(url, origin, quiet.log);
-  await feed.start();
-  feeds.push(feed);
-  const query = store.pool.query.bind(store.pool) as (...args: unknown[]) => unknown;
-  (store.pool as { query: unknown }).query = (...args: unknown[]) => {
-    sent.set(ctx, (sent.get(ctx) ?? 0) + 1);
-    return query(...args);
-  };
-  const treeLocks = new PostgresLocks(url, { name: "cardtree-test-tree-locks" });
-  locks.push(treeLocks);
-  const config = loadConfig({ SIGNUP: "open", EXPORT_WORKERS: "0", STORE: "postgres", DATABASE_URL: url });
-  const ctx: DomainContext = createDomainContext(deaf ? { ...store, heard: undefined } : store, config, {
-    formats: formatsOffThread(config.exports),
-    hasher: scryptHasherFor(config.limits),
-    shared: { feed, peers: feed, treeLocks },
+/** A process of its own (test/helpers/domain-processes.ts) whose statements are counted; `deaf`: its store is not told of other processes' changes. */
+function startProcess(deaf: boolean): Promise<DomainContext> {
+  return processes.start((store, self) => {
+    const query = store.pool.query.bind(store.pool) as (...args: unknown[]) => unknown;
+    (store.pool as { query: unknown }).query = (...args: unknown[]) => {
+      sent.set(self(), (sent.get(self()) ?? 0) + 1);
+      return query(...args);
+    };
+    return deaf ? { ...store, heard: undefined } : store;
   });
-  return ctx;
 }
 
 async function sql(query: string): Promise<{ n: number }[]> {
@@ -77,6 +56,7 @@ let helper: Actor;
 
 beforeAll(async () => {
   url = await createTestDatabase();
+  processes = new DomainProcesses(url);
   deaf = await startProcess(true);
   other = await startProcess(false);
   owner = await execute(other, null, signUp, {}, { email: "kept-owner@example.com", password: "correct horse battery" });
@@ -84,9 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const feed of feeds) await feed.close();
-  for (const lock of locks) await lock.close();
-  for (const store of stores) await store.close();
+  await processes?.close();
   if (url) await dropTestDatabase(url);
 });
 

@@ -11,27 +11,19 @@
  * other side took first.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
-import { loadConfig } from "../../src/config.js";
 import { createCard } from "../../src/domain/cards.js";
 import { execute } from "../../src/domain/command.js";
-import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
+import type { DomainContext } from "../../src/domain/context.js";
 import type { Actor } from "../../src/domain/policy.js";
 import { createTree, deleteTree } from "../../src/domain/trees.js";
 import { signUp } from "../../src/domain/users.js";
-import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { RevisionTakenError } from "../../src/shared/errors.js";
-import { randomUUID } from "node:crypto";
-import { PostgresChangeFeed } from "../../src/store/postgres/change-feed.js";
-import { PostgresLocks } from "../../src/store/postgres/locks.js";
-import { openPostgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
+import type { PostgresStore } from "../../src/store/postgres-store.js";
+import { DomainProcesses } from "../helpers/domain-processes.js";
 import { adminQuery, createTestDatabase, dropTestDatabase, withDatabase } from "../helpers/postgres.js";
 
-const quiet = { log: () => undefined };
 let url: string;
-const stores: PostgresStore[] = [];
-const locks: PostgresLocks[] = [];
-const feeds: PostgresChangeFeed[] = [];
+let processes: DomainProcesses;
 /** Commits refused because the other side took the revision first, both sides. */
 let lost = 0;
 /** The same, by process. */
@@ -49,21 +41,15 @@ function holdCommit(ctx: DomainContext): { reached: Promise<void>; release: () =
   return { reached: arrived, release };
 }
 
-/** A process of its own: a store pool, a domain context, lock connections, a notice connection. */
-async function startProcess(): Promise<DomainContext> {
-  const origin = randomUUID();
-  const store = await openPostgresStore(url, { ...quiet, origin });
-  stores.push(store);
-  const feed = new PostgresChangeFeed(url, origin, quiet.log);
-  await feed.start();
-  feeds.push(feed);
-  const counted = {
+/** A process of its own (test/helpers/domain-processes.ts), whose commits can be held and whose lost races are counted. */
+function startProcess(): Promise<DomainContext> {
+  return processes.start((store, self) => ({
     ...store,
     changes: {
       ...store.changes,
       commit: async (...args: Parameters<PostgresStore["changes"]["commit"]>) => {
-        const held = holdNextCommit.get(ctx);
-        holdNextCommit.delete(ctx);
+        const held = holdNextCommit.get(self());
+        holdNextCommit.delete(self());
         if (held) {
           held.reached();
           await held.released;
@@ -73,22 +59,13 @@ async function startProcess(): Promise<DomainContext> {
         } catch (err) {
           if (err instanceof RevisionTakenError) {
             lost++;
-            lostBy.set(ctx, (lostBy.get(ctx) ?? 0) + 1);
+            lostBy.set(self(), (lostBy.get(self()) ?? 0) + 1);
           }
           throw err;
         }
       },
     },
-  };
-  const treeLocks = new PostgresLocks(url, { name: "cardtree-test-tree-locks" });
-  locks.push(treeLocks);
-  const config = loadConfig({ SIGNUP: "open", EXPORT_WORKERS: "0", STORE: "postgres", DATABASE_URL: url });
-  const ctx: DomainContext = createDomainContext(counted, config, {
-    formats: formatsOffThread(config.exports),
-    hasher: scryptHasherFor(config.limits),
-    shared: { feed, peers: feed, treeLocks },
-  });
-  return ctx;
+  }));
 }
 
 let a: DomainContext;
@@ -97,15 +74,14 @@ let owner: Actor;
 
 beforeAll(async () => {
   url = await createTestDatabase();
+  processes = new DomainProcesses(url);
   a = await startProcess();
   b = await startProcess();
   owner = await execute(a, null, signUp, {}, { email: "racer@example.com", password: "correct horse battery" });
 });
 
 afterAll(async () => {
-  for (const feed of feeds) await feed.close();
-  for (const lock of locks) await lock.close();
-  for (const store of stores) await store.close();
+  await processes?.close();
   if (url) await dropTestDatabase(url);
 });
 
