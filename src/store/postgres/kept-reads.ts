@@ -34,6 +34,12 @@ import type { StoredCard, StoredUser, Tree } from "../../shared/records.js";
 const MOST_TREES = 256;
 /** Cards kept per tree at most (parents read, cards written): past this, a commit's new cards are not added. */
 const MOST_CARDS = 256;
+/**
+ * Card content kept at most, in characters over all kept trees: past it, the trees used
+ * longest ago are forgotten. Without it 256 trees of 256 cards of the largest content a card
+ * may hold would be gigabytes, for any writer who fills them.
+ */
+const MOST_CHARS = 4 * 1024 * 1024;
 /** User records kept at most (cleared all at once when full). */
 const MOST_USERS = 10_000;
 
@@ -47,6 +53,8 @@ interface KeptTree {
   revision: number;
   tree: Tree;
   cards: Map<string, StoredCard>;
+  /** The kept cards' content, in characters (counted in `MOST_CHARS`). */
+  chars: number;
 }
 
 /** One attempt of a write to `treeId`. */
@@ -87,6 +95,8 @@ export class KeptReadChangedError extends RevisionTakenError {
 
 export class KeptReads {
   private readonly trees = new Map<string, KeptTree>();
+  /** The sum of the kept trees' `chars`. */
+  private chars = 0;
   private readonly users = new Map<string, StoredUser>();
   private readonly attempts = new AsyncLocalStorage<Attempt>();
 
@@ -107,7 +117,7 @@ export class KeptReads {
       if ("error" in outcome) throw outcome.error;
       return outcome.value;
     }
-    this.trees.delete(treeId);
+    this.forget(treeId);
     for (const userId of first.guards.keys()) this.users.delete(userId);
     return this.attempts.run(this.attemptFor(treeId, true), () => attempt(true));
   }
@@ -207,7 +217,7 @@ export class KeptReads {
     const here = this.attempts.getStore();
     const own = here && here.treeId === change.treeId && !here.committed ? here : undefined;
     if (!own) {
-      this.trees.delete(change.treeId);
+      this.forget(change.treeId);
       return;
     }
     own.committed = true;
@@ -224,32 +234,50 @@ export class KeptReads {
       if (card.trashed) cards.delete(card._id);
       else if (cards.has(card._id) || cards.size < MOST_CARDS) cards.set(card._id, structuredClone(card));
     }
-    this.trees.delete(change.treeId);
-    if (this.trees.size >= MOST_TREES) this.trees.delete(this.trees.keys().next().value as string);
-    this.trees.set(change.treeId, { revision: change.revision, tree: structuredClone(tree), cards });
+    this.forget(change.treeId);
+    if (this.trees.size >= MOST_TREES) this.forget(this.trees.keys().next().value as string);
+    let chars = 0;
+    for (const card of cards.values()) chars += card.content.length;
+    this.trees.set(change.treeId, { revision: change.revision, tree: structuredClone(tree), cards, chars });
+    this.chars += chars;
+    // The trees used longest ago go first; the one just kept goes last of all.
+    while (this.chars > MOST_CHARS) this.forget(this.trees.keys().next().value as string);
   }
 
   /** A commit of `change` failed with `err`: the tree is forgotten; a kept record found changed lets the attempt run again. */
   failed(change: Change, err: unknown): void {
-    this.trees.delete(change.treeId);
+    this.forget(change.treeId);
     const here = this.attempts.getStore();
     if (here && here.handed === 1 && err instanceof KeptReadChangedError) here.refused = true;
   }
 
   /** The tree is gone: forgotten. */
   forgetTree(id: string): void {
-    this.trees.delete(id);
+    this.forget(id);
   }
 
   /** A change of the tree was told (by any process): a copy older than it, or of a removed tree, is forgotten. */
   heard(treeId: string, revision: number, removed: boolean): void {
     const kept = this.trees.get(treeId);
-    if (kept && (removed || kept.revision < revision)) this.trees.delete(treeId);
+    if (kept && (removed || kept.revision < revision)) this.forget(treeId);
   }
 
   /** The user's record changed: forgotten. */
   forgetUser(id: string): void {
     this.users.delete(id);
+  }
+
+  /** Forgets a kept tree, and its share of `MOST_CHARS`. */
+  private forget(treeId: string): void {
+    const kept = this.trees.get(treeId);
+    if (!kept) return;
+    this.chars -= kept.chars;
+    this.trees.delete(treeId);
+  }
+
+  /** Characters of card content kept now (tests). */
+  keptChars(): number {
+    return this.chars;
   }
 
   /** The current attempt may be answered from memory for `treeId`. */
