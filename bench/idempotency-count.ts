@@ -1,10 +1,11 @@
 /**
- * What an Idempotency-Key costs a card write on the embedded store, measured so that the
- * machine's load moves it little (issue 26):
+ * What an Idempotency-Key costs a card write, measured so that the machine's load moves it
+ * little (issue 26):
  * `npx tsx bench/idempotency-count.ts [<other checkout>[,<another>...]] [writes] [rounds]`.
  *
  * Starts each checkout's compiled server (embedded store, a fresh data directory, a
- * 1,000-card tree), warms it up with plain and keyed creations (COUNT_WARM rounds of
+ * 1,000-card tree; with `COUNT_STORE=postgres`, a fresh database on the PostgreSQL at
+ * DATABASE_URL or 127.0.0.1:5432, dropped after), warms it up with plain and keyed creations (COUNT_WARM rounds of
  * `writes` each, default 2), then in every round sends exactly `writes` plain creations and
  * `writes` keyed ones (16 keep-alive connections, ABBA order over kinds and sides) while
  * one of two tools watches the server:
@@ -19,6 +20,10 @@
  *   minutes), and its windows still differ by a third: V8's compiler keeps working after a
  *   warm-up under valgrind, and timed work (the credential cache's five minutes, the GC's
  *   tasks) falls in whichever window runs then.
+ *
+ * On PostgreSQL, perf also samples the database's server processes that serve the
+ * Cardtree server (its pool's connections, found in `pg_stat_activity` after the warm-up),
+ * and each window prints the two apart: the key's cost is the sum.
  *
  * Prints each window, then per side the median per write, plain and keyed, and the keyed
  * extra. With COUNT_KEEP set, the data directories (with perf's `window<n>.data` or
@@ -88,11 +93,39 @@ async function instructionsDuring(pid: number, dir: string, work: () => Promise<
 }
 
 const sampling = process.env.COUNT_WITH === "perf";
+const onPostgres = process.env.COUNT_STORE === "postgres";
+if (onPostgres && !sampling) throw new Error("COUNT_STORE=postgres needs COUNT_WITH=perf: callgrind cannot follow the database's processes");
+const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const databases: string[] = [];
 
-/** Samples the server's on-CPU time (perf, cpu-clock) while `work` runs, into `dir`/window<n>.data; returns the samples. */
-async function samplesDuring(pid: number, dir: string, work: () => Promise<void>): Promise<number> {
+async function sql<T extends Record<string, unknown>>(text: string, database?: string): Promise<T[]> {
+  const { default: pg } = await import("pg");
+  const url = new URL(admin);
+  if (database) url.pathname = `/${database}`;
+  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 3_000 });
+  await client.connect();
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The database server processes that serve `database` (the Cardtree server's pool), bar this query's own. */
+async function backendsOf(database: string): Promise<number[]> {
+  const rows = await sql<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`);
+  return rows.map((row) => row.pid);
+}
+
+/**
+ * Samples the server's on-CPU time (perf, cpu-clock) while `work` runs, into
+ * `dir`/window<n>.data, with the database's processes `also` (PostgreSQL); returns the
+ * samples, the database's among them as `database`.
+ */
+async function samplesDuring(pid: number, dir: string, work: () => Promise<void>, also: readonly number[] = []): Promise<{ all: number; database: number }> {
   const file = path.join(dir, `window${++dumps}.data`);
-  const perf = spawn("perf", ["record", "-e", "cpu-clock", "-F", "2000", ...(process.env.COUNT_CALLS ? ["-g"] : []), "-p", String(pid), "-o", file], { stdio: "ignore" });
+  const pids = [pid, ...also].join(",");
+  const perf = spawn("perf", ["record", "-e", "cpu-clock", "-F", "2000", ...(process.env.COUNT_CALLS ? ["-g"] : []), "-p", pids, "-o", file], { stdio: "ignore" });
   const exited = new Promise<void>((resolve) => perf.once("exit", () => resolve()));
   // perf writes its file's header once it is attached; under load that takes a while.
   for (let waited = 0; !existsSync(file) && waited < 20_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -105,19 +138,36 @@ async function samplesDuring(pid: number, dir: string, work: () => Promise<void>
   let out = "";
   report.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   await new Promise((resolve) => report.once("exit", resolve));
-  let count = 0;
-  for (const line of out.split("\n")) if (/^\s*\d+\s/.test(line)) count += Number.parseInt(line, 10);
-  return count;
+  // One line a command name: node's threads ("node", "libuv-worker", ...) and "postgres".
+  let all = 0;
+  let database = 0;
+  for (const line of out.split("\n")) {
+    const row = /^\s*(\d+)\s+(.*\S)\s*$/.exec(line);
+    if (!row) continue;
+    all += Number(row[1]);
+    if (row[2] === "postgres") database += Number(row[1]);
+  }
+  return { all, database };
 }
 
 /** A figure a write in the unit of the tool that counted it. */
 const perWrite = (value: number) => (sampling ? `${value.toFixed(3)} samples a write` : `${(value / 1000).toFixed(0)} k instructions a write`);
 
 const sides = [{ name: "this", root: path.resolve(".") }, ...others.map((root, i) => ({ name: others.length === 1 ? "other" : `other${i + 1}`, root }))];
-const servers: { name: string; pid: number; url: URL; writer: CardtreeClient; tree: string; parent: string; stop(): Promise<void>; dir: string }[] = [];
+const servers: { name: string; pid: number; url: URL; writer: CardtreeClient; tree: string; parent: string; stop(): Promise<void>; dir: string; database?: string; backends: number[] }[] = [];
 try {
   for (const side of sides) {
     const dir = mkdtempSync(path.join(os.tmpdir(), `idem-count-${side.name}-`));
+    let env: Record<string, string> = { DATA_DIR: dir };
+    let database: string | undefined;
+    if (onPostgres) {
+      database = `cardtree_idem_count_${side.name}_${Date.now()}`;
+      await sql(`CREATE DATABASE ${database}`);
+      databases.push(database);
+      const url = new URL(admin);
+      url.pathname = `/${database}`;
+      env = { ...env, STORE: "postgres", DATABASE_URL: url.toString() };
+    }
     const server = await startPinned({
       command: () => sampling
           ? // V8 also writes a log with --perf-basic-prof: into the data directory, not the checkout.
@@ -130,7 +180,7 @@ try {
         path.join(side.root, "dist/server.mjs"),
       ],
       cwd: side.root,
-      env: { DATA_DIR: dir },
+      env,
       logFile: path.join(dir, "server.log"),
       readyPath: "/healthz",
       timeoutMs: 300_000,
@@ -139,12 +189,14 @@ try {
     const tree = await writer.treeWith("Idempotency", generateTree(1_000, 26));
     const cards = await writer.json<{ _id: string; parentId: string | null }[]>("GET", `/api/trees/${tree}/cards`);
     const parent = cards.find((c) => c.parentId === null)!._id;
-    const each = { name: side.name, pid: server.process.pid!, url: new URL(server.url), writer, tree, parent, stop: () => server.stop(), dir };
+    const each = { name: side.name, pid: server.process.pid!, url: new URL(server.url), writer, tree, parent, stop: () => server.stop(), dir, database, backends: [] as number[] };
     servers.push(each);
     for (let i = 0; i < Number(process.env.COUNT_WARM ?? 2); i++) {
       await create(each.url, writer.authorization, tree, parent, writes, false, `warm${i}`);
       await create(each.url, writer.authorization, tree, parent, writes, true, `warm${i}`);
     }
+    // The pool has opened what it uses under this load by now.
+    if (database) each.backends = await backendsOf(database);
   }
   const figures: Record<string, number[]> = {};
   for (let round = 0; round < rounds; round++) {
@@ -152,10 +204,20 @@ try {
     const order = round % 4 < 2 ? servers : [...servers].reverse();
     for (const keyed of kinds) {
       for (const each of order) {
-        const count = await (sampling ? samplesDuring : instructionsDuring)(each.pid, each.dir, () => create(each.url, each.writer.authorization, each.tree, each.parent, writes, keyed, `r${round}`));
+        const work = () => create(each.url, each.writer.authorization, each.tree, each.parent, writes, keyed, `r${round}`);
         const id = `${each.name} ${keyed ? "keyed" : "plain"}`;
+        let count: number;
+        let apart = "";
+        if (sampling) {
+          const samples = await samplesDuring(each.pid, each.dir, work, each.backends);
+          count = samples.all;
+          if (each.database) {
+            (figures[`${id} database`] ??= []).push(samples.database / writes);
+            apart = `: Cardtree ${((samples.all - samples.database) / writes).toFixed(3)}, PostgreSQL ${(samples.database / writes).toFixed(3)} (${each.backends.length} connections)`;
+          }
+        } else count = await instructionsDuring(each.pid, each.dir, work);
         (figures[id] ??= []).push(count / writes);
-        console.log(`round ${round + 1}: ${id}: ${perWrite(count / writes)} (load ${os.loadavg()[0].toFixed(1)})`);
+        console.log(`round ${round + 1}: ${id}: ${perWrite(count / writes)}${apart} (load ${os.loadavg()[0].toFixed(1)})`);
       }
     }
   }
@@ -166,6 +228,11 @@ try {
       `${side.name} (${side.root}): plain ${perWrite(plain)}, keyed ${perWrite(keyed)}; ` +
         `keyed extra ${((100 * (keyed - plain)) / plain).toFixed(1)}%, plain/keyed ${(plain / keyed).toFixed(3)}`,
     );
+    if (onPostgres) {
+      const plainDb = median(figures[`${side.name} plain database`]);
+      const keyedDb = median(figures[`${side.name} keyed database`]);
+      console.log(`  of which PostgreSQL: plain ${perWrite(plainDb)}, keyed ${perWrite(keyedDb)}; Cardtree alone: plain ${perWrite(plain - plainDb)}, keyed ${perWrite(keyed - keyedDb)} (medians apart)`);
+    }
   }
 } finally {
   for (const each of servers) {
@@ -173,4 +240,5 @@ try {
     if (process.env.COUNT_KEEP) console.log(`kept ${each.dir}`);
     else rmSync(each.dir, { recursive: true, force: true });
   }
+  for (const database of databases) await sql(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
 }
