@@ -21,9 +21,14 @@
  *   warm-up under valgrind, and timed work (the credential cache's five minutes, the GC's
  *   tasks) falls in whichever window runs then.
  *
- * On PostgreSQL, perf also samples the database's server processes that serve the
- * Cardtree server (its pool's connections, found in `pg_stat_activity` after the warm-up),
- * and each window prints the two apart: the key's cost is the sum.
+ * - `COUNT_WITH=blocks` (PostgreSQL only): the database's buffer accesses a write (and rows
+ *   written), from `pg_stat_database`; exact whatever the machine's load, and it follows
+ *   the database's side only.
+ *
+ * On PostgreSQL, a second perf samples the whole machine, and of it the database's
+ * processes that served the Cardtree server during the window (its pools' connections, in
+ * `pg_stat_activity` before and after) are counted too; each window prints the two apart:
+ * the key's cost is the sum.
  *
  * Prints each window, then per side the median per write, plain and keyed, and the keyed
  * extra. With COUNT_KEEP set, the data directories (with perf's `window<n>.data` or
@@ -92,9 +97,11 @@ async function instructionsDuring(pid: number, dir: string, work: () => Promise<
   throw new Error(`no callgrind dump named ${name} in ${dir}`);
 }
 
-const sampling = process.env.COUNT_WITH === "perf";
+const counting = process.env.COUNT_WITH === "blocks";
+const sampling = process.env.COUNT_WITH === "perf" || counting;
 const onPostgres = process.env.COUNT_STORE === "postgres";
-if (onPostgres && !sampling) throw new Error("COUNT_STORE=postgres needs COUNT_WITH=perf: callgrind cannot follow the database's processes");
+if (onPostgres && !sampling) throw new Error("COUNT_STORE=postgres needs COUNT_WITH=perf or blocks: callgrind cannot follow the database's processes");
+if (counting && !onPostgres) throw new Error("COUNT_WITH=blocks counts PostgreSQL's buffer accesses: it needs COUNT_STORE=postgres");
 const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const databases: string[] = [];
 
@@ -111,21 +118,15 @@ async function sql<T extends Record<string, unknown>>(text: string, database?: s
   }
 }
 
-/** The database server processes that serve `database` (the Cardtree server's pool), bar this query's own. */
+/** The database server processes that serve `database` now (the Cardtree server's pools), bar this query's own. */
 async function backendsOf(database: string): Promise<number[]> {
   const rows = await sql<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`);
   return rows.map((row) => row.pid);
 }
 
-/**
- * Samples the server's on-CPU time (perf, cpu-clock) while `work` runs, into
- * `dir`/window<n>.data, with the database's processes `also` (PostgreSQL); returns the
- * samples, the database's among them as `database`.
- */
-async function samplesDuring(pid: number, dir: string, work: () => Promise<void>, also: readonly number[] = []): Promise<{ all: number; database: number }> {
-  const file = path.join(dir, `window${++dumps}.data`);
-  const pids = [pid, ...also].join(",");
-  const perf = spawn("perf", ["record", "-e", "cpu-clock", "-F", "2000", ...(process.env.COUNT_CALLS ? ["-g"] : []), "-p", pids, "-o", file], { stdio: "ignore" });
+/** Runs `perf record` with `args` while `work` runs; returns `perf report`'s lines for `sort`. */
+async function perfDuring(file: string, args: readonly string[], sort: string, work: () => Promise<void>): Promise<string[]> {
+  const perf = spawn("perf", ["record", "-e", "cpu-clock", "-F", "2000", ...args, "-o", file], { stdio: "ignore" });
   const exited = new Promise<void>((resolve) => perf.once("exit", () => resolve()));
   // perf writes its file's header once it is attached; under load that takes a while.
   for (let waited = 0; !existsSync(file) && waited < 20_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -133,28 +134,70 @@ async function samplesDuring(pid: number, dir: string, work: () => Promise<void>
   await work();
   perf.kill("SIGINT");
   await exited;
-  // The header's "# Samples:" is rounded ("25K"): the sample column summed is exact.
-  const report = spawn("perf", ["report", "-i", file, "--stdio", "--sort", "comm", "-F", "sample"], { stdio: ["ignore", "pipe", "ignore"] });
+  const report = spawn("perf", ["report", "-i", file, "--stdio", "--sort", sort, "-F", `sample,${sort}`], { stdio: ["ignore", "pipe", "ignore"] });
   let out = "";
   report.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   await new Promise((resolve) => report.once("exit", resolve));
-  // One line a command name: node's threads ("node", "libuv-worker", ...) and "postgres".
-  let all = 0;
-  let database = 0;
-  for (const line of out.split("\n")) {
-    const row = /^\s*(\d+)\s+(.*\S)\s*$/.exec(line);
-    if (!row) continue;
-    all += Number(row[1]);
-    if (row[2] === "postgres") database += Number(row[1]);
-  }
-  return { all, database };
+  return out.split("\n");
+}
+
+/**
+ * Samples the server's on-CPU time (perf, cpu-clock) while `work` runs, into
+ * `dir`/window<n>.data; returns the samples. With `database` (PostgreSQL), a second perf
+ * samples the whole machine into `dir`/database<n>.data, and the samples of the database's
+ * processes that served `database` during the window (listed before and after it: the pool
+ * opens and closes connections) are returned apart.
+ */
+async function samplesDuring(pid: number, dir: string, work: () => Promise<void>, database?: string): Promise<{ all: number; database: number }> {
+  const n = ++dumps;
+  // The header's "# Samples:" is rounded ("25K"): the sample column summed is exact.
+  const sum = (lines: readonly string[], take: (what: string) => boolean = () => true) => {
+    let total = 0;
+    for (const line of lines) {
+      const row = /^\s*(\d+)\s+(.*\S)\s*$/.exec(line);
+      if (row && take(row[2])) total += Number(row[1]);
+    }
+    return total;
+  };
+  const server = (run: () => Promise<void>) => perfDuring(path.join(dir, `window${n}.data`), [...(process.env.COUNT_CALLS ? ["-g"] : []), "-p", String(pid)], "comm", run);
+  if (!database) return { all: sum(await server(work)), database: 0 };
+  const before = await backendsOf(database);
+  let serverLines: string[] = [];
+  const machineLines = await perfDuring(path.join(dir, `database${n}.data`), ["-a"], "pid", async () => {
+    serverLines = await server(work);
+  });
+  const served = new Set([...before, ...(await backendsOf(database))]);
+  // "pid" lines read "<tid>:<command>"; a database process is one thread, so tid is its pid.
+  const db = sum(machineLines, (what) => served.has(Number.parseInt(what, 10)) && what.endsWith(":postgres"));
+  const own = sum(serverLines);
+  return { all: own + db, database: db };
+}
+
+/**
+ * The database's buffer accesses (shared blocks hit or read) and rows written (inserted,
+ * updated, deleted) while `work` runs, from `pg_stat_database`: what PostgreSQL did for the
+ * writes, the same whatever else the machine runs. A connection reports its counters at
+ * most once a second while busy and within 10 s once idle (PostgreSQL 15), hence the waits
+ * on either side: with 1.5 s, a window's rows written a write moved by a fifth.
+ */
+async function blocksDuring(database: string, work: () => Promise<void>): Promise<{ all: number; database: number }> {
+  const read = async () =>
+    (await sql<{ blocks: string; rows: string }>(`SELECT blks_hit + blks_read AS blocks, tup_inserted + tup_updated + tup_deleted AS rows FROM pg_stat_database WHERE datname = '${database}'`))[0];
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
+  await settle();
+  const before = await read();
+  await work();
+  await settle();
+  const after = await read();
+  return { all: Number(after.blocks) - Number(before.blocks), database: Number(after.rows) - Number(before.rows) };
 }
 
 /** A figure a write in the unit of the tool that counted it. */
-const perWrite = (value: number) => (sampling ? `${value.toFixed(3)} samples a write` : `${(value / 1000).toFixed(0)} k instructions a write`);
+const perWrite = (value: number) =>
+  counting ? `${value.toFixed(2)} blocks a write` : sampling ? `${value.toFixed(3)} samples a write` : `${(value / 1000).toFixed(0)} k instructions a write`;
 
 const sides = [{ name: "this", root: path.resolve(".") }, ...others.map((root, i) => ({ name: others.length === 1 ? "other" : `other${i + 1}`, root }))];
-const servers: { name: string; pid: number; url: URL; writer: CardtreeClient; tree: string; parent: string; stop(): Promise<void>; dir: string; database?: string; backends: number[] }[] = [];
+const servers: { name: string; pid: number; url: URL; writer: CardtreeClient; tree: string; parent: string; stop(): Promise<void>; dir: string; database?: string }[] = [];
 try {
   for (const side of sides) {
     const dir = mkdtempSync(path.join(os.tmpdir(), `idem-count-${side.name}-`));
@@ -189,14 +232,12 @@ try {
     const tree = await writer.treeWith("Idempotency", generateTree(1_000, 26));
     const cards = await writer.json<{ _id: string; parentId: string | null }[]>("GET", `/api/trees/${tree}/cards`);
     const parent = cards.find((c) => c.parentId === null)!._id;
-    const each = { name: side.name, pid: server.process.pid!, url: new URL(server.url), writer, tree, parent, stop: () => server.stop(), dir, database, backends: [] as number[] };
+    const each = { name: side.name, pid: server.process.pid!, url: new URL(server.url), writer, tree, parent, stop: () => server.stop(), dir, database };
     servers.push(each);
     for (let i = 0; i < Number(process.env.COUNT_WARM ?? 2); i++) {
       await create(each.url, writer.authorization, tree, parent, writes, false, `warm${i}`);
       await create(each.url, writer.authorization, tree, parent, writes, true, `warm${i}`);
     }
-    // The pool has opened what it uses under this load by now.
-    if (database) each.backends = await backendsOf(database);
   }
   const figures: Record<string, number[]> = {};
   for (let round = 0; round < rounds; round++) {
@@ -208,12 +249,16 @@ try {
         const id = `${each.name} ${keyed ? "keyed" : "plain"}`;
         let count: number;
         let apart = "";
-        if (sampling) {
-          const samples = await samplesDuring(each.pid, each.dir, work, each.backends);
+        if (counting) {
+          const blocks = await blocksDuring(each.database!, work);
+          count = blocks.all;
+          apart = `, ${(blocks.database / writes).toFixed(2)} rows written a write`;
+        } else if (sampling) {
+          const samples = await samplesDuring(each.pid, each.dir, work, each.database);
           count = samples.all;
           if (each.database) {
             (figures[`${id} database`] ??= []).push(samples.database / writes);
-            apart = `: Cardtree ${((samples.all - samples.database) / writes).toFixed(3)}, PostgreSQL ${(samples.database / writes).toFixed(3)} (${each.backends.length} connections)`;
+            apart = `: Cardtree ${((samples.all - samples.database) / writes).toFixed(3)}, PostgreSQL ${(samples.database / writes).toFixed(3)}`;
           }
         } else count = await instructionsDuring(each.pid, each.dir, work);
         (figures[id] ??= []).push(count / writes);
@@ -228,7 +273,7 @@ try {
       `${side.name} (${side.root}): plain ${perWrite(plain)}, keyed ${perWrite(keyed)}; ` +
         `keyed extra ${((100 * (keyed - plain)) / plain).toFixed(1)}%, plain/keyed ${(plain / keyed).toFixed(3)}`,
     );
-    if (onPostgres) {
+    if (onPostgres && !counting) {
       const plainDb = median(figures[`${side.name} plain database`]);
       const keyedDb = median(figures[`${side.name} keyed database`]);
       console.log(`  of which PostgreSQL: plain ${perWrite(plainDb)}, keyed ${perWrite(keyedDb)}; Cardtree alone: plain ${perWrite(plain - plainDb)}, keyed ${perWrite(keyed - keyedDb)} (medians apart)`);

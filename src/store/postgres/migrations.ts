@@ -138,4 +138,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX changes_idem ON changes (idem) WHERE idem IS NOT NULL;
     `,
   },
+  {
+    version: 6,
+    name: "idempotency keys answered in place",
+    sql: `
+      -- A keyed write inserts its claim, and its answer comes ~100 ms later as an update of
+      -- that row (idempotency.ts). Measured on 3,000 keyed creations: with every page filled,
+      -- 60% of those updates found no room on the row's page, so each wrote a new row version
+      -- elsewhere and two index entries; the database spent ~40% more CPU on a keyed write
+      -- than on a plain one (issue 26). Pages filled to 30% leave room for the answer beside
+      -- its claim: every update then stayed on its page (a heap-only update, no index
+      -- entry), and the table came out 15% larger, not three times, as the old versions are
+      -- pruned in place.
+      ALTER TABLE idempotency_keys SET (fillfactor = 30);
+      -- The sweep (every minute) scans the whole table anyway for the per-user bounds, so
+      -- this index saved it little, and every keyed write paid an entry in it.
+      DROP INDEX idempotency_keys_expires;
+    `,
+  },
 ];
