@@ -216,5 +216,19 @@ function installListeners(): void {
   registerCollaboratorActions(app);
 }
 
-registerServiceWorker();
+/**
+ * When the offline worker may install (offline/service-worker.ts says why not sooner): on a
+ * page that draws cards, once its columns are drawn (`tree:load`), or after 10 s when they
+ * never are (a tree that is missing, or cannot be reached); on any other page at once.
+ */
+function firstPageDrawn(): Promise<void> {
+  const page = routeOf(location.pathname).page;
+  if (page !== "tree" && page !== "public") return Promise.resolve();
+  return new Promise((resolve) => {
+    bus.scripts.once("tree:load", () => resolve());
+    setTimeout(resolve, 10_000);
+  });
+}
+
+registerServiceWorker(firstPageDrawn());
 void boot();

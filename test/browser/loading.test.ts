@@ -137,6 +137,31 @@ describeInBrowser("loading the client", () => {
     await visitor.close();
   });
 
+  it("a tree page registers its offline worker only once its columns are drawn, and is then controlled by it", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "Worker later", seed: JSON.stringify([{ content: "One" }, { content: "Two", children: [{ content: "Three" }] }]) });
+    // What the page holds when it registers the worker (the install fetches the whole shell).
+    await page.addInitScript(() => {
+      const register = ServiceWorkerContainer.prototype.register;
+      ServiceWorkerContainer.prototype.register = function (...args: Parameters<typeof register>) {
+        (window as any).cardsAtRegister = document.querySelectorAll(".columns .card .view").length;
+        return register.apply(this, args);
+      };
+    });
+    // Who is logged in is answered a second late, so the page's `load` comes well before the cards.
+    await page.route("**/api/index", async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await route.continue();
+    });
+    await openTree(page, tree._id);
+    await page.waitForFunction(() => (window as any).cardsAtRegister !== undefined, undefined, { timeout: 20_000 });
+    expect(await page.evaluate(() => (window as any).cardsAtRegister)).toBe(3);
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 30_000 });
+    await page.unroute("**/api/index");
+    await context.close();
+  });
+
   it("a tree's first screen is painted before any card is measured or focused; reopened, it is on the card last visited, in view and focused", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);
