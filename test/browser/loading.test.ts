@@ -137,6 +137,38 @@ describeInBrowser("loading the client", () => {
     await visitor.close();
   });
 
+  it("the task that evaluates the app's script sends no request; boot sends them in the next task", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "Next task", seed: JSON.stringify([{ content: "One" }]) });
+    // `window.app` is set by the evaluation; a microtask queued then runs at the end of that
+    // task (modules' microtasks run when their evaluation is done), so a request sent while it
+    // is still pending is sent by the same task.
+    await page.addInitScript(() => {
+      const seen = ((window as any).sentDuringEvaluation = [] as string[]);
+      let evaluating = false;
+      let app: unknown;
+      Object.defineProperty(window, "app", {
+        configurable: true,
+        get: () => app,
+        set: (value) => {
+          app = value;
+          evaluating = true;
+          queueMicrotask(() => (evaluating = false));
+        },
+      });
+      const fetch = window.fetch;
+      window.fetch = function (...args: Parameters<typeof fetch>) {
+        if (evaluating) seen.push(String(args[0] instanceof Request ? args[0].url : args[0]));
+        return fetch.apply(this, args);
+      };
+    });
+    await openTree(page, tree._id);
+    expect(await page.locator(".card").count()).toBe(1);
+    expect(await page.evaluate(() => (window as any).sentDuringEvaluation)).toEqual([]);
+    await context.close();
+  });
+
   it("a tree page registers its offline worker only once its columns are drawn, and is then controlled by it", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);
