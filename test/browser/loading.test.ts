@@ -169,7 +169,7 @@ describeInBrowser("loading the client", () => {
     await context.close();
   });
 
-  it("a tree page registers its offline worker only once its columns are drawn, and is then controlled by it", async () => {
+  it("a tree page registers its offline worker only once its columns are drawn, and is then controlled by it; another page once it is shown", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);
     const tree = await buildTree(api, { name: "Worker later", seed: JSON.stringify([{ content: "One" }, { content: "Two", children: [{ content: "Three" }] }]) });
@@ -192,6 +192,26 @@ describeInBrowser("loading the client", () => {
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 30_000 });
     await page.unroute("**/api/index");
     await context.close();
+
+    // Any other page: once boot has shown it (here the tree list, after `/api/index` answered).
+    const other = await loggedInPage(session.world, "loading");
+    session.watch(other.page);
+    await other.page.addInitScript(() => {
+      const register = ServiceWorkerContainer.prototype.register;
+      ServiceWorkerContainer.prototype.register = function (...args: Parameters<typeof register>) {
+        (window as any).pageAtRegister = document.getElementById("root")!.className;
+        return register.apply(this, args);
+      };
+    });
+    await other.page.route("**/api/index", async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await route.continue();
+    });
+    await other.page.goto("/");
+    await other.page.waitForFunction(() => (window as any).pageAtRegister !== undefined, undefined, { timeout: 20_000 });
+    expect(await other.page.evaluate(() => (window as any).pageAtRegister)).toBe("page-home");
+    await other.page.unroute("**/api/index");
+    await other.context.close();
   });
 
   it("a tree's first screen is painted before any card is measured or focused; reopened, it is on the card last visited, in view and focused", async () => {

@@ -20,7 +20,8 @@ export function registerServiceWorker(afterFirstPage: Promise<void>): void {
   const container = navigator.serviceWorker;
   let reloading = false;
   window.addEventListener("load", () => {
-    void afterFirstPage.then(() => register(container));
+    // In a task of its own, not at the end of the page's task that settled `afterFirstPage`.
+    void afterFirstPage.then(() => setTimeout(() => register(container), 0));
   });
   container.addEventListener("controllerchange", () => {
     // The new version took over (this tab asked, or another tab did): show it.
