@@ -60,6 +60,32 @@ interface Task {
 
 /** The CPU slow-down while tracing (`THROTTLE`, default 4 as Lighthouse's mobile preset). */
 const THROTTLE = Number(process.env.THROTTLE ?? 4);
+/**
+ * `SYNC_CALLS=1`: also times the page's calls that may wait for the browser process (the first
+ * use of localStorage loads the whole area over a synchronous IPC, reading `document.cookie`
+ * asks the browser too), and lists those of half a millisecond or more.
+ */
+const SYNC_CALLS = process.env.SYNC_CALLS === "1";
+
+/** Runs in the page before its scripts (as a string: the bench's own code is not bundled for it). */
+const timeSyncCalls = `(() => {
+  const calls = (window.syncCalls = []);
+  const wrap = (target, name, label) => {
+    const original = target[name];
+    target[name] = function (...args) {
+      const start = performance.now();
+      try { return original.apply(this, args); } finally { calls.push([label + " " + String(args[0]).slice(0, 30), start, performance.now() - start]); }
+    };
+  };
+  for (const name of ["getItem", "setItem", "removeItem", "key"]) wrap(Storage.prototype, name, "localStorage." + name);
+  const cookie = Object.getOwnPropertyDescriptor(Document.prototype, "cookie");
+  Object.defineProperty(Document.prototype, "cookie", {
+    configurable: true,
+    get() { const start = performance.now(); try { return cookie.get.call(this); } finally { calls.push(["document.cookie (read)", start, performance.now() - start]); } },
+    set(value) { cookie.set.call(this, value); },
+  });
+})();`;
+
 /** Tasks are listed from this length on (`LIST_MS`, default 50), by wall time or CPU time at 4x; the sums still count from 50 ms. */
 const LIST_MS = Number(process.env.LIST_MS ?? 50);
 
@@ -176,6 +202,7 @@ async function traceOnce(url: string, baseUrl: string, cookie: string, verbose: 
       }),
     );
     const page = context.pages()[0] ?? (await context.newPage());
+    if (SYNC_CALLS) await page.addInitScript(timeSyncCalls);
     const cdp: CDPSession = await context.newCDPSession(page);
     await cdp.send("Emulation.setCPUThrottlingRate", { rate: THROTTLE });
     await cdp.send("Profiler.enable");
@@ -194,6 +221,10 @@ async function traceOnce(url: string, baseUrl: string, cookie: string, verbose: 
     await cdp.send("Tracing.end");
     await done;
     const elements = await page.evaluate(() => document.getElementsByTagName("*").length);
+    if (SYNC_CALLS && verbose) {
+      const calls = await page.evaluate(() => (window as unknown as { syncCalls: [string, number, number][] }).syncCalls);
+      for (const [name, at, ms] of calls.filter((call) => call[2] >= 0.5)) console.log(`    ${at.toFixed(0).padStart(6)} ms  ${name} took ${ms.toFixed(1)} ms (wall, unthrottled)`);
+    }
     const tasks = tasksOf(events);
     attributeSamples(tasks, profile);
     // A task is listed when it is long as traced, or when its CPU time at a phone's speed

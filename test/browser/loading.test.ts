@@ -137,6 +137,83 @@ describeInBrowser("loading the client", () => {
     await visitor.close();
   });
 
+  it("the task that evaluates the app's script sends no request; boot sends them in the next task", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "Next task", seed: JSON.stringify([{ content: "One" }]) });
+    // `window.app` is set by the evaluation; a microtask queued then runs at the end of that
+    // task (modules' microtasks run when their evaluation is done), so a request sent while it
+    // is still pending is sent by the same task.
+    await page.addInitScript(() => {
+      const seen = ((window as any).sentDuringEvaluation = [] as string[]);
+      let evaluating = false;
+      let app: unknown;
+      Object.defineProperty(window, "app", {
+        configurable: true,
+        get: () => app,
+        set: (value) => {
+          app = value;
+          evaluating = true;
+          queueMicrotask(() => (evaluating = false));
+        },
+      });
+      const fetch = window.fetch;
+      window.fetch = function (...args: Parameters<typeof fetch>) {
+        if (evaluating) seen.push(String(args[0] instanceof Request ? args[0].url : args[0]));
+        return fetch.apply(this, args);
+      };
+    });
+    await openTree(page, tree._id);
+    expect(await page.locator(".card").count()).toBe(1);
+    expect(await page.evaluate(() => (window as any).sentDuringEvaluation)).toEqual([]);
+    await context.close();
+  });
+
+  it("a tree page registers its offline worker only once its columns are drawn, and is then controlled by it; another page once it is shown", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "Worker later", seed: JSON.stringify([{ content: "One" }, { content: "Two", children: [{ content: "Three" }] }]) });
+    // What the page holds when it registers the worker (the install fetches the whole shell).
+    await page.addInitScript(() => {
+      const register = ServiceWorkerContainer.prototype.register;
+      ServiceWorkerContainer.prototype.register = function (...args: Parameters<typeof register>) {
+        (window as any).cardsAtRegister = document.querySelectorAll(".columns .card .view").length;
+        return register.apply(this, args);
+      };
+    });
+    // Who is logged in is answered a second late, so the page's `load` comes well before the cards.
+    await page.route("**/api/index", async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await route.continue();
+    });
+    await openTree(page, tree._id);
+    await page.waitForFunction(() => (window as any).cardsAtRegister !== undefined, undefined, { timeout: 20_000 });
+    expect(await page.evaluate(() => (window as any).cardsAtRegister)).toBe(3);
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 30_000 });
+    await page.unroute("**/api/index");
+    await context.close();
+
+    // Any other page: once boot has shown it (here the tree list, after `/api/index` answered).
+    const other = await loggedInPage(session.world, "loading");
+    session.watch(other.page);
+    await other.page.addInitScript(() => {
+      const register = ServiceWorkerContainer.prototype.register;
+      ServiceWorkerContainer.prototype.register = function (...args: Parameters<typeof register>) {
+        (window as any).pageAtRegister = document.getElementById("root")!.className;
+        return register.apply(this, args);
+      };
+    });
+    await other.page.route("**/api/index", async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await route.continue();
+    });
+    await other.page.goto("/");
+    await other.page.waitForFunction(() => (window as any).pageAtRegister !== undefined, undefined, { timeout: 20_000 });
+    expect(await other.page.evaluate(() => (window as any).pageAtRegister)).toBe("page-home");
+    await other.page.unroute("**/api/index");
+    await other.context.close();
+  });
+
   it("a tree's first screen is painted before any card is measured or focused; reopened, it is on the card last visited, in view and focused", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);
