@@ -307,10 +307,9 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     }
   });
 
-  // Alone, after the others: its count of five changes holds only while the writer types
-  // faster than the queue's first retry. The card made offline is one change with its text
-  // only if the text comes before the queue tries the create again; on a slower turn (five
-  // Chromiums beside it) the text is a sixth change, sent once like the others.
+  // Alone, after the others. Five changes: the card made offline takes its text into its
+  // create, since nothing is sent while the browser says it is offline (a create sent and
+  // failed would keep its place, and the text would be a sixth change).
   it("the issue's case: offline, edit three cards, add one, delete a 34-card subtree, reload offline; back online all applied once", async ({ onTestFinished, expect }) => {
     const device = await openDevice({ onTestFinished, expect });
     const { api, treeId, page } = await device.writer();
@@ -348,6 +347,40 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     // The card made offline kept the id the client gave it (SPEC §13).
     const added = cards.find((card) => card.content === "Added offline");
     expect(await page.locator(`#card${added._id}`).count()).toBe(1);
+  });
+
+  it.concurrent("sends nothing while the browser says it is offline, counts each change at once, and tries when asked", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { api, treeId, page } = await device.writer();
+    const before = await revision(api, treeId);
+    const writes: string[] = [];
+    page.on("request", (request) => {
+      if (request.method() !== "GET" && request.url().includes(`/api/trees/${treeId}/cards`)) writes.push(request.method());
+    });
+
+    await device.context.setOffline(true);
+    await activate(page, "One");
+    await typeAtEnd(page, " offline");
+    await expect.poll(() => status(page)).toMatch(/^Not saved yet: 1 change waiting on this device since \d\d:\d\d/);
+    await page.keyboard.press("Control+ArrowDown");
+    await page.keyboard.type("New while offline");
+    await page.keyboard.press("Control+Enter");
+    await expect.poll(() => status(page)).toMatch(/^Not saved yet: 2 changes waiting/);
+    // The new card's text went into its create, which was never tried: two changes, not three.
+    await page.waitForTimeout(3_000);
+    expect(writes).toEqual([]);
+    expect(await status(page)).toMatch(/^Not saved yet: 2 changes waiting/);
+    expect(await page.locator(".topbar-status").getAttribute("title")).toContain("offline");
+
+    // "Retry now" tries even so; the tries fail, and the changes still wait.
+    await page.locator(".topbar-status button", { hasText: "Retry now" }).click();
+    await expect.poll(() => writes.length).toBeGreaterThan(0);
+    await expect.poll(() => status(page)).toMatch(/^Not saved yet: 2 changes waiting/);
+
+    await device.context.setOffline(false);
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+    expect((await serverCards(api, treeId)).map((card) => card.content)).toEqual(expect.arrayContaining(["One offline", "New while offline"]));
+    expect(await revision(api, treeId)).toBe(before + 2);
   });
 
   // Alone, after the others: it times the writer's keys against the 2 s pause.

@@ -16,7 +16,7 @@ import { notify } from "../notify.js";
 import { neighbour, type Direction } from "../model/navigation.js";
 import { browserSyncEnvironment, SyncQueue, type Coordinator, type SyncHooks } from "../model/sync.js";
 import { CardVersions } from "../model/versions.js";
-import { LiveTree } from "../live/live-tree.js";
+import { LiveTree, MOVE_UNDONE } from "../live/live-tree.js";
 import { TreeState, type TreeReader } from "../model/tree-state.js";
 import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
@@ -530,7 +530,7 @@ export class TreeController {
     this.view.highlight(this.active, { scroll: false });
     notify(
       why === "cycle"
-        ? "A card you moved could not go there: someone moved that place under it meanwhile. It stays where it was; your text in it is kept."
+        ? MOVE_UNDONE
         : "The card above one of your cards was deleted by someone else meanwhile; your card moved up to the nearest card still there.",
       { timeout: 8000 },
     );

@@ -29,6 +29,9 @@ import type { ColumnsView } from "../views/columns.js";
 import { TreeFollower, type RemoteChange } from "./follow.js";
 import { mergeTexts } from "./merge.js";
 
+/** What the writer is told when a move of theirs cannot be: someone moved its new place under it. */
+export const MOVE_UNDONE = "A card you moved could not go there: someone moved that place under it meanwhile. It stays where it was; your text in it is kept.";
+
 /** What the live tree may reach of the open tree (the controller's own parts). */
 export interface LiveHost {
   readonly bus: AppBus;
@@ -257,6 +260,7 @@ export class LiveTree {
       // Someone moved this card under one that this writer moved under it, not saved yet
       // (offline): that move will be refused (a card under its own descendant, 409) and its
       // card goes back (model/sync.ts). It goes back now, so that the tree never holds a loop.
+      let undone = false;
       for (let id: string | null = server.parentId; id !== null && id !== card._id; ) {
         const on = state.get(id);
         if (!on) break;
@@ -265,9 +269,12 @@ export class LiveTree {
         if (on.parentId !== base.parentId) {
           on.parentId = base.parentId;
           on.position = base.position;
+          // Its change, not sent yet, now goes without the move: no refusal will say it.
+          undone ||= this.host.sync.sendsAsItIs(on);
         }
         id = next;
       }
+      if (undone) notify(MOVE_UNDONE, { timeout: 8000 });
       // Still a loop (not one of this writer's moves): keep the card as it is until the next reload.
       if (state.isDescendantOrSelf(server.parentId, card._id)) return false;
     }

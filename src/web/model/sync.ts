@@ -85,6 +85,13 @@ export interface SyncEnvironment {
   clearTimeout(handle: unknown): void;
   /** Calls `run` whenever the device comes back online; returns the unsubscribe. */
   onOnline(run: () => void): () => void;
+  /**
+   * Whether the device knows it has no network (the browser's `navigator.onLine` false).
+   * Changes then wait for `onOnline` instead of each being sent to fail: a change not sent
+   * yet still takes the writer's next words (one change, not two), and the status says at
+   * once that they wait. Absent: always tried.
+   */
+  offline?(): boolean;
   now(): number;
 }
 
@@ -110,6 +117,13 @@ export interface SyncOptions {
 
 export const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000, 30000];
 
+/**
+ * While the device says it is offline, one try still goes this often: the browser's signal
+ * can be wrong (it reads the network interfaces, not the server), and a change must never
+ * wait forever on it.
+ */
+export const OFFLINE_TRY_MS = 30_000;
+
 /** Changes in flight at once (of different cards). */
 const WINDOW = 8;
 
@@ -133,6 +147,10 @@ export class SyncQueue {
   private stopped = false;
   /** The tree was closed: send what the server takes now, leave the rest in the outbox. */
   private leaving = false;
+  /** The next pump sends even though the device says it is offline (a try asked for, or due). */
+  private tryEvenOffline = false;
+  /** When the try due while offline goes (its timer is `retryTimer`); null when none is due. */
+  private offlineTryAt: number | null = null;
   /** Outbox writes not finished yet: a closed tab would lose those. */
   private writing = 0;
   private release: Promise<() => void> | null = null;
@@ -171,6 +189,15 @@ export class SyncQueue {
   /** The card has a change queued or on its way: the server's copy is not the writer's. */
   hasPending(card: Card): boolean {
     return this.ops.some((op) => op.card === card) || [...this.inFlight].some((op) => op.card === card);
+  }
+
+  /**
+   * Whether a change of the card waits here unsent: it goes with the card as it is when it
+   * goes (`send`), so a move of it undone here meanwhile is never sent, and no refusal will
+   * tell the writer about it (live-tree.ts tells them instead).
+   */
+  sendsAsItIs(card: Card): boolean {
+    return this.ops.some((op) => op.card === card && (op.entry.kind === "create" || op.entry.kind === "update") && !op.entry.sent);
   }
 
   /** The card was made here and its create has not been answered yet. */
@@ -272,7 +299,9 @@ export class SyncQueue {
   retryNow(): void {
     if (this.retryTimer !== undefined) this.options.environment.clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    this.offlineTryAt = null;
     this.failures = 0;
+    this.tryEvenOffline = true;
     this.pump();
   }
 
@@ -350,18 +379,53 @@ export class SyncQueue {
    * Many changes of many cards (1,000 made offline) then go without one round trip each.
    */
   private pump(): void {
+    if (this.waitsForNetwork()) return;
     while (!this.paused && !this.stopped && this.retryTimer === undefined && this.inFlight.size < WINDOW && this.ops.length > 0) {
       if (!this.startable(this.ops[0])) break;
       const op = this.ops.shift()!;
       this.inFlight.add(op);
       void this.run(op);
     }
+    this.tryEvenOffline = false;
     if (this.inFlight.size === 0 && this.ops.length === 0) {
       this.report();
       if (this.leaving) this.stop();
       return;
     }
     this.report();
+  }
+
+  /**
+   * Whether changes wait because the device says it is offline: none is started, and, with
+   * none in flight, the status says so and one try is due in OFFLINE_TRY_MS (coming back
+   * online, or the writer's "Retry now", tries at once).
+   */
+  private waitsForNetwork(): boolean {
+    if (this.tryEvenOffline || this.paused || this.stopped || this.ops.length === 0 || this.options.environment.offline?.() !== true) return false;
+    if (this.leaving) {
+      this.stop();
+      return true;
+    }
+    // A failure's back-off, or changes in flight, will come back here; the count is theirs to tell.
+    if (this.inFlight.size > 0 || (this.retryTimer !== undefined && this.offlineTryAt === null)) return true;
+    if (this.retryTimer === undefined) {
+      this.offlineTryAt = this.options.environment.now() + OFFLINE_TRY_MS;
+      this.retryTimer = this.options.environment.setTimeout(() => {
+        this.retryTimer = undefined;
+        this.offlineTryAt = null;
+        this.tryEvenOffline = true;
+        this.pump();
+      }, OFFLINE_TRY_MS);
+    }
+    // Each change made meanwhile is counted at once.
+    this.hooks.status({
+      kind: "retrying",
+      pending: this.pending,
+      since: this.since,
+      retryAt: this.offlineTryAt!,
+      reason: "This device is offline: the changes go as soon as it is back online.",
+    });
+    return true;
   }
 
   /** Whether `op` may go while the changes in flight are not answered yet. */
@@ -672,6 +736,7 @@ export function browserSyncEnvironment(): SyncEnvironment {
       window.addEventListener("online", run);
       return () => window.removeEventListener("online", run);
     },
+    offline: () => navigator.onLine === false,
     now: () => Date.now(),
   };
 }
