@@ -1,14 +1,15 @@
 /**
- * A lone change (a batch of one, without an Idempotency-Key) goes as a statement of its own
+ * A lone change (a batch of one) goes as a statement of its own
  * (src/store/postgres/group-commit.ts, LONE_SQL), cheaper for the database than the batch
  * statement; it must keep that statement's every rule: the tree moves only from the revision
  * the change follows, a card never moves to another tree, a kept user record that changed
- * writes nothing, and the notice goes only with what committed.
+ * writes nothing, a key's claim goes with its change or neither does, and the notice goes
+ * only with what committed.
  */
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Change } from "../../src/shared/changes.js";
-import { ConflictError, RevisionTakenError } from "../../src/shared/errors.js";
+import { ConflictError, KeyClaimedAtCommitError, RevisionTakenError } from "../../src/shared/errors.js";
 import { newRecordId, newUserId } from "../../src/shared/ids.js";
 import type { StoredCard, Tree } from "../../src/shared/records.js";
 import { GroupCommit } from "../../src/store/postgres/group-commit.js";
@@ -112,7 +113,7 @@ async function noticesDuring(store: PostgresStore, treeId: string, work: () => P
 }
 
 describe("a lone change's own statement", { timeout: 60_000 }, () => {
-  it("goes alone when it is alone and has no key: its rows, the tree's columns and its notice, as the batch writes them", async () => {
+  it("goes alone when it is alone: its rows, the tree's columns and its notice, as the batch writes them", async () => {
     const { store, sent } = await open();
     const base = await created(store);
     const moved = cardOf(base, "moved out");
@@ -131,18 +132,53 @@ describe("a lone change's own statement", { timeout: 60_000 }, () => {
     expect(trashed).toEqual({ tree_id: base._id, trashed: write.change.after[2].trashed, record: JSON.stringify(moved) });
   });
 
-  it("is the batch statement still for a keyed change and for changes that go together", async () => {
+  it("is the batch statement still for changes that go together", async () => {
     const { store, sent } = await open();
     const trees = [await created(store), await created(store), await created(store)];
     sent.length = 0;
-    const keyed = changeOf(trees[0], 2, [cardOf(trees[0], "keyed")]);
-    await store.changes.commit(keyed.change, keyed.tree, { userId: trees[0].owner, key: "lone-key", fingerprint: "f", step: 0 });
-    expect(sent).toEqual(["cardtree-group-commit"]);
-    expect((await sql("SELECT idem, idem_step FROM changes WHERE tree_id = $1 AND revision = 2", [trees[0]._id]))[0].idem_step).toBe(0);
-    sent.length = 0;
     // The first goes at once and alone; the two behind it go together.
-    await Promise.all(trees.map((tree) => changeOf(tree, tree === trees[0] ? 3 : 2, [cardOf(tree, "together")])).map((w) => store.changes.commit(w.change, w.tree)));
+    await Promise.all(trees.map((tree) => changeOf(tree, 2, [cardOf(tree, "together")])).map((w) => store.changes.commit(w.change, w.tree)));
     expect(sent).toEqual(["cardtree-lone-commit", "cardtree-group-commit"]);
+  });
+
+  it("carries a keyed change's key and its claim; a claim that meets the key's record writes nothing and tells no one", async () => {
+    const { store, sent } = await open();
+    const base = await created(store);
+    sent.length = 0;
+    const userId = base.owner;
+    const claimOf = (key: string, claim: string) => ({
+      userId,
+      key,
+      fingerprint: "fp",
+      claim,
+      leaseUntil: "2026-11-27T00:00:30.000Z",
+      createdAt: "2026-11-27T00:00:00.000Z",
+      expiresAt: "2026-11-28T00:00:00.000Z",
+    });
+    const first = changeOf(base, 2, [cardOf(base, "keyed")]);
+    await store.changes.commit(first.change, first.tree, { userId, key: "k1", fingerprint: "fp", step: 3, claim: claimOf("k1", "mine") });
+    expect(sent).toEqual(["cardtree-lone-commit"]);
+    expect(await sql("SELECT idem_step FROM changes WHERE tree_id = $1 AND revision = 2 AND idem IS NOT NULL", [base._id])).toEqual([{ idem_step: 3 }]);
+    expect(await store.changes.byKey(userId, "k1", "2000-01-01")).toEqual([{ step: 3, change: first.change }]);
+    expect(await sql("SELECT claim, fingerprint FROM idempotency_keys WHERE user_id = $1 AND key = 'k1'", [userId])).toEqual([{ claim: "mine", fingerprint: "fp" }]);
+    // Without a claim, the key is still written with the change.
+    const unclaimed = changeOf(first.tree, 3, [cardOf(base, "keyed, no claim")]);
+    await store.changes.commit(unclaimed.change, unclaimed.tree, { userId, key: "k1", fingerprint: "fp", step: 4 });
+    expect((await store.changes.byKey(userId, "k1", "2000-01-01")).map((c) => c.step)).toEqual([3, 4]);
+    // Another request claimed k2 first: this change is refused for its key alone.
+    await sql("INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at) VALUES ($1, 'k2', 'fp', 'theirs', 'x', 'x', 'x')", [userId]);
+    const late = changeOf(unclaimed.tree, 4, [cardOf(base, "claimed too late")]);
+    const heard = await noticesDuring(store, base._id, async () => {
+      await expect(store.changes.commit(late.change, late.tree, { userId, key: "k2", fingerprint: "fp", step: 0, claim: claimOf("k2", "mine") })).rejects.toBeInstanceOf(
+        KeyClaimedAtCommitError,
+      );
+    });
+    expect(heard).toEqual([]);
+    expect(sent.every((name) => name === "cardtree-lone-commit")).toBe(true);
+    expect((await store.trees.byId(base._id))?.revision).toBe(3);
+    expect(await store.changes.since(base._id, 3, 10)).toEqual([]);
+    expect((await store.cards.liveByTree(base._id)).map((c) => c.content).sort()).toEqual(["keyed", "keyed, no claim"]);
+    expect(await sql("SELECT claim FROM idempotency_keys WHERE user_id = $1 AND key = 'k2'", [userId])).toEqual([{ claim: "theirs" }]);
   });
 
   it("refuses a revision another process took, a tree another process deleted, and a card another tree holds, writing nothing", async () => {

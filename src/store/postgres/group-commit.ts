@@ -158,15 +158,16 @@ SELECT CASE WHEN moved = going AND written = cards THEN moved
 FROM counted`;
 
 /**
- * A batch of one change without an Idempotency-Key, the commonest (every write to one busy
- * tree, and every lone writer): the same rules as BATCH_SQL, in a statement without what only
- * a batch or a key needs (the rows' numbering, the claims, the per-change aggregates). The
- * database spent about half the CPU on it that it spends on BATCH_SQL for the same change
- * (docs/performance.md, "helper pgwrite"): its plan has a few scans where BATCH_SQL's has a
- * dozen unnests and joins, each set up and torn down on every execution.
- * `fresh` is false when a user guard failed: then nothing was written (every part reads
- * `checked`, which is empty) and no notice goes. When the guards held, a tree that did not
- * move or a card not written fails the statement as in BATCH_SQL.
+ * A batch of one change, the commonest (every write to one busy tree, and every lone
+ * writer): the same rules as BATCH_SQL, in a statement without what only a batch needs (the
+ * rows' numbering, the per-change aggregates and joins). The database spent about half the
+ * CPU on it that it spends on BATCH_SQL for the same change (docs/performance.md, "helper
+ * pgwrite"): its plan has a few scans where BATCH_SQL's has a dozen unnests and joins, each
+ * set up and torn down on every execution.
+ * `fresh` is false when a user guard failed, and `claimed` when the key's claim ($18–$24,
+ * all null without one) met the user's record of the key: then nothing was written (every
+ * write reads `go`, which is empty) and no notice goes. When the change goes, a tree that did
+ * not move or a card not written fails the statement as in BATCH_SQL.
  */
 const LONE_SQL = `
 WITH checked AS (
@@ -175,14 +176,23 @@ WITH checked AS (
     WHERE NOT EXISTS (SELECT 1 FROM users AS u WHERE u.id = g.user_id AND u.record::text = g.record)
   )
 ),
+claimed AS (
+  INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
+  SELECT $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::text FROM checked WHERE $18::text IS NOT NULL
+  ON CONFLICT (user_id, key) DO NOTHING
+  RETURNING 1
+),
+go AS (
+  SELECT 1 AS ok FROM checked WHERE $18::text IS NULL OR EXISTS (SELECT 1 FROM claimed)
+),
 logged AS (
-  INSERT INTO changes (tree_id, revision, at, card_ids, record)
-  SELECT $1, $2::integer, $3, $4::text[], $5::json FROM checked
+  INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step)
+  SELECT $1, $2::integer, $3, $4::text[], $5::json, $25::text, $26::integer FROM go
   RETURNING 1
 ),
 created AS (
   INSERT INTO trees (id, users, public_url, revision, record)
-  SELECT $1, $6::text[], $7, $8::integer, $9::json FROM checked WHERE $8::integer = 1
+  SELECT $1, $6::text[], $7, $8::integer, $9::json FROM go WHERE $8::integer = 1
   ON CONFLICT (id) DO UPDATE
     SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
     WHERE trees.revision = 0
@@ -190,25 +200,26 @@ created AS (
 ),
 advanced AS (
   UPDATE trees SET users = $6::text[], public_url = $7, revision = $8::integer, record = $9::json
-  WHERE trees.id = $1 AND $8::integer > 1 AND trees.revision = $8::integer - 1 AND EXISTS (SELECT 1 FROM checked)
+  WHERE trees.id = $1 AND $8::integer > 1 AND trees.revision = $8::integer - 1 AND EXISTS (SELECT 1 FROM go)
   RETURNING 1
 ),
 written AS (
   INSERT INTO cards (id, tree_id, trashed, record)
   SELECT c.id, c.tree_id, c.trashed, c.record
   FROM unnest($10::text[], $11::text[], $14::text[], $15::json[]) AS c(id, tree_id, trashed, record)
-  WHERE EXISTS (SELECT 1 FROM checked)
+  WHERE EXISTS (SELECT 1 FROM go)
   ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
     WHERE cards.tree_id = excluded.tree_id
   RETURNING 1
 ),
 counted AS (
-  SELECT (SELECT count(*) FROM checked) AS fresh, (SELECT count(*) FROM logged) AS logged,
+  SELECT (SELECT count(*) FROM checked) AS fresh, (SELECT count(*) FROM go) AS going, (SELECT count(*) FROM logged) AS logged,
     (SELECT count(*) FROM created) + (SELECT count(*) FROM advanced) AS moved, (SELECT count(*) FROM written) AS written
 )
-SELECT CASE WHEN fresh = 0 OR (moved = 1 AND logged = 1 AND written = cardinality($10::text[])) THEN fresh = 1
+SELECT CASE WHEN going = 0 OR (moved = 1 AND logged = 1 AND written = cardinality($10::text[])) THEN fresh = 1
          ELSE ('${REFUSED} ' || moved || ' ' || written)::boolean END AS fresh,
-       (SELECT count(pg_notify($16, $17)) FROM checked) AS told
+       fresh = 1 AND going = 0 AS unclaimed,
+       (SELECT count(pg_notify($16, $17)) FROM go) AS told
 FROM counted`;
 
 /**
@@ -272,7 +283,7 @@ export class GroupCommit {
   }
 
   private async run(batch: Pending[]): Promise<void> {
-    if (batch.length === 1 && !batch[0].key) return this.runLone(batch[0]);
+    if (batch.length === 1) return this.runLone(batch[0]);
     let unclaimed: ReadonlySet<string>;
     let stale: ReadonlySet<string>;
     try {
@@ -297,25 +308,28 @@ export class GroupCommit {
     }
   }
 
-  /** A batch of one change without a key: LONE_SQL, with the same answers as `run`'s. */
+  /** A batch of one change: LONE_SQL, with the same answers as `run`'s. */
   private async runLone(pending: Pending): Promise<void> {
     let fresh: boolean;
+    let unclaimed: boolean;
     try {
-      const { rows } = await this.options.pool.query<{ fresh: boolean }>(loneQuery(pending, this.options));
-      fresh = rows[0].fresh;
+      const { rows } = await this.options.pool.query<{ fresh: boolean; unclaimed: boolean }>(loneQuery(pending, this.options));
+      ({ fresh, unclaimed } = rows[0]);
     } catch (err) {
       if (!definitelyRolledBack(err)) return pending.reject(err);
       // Nothing was written: the change again in a transaction of its own, for its precise answer.
       return this.options.commitOne(pending.change, pending.tree, pending.key, pending.guards).then(pending.resolve, pending.reject);
     }
-    this.options.onBatch?.(fresh ? 1 : 0);
-    if (fresh) pending.resolve();
-    else pending.reject(new KeptReadChangedError());
+    this.options.onBatch?.(fresh && !unclaimed ? 1 : 0);
+    if (!fresh) pending.reject(new KeptReadChangedError());
+    else if (unclaimed) pending.reject(new KeyClaimedAtCommitError());
+    else pending.resolve();
   }
 }
 
 /** The lone statement with its parameters (LONE_SQL). */
-function loneQuery({ change, tree, guards }: Pending, options: GroupCommitOptions): pg.QueryConfig {
+function loneQuery({ change, tree, key, guards }: Pending, options: GroupCommitOptions): pg.QueryConfig {
+  const claim = key?.claim ? claimColumns(key.claim) : [null, null, null, null, null, null, null];
   return {
     name: "cardtree-lone-commit",
     text: LONE_SQL,
@@ -337,6 +351,9 @@ function loneQuery({ change, tree, guards }: Pending, options: GroupCommitOption
       change.after.map(options.cardRecord),
       CHANGES_CHANNEL,
       encodeTreeNotice(options.origin, change.treeId, change.revision),
+      ...claim,
+      key ? idempotencyId(key.userId, key.key) : null,
+      key?.step ?? null,
     ],
   };
 }
