@@ -31,6 +31,8 @@
  *   fresh reads); the others of the batch commit.
  * - Big changes (imports) go alone: a batch closes at `MOST_CHANGES` changes or once it holds
  *   `MOST_CARDS` cards.
+ * - **A batch of one change** (a busy tree's every write, a lone writer's) goes as LONE_SQL,
+ *   a smaller statement with the same rules, which costs the database about half as much.
  */
 import type pg from "pg";
 import type { ChangeKey } from "../../domain/ports/store.js";
