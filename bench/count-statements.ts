@@ -6,7 +6,7 @@
  * lanes (1: one after the other, nothing batches), and counts, per creation, that
  * database's statements in PostgreSQL's log (/var/log/postgresql/postgresql-15-main.log,
  * or PG_LOG) between markers, those that write, its committed transactions
- * (pg_stat_database), the time PostgreSQL took for the group commit's statements, and the
+ * (pg_stat_database), the time PostgreSQL took for the group commit's statements (a batch's or a lone change's), and the
  * server process's CPU. Figures that the machine's load moves
  * little, unlike req/s.
  */
@@ -93,12 +93,12 @@ try {
     const end = log.findIndex((line) => line.includes(`cardtree-count-${kind}-end`));
     const statements = log.slice(start + 1, end).filter((line) => / LOG: {2}duration: [0-9.]+ ms {2}(statement|execute [^:]*):/.test(line));
     const commitMs = statements
-      .filter((line) => line.includes("execute cardtree-group-commit"))
+      .filter((line) => /execute cardtree-(group|lone)-commit/.test(line))
       .reduce((sum, line) => sum + Number(/duration: ([0-9.]+) ms/.exec(line)![1]), 0);
     const answersMs = statements
       .filter((line) => line.includes("execute idempotency-answers"))
       .reduce((sum, line) => sum + Number(/duration: ([0-9.]+) ms/.exec(line)![1]), 0);
-    const writing = statements.filter((line) => /cardtree-group-commit|idempotency-|INSERT|UPDATE|DELETE/.test(line));
+    const writing = statements.filter((line) => /cardtree-(group|lone)-commit|idempotency-|INSERT|UPDATE|DELETE/.test(line));
     if (process.env.SHOW) console.log(statements.slice(0, 12).join("\n"));
     const per = kind === "replayed" ? writes * 2 : writes;
     const round = (n: number) => Math.round(n * 100) / 100;
