@@ -14,6 +14,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
+import { queryOnce } from "./pg-once.js";
 import type { Change } from "../src/shared/changes.js";
 import type { StoredCard, Tree } from "../src/shared/records.js";
 
@@ -26,15 +27,7 @@ const pairs = Number(process.argv[4] ?? 5);
 const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
+const adminQuery = (sql: string) => queryOnce(sql, admin);
 
 /** One window: `commits` creates through `root`'s group commit on a fresh database. */
 async function window(root: string, n: number): Promise<{ cpuMs: number; wallMs: number }> {

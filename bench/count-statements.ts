@@ -14,6 +14,7 @@ import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { queryOnce } from "./pg-once.js";
 import { CardtreeClient } from "./cardtree-client.js";
 import { startPinned } from "./processes.js";
 
@@ -40,15 +41,7 @@ const commits = async (): Promise<number> => {
 const logPath = process.env.PG_LOG ?? "/var/log/postgresql/postgresql-15-main.log";
 const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const database = `cardtree_count_${process.pid}`;
-const query = async (url: string, sql: string) => {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-};
+const query = (url: string, sql: string) => queryOnce(sql, url);
 await query(admin, `CREATE DATABASE ${database}`);
 // Each statement logged once, with how long PostgreSQL took to run it.
 await query(admin, `ALTER DATABASE ${database} SET log_min_duration_statement = 0`);

@@ -14,6 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { queryOnce } from "./pg-once.js";
 import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
 import { startPinned } from "./processes.js";
@@ -28,15 +29,7 @@ const cpuSeconds = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
-const query = async (sql: string) => {
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-};
+const query = (sql: string) => queryOnce(sql, admin);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const sides = [{ name: "this", root: path.resolve(".") }, ...others.map((root, i) => ({ name: others.length === 1 ? "other" : `other${i + 1}`, root }))].map(
   (side, i) => ({ ...side, database: `cardtree_ab_${process.pid}_${i}` }),

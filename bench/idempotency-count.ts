@@ -42,6 +42,7 @@ import os from "node:os";
 import path from "node:path";
 import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
+import { ADMIN_URL, databaseUrl, queryOnce } from "./pg-once.js";
 import { startPinned } from "./processes.js";
 
 const others = process.argv[2] ? process.argv[2].split(",").map((each) => path.resolve(each)) : [];
@@ -102,21 +103,8 @@ const sampling = process.env.COUNT_WITH === "perf" || counting;
 const onPostgres = process.env.COUNT_STORE === "postgres";
 if (onPostgres && !sampling) throw new Error("COUNT_STORE=postgres needs COUNT_WITH=perf or blocks: callgrind cannot follow the database's processes");
 if (counting && !onPostgres) throw new Error("COUNT_WITH=blocks counts PostgreSQL's buffer accesses: it needs COUNT_STORE=postgres");
-const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const databases: string[] = [];
-
-async function sql<T extends Record<string, unknown>>(text: string, database?: string): Promise<T[]> {
-  const { default: pg } = await import("pg");
-  const url = new URL(admin);
-  if (database) url.pathname = `/${database}`;
-  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 3_000 });
-  await client.connect();
-  try {
-    return (await client.query<T>(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const sql = <T extends Record<string, unknown>>(text: string, database?: string) => queryOnce<T>(text, database ? databaseUrl(database) : ADMIN_URL);
 
 /** The database server processes that serve `database` now (the Cardtree server's pools), bar this query's own. */
 async function backendsOf(database: string): Promise<number[]> {
@@ -207,9 +195,7 @@ try {
       database = `cardtree_idem_count_${side.name}_${Date.now()}`;
       await sql(`CREATE DATABASE ${database}`);
       databases.push(database);
-      const url = new URL(admin);
-      url.pathname = `/${database}`;
-      env = { ...env, STORE: "postgres", DATABASE_URL: url.toString() };
+      env = { ...env, STORE: "postgres", DATABASE_URL: databaseUrl(database) };
     }
     const server = await startPinned({
       command: () => sampling

@@ -8,12 +8,11 @@
  */
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Change } from "../../src/shared/changes.js";
 import { ConflictError, RevisionTakenError } from "../../src/shared/errors.js";
-import { newRecordId, newUserId } from "../../src/shared/ids.js";
-import type { StoredCard, Tree } from "../../src/shared/records.js";
+import type { Tree } from "../../src/shared/records.js";
 import { CHANGES_CHANNEL, decodeTreeNotice } from "../../src/store/postgres/notices.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
+import { cardOf, changeOf, newTree as newTreeNamed } from "../helpers/change-records.js";
 import { createTestDatabase, dropTestDatabase } from "../helpers/postgres.js";
 
 const quiet = { log: () => undefined };
@@ -52,26 +51,7 @@ async function sql<T extends pg.QueryResultRow = any>(query: string, params: unk
   }
 }
 
-const at = () => new Date().toISOString();
-
-function newTree(name = "Batched"): Tree {
-  const owner = newUserId();
-  const now = at();
-  return { __v: 0, _id: newRecordId(), createdAt: now, updatedAt: now, name, owner, users: [owner, newUserId()], revision: 1 };
-}
-
-function cardOf(tree: Tree, content: string, id = newRecordId()): StoredCard {
-  const now = at();
-  return { _id: id, treeId: tree._id, parentId: null, content, position: 0, createdAt: now, updatedAt: now, __v: 0 };
-}
-
-function changeOf(tree: Tree, revision: number, after: StoredCard[], before: StoredCard[] = []): { change: Change; tree: Tree } {
-  const now = at();
-  return {
-    change: { treeId: tree._id, revision, at: now, userId: tree.owner, kind: revision === 1 ? "tree.create" : "card.create", before, after },
-    tree: { ...tree, revision, updatedAt: now },
-  };
-}
+const newTree = (name = "Batched"): Tree => newTreeNamed(name);
 
 /** Trees created one at a time (revision 1 each), so the batches under test are what follows. */
 async function createdTrees(store: PostgresStore, count: number): Promise<Tree[]> {
