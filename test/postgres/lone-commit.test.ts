@@ -218,6 +218,13 @@ describe("a lone change's own statement", { timeout: 60_000 }, () => {
     expect((await store.trees.byId(base._id))?.revision).toBe(1);
     expect(await store.cards.liveByTree(base._id)).toEqual([]);
     expect(await store.changes.since(base._id, 1, 10)).toEqual([]);
+    // Keyed, its claim is not written either: the request runs again from fresh reads and claims then.
+    const now = at();
+    const claim = { userId, key: "stale-key", fingerprint: "fp", claim: "c", leaseUntil: now, createdAt: now, expiresAt: now };
+    await expect(group.commit(stale.change, stale.tree, { userId, key: "stale-key", fingerprint: "fp", step: 0, claim }, [{ userId, record: `${record} ` }])).rejects.toBeInstanceOf(
+      KeptReadChangedError,
+    );
+    expect(await sql("SELECT 1 FROM idempotency_keys WHERE user_id = $1", [userId])).toEqual([]);
     await group.commit(stale.change, stale.tree, undefined, [{ userId, record }]);
     expect((await store.trees.byId(base._id))?.revision).toBe(2);
     expect((await store.cards.liveByTree(base._id)).map((c) => c.content)).toEqual(["on a stale record"]);
