@@ -36,11 +36,11 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-export async function adminQuery(sql: string, url = adminUrl()): Promise<pg.QueryResult> {
+export async function adminQuery<T extends pg.QueryResultRow = any>(sql: string, url = adminUrl(), params: unknown[] = []): Promise<pg.QueryResult<T>> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   await client.connect();
   try {
-    return await client.query(sql);
+    return await client.query<T>(sql, params);
   } finally {
     await client.end();
   }

@@ -7,48 +7,25 @@
  * writer gets its own answer.
  */
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConflictError, RevisionTakenError } from "../../src/shared/errors.js";
 import type { Tree } from "../../src/shared/records.js";
 import { CHANGES_CHANNEL, decodeTreeNotice } from "../../src/store/postgres/notices.js";
-import { openPostgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
+import type { PostgresStore } from "../../src/store/postgres-store.js";
 import { cardOf, changeOf, newTree as newTreeNamed } from "../helpers/change-records.js";
-import { createTestDatabase, dropTestDatabase } from "../helpers/postgres.js";
+import { storeDatabase } from "../helpers/store-database.js";
 
 const quiet = { log: () => undefined };
-let url: string;
-const opened: PostgresStore[] = [];
+const database = storeDatabase();
+const { sql } = database;
 /** Sizes of the batches each store committed together, by store. */
 const batches = new Map<PostgresStore, number[]>();
 
 async function open(): Promise<PostgresStore> {
   const sizes: number[] = [];
-  const store = await openPostgresStore(url, { ...quiet, onBatch: (size) => sizes.push(size) });
+  const store = await database.open({ ...quiet, onBatch: (size) => sizes.push(size) });
   batches.set(store, sizes);
-  opened.push(store);
   return store;
-}
-
-beforeAll(async () => {
-  url = await createTestDatabase();
-});
-
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close();
-});
-
-afterAll(async () => {
-  if (url) await dropTestDatabase(url);
-});
-
-async function sql<T extends pg.QueryResultRow = any>(query: string, params: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(query, params)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 const newTree = (name = "Batched"): Tree => newTreeNamed(name);
@@ -77,7 +54,7 @@ describe("group commit", { timeout: 60_000 }, () => {
   it("commits concurrent writers' changes together: one transaction, every row and notice there, each answered", async () => {
     const store = await open();
     const trees = await createdTrees(store, 10);
-    const listener = new pg.Client({ connectionString: url });
+    const listener = new pg.Client({ connectionString: database.url });
     await listener.connect();
     const heard: string[] = [];
     listener.on("notification", (n) => {
@@ -176,10 +153,10 @@ describe("group commit", { timeout: 60_000 }, () => {
   it("a batch whose connection dies fails each of its writers, and a commit after it succeeds", async () => {
     const store = await open();
     const trees = await createdTrees(store, 4);
-    const database = new URL(url).pathname.slice(1);
+    const databaseName = new URL(database.url).pathname.slice(1);
     // The first write's statement waits on a lock this client holds; the three others queue
     // behind it. Then the server ends every connection of the store, the held one included.
-    const blocker = new pg.Client({ connectionString: url });
+    const blocker = new pg.Client({ connectionString: database.url });
     await blocker.connect();
     try {
       const [{ pid: blockerPid }] = (await blocker.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows;
@@ -189,11 +166,11 @@ describe("group commit", { timeout: 60_000 }, () => {
       const results = Promise.allSettled(writes.map((w) => store.changes.commit(w.change, w.tree)));
       const waiting = Date.now() + 5_000;
       for (;;) {
-        const rows = await sql("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [database]);
+        const rows = await sql("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [databaseName]);
         if (rows.length > 0 || Date.now() > waiting) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> $2 AND pid <> pg_backend_pid()", [database, blockerPid]);
+      await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> $2 AND pid <> pg_backend_pid()", [databaseName, blockerPid]);
       const settled = await results;
       expect(settled[0].status).toBe("rejected");
       await blocker.query("ROLLBACK");

@@ -7,25 +7,24 @@
  * only with what committed.
  */
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConflictError, KeyClaimedAtCommitError, RevisionTakenError } from "../../src/shared/errors.js";
 import { newRecordId, newUserId } from "../../src/shared/ids.js";
 import type { Tree } from "../../src/shared/records.js";
 import { GroupCommit } from "../../src/store/postgres/group-commit.js";
 import { KeptReadChangedError } from "../../src/store/postgres/kept-reads.js";
 import { CHANGES_CHANNEL, decodeTreeNotice } from "../../src/store/postgres/notices.js";
-import { openPostgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
+import type { PostgresStore } from "../../src/store/postgres-store.js";
 import { at, cardOf, changeOf, newTree as newTreeNamed } from "../helpers/change-records.js";
-import { createTestDatabase, dropTestDatabase } from "../helpers/postgres.js";
+import { storeDatabase } from "../helpers/store-database.js";
 
 const quiet = { log: () => undefined };
-let url: string;
-const opened: PostgresStore[] = [];
+const database = storeDatabase();
+const { sql } = database;
 
 /** A store whose statements' names are recorded, in the order sent. */
 async function open(): Promise<{ store: PostgresStore; sent: string[] }> {
-  const store = await openPostgresStore(url, quiet);
-  opened.push(store);
+  const store = await database.open(quiet);
   const sent: string[] = [];
   const query = store.pool.query.bind(store.pool) as (...args: unknown[]) => unknown;
   (store.pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
@@ -34,28 +33,6 @@ async function open(): Promise<{ store: PostgresStore; sent: string[] }> {
     return query(...args);
   };
   return { store, sent };
-}
-
-beforeAll(async () => {
-  url = await createTestDatabase();
-});
-
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close();
-});
-
-afterAll(async () => {
-  if (url) await dropTestDatabase(url);
-});
-
-async function sql<T extends pg.QueryResultRow = any>(query: string, params: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(query, params)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 const newTree = (name = "Alone"): Tree => newTreeNamed(name);
@@ -68,7 +45,7 @@ async function created(store: PostgresStore, name?: string): Promise<Tree> {
 
 /** Notices of `treeId` heard while `work` runs and until a later marker commit's notice arrives. */
 async function noticesDuring(store: PostgresStore, treeId: string, work: () => Promise<void>): Promise<number[]> {
-  const listener = new pg.Client({ connectionString: url });
+  const listener = new pg.Client({ connectionString: database.url });
   await listener.connect();
   const heard: number[] = [];
   let markerHeard = false;
