@@ -285,13 +285,20 @@ export class GroupCommit {
   }
 
   private async run(batch: Pending[]): Promise<void> {
-    if (batch.length === 1) return this.runLone(batch[0]);
     let unclaimed: ReadonlySet<string>;
     let stale: ReadonlySet<string>;
     try {
-      const { rows } = await this.options.pool.query<{ unclaimed: string[]; stale: string[] }>(batchQuery(batch, this.options));
-      unclaimed = new Set(rows[0].unclaimed);
-      stale = new Set(rows[0].stale);
+      if (batch.length === 1) {
+        // A batch of one goes as LONE_SQL; its two flags say what the batch statement's lists would.
+        const { rows } = await this.options.pool.query<{ fresh: boolean; unclaimed: boolean }>(loneQuery(batch[0], this.options));
+        const tree = [batch[0].change.treeId];
+        stale = new Set(rows[0].fresh ? [] : tree);
+        unclaimed = new Set(rows[0].unclaimed ? tree : []);
+      } else {
+        const { rows } = await this.options.pool.query<{ unclaimed: string[]; stale: string[] }>(batchQuery(batch, this.options));
+        unclaimed = new Set(rows[0].unclaimed);
+        stale = new Set(rows[0].stale);
+      }
     } catch (err) {
       if (!definitelyRolledBack(err)) {
         for (const pending of batch) pending.reject(err);
@@ -308,24 +315,6 @@ export class GroupCommit {
       else if (unclaimed.has(pending.change.treeId)) pending.reject(new KeyClaimedAtCommitError());
       else pending.resolve();
     }
-  }
-
-  /** A batch of one change: LONE_SQL, with the same answers as `run`'s. */
-  private async runLone(pending: Pending): Promise<void> {
-    let fresh: boolean;
-    let unclaimed: boolean;
-    try {
-      const { rows } = await this.options.pool.query<{ fresh: boolean; unclaimed: boolean }>(loneQuery(pending, this.options));
-      ({ fresh, unclaimed } = rows[0]);
-    } catch (err) {
-      if (!definitelyRolledBack(err)) return pending.reject(err);
-      // Nothing was written: the change again in a transaction of its own, for its precise answer.
-      return this.options.commitOne(pending.change, pending.tree, pending.key, pending.guards).then(pending.resolve, pending.reject);
-    }
-    this.options.onBatch?.(fresh && !unclaimed ? 1 : 0);
-    if (!fresh) pending.reject(new KeptReadChangedError());
-    else if (unclaimed) pending.reject(new KeyClaimedAtCommitError());
-    else pending.resolve();
   }
 }
 
