@@ -149,8 +149,8 @@ export class SyncQueue {
   private leaving = false;
   /** The next pump sends even though the device says it is offline (a try asked for, or due). */
   private tryEvenOffline = false;
-  /** When the try due while offline goes (its timer is `retryTimer`); null when none is due. */
-  private offlineTryAt: number | null = null;
+  /** When `retryTimer` fires (meaningful while it is set). */
+  private retryAt = 0;
   /** Outbox writes not finished yet: a closed tab would lose those. */
   private writing = 0;
   private release: Promise<() => void> | null = null;
@@ -299,7 +299,6 @@ export class SyncQueue {
   retryNow(): void {
     if (this.retryTimer !== undefined) this.options.environment.clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    this.offlineTryAt = null;
     this.failures = 0;
     this.tryEvenOffline = true;
     this.pump();
@@ -406,13 +405,13 @@ export class SyncQueue {
       this.stop();
       return true;
     }
-    // A failure's back-off, or changes in flight, will come back here; the count is theirs to tell.
-    if (this.inFlight.size > 0 || (this.retryTimer !== undefined && this.offlineTryAt === null)) return true;
+    // Changes in flight come back here once answered or failed, and their failure tells the status.
+    if (this.inFlight.size > 0) return true;
+    // A failure's back-off already waiting keeps its time; otherwise one try is due later.
     if (this.retryTimer === undefined) {
-      this.offlineTryAt = this.options.environment.now() + OFFLINE_TRY_MS;
+      this.retryAt = this.options.environment.now() + OFFLINE_TRY_MS;
       this.retryTimer = this.options.environment.setTimeout(() => {
         this.retryTimer = undefined;
-        this.offlineTryAt = null;
         this.tryEvenOffline = true;
         this.pump();
       }, OFFLINE_TRY_MS);
@@ -422,7 +421,7 @@ export class SyncQueue {
       kind: "retrying",
       pending: this.pending,
       since: this.since,
-      retryAt: this.offlineTryAt!,
+      retryAt: this.retryAt,
       reason: "This device is offline: the changes go as soon as it is back online.",
     });
     return true;
@@ -683,6 +682,7 @@ export class SyncQueue {
     this.failures++;
     // Several changes in flight may fail together: one timer for them all.
     if (this.retryTimer !== undefined) return false;
+    this.retryAt = this.options.environment.now() + delay;
     this.retryTimer = this.options.environment.setTimeout(() => {
       this.retryTimer = undefined;
       this.pump();
@@ -691,7 +691,7 @@ export class SyncQueue {
       kind: "retrying",
       pending: this.pending,
       since: this.since,
-      retryAt: this.options.environment.now() + delay,
+      retryAt: this.retryAt,
       reason: error instanceof Error ? error.message : String(error),
     });
     return false;
