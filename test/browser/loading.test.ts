@@ -169,6 +169,40 @@ describeInBrowser("loading the client", () => {
     await context.close();
   });
 
+  it("opening a tree makes no collator or other Intl formatter; the trees list still sorts by name when asked", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "item 10", seed: JSON.stringify([{ content: "One" }]) });
+    await buildTree(api, { name: "Item 9", seed: JSON.stringify([{ content: "Two" }]) });
+    // Making one loads the browser's locale data: tens of ms of a phone's time in the task
+    // that makes it (issue 27, TBT).
+    await page.addInitScript(() => {
+      const made = ((window as any).intlMade = [] as string[]);
+      for (const name of ["Collator", "NumberFormat", "DateTimeFormat", "PluralRules", "RelativeTimeFormat", "ListFormat", "Segmenter"] as const) {
+        const original = (Intl as any)[name];
+        (Intl as any)[name] = new Proxy(original, {
+          construct(target, args, newTarget) {
+            made.push(name);
+            return Reflect.construct(target, args, newTarget);
+          },
+          apply(target, self, args) {
+            made.push(name);
+            return Reflect.apply(target, self, args);
+          },
+        });
+      }
+    });
+    await openTree(page, tree._id);
+    expect(await page.locator(".card").count()).toBe(1);
+    expect(await page.evaluate(() => (window as any).intlMade)).toEqual([]);
+    // The list's sort by name: natural order ("9" before "10"), whatever the case.
+    await page.goto("/");
+    await page.getByLabel("Sort by").selectOption("name");
+    expect(await page.locator(".tree-item .tree-name").allInnerTexts()).toEqual(["Item 9", "item 10"]);
+    expect(await page.evaluate(() => (window as any).intlMade)).toEqual(["Collator"]);
+    await context.close();
+  });
+
   it("a tree page registers its offline worker only once its columns are drawn, and is then controlled by it; another page once it is shown", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);

@@ -121,11 +121,17 @@ const SORTS: [Sort, string][] = [
   ["created", "Newest first"],
   ["name", "Name"],
 ];
-const collator = new Intl.Collator(undefined, { sensitivity: "base", numeric: true });
+/**
+ * Made on the first sort by name, not when the app's script is evaluated: making a collator
+ * loads the browser's collation data, 7-12 ms of this machine's CPU (30-50 ms of a phone's)
+ * inside the one task that evaluates the app's script on every page, the tree page's too
+ * (issue 27, TBT).
+ */
+let collator: Intl.Collator | null = null;
 const COMPARE: Record<Sort, (a: Tree, b: Tree) => number> = {
   modified: (a, b) => b.updatedAt.localeCompare(a.updatedAt),
   created: (a, b) => b.createdAt.localeCompare(a.createdAt),
-  name: (a, b) => collator.compare(a.name, b.name),
+  name: (a, b) => (collator ??= new Intl.Collator(undefined, { sensitivity: "base", numeric: true })).compare(a.name, b.name),
 };
 
 /** The order this browser last chose for the list (kept in localStorage). */
