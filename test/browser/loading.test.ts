@@ -203,6 +203,31 @@ describeInBrowser("loading the client", () => {
     await context.close();
   });
 
+  it("a tree page starts showing who else is in the tree after the task that draws its first screen", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "Presence later", seed: JSON.stringify([{ content: "One" }, { content: "Two" }]) });
+    // A mutation observer is told at the end of the task that changed the page: when the
+    // presence stream is opened, the observer has seen the cards only if their task is over.
+    await page.addInitScript(() => {
+      const seen = ((window as any).presenceOpened = { observed: false, at: null as null | { cards: number; observed: boolean } });
+      new MutationObserver(() => {
+        if (document.querySelector(".card")) seen.observed = true;
+      }).observe(document, { childList: true, subtree: true });
+      const Original = window.EventSource;
+      window.EventSource = class extends Original {
+        constructor(url: string | URL, init?: EventSourceInit) {
+          super(url, init);
+          if (String(url).includes("/presence") && seen.at === null) seen.at = { cards: document.querySelectorAll(".card").length, observed: seen.observed };
+        }
+      };
+    });
+    await openTree(page, tree._id);
+    await page.waitForFunction(() => (window as any).presenceOpened.at !== null);
+    expect(await page.evaluate(() => (window as any).presenceOpened.at)).toEqual({ cards: 2, observed: true });
+    await context.close();
+  });
+
   it("a tree page registers its offline worker only once its columns are drawn, and is then controlled by it; another page once it is shown", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);
