@@ -40,6 +40,8 @@ interface TraceEvent {
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  /** Samples by line of the function's script (1-based), when the profiler kept them. */
+  positionTicks?: { line: number; ticks: number }[];
 }
 
 interface Profile {
@@ -85,6 +87,38 @@ const timeSyncCalls = `(() => {
     set(value) { cookie.set.call(this, value); },
   });
 })();`;
+
+/**
+ * `TOP_LINES=1`: also lists the lines of the scripts' top-level code (the modules' own
+ * statements, run when a chunk is evaluated, and anonymous callbacks) that the profile's
+ * samples fell on, with the line's text. Meant for an unminified build, where each statement
+ * has a line of its own (`node -e "import('./scripts/build-web.mjs').then((m) =>
+ * m.buildWeb({ minify: false }))"`, then `npm run build` again): in a minified chunk they are
+ * all on line 1. This is how the trees list's collator, made at the entry's top level, was
+ * found (issue 27).
+ */
+const TOP_LINES = process.env.TOP_LINES === "1";
+
+/** Samples on the built scripts' top-level and anonymous code, by line, with the line's text. */
+function topLines(profile: Profile, webDir: string): [string, number][] {
+  const hits = new Map<string, number>();
+  const interval = profile.samples.length > 0 ? (profile.timeDeltas.reduce((sum, delta) => sum + delta, 0) / profile.samples.length) / 1000 : 0;
+  for (const node of profile.nodes) {
+    const name = short(node.callFrame.url);
+    if (node.callFrame.functionName !== "" || !/^app-[A-Z0-9]+\.js$/.test(name)) continue;
+    let lines: string[] = [];
+    try {
+      lines = readFileSync(path.join(webDir, name), "utf8").split("\n");
+    } catch {
+      // Another build's file: listed without its text.
+    }
+    for (const tick of node.positionTicks ?? []) {
+      const key = `${name}:${tick.line} ${(lines[tick.line - 1] ?? "").trim().slice(0, 100)}`;
+      hits.set(key, (hits.get(key) ?? 0) + tick.ticks * interval);
+    }
+  }
+  return [...hits].sort((a, b) => b[1] - a[1]);
+}
 
 /** Tasks are listed from this length on (`LIST_MS`, default 50), by wall time or CPU time at 4x; the sums still count from 50 ms. */
 const LIST_MS = Number(process.env.LIST_MS ?? 50);
@@ -183,7 +217,7 @@ function top(map: Map<string, number>, count: number): string {
     .join(", ");
 }
 
-async function traceOnce(url: string, baseUrl: string, cookie: string, verbose: boolean): Promise<{ blocking: number; blockingCpu: number; long: number; total: number; elements: number; tasks: Task[] }> {
+async function traceOnce(url: string, baseUrl: string, cookie: string, verbose: boolean, webDir: string): Promise<{ blocking: number; blockingCpu: number; long: number; total: number; elements: number; tasks: Task[] }> {
   const profileDir = mkdtempSync(path.join(os.tmpdir(), "cardtree-trace-"));
   const context = await chromium.launchPersistentContext(profileDir, {
     executablePath: "/usr/bin/chromium",
@@ -227,6 +261,9 @@ async function traceOnce(url: string, baseUrl: string, cookie: string, verbose: 
     }
     const tasks = tasksOf(events);
     attributeSamples(tasks, profile);
+    if (TOP_LINES && verbose) {
+      for (const [line, ms] of topLines(profile, webDir).slice(0, 15)) console.log(`    top-level ${ms.toFixed(1).padStart(6)} ms  ${line}`);
+    }
     // A task is listed when it is long as traced, or when its CPU time at a phone's speed
     // (4x, as Lighthouse counts it) would be.
     const long = tasks.filter((task) => task.dur > 50 || atPhone(task) > 50);
@@ -274,7 +311,7 @@ async function main(): Promise<void> {
     console.log(`Building the anchor ${anchor}...`);
     sides.unshift({ id: `before (${anchor})`, cwd: buildBaseline(workDir, anchor, "trace-baseline") });
   }
-  const servers: { id: string; server: Pinned; url: string; cookie: string }[] = [];
+  const servers: { id: string; server: Pinned; url: string; cookie: string; webDir: string }[] = [];
   try {
     for (const side of sides) {
       const dataDir = path.join(workDir, `data-${servers.length}`);
@@ -289,14 +326,14 @@ async function main(): Promise<void> {
       });
       const client = await CardtreeClient.signUp(server.url, `trace-${servers.length}@bench.example`);
       const treeId = await client.treeWith(`Trace ${cards}`, generateTree(cards, 27));
-      servers.push({ id: side.id, server, url: `${server.url}/trees/${treeId}`, cookie: await sessionCookie(server.url, client) });
+      servers.push({ id: side.id, server, url: `${server.url}/trees/${treeId}`, cookie: await sessionCookie(server.url, client), webDir: path.join(side.cwd, "dist", "web") });
     }
     const summary = new Map<string, string[]>();
     for (let round = 0; round < rounds; round++) {
       for (const side of servers) {
         const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
         console.log(`  ${side.id}, round ${round + 1} (load ${load}):`);
-        const result = await traceOnce(side.url, side.server.url, side.cookie, true);
+        const result = await traceOnce(side.url, side.server.url, side.cookie, true, side.webDir);
         const line = `sum(task-50) ${result.blocking.toFixed(0)} ms over ${result.long} tasks > 50 ms; from CPU time at 4x: ${result.blockingCpu.toFixed(0)} ms; all tasks ${result.total.toFixed(0)} ms; ${result.elements} elements; load ${load}`;
         console.log(`    => ${line}`);
         summary.set(side.id, [...(summary.get(side.id) ?? []), line]);
