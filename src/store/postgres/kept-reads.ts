@@ -94,7 +94,7 @@ const revisionOf = (tree: Tree): number => tree.revision ?? 0;
 /**
  * A deep copy of a record as the store holds it (plain objects, arrays, strings, numbers):
  * the same copy `structuredClone` makes of such data, at a tenth of its cost, which a busy
- * tree's every write paid five times (docs/performance.md, helper "pgcpu"). Anything else
+ * tree's every write paid six times (docs/performance.md, helper "pgcpu"). Anything else
  * (a Date, a Map) is left to `structuredClone`.
  */
 export function copyRecord<T>(value: T): T {
