@@ -78,7 +78,8 @@ describe("a lone change's own statement", { timeout: 60_000 }, () => {
     const published: Tree = { ...base, publicUrl: `p-${newRecordId()}`, users: [base.owner] };
     const write = changeOf(published, 2, [cardOf(base, "first"), cardOf(base, "second"), { ...moved, trashed: at() }], [moved]);
     const heard = await noticesDuring(store, base._id, () => store.changes.commit(write.change, write.tree));
-    expect(sent).toEqual(["cardtree-lone-commit", "cardtree-lone-commit", "cardtree-lone-commit"]);
+    // The tree's first change and the marker's go as the lone statement; a plain change after a tree's first, as its lean variant.
+    expect(sent).toEqual(["cardtree-lone-commit", "cardtree-next-plain-commit", "cardtree-lone-commit"]);
     expect(heard).toEqual([2]);
     const [row] = await sql("SELECT users, public_url, revision, record::text AS record FROM trees WHERE id = $1", [base._id]);
     expect(row).toEqual({ users: [base.owner], public_url: published.publicUrl, revision: 2, record: JSON.stringify(write.tree) });
@@ -96,7 +97,7 @@ describe("a lone change's own statement", { timeout: 60_000 }, () => {
     sent.length = 0;
     // The first goes at once and alone; the two behind it go together.
     await Promise.all(trees.map((tree) => changeOf(tree, 2, [cardOf(tree, "together")])).map((w) => store.changes.commit(w.change, w.tree)));
-    expect(sent).toEqual(["cardtree-lone-commit", "cardtree-group-commit"]);
+    expect(sent).toEqual(["cardtree-next-plain-commit", "cardtree-group-commit"]);
   });
 
   it("carries a keyed change's key and its claim; a claim that meets the key's record writes nothing and tells no one", async () => {

@@ -21,7 +21,7 @@ import { LocalChangeFeed } from "../../domain/local-feed.js";
 import type { ChangeFeed, ChangeNotice } from "../../domain/ports/change-feed.js";
 import type { Peers, PresenceNotice, SignOut } from "../../domain/ports/peers.js";
 import { NoticeListener } from "./listener.js";
-import { CHANGES_CHANNEL, decodePeerNotice, decodeTreeNotice, encodePeerNotice, PEERS_CHANNEL } from "./notices.js";
+import { CHANGES_CHANNEL, decodePeerNotice, decodeTreeNotice, encodePeerNotice, ownTreeNoticeStart, PEERS_CHANNEL } from "./notices.js";
 
 type Log = (message: string, fields: Record<string, unknown>) => void;
 
@@ -35,6 +35,8 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
   private readonly verifiedListeners = new Set<(credentials: string, at: number) => void>();
   private readonly presenceListeners = new Set<(notice: PresenceNotice) => void>();
   private readonly listener: NoticeListener;
+  /** How this process's own change notices begin: skipped unread (notices.ts). */
+  private readonly ownStart: string;
 
   constructor(
     databaseUrl: string,
@@ -42,6 +44,7 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
     readonly origin: string,
     private readonly log: Log = () => undefined,
   ) {
+    this.ownStart = ownTreeNoticeStart(origin);
     this.local = new LocalChangeFeed((err) => log("a change listener failed", { error: String(err) }));
     this.listener = new NoticeListener(
       databaseUrl,
@@ -140,6 +143,7 @@ export class PostgresChangeFeed implements ChangeFeed, Peers {
 
   private hear(channel: string, payload: string | undefined): void {
     if (channel === CHANGES_CHANNEL) {
+      if (payload?.startsWith(this.ownStart)) return;
       const notice = decodeTreeNotice(payload);
       if (!notice || notice.origin === this.origin) return;
       this.local.deliver(

@@ -32,7 +32,9 @@
  * - Big changes (imports) go alone: a batch closes at `MOST_CHANGES` changes or once it holds
  *   `MOST_CARDS` cards.
  * - **A batch of one change** (a busy tree's every write, a lone writer's) goes as LONE_SQL,
- *   a smaller statement with the same rules, which costs the database about half as much.
+ *   a smaller statement with the same rules, which costs the database about half as much;
+ *   a plain one that is not its tree's first, as NEXT_PLAIN_SQL, LONE_SQL without the claim
+ *   and the tree's creation.
  */
 import type pg from "pg";
 import type { ChangeKey } from "../../domain/ports/store.js";
@@ -225,6 +227,51 @@ SELECT CASE WHEN going = 0 OR (moved = 1 AND logged = 1 AND written = cardinalit
 FROM counted`;
 
 /**
+ * LONE_SQL for the commonest lone change of all, a busy tree's next plain write: no key
+ * (so no claim) and not the tree's first change (so no row to create). Without those two
+ * parts the plan has two tables fewer to open and set up for writing on every execution
+ * (docs/performance.md, helper "pgcpu"). The rules are LONE_SQL's: the user guards first,
+ * and when they hold, the tree moves only from the revision before, each card only in its
+ * own tree, else the statement fails by the same cast; the notice goes only with the write.
+ * Its parameters are LONE_SQL's first seventeen.
+ */
+const NEXT_PLAIN_SQL = `
+WITH checked AS (
+  SELECT 1 AS ok WHERE NOT EXISTS (
+    SELECT 1 FROM unnest($12::text[], $13::text[]) AS g(user_id, record)
+    WHERE NOT EXISTS (SELECT 1 FROM users AS u WHERE u.id = g.user_id AND u.record::text = g.record)
+  )
+),
+logged AS (
+  INSERT INTO changes (tree_id, revision, at, card_ids, record)
+  SELECT $1, $2::integer, $3, $4::text[], $5::json FROM checked
+  RETURNING 1
+),
+advanced AS (
+  UPDATE trees SET users = $6::text[], public_url = $7, revision = $8::integer, record = $9::json
+  WHERE trees.id = $1 AND trees.revision = $8::integer - 1 AND EXISTS (SELECT 1 FROM checked)
+  RETURNING 1
+),
+written AS (
+  INSERT INTO cards (id, tree_id, trashed, record)
+  SELECT c.id, c.tree_id, c.trashed, c.record
+  FROM unnest($10::text[], $11::text[], $14::text[], $15::json[]) AS c(id, tree_id, trashed, record)
+  WHERE EXISTS (SELECT 1 FROM checked)
+  ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
+    WHERE cards.tree_id = excluded.tree_id
+  RETURNING 1
+),
+counted AS (
+  SELECT (SELECT count(*) FROM checked) AS fresh, (SELECT count(*) FROM logged) AS logged,
+    (SELECT count(*) FROM advanced) AS moved, (SELECT count(*) FROM written) AS written
+)
+SELECT CASE WHEN fresh = 0 OR (moved = 1 AND logged = 1 AND written = cardinality($10::text[])) THEN fresh = 1
+         ELSE ('${REFUSED} ' || moved || ' ' || written)::boolean END AS fresh,
+       false AS unclaimed,
+       (SELECT count(pg_notify($16, $17)) FROM checked) AS told
+FROM counted`;
+
+/**
  * An error after which nothing of the statement was written: PostgreSQL answered with a
  * SQLSTATE and the connection is still there (class 08, connection exceptions, and 57P,
  * the server shutting down, leave it unknown whether the statement committed).
@@ -318,34 +365,33 @@ export class GroupCommit {
   }
 }
 
-/** The lone statement with its parameters (LONE_SQL). */
+/** The lone statement with its parameters: NEXT_PLAIN_SQL for a plain change that is not its tree's first, else LONE_SQL. */
 function loneQuery({ change, tree, key, guards }: Pending, options: GroupCommitOptions): pg.QueryConfig {
+  const values = [
+    change.treeId,
+    change.revision,
+    change.at,
+    [...new Set([...change.before, ...change.after].map((c) => c._id))],
+    JSON.stringify(change),
+    tree.users,
+    tree.publicUrl ?? null,
+    tree.revision ?? 0,
+    JSON.stringify(tree),
+    change.after.map((c) => c._id),
+    change.after.map((c) => c.treeId),
+    (guards ?? []).map((g) => g.userId),
+    (guards ?? []).map((g) => g.record),
+    change.after.map((c) => c.trashed ?? null),
+    change.after.map(options.cardRecord),
+    CHANGES_CHANNEL,
+    encodeTreeNotice(options.origin, change.treeId, change.revision),
+  ];
+  if (!key && (tree.revision ?? 0) > 1) return { name: "cardtree-next-plain-commit", text: NEXT_PLAIN_SQL, values };
   const claim = key?.claim ? claimColumns(key.claim) : [null, null, null, null, null, null, null];
   return {
     name: "cardtree-lone-commit",
     text: LONE_SQL,
-    values: [
-      change.treeId,
-      change.revision,
-      change.at,
-      [...new Set([...change.before, ...change.after].map((c) => c._id))],
-      JSON.stringify(change),
-      tree.users,
-      tree.publicUrl ?? null,
-      tree.revision ?? 0,
-      JSON.stringify(tree),
-      change.after.map((c) => c._id),
-      change.after.map((c) => c.treeId),
-      (guards ?? []).map((g) => g.userId),
-      (guards ?? []).map((g) => g.record),
-      change.after.map((c) => c.trashed ?? null),
-      change.after.map(options.cardRecord),
-      CHANGES_CHANNEL,
-      encodeTreeNotice(options.origin, change.treeId, change.revision),
-      ...claim,
-      key ? idempotencyId(key.userId, key.key) : null,
-      key?.step ?? null,
-    ],
+    values: [...values, ...claim, key ? idempotencyId(key.userId, key.key) : null, key?.step ?? null],
   };
 }
 

@@ -57,6 +57,17 @@ interface KeptTree {
   chars: number;
 }
 
+/** Keeps `card` in `kept`, counting its content in place of the copy it replaces. */
+function keepCard(kept: KeptTree, card: StoredCard): void {
+  kept.chars += card.content.length - (kept.cards.get(card._id)?.content.length ?? 0);
+  kept.cards.set(card._id, card);
+}
+
+function dropCard(kept: KeptTree, id: string): void {
+  kept.chars -= kept.cards.get(id)?.content.length ?? 0;
+  kept.cards.delete(id);
+}
+
 /** One attempt of a write to `treeId`. */
 interface Attempt {
   treeId: string;
@@ -81,6 +92,33 @@ interface Attempt {
 const revisionOf = (tree: Tree): number => tree.revision ?? 0;
 
 /**
+ * A deep copy of a record as the store holds it (plain objects, arrays, strings, numbers):
+ * the same copy `structuredClone` makes of such data, at a tenth of its cost, which a busy
+ * tree's every write paid six times (docs/performance.md, helper "pgcpu"). Anything else
+ * (a Date, a Map) is left to `structuredClone`.
+ */
+export function copyRecord<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map((item: unknown) => copyRecord(item)) as T;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  const copied: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = copyRecord((value as Record<string, unknown>)[key]);
+    // An own "__proto__" (JSON.parse makes one) stays a property, as structuredClone keeps it.
+    if (key === "__proto__") Object.defineProperty(copied, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else copied[key] = item;
+  }
+  return copied as T;
+}
+
+/** A user record kept, and its text as the commit's guard compares it with the user's row. */
+interface KeptUser {
+  user: StoredUser;
+  text: string;
+}
+
+/**
  * A commit refused, with nothing written, because a record its attempt took from memory is
  * not what the database holds (a user's record changed), or because it would have written
  * another tree before its reads from memory were checked. The attempt runs again from fresh
@@ -97,7 +135,7 @@ export class KeptReads {
   private readonly trees = new Map<string, KeptTree>();
   /** The sum of the kept trees' `chars`. */
   private chars = 0;
-  private readonly users = new Map<string, StoredUser>();
+  private readonly users = new Map<string, KeptUser>();
   private readonly attempts = new AsyncLocalStorage<Attempt>();
 
   /**
@@ -132,7 +170,7 @@ export class KeptReads {
     // Used: the last to be forgotten.
     this.trees.delete(id);
     this.trees.set(id, kept);
-    return structuredClone(kept.tree);
+    return copyRecord(kept.tree);
   }
 
   /** A live card of the attempt's tree from memory, or undefined. */
@@ -141,17 +179,17 @@ export class KeptReads {
     const card = here && this.servable(here.treeId) ? this.trees.get(here.treeId)?.cards.get(id) : undefined;
     if (!here || !card) return undefined;
     here.usedKept = true;
-    return structuredClone(card);
+    return copyRecord(card);
   }
 
   /** A user's record from memory, or undefined; the attempt's commit then checks it. */
   user(id: string): StoredUser | undefined {
     const here = this.attempts.getStore();
-    const user = here && this.servable(here.treeId) ? this.users.get(id) : undefined;
-    if (!here || !user) return undefined;
+    const kept = here && this.servable(here.treeId) ? this.users.get(id) : undefined;
+    if (!here || !kept) return undefined;
     here.usedKept = true;
-    here.guards.set(id, JSON.stringify(user));
-    return structuredClone(user);
+    here.guards.set(id, kept.text);
+    return copyRecord(kept.user);
   }
 
   /** A tree read from the database (`statement`: which statement read it). */
@@ -165,14 +203,14 @@ export class KeptReads {
   liveCardRead(card: StoredCard | null, statement: object): void {
     const here = this.attempts.getStore();
     if (!here || !card || card.treeId !== here.treeId || here.handed > 0) return;
-    here.cardsRead.push({ card: structuredClone(card), statement });
+    here.cardsRead.push({ card: copyRecord(card), statement });
   }
 
   /** A user record read from the database: kept for the next attempts, which the commit checks. */
   userRead(user: StoredUser | null): void {
     if (!this.attempts.getStore() || !user) return;
     if (!this.users.has(user._id) && this.users.size >= MOST_USERS) this.users.clear();
-    this.users.set(user._id, structuredClone(user));
+    this.users.set(user._id, { user: copyRecord(user), text: JSON.stringify(user) });
   }
 
   /**
@@ -221,25 +259,26 @@ export class KeptReads {
       return;
     }
     own.committed = true;
-    const cards = new Map<string, StoredCard>();
     const before = this.trees.get(change.treeId);
     const read = own.treeRead;
-    if (read && read.revision === change.revision - 1) {
-      if (read.statement === null && before?.revision === read.revision) for (const [id, card] of before.cards) cards.set(id, card);
+    const follows = read !== undefined && read.revision === change.revision - 1;
+    // The attempt read the kept tree, so the kept cards are as of the revision this change
+    // follows: they carry on, changed in place, rather than copied into a new map each write.
+    const carried = follows && read.statement === null && before?.revision === read.revision ? before : undefined;
+    this.forget(change.treeId);
+    const now: KeptTree = { revision: change.revision, tree: copyRecord(tree), cards: carried?.cards ?? new Map(), chars: carried?.chars ?? 0 };
+    if (follows) {
       for (const { card, statement } of own.cardsRead) {
-        if (read.statement === null || statement === read.statement) cards.set(card._id, card);
+        if (read.statement === null || statement === read.statement) keepCard(now, card);
       }
     }
     for (const card of change.after) {
-      if (card.trashed) cards.delete(card._id);
-      else if (cards.has(card._id) || cards.size < MOST_CARDS) cards.set(card._id, structuredClone(card));
+      if (card.trashed) dropCard(now, card._id);
+      else if (now.cards.has(card._id) || now.cards.size < MOST_CARDS) keepCard(now, copyRecord(card));
     }
-    this.forget(change.treeId);
     if (this.trees.size >= MOST_TREES) this.forget(this.trees.keys().next().value as string);
-    let chars = 0;
-    for (const card of cards.values()) chars += card.content.length;
-    this.trees.set(change.treeId, { revision: change.revision, tree: structuredClone(tree), cards, chars });
-    this.chars += chars;
+    this.trees.set(change.treeId, now);
+    this.chars += now.chars;
     // The trees used longest ago go first; the one just kept goes last of all.
     while (this.chars > MOST_CHARS) this.forget(this.trees.keys().next().value as string);
   }

@@ -37,6 +37,15 @@ export function encodeTreeNotice(origin: string, treeId: string, revision: numbe
   return JSON.stringify({ o: origin, t: treeId, r: revision });
 }
 
+/**
+ * How every change notice `origin` sends with `encodeTreeNotice` begins: the process hears
+ * each of its own writes back, and skips those by this without parsing them. (A removal's
+ * notice, written by PostgreSQL, is spelled otherwise and is parsed, then skipped.)
+ */
+export function ownTreeNoticeStart(origin: string): string {
+  return `{"o":${JSON.stringify(origin)},`;
+}
+
 /** The notice in `payload`, or null for one this version cannot read (a newer process's). */
 export function decodeTreeNotice(payload: string | undefined): TreeNotice | null {
   try {
