@@ -76,6 +76,12 @@ try {
   await page.goto("/");
   await page.waitForFunction(() => !document.getElementById("root")?.classList.contains("boot"));
   const cdp = await context.newCDPSession(page);
+  // TRACE_MBPS=100: the page's downloads at that many megabits a second (a writer's network,
+  // where the wire, not this machine's load, sets how long the card list takes to arrive).
+  if (process.env.TRACE_MBPS) {
+    await cdp.send("Network.enable");
+    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: (Number(process.env.TRACE_MBPS) * 1e6) / 8, uploadThroughput: -1 });
+  }
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
   const events = await traced(cdp, async () => {
