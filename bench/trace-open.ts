@@ -7,7 +7,7 @@
  *
  * `npx tsx bench/trace-open.ts [cards] [dataDir]` against a server it starts from dist/
  * (npm run build first). The data directory is kept so the tree is generated once:
- * a second run on the same directory reuses it.
+ * a second run on the same directory reuses it (a restart's cold read, unless TRACE_WARM=1).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -58,6 +58,12 @@ try {
   const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1440, height: 900 }, reducedMotion: "reduce" });
   const login = await context.request.post("/api/login", { data: { email: state.email, password: state.password } });
   if (login.status() !== 200) throw new Error(`log-in failed: ${login.status()}`);
+  // TRACE_WARM=1: the card list read once first, so the server holds its body and gzip copy as
+  // after an import (what `npm run bench -- --browser` times), not a restart's cold read.
+  if (process.env.TRACE_WARM === "1") {
+    const warm = await context.request.get(`/api/trees/${state.treeId}/cards`, { headers: { "Accept-Encoding": "gzip, deflate, br" } });
+    if (warm.status() !== 200) throw new Error(`warming the card list failed: ${warm.status()}`);
+  }
   const page = await context.newPage();
   // A TimeStamp trace event when the tree page answers the keyboard (the bench's "interactive").
   await page.addInitScript(`(() => {
@@ -70,6 +76,12 @@ try {
   await page.goto("/");
   await page.waitForFunction(() => !document.getElementById("root")?.classList.contains("boot"));
   const cdp = await context.newCDPSession(page);
+  // TRACE_MBPS=100: the page's downloads at that many megabits a second (a writer's network,
+  // where the wire, not this machine's load, sets how long the card list takes to arrive).
+  if (process.env.TRACE_MBPS) {
+    await cdp.send("Network.enable");
+    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: (Number(process.env.TRACE_MBPS) * 1e6) / 8, uploadThroughput: -1 });
+  }
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
   const events = await traced(cdp, async () => {

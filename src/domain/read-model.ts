@@ -71,6 +71,8 @@ export interface CardsJson {
   body: Buffer;
   /** Strong and quoted, as sent in the ETag header; the same across restarts for the same revision. */
   etag: string;
+  /** How many cards the body holds (sent as X-Card-Count: the page's progress while the body streams in). */
+  count: number;
 }
 
 /** Where each card's bytes start in a `CardsJson` body (tree order), and one past the last card's end. */
@@ -278,7 +280,7 @@ export class TreeSnapshot {
     const base = this.base;
     this.base = undefined;
     const body = base?.replaced ? this.patched(base, base.replaced) : this.serialized(base);
-    return (this.jsonMemo = { body, etag: this.etag() });
+    return (this.jsonMemo = { body, etag: this.etag(), count: this.ordered.length });
   }
 
   /** Every card in tree order, copied from `base` where it holds the same record. */

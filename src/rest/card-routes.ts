@@ -42,7 +42,9 @@ export function treeCardsRead({ ctx, cardsJson }: Pick<RouteDeps, "ctx" | "cards
   return async (req, res) => {
     // Authorised on every request, before the cache is consulted.
     const tree = await loadTree(ctx, requireUser(req), req.params.treeId, "read");
-    const { body, etag } = await cardsJson.forTree(tree);
+    const { body, etag, count } = await cardsJson.forTree(tree);
+    // How many cards are coming: the page counts them in as the body streams (issue 27).
+    res.setHeader("X-Card-Count", String(count));
     await sendJsonWithEtag(req, res, etag, [body]);
   };
 }

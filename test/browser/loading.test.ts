@@ -74,6 +74,40 @@ describeInBrowser("loading the client", () => {
     await context.close();
   });
 
+  it("a tree of thousands of cards arrives whole and in order through the worker's cut, read once", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    // Texts that look like the cut between cards, or hold characters of several bytes, which a
+    // chunk of the answer may split (the worker cuts the text as it arrives).
+    const tricky = ['x"},{"_id":"y', "},{", "ünïcödé ’ 𝄞", 'quote " and \\ backslash', "line\nbreak"];
+    const parts = Array.from({ length: 45 }, (_, p) => ({
+      content: `# Part ${p} ${tricky[p % tricky.length]}`,
+      children: Array.from({ length: 99 }, (_, c) => ({ content: `Card ${p}.${c} ${tricky[c % tricky.length]} ${"words ".repeat(c % 7)}` })),
+    }));
+    const tree = await buildTree(api, { name: "Thousands", seed: JSON.stringify(parts) });
+    const expected = parts.flatMap((part) => [part.content, ...part.children.map((child) => child.content)]);
+    const asked: string[] = [];
+    page.on("request", (request) => asked.push(new URL(request.url()).pathname));
+    // What the progress panel said while the cards came in (it shows after a quarter second).
+    await page.addInitScript(() => {
+      const said: string[] = ((window as any).__progress = []);
+      new MutationObserver(() => {
+        const text = document.querySelector(".progress-step")?.textContent;
+        if (text && said[said.length - 1] !== text) said.push(text);
+      }).observe(document, { subtree: true, childList: true, characterData: true });
+    });
+    await openTree(page, tree._id);
+    // Counted in as the slices arrive, out of the total the server announced.
+    const said: string[] = await page.evaluate(() => (window as any).__progress);
+    expect(said).toContain("Loading the cards: 2,000 of 4,500");
+    const contents = await page.evaluate(() => (window as any).app.get("cards").models.map((model: any) => model.get("content")));
+    expect(contents).toHaveLength(4_500);
+    expect(contents).toEqual(expected);
+    // Every slice parsed on the page: it never had to read the list again itself.
+    expect(asked.filter((path) => path === `/api/trees/${tree._id}/cards`)).toHaveLength(1);
+    await context.close();
+  }, 90_000);
+
   it("a tree page asks for the tree and the writer's scripts beside who is logged in, not after", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);

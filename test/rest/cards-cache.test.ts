@@ -43,6 +43,18 @@ describe("cached cards read", () => {
     expect(contents((await alice.get(path)).body)).toEqual(["# One", "# Three"]);
   });
 
+  it("says how many cards the list holds (X-Card-Count), after each write too", async () => {
+    const { alice, tree, path, cards } = await warmTree();
+    const first = await alice.get(path);
+    expect(first.headers.get("x-card-count")).toBe(String(cards.length));
+    await buildCard(alice, tree._id, { parentId: cards[0]._id, content: "added" });
+    const after = await alice.get(path);
+    expect(after.body).toHaveLength(3);
+    expect(after.headers.get("x-card-count")).toBe("3");
+    await alice.delete(`${path}/${cards[0]._id}`);
+    expect((await alice.get(path)).headers.get("x-card-count")).toBe("1");
+  });
+
   it("sees every one of many writes made within the same millisecond", async () => {
     const { alice, tree, path } = await warmTree();
     const made = await Promise.all(

@@ -17,8 +17,11 @@ export interface CardsRequest {
 }
 
 export type CardsMessage =
-  /** A slice of the answer's text, as JSON arrays of cards (workers/cards-worker.ts, `cardSlices`). */
-  | { type: "text"; texts: string[]; total: number }
+  /**
+   * A slice of the answer's text, as JSON arrays of cards (workers/cards-worker.ts, `CardCutter`);
+   * `total` null while the server did not say how many cards are coming.
+   */
+  | { type: "text"; texts: string[]; total: number | null }
   | { type: "cards"; cards: Card[]; total: number }
   | { type: "done"; total: number }
   | { type: "failed"; status: number; body: string; retryAfter: string | null }
@@ -30,8 +33,8 @@ function workerUrl(): string {
 
 /** A worker started ahead of the request (prepareCards). */
 export interface CardsLoader {
-  /** Asks for the cards now, in tree order; `progress` is told how many arrived of how many. At most once. */
-  load(progress?: (loaded: number, total: number) => void): Promise<Card[]>;
+  /** Asks for the cards now, in tree order; `progress` is told how many arrived of how many (null: not known yet). At most once. */
+  load(progress?: (loaded: number, total: number | null) => void): Promise<Card[]>;
   /** Not needed after all: the worker goes. */
   cancel(): void;
 }
@@ -54,7 +57,7 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
   const cards: Card[] = [];
   let startFailed = false;
   let unreadable = false;
-  let waiting: { resolve(cards: Card[] | Promise<Card[]>): void; reject(error: unknown): void; progress?: (loaded: number, total: number) => void } | null = null;
+  let waiting: { resolve(cards: Card[] | Promise<Card[]>): void; reject(error: unknown): void; progress?: (loaded: number, total: number | null) => void } | null = null;
   const finish = (outcome: (w: NonNullable<typeof waiting>) => void) => {
     worker?.terminate();
     const current = waiting;

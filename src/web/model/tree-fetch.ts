@@ -18,14 +18,14 @@ export interface TreeFetch {
   /** The user's trees, as `GET /api/trees` answers. */
   readonly trees: Promise<Tree[]>;
   /** The cards, asked for once `trees` answered; `progress` is told how many arrived of how many. */
-  cards(progress?: (loaded: number, total: number) => void): Promise<Card[]>;
+  cards(progress?: (loaded: number, total: number | null) => void): Promise<Card[]>;
   /** Not needed after all: the cards are not asked for, or stop coming. */
   cancel(): void;
 }
 
 export function fetchTree(api: ApiClient, treeId: string): TreeFetch {
   const loader = prepareCards(api, treeId);
-  let progress: ((loaded: number, total: number) => void) | undefined;
+  let progress: ((loaded: number, total: number | null) => void) | undefined;
   let cancelled = false;
   const trees = api.trees();
   const cards = trees.then((): Promise<Card[]> => {

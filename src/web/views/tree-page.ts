@@ -144,8 +144,8 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       try {
         trees = await fetching.trees;
         cards = await fetching.cards((loaded, total) => {
-          progress.step(`Loading the cards: ${formatCount(loaded)} of ${formatCount(total)}`);
-          progress.fraction(loaded / total);
+          progress.step(total === null ? `Loading the cards: ${formatCount(loaded)}` : `Loading the cards: ${formatCount(loaded)} of ${formatCount(total)}`);
+          progress.fraction(total === null || total === 0 ? null : Math.min(1, loaded / total));
         });
       } catch (error) {
         fetching.cancel();

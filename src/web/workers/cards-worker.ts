@@ -1,16 +1,17 @@
 /**
  * A dedicated worker that fetches a tree's cards (`GET /api/trees/:treeId/cards`) off the
  * page's main thread (issue 27: a 100,000-card list is ~35 MB of JSON). The answer goes back
- * to the page as slices of its JSON text, cut between cards (`cardSlices`), which the page
- * parses one slice a task: a string crosses to the page as one copy, where the cards as
- * objects crossed as a structured clone that cost the page about what parsing them does,
- * after the worker had parsed them once already. An answer that cannot be cut that way is
+ * to the page as slices of its JSON text, cut between cards as the text arrives
+ * (`CardCutter`), which the page parses one slice a task while the rest is still on its way
+ * (issue 27: the page's parse no longer waits for the last byte). A string crosses to the page
+ * as one copy, where the cards as objects crossed as a structured clone that cost the page
+ * about what parsing them does, after the worker had parsed them once already. An answer that cannot be cut that way is
  * parsed here and posted as objects in slices. Built by scripts/build-web.mjs as a hashed
  * file of its own; the page side is model/card-loader.ts.
  */
 /// <reference lib="webworker" />
 import type { CardsMessage, CardsRequest } from "../model/card-loader.js";
-import { cardSlices } from "../model/card-slices.js";
+import { CardCutter } from "../model/card-slices.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -35,21 +36,50 @@ async function load({ url, headers }: CardsRequest): Promise<void> {
   } catch {
     return post({ type: "network" });
   }
-  let text: string;
+  if (!response.ok || !response.body) {
+    let text: string;
+    try {
+      text = await response.text();
+    } catch {
+      return post({ type: "network" });
+    }
+    if (!response.ok) return post({ type: "failed", status: response.status, body: text, retryAfter: response.headers.get("Retry-After") });
+    return parsed(text);
+  }
+  // Cut as it arrives: the page parses the first cards while the rest is still coming. How
+  // many cards there are is the server's X-Card-Count (src/rest/card-routes.ts), when sent.
+  const cutter = new CardCutter(PIECE);
+  const counted = Number(response.headers.get("X-Card-Count") ?? "");
+  const total = response.headers.has("X-Card-Count") && Number.isSafeInteger(counted) && counted >= 0 ? counted : null;
+  const per = SLICE / PIECE;
+  let pending: string[] = [];
+  const send = (pieces: string[] | null, last: boolean) => {
+    if (pieces) pending = pending.length === 0 ? pieces : pending.concat(pieces);
+    while (pending.length >= per || (last && pending.length > 0)) {
+      post({ type: "text", texts: pending.slice(0, per), total: last ? cutter.count : total });
+      pending = pending.slice(per);
+    }
+  };
   try {
-    text = await response.text();
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      send(cutter.push(value), false);
+    }
   } catch {
     return post({ type: "network" });
   }
-  if (!response.ok) {
-    return post({ type: "failed", status: response.status, body: text, retryAfter: response.headers.get("Retry-After") });
-  }
-  const sliced = cardSlices(text, PIECE);
-  if (sliced) {
-    const per = SLICE / PIECE;
-    for (let i = 0; i < sliced.slices.length; i += per) post({ type: "text", texts: sliced.slices.slice(i, i + per), total: sliced.total });
-    return post({ type: "done", total: sliced.total });
-  }
+  const whole = cutter.whole;
+  if (whole !== null) return parsed(whole);
+  const rest = cutter.end();
+  if (!rest) return post({ type: "failed", status: 502, body: "", retryAfter: null });
+  send(rest, true);
+  post({ type: "done", total: cutter.count });
+}
+
+/** An answer the cut does not apply to: parsed here and posted as objects. */
+function parsed(text: string): void {
   let cards: unknown;
   try {
     cards = JSON.parse(text);
