@@ -162,6 +162,30 @@ SELECT CASE WHEN moved = going AND written = cards THEN moved
 FROM counted`;
 
 /**
+ * The parts LONE_SQL and NEXT_PLAIN_SQL share, with the same parameters: the user guards
+ * ($12, $13: `checked` has a row only when every kept user record is still the user's row),
+ * and the change's cards, written only when `gate` has a row and each only in its own tree.
+ */
+const LONE_GUARDS = `checked AS (
+  SELECT 1 AS ok WHERE NOT EXISTS (
+    SELECT 1 FROM unnest($12::text[], $13::text[]) AS g(user_id, record)
+    WHERE NOT EXISTS (SELECT 1 FROM users AS u WHERE u.id = g.user_id AND u.record::text = g.record)
+  )
+),`;
+
+function loneCardsWritten(gate: "go" | "checked"): string {
+  return `written AS (
+  INSERT INTO cards (id, tree_id, trashed, record)
+  SELECT c.id, c.tree_id, c.trashed, c.record
+  FROM unnest($10::text[], $11::text[], $14::text[], $15::json[]) AS c(id, tree_id, trashed, record)
+  WHERE EXISTS (SELECT 1 FROM ${gate})
+  ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
+    WHERE cards.tree_id = excluded.tree_id
+  RETURNING 1
+),`;
+}
+
+/**
  * A batch of one change, the commonest (every write to one busy tree, and every lone
  * writer): the same rules as BATCH_SQL, in a statement without what only a batch needs (the
  * rows' numbering, the per-change aggregates and joins). The database spent about half the
@@ -174,12 +198,7 @@ FROM counted`;
  * not move or a card not written fails the statement as in BATCH_SQL.
  */
 const LONE_SQL = `
-WITH checked AS (
-  SELECT 1 AS ok WHERE NOT EXISTS (
-    SELECT 1 FROM unnest($12::text[], $13::text[]) AS g(user_id, record)
-    WHERE NOT EXISTS (SELECT 1 FROM users AS u WHERE u.id = g.user_id AND u.record::text = g.record)
-  )
-),
+WITH ${LONE_GUARDS}
 claimed AS (
   INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
   SELECT $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::text FROM checked WHERE $18::text IS NOT NULL
@@ -207,15 +226,7 @@ advanced AS (
   WHERE trees.id = $1 AND $8::integer > 1 AND trees.revision = $8::integer - 1 AND EXISTS (SELECT 1 FROM go)
   RETURNING 1
 ),
-written AS (
-  INSERT INTO cards (id, tree_id, trashed, record)
-  SELECT c.id, c.tree_id, c.trashed, c.record
-  FROM unnest($10::text[], $11::text[], $14::text[], $15::json[]) AS c(id, tree_id, trashed, record)
-  WHERE EXISTS (SELECT 1 FROM go)
-  ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
-    WHERE cards.tree_id = excluded.tree_id
-  RETURNING 1
-),
+${loneCardsWritten("go")}
 counted AS (
   SELECT (SELECT count(*) FROM checked) AS fresh, (SELECT count(*) FROM go) AS going, (SELECT count(*) FROM logged) AS logged,
     (SELECT count(*) FROM created) + (SELECT count(*) FROM advanced) AS moved, (SELECT count(*) FROM written) AS written
@@ -236,12 +247,7 @@ FROM counted`;
  * Its parameters are LONE_SQL's first seventeen.
  */
 const NEXT_PLAIN_SQL = `
-WITH checked AS (
-  SELECT 1 AS ok WHERE NOT EXISTS (
-    SELECT 1 FROM unnest($12::text[], $13::text[]) AS g(user_id, record)
-    WHERE NOT EXISTS (SELECT 1 FROM users AS u WHERE u.id = g.user_id AND u.record::text = g.record)
-  )
-),
+WITH ${LONE_GUARDS}
 logged AS (
   INSERT INTO changes (tree_id, revision, at, card_ids, record)
   SELECT $1, $2::integer, $3, $4::text[], $5::json FROM checked
@@ -252,15 +258,7 @@ advanced AS (
   WHERE trees.id = $1 AND trees.revision = $8::integer - 1 AND EXISTS (SELECT 1 FROM checked)
   RETURNING 1
 ),
-written AS (
-  INSERT INTO cards (id, tree_id, trashed, record)
-  SELECT c.id, c.tree_id, c.trashed, c.record
-  FROM unnest($10::text[], $11::text[], $14::text[], $15::json[]) AS c(id, tree_id, trashed, record)
-  WHERE EXISTS (SELECT 1 FROM checked)
-  ON CONFLICT (id) DO UPDATE SET tree_id = excluded.tree_id, trashed = excluded.trashed, record = excluded.record
-    WHERE cards.tree_id = excluded.tree_id
-  RETURNING 1
-),
+${loneCardsWritten("checked")}
 counted AS (
   SELECT (SELECT count(*) FROM checked) AS fresh, (SELECT count(*) FROM logged) AS logged,
     (SELECT count(*) FROM advanced) AS moved, (SELECT count(*) FROM written) AS written
