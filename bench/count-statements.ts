@@ -13,7 +13,6 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
 import { queryOnce } from "./pg-once.js";
 import { CardtreeClient } from "./cardtree-client.js";
 import { startPinned } from "./processes.js";
@@ -26,17 +25,11 @@ const cpuSeconds = (pid: number): number => {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
 const commits = async (): Promise<number> => {
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  try {
-    // The statistics collector reports with a delay: let it catch up first.
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    await client.query("SELECT pg_stat_clear_snapshot()");
-    const { rows } = await client.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1", [database]);
-    return Number(rows[0].n);
-  } finally {
-    await client.end();
-  }
+  // The statistics collector reports with a delay: let it catch up first. A fresh
+  // connection has no statistics snapshot of its own to clear.
+  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  const rows = await queryOnce<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1", admin, [database]);
+  return Number(rows[0].n);
 };
 const logPath = process.env.PG_LOG ?? "/var/log/postgresql/postgresql-15-main.log";
 const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";

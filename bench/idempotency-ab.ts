@@ -13,7 +13,6 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
 import { queryOnce } from "./pg-once.js";
 import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
@@ -37,22 +36,16 @@ const sides = [{ name: "this", root: path.resolve(".") }, ...others.map((root, i
 /** CPU seconds of each backend connected to `database` now (the server's pool), by pid. */
 const backendSeconds = async (database: string): Promise<Map<number, number>> => {
   if (embedded) return new Map();
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [database]);
-    const seconds = new Map<number, number>();
-    for (const { pid } of rows) {
-      try {
-        seconds.set(pid, cpuSeconds(pid));
-      } catch {
-        // That connection closed meanwhile.
-      }
+  const rows = await queryOnce<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", admin, [database]);
+  const seconds = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      seconds.set(pid, cpuSeconds(pid));
+    } catch {
+      // That connection closed meanwhile.
     }
-    return seconds;
-  } finally {
-    await client.end();
   }
+  return seconds;
 };
 /** CPU the backends spent between two readings (a connection opened meanwhile counts whole; one closed is lost). */
 const backendDelta = (before: Map<number, number>, after: Map<number, number>): number =>

@@ -7,12 +7,12 @@ import pg from "pg";
 /** The server's maintenance database, where databases are created and dropped. */
 export const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
-/** Runs `sql` on `url` (the admin database when absent) and returns its rows. */
-export async function queryOnce<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, url = ADMIN_URL): Promise<T[]> {
+/** Runs `sql` (with `params`, if any) on `url` (the admin database when absent) and returns its rows. */
+export async function queryOnce<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, url = ADMIN_URL, params: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   await client.connect();
   try {
-    return (await client.query<T>(sql)).rows;
+    return (await client.query<T>(sql, params)).rows;
   } finally {
     await client.end();
   }
