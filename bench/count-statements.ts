@@ -79,12 +79,12 @@ try {
     const end = log.findIndex((line) => line.includes(`cardtree-count-${kind}-end`));
     const statements = log.slice(start + 1, end).filter((line) => / LOG: {2}duration: [0-9.]+ ms {2}(statement|execute [^:]*):/.test(line));
     const commitMs = statements
-      .filter((line) => /execute cardtree-(group|lone|next-plain)-commit/.test(line))
+      .filter((line) => /execute cardtree-(group|lone|next-plain|next-keyed)-commit/.test(line))
       .reduce((sum, line) => sum + Number(/duration: ([0-9.]+) ms/.exec(line)![1]), 0);
     const answersMs = statements
       .filter((line) => line.includes("execute idempotency-answers"))
       .reduce((sum, line) => sum + Number(/duration: ([0-9.]+) ms/.exec(line)![1]), 0);
-    const writing = statements.filter((line) => /cardtree-(group|lone|next-plain)-commit|idempotency-|INSERT|UPDATE|DELETE/.test(line));
+    const writing = statements.filter((line) => /cardtree-(group|lone|next-plain|next-keyed)-commit|idempotency-|INSERT|UPDATE|DELETE/.test(line));
     if (process.env.SHOW) console.log(statements.slice(0, 12).join("\n"));
     const per = kind === "replayed" ? writes * 2 : writes;
     const round = (n: number) => Math.round(n * 100) / 100;

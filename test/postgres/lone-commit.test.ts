@@ -116,7 +116,8 @@ describe("a lone change's own statement", { timeout: 60_000 }, () => {
     });
     const first = changeOf(base, 2, [cardOf(base, "keyed")]);
     await store.changes.commit(first.change, first.tree, { userId, key: "k1", fingerprint: "fp", step: 3, claim: claimOf("k1", "mine") });
-    expect(sent).toEqual(["cardtree-lone-commit"]);
+    // Not the tree's first change: LONE_SQL without the tree's creation.
+    expect(sent).toEqual(["cardtree-next-keyed-commit"]);
     expect(await sql("SELECT idem_step FROM changes WHERE tree_id = $1 AND revision = 2 AND idem IS NOT NULL", [base._id])).toEqual([{ idem_step: 3 }]);
     expect(await store.changes.byKey(userId, "k1", "2000-01-01")).toEqual([{ step: 3, change: first.change }]);
     expect(await sql("SELECT claim, fingerprint FROM idempotency_keys WHERE user_id = $1 AND key = 'k1'", [userId])).toEqual([{ claim: "mine", fingerprint: "fp" }]);
@@ -133,7 +134,8 @@ describe("a lone change's own statement", { timeout: 60_000 }, () => {
       );
     });
     expect(heard).toEqual([]);
-    expect(sent.every((name) => name === "cardtree-lone-commit")).toBe(true);
+    // The three keyed changes, then the marker's tree's first change.
+    expect(sent).toEqual(["cardtree-next-keyed-commit", "cardtree-next-keyed-commit", "cardtree-next-keyed-commit", "cardtree-lone-commit"]);
     expect((await store.trees.byId(base._id))?.revision).toBe(3);
     expect(await store.changes.since(base._id, 3, 10)).toEqual([]);
     expect((await store.cards.liveByTree(base._id)).map((c) => c.content).sort()).toEqual(["keyed", "keyed, no claim"]);
@@ -149,11 +151,18 @@ describe("a lone change's own statement", { timeout: 60_000 }, () => {
     const mine = changeOf(base, 2, [cardOf(base, "mine")]);
     await expect(store.changes.commit(mine.change, mine.tree)).rejects.toBeInstanceOf(RevisionTakenError);
     expect((await store.cards.liveByTree(base._id)).map((c) => c.content)).toEqual(["the other process's"]);
+    // Keyed (its own statement), the same refusal, and its claim is not written either.
+    const claim = { userId: base.owner, key: "late", fingerprint: "fp", claim: "c", leaseUntil: at(), createdAt: at(), expiresAt: at() };
+    const keyed = { userId: base.owner, key: "late", fingerprint: "fp", step: 0, claim };
+    await expect(store.changes.commit(mine.change, mine.tree, keyed)).rejects.toBeInstanceOf(RevisionTakenError);
+    expect(await sql("SELECT 1 FROM idempotency_keys WHERE user_id = $1", [base.owner])).toEqual([]);
+    expect((await store.cards.liveByTree(base._id)).map((c) => c.content)).toEqual(["the other process's"]);
 
     const gone = await created(store);
     await other.trees.removeWithCards(gone._id);
     const late = changeOf(gone, 2, [cardOf(gone, "into a deleted tree")]);
     await expect(store.changes.commit(late.change, late.tree)).rejects.toBeInstanceOf(RevisionTakenError);
+    await expect(store.changes.commit(late.change, late.tree, { userId: gone.owner, key: "gone", fingerprint: "fp", step: 0 })).rejects.toBeInstanceOf(RevisionTakenError);
     expect(await sql("SELECT 1 FROM trees WHERE id = $1", [gone._id])).toEqual([]);
     expect(await sql("SELECT 1 FROM cards WHERE tree_id = $1", [gone._id])).toEqual([]);
 

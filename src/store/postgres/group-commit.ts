@@ -196,8 +196,11 @@ function loneCardsWritten(gate: "go" | "checked"): string {
  * all null without one) met the user's record of the key: then nothing was written (every
  * write reads `go`, which is empty) and no notice goes. When the change goes, a tree that did
  * not move or a card not written fails the statement as in BATCH_SQL.
+ * With `creates` off, the statement has no part that creates the tree's row (a change that
+ * is not its tree's first); the rest is the same text.
  */
-const LONE_SQL = `
+function loneStatement(creates: boolean): string {
+  return `
 WITH ${LONE_GUARDS}
 claimed AS (
   INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
@@ -212,7 +215,9 @@ logged AS (
   INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step)
   SELECT $1, $2::integer, $3, $4::text[], $5::json, $25::text, $26::integer FROM go
   RETURNING 1
-),
+),${
+    creates
+      ? `
 created AS (
   INSERT INTO trees (id, users, public_url, revision, record)
   SELECT $1, $6::text[], $7, $8::integer, $9::json FROM go WHERE $8::integer = 1
@@ -220,7 +225,9 @@ created AS (
     SET users = excluded.users, public_url = excluded.public_url, revision = excluded.revision, record = excluded.record
     WHERE trees.revision = 0
   RETURNING 1
-),
+),`
+      : ""
+  }
 advanced AS (
   UPDATE trees SET users = $6::text[], public_url = $7, revision = $8::integer, record = $9::json
   WHERE trees.id = $1 AND $8::integer > 1 AND trees.revision = $8::integer - 1 AND EXISTS (SELECT 1 FROM go)
@@ -229,13 +236,24 @@ advanced AS (
 ${loneCardsWritten("go")}
 counted AS (
   SELECT (SELECT count(*) FROM checked) AS fresh, (SELECT count(*) FROM go) AS going, (SELECT count(*) FROM logged) AS logged,
-    (SELECT count(*) FROM created) + (SELECT count(*) FROM advanced) AS moved, (SELECT count(*) FROM written) AS written
+    ${creates ? "(SELECT count(*) FROM created) + " : ""}(SELECT count(*) FROM advanced) AS moved, (SELECT count(*) FROM written) AS written
 )
 SELECT CASE WHEN going = 0 OR (moved = 1 AND logged = 1 AND written = cardinality($10::text[])) THEN fresh = 1
          ELSE ('${REFUSED} ' || moved || ' ' || written)::boolean END AS fresh,
        fresh = 1 AND going = 0 AS unclaimed,
        (SELECT count(pg_notify($16, $17)) FROM go) AS told
 FROM counted`;
+}
+
+const LONE_SQL = loneStatement(true);
+
+/**
+ * LONE_SQL for a busy tree's next keyed write (or any lone change with a key that is not its
+ * tree's first): the claim and the key go with it as in LONE_SQL, but there is no tree row to
+ * create, so the plan has one table fewer to open for writing on every execution (the same cut
+ * NEXT_PLAIN_SQL makes for plain writes; issue 26's cost of a key). Same parameters as LONE_SQL.
+ */
+const NEXT_KEYED_SQL = loneStatement(false);
 
 /**
  * LONE_SQL for the commonest lone change of all, a busy tree's next plain write: no key
@@ -363,7 +381,7 @@ export class GroupCommit {
   }
 }
 
-/** The lone statement with its parameters: NEXT_PLAIN_SQL for a plain change that is not its tree's first, else LONE_SQL. */
+/** The lone statement with its parameters: for a change that is not its tree's first, NEXT_PLAIN_SQL (plain) or NEXT_KEYED_SQL (keyed); else LONE_SQL. */
 function loneQuery({ change, tree, key, guards }: Pending, options: GroupCommitOptions): pg.QueryConfig {
   const values = [
     change.treeId,
@@ -384,11 +402,12 @@ function loneQuery({ change, tree, key, guards }: Pending, options: GroupCommitO
     CHANGES_CHANNEL,
     encodeTreeNotice(options.origin, change.treeId, change.revision),
   ];
-  if (!key && (tree.revision ?? 0) > 1) return { name: "cardtree-next-plain-commit", text: NEXT_PLAIN_SQL, values };
+  const next = (tree.revision ?? 0) > 1;
+  if (!key && next) return { name: "cardtree-next-plain-commit", text: NEXT_PLAIN_SQL, values };
   const claim = key?.claim ? claimColumns(key.claim) : [null, null, null, null, null, null, null];
   return {
-    name: "cardtree-lone-commit",
-    text: LONE_SQL,
+    name: next ? "cardtree-next-keyed-commit" : "cardtree-lone-commit",
+    text: next ? NEXT_KEYED_SQL : LONE_SQL,
     values: [...values, ...claim, key ? idempotencyId(key.userId, key.key) : null, key?.step ?? null],
   };
 }
