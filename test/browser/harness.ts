@@ -284,3 +284,28 @@ function ready<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`The ${what} is not ready: read it in a hook or a test, after the session's beforeAll.`);
   return value;
 }
+
+/** Whether the tree is kept on the device now. */
+export async function hasCopy(page: Page, treeId: string): Promise<boolean> {
+  return page.evaluate(async (id) => {
+    const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
+    if (!user) return false;
+    const names = (await indexedDB.databases()).map((db) => db.name);
+    if (!names.includes(`cardtree-${user._id}`)) return false;
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const request = indexedDB.open(`cardtree-${user._id}`);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    try {
+      if (!db.objectStoreNames.contains("trees")) return false;
+      return await new Promise<boolean>((resolve) => {
+        const request = db.transaction("trees").objectStore("trees").get(id);
+        request.onsuccess = () => resolve(request.result !== undefined);
+        request.onerror = () => resolve(false);
+      });
+    } finally {
+      db.close();
+    }
+  }, treeId);
+}

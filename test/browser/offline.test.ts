@@ -12,7 +12,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, it, type ExpectStatic } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { CHROMIUM, describeInBrowser, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
+import { CHROMIUM, describeInBrowser, hasCopy, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
 
 const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 
@@ -417,30 +417,6 @@ async function expectStatusClear(expect: ExpectStatic, page: Page, width: number
   expect(await page.locator(".topbar-status .status-text").innerText()).toMatch(/\d+ changes? waiting on this device since/);
 }
 
-/** Whether the tree is kept on the device now. */
-async function hasCopy(page: Page, treeId: string): Promise<boolean> {
-  return page.evaluate(async (id) => {
-    const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
-    if (!user) return false;
-    const names = (await indexedDB.databases()).map((db) => db.name);
-    if (!names.includes(`cardtree-${user._id}`)) return false;
-    const db = await new Promise<IDBDatabase>((resolve, reject) => {
-      const request = indexedDB.open(`cardtree-${user._id}`);
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-    try {
-      if (!db.objectStoreNames.contains("trees")) return false;
-      return await new Promise<boolean>((resolve) => {
-        const request = db.transaction("trees").objectStore("trees").get(id);
-        request.onsuccess = () => resolve(request.result !== undefined);
-        request.onerror = () => resolve(false);
-      });
-    } finally {
-      db.close();
-    }
-  }, treeId);
-}
 
 /**
  * Waits until the page is controlled by the service worker and the tree is kept on the device
