@@ -45,7 +45,8 @@
  * `--no-simulation` with `--offline` leaves the big simulation out (the two timings alone).
  * `--idempotency` runs only what an Idempotency-Key costs a card write, on the embedded store
  * and on PostgreSQL one after the other in one run (issue 26; PostgreSQL at DATABASE_URL or
- * 127.0.0.1:5432), each on a 1,000-card tree, 16 connections, with and without keys in ABBA rounds.
+ * 127.0.0.1:5432), each on a 1,000-card tree, 16 connections, with and without keys in pairs of
+ * short windows side by side (the median of the pairs' ratios; scenarios/writes.ts).
  * Results go to stdout and to bench/results.json.
  */
 import { spawnSync } from "node:child_process";
@@ -64,7 +65,7 @@ import { outlineScenarios } from "./scenarios/outlines.js";
 import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
-import { idempotencyCost, writeScenarios } from "./scenarios/writes.js";
+import { idempotencyCost, idempotencyWindows, writeScenarios } from "./scenarios/writes.js";
 import { durabilityScenarios } from "./scenarios/durability.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
@@ -552,7 +553,7 @@ async function idempotencyScenarios(options: { report: Report; workDir: string; 
     }
     console.log(`Idempotency-Key on both stores (load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")})...`);
     for (const each of servers) {
-      await idempotencyCost({ report: options.report, server: each.server, writer: each.writer, tree: each.tree, seconds: options.seconds, rounds: options.rounds, store: each.store });
+      await idempotencyCost({ report: options.report, server: each.server, writer: each.writer, tree: each.tree, store: each.store, ...idempotencyWindows(options.seconds, options.rounds) });
       console.log(`(${each.store} done; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")})`);
     }
   } finally {
