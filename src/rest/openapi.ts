@@ -106,6 +106,12 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   format: { schema: z.enum(exportFormats), description: "the export format (`impress` is a .pptx presentation, `opml` an OPML 2.0 outline, `gkw` a Gingko Writer file)" },
 };
 
+/** The card list's count, sent before its body (a page counts the cards in as they stream). */
+const CARD_COUNT = {
+  description: "how many cards the list holds, so a client can show its progress while the body arrives",
+  schema: { type: "string", pattern: "^(0|[1-9][0-9]*)$" },
+};
+
 interface Operation {
   method: "get" | "post" | "put" | "delete";
   path: string;
@@ -114,7 +120,15 @@ interface Operation {
   credentials: "required" | "optional";
   body?: { schema: InputName; required: boolean };
   ok:
-    | { status: 200 | 201; schema: OutputName | "document"; list?: boolean; etag?: boolean; description: string }
+    | {
+        status: 200 | 201;
+        schema: OutputName | "document";
+        list?: boolean;
+        etag?: boolean;
+        /** Other headers the answer carries, by name. */
+        headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
+        description: string;
+      }
     | { status: 204; description: string }
     | { status: 200; export: true; description: string }
     | { status: 200; html: true; description: string }
@@ -155,7 +169,7 @@ const OPERATIONS: Operation[] = [
   { method: "get", path: "/trees/{treeId}/collaborators", summary: "Who has access, owner first", credentials: "required", ok: { status: 200, schema: "Collaborator", list: true, description: "Owner first, then in the order added" }, errors: [404] },
   { method: "post", path: "/trees/{treeId}/collaborators", summary: "Give an existing user access (owner only)", credentials: "required", body: { schema: "AddCollaboratorInput", required: true }, ok: { status: 201, schema: "Collaborator", description: "The collaborator added" }, errors: [404, 409] },
   { method: "delete", path: "/trees/{treeId}/collaborators/{userId}", summary: "Remove a collaborator (owner), or leave the tree (the collaborator)", credentials: "required", ok: { status: 204, description: "Removed" }, errors: [404] },
-  { method: "get", path: "/trees/{treeId}/cards", summary: "The tree's cards in tree order", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, description: "Tree order" }, errors: [404] },
+  { method: "get", path: "/trees/{treeId}/cards", summary: "The tree's cards in tree order", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, headers: { "X-Card-Count": CARD_COUNT }, description: "Tree order" }, errors: [404] },
   { method: "post", path: "/trees/{treeId}/cards", summary: "Create a card; `_id` chooses its id (409 when taken)", credentials: "required", body: { schema: "CreateCardInput", required: true }, ok: { status: 201, schema: "Card", description: "The new card" }, errors: [404, 409, 422] },
   { method: "put", path: "/trees/{treeId}/cards/{cardId}", summary: "Change a card's content, position or parent (other fields are ignored); If-Match or __v makes it conditional", credentials: "required", body: { schema: "UpdateCardInput", required: true }, ifMatch: true, ok: { status: 200, schema: "Card", description: "The card, updated" }, errors: [404, 409] },
   { method: "delete", path: "/trees/{treeId}/cards/{cardId}", summary: "Move a card and its subtree to the tree's trash; If-Match makes it conditional", credentials: "required", ifMatch: true, ok: { status: 200, schema: "Deleted", description: "The ids removed" }, errors: [404, 409] },
@@ -350,6 +364,7 @@ function successResponse(op: Operation) {
   const schema = ok.schema === "document" ? { type: "object" } : ok.list ? { type: "array", items: ref(ok.schema) } : ref(ok.schema);
   const headers: Record<string, unknown> = {};
   if (ok.etag) headers.ETag = { description: "send it back as If-None-Match", schema: { type: "string" } };
+  Object.assign(headers, ok.headers);
   if (writesTree(op)) headers[TREE_REVISION_HEADER] = TREE_REVISION;
   if (takesIdempotencyKey(op)) headers[IDEMPOTENT_REPLAYED_HEADER] = REPLAYED;
   return {

@@ -101,6 +101,22 @@ describe("GET /api/openapi.json", () => {
     expect(unknown.status).toBe(404);
   });
 
+  it("the card list's answer carries the headers the document gives it: its ETag, and how many cards are coming", async () => {
+    const doc = (await new Api(server.url).get("/api/openapi.json")).body;
+    const documented = doc.paths["/trees/{treeId}/cards"].get.responses["200"].headers as Record<string, { schema: { pattern?: string } }>;
+    expect(Object.keys(documented).sort()).toEqual(["ETag", "X-Card-Count"]);
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice, { seed: "# One\n\n## Two\n\n# Three" });
+    const res = await alice.get(`/api/trees/${tree._id}/cards`);
+    for (const [name, { schema }] of Object.entries(documented)) {
+      const value = res.headers.get(name);
+      expect(value, name).not.toBeNull();
+      if (schema.pattern) expect(value).toMatch(new RegExp(schema.pattern));
+    }
+    expect(Number(res.headers.get("X-Card-Count"))).toBe(res.body.length);
+    expect(res.body.length).toBe(3);
+  });
+
   it("GET /api/docs is the same document as a page, loading nothing from elsewhere", async () => {
     const anonymous = new Api(server.url);
     const doc = (await anonymous.get("/api/openapi.json")).body;
