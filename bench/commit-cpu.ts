@@ -15,6 +15,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { queryOnce } from "./pg-once.js";
+import { cpuSeconds } from "./processes.js";
 import type { Change } from "../src/shared/changes.js";
 import type { StoredCard, Tree } from "../src/shared/records.js";
 
@@ -52,10 +53,7 @@ async function window(root: string, n: number): Promise<{ cpuMs: number; wallMs:
       commitOne: () => Promise.reject(new Error("a commit was refused")),
     });
     const [{ pid }] = (await pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows;
-    const cpu = () => {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-      return (Number(fields[11]) + Number(fields[12])) * 10;
-    };
+    const cpu = () => cpuSeconds(pid) * 1000;
     let revision = 1;
     const create = async () => {
       revision++;

@@ -15,15 +15,11 @@ import os from "node:os";
 import path from "node:path";
 import { queryOnce } from "./pg-once.js";
 import { CardtreeClient } from "./cardtree-client.js";
-import { startPinned } from "./processes.js";
+import { cpuSeconds, startPinned } from "./processes.js";
 
 const root = path.resolve(process.argv[2] ?? ".");
 const writes = Number(process.argv[3] ?? 50);
 const lanes = Number(process.argv[4] ?? 1);
-const cpuSeconds = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
 const commits = async (): Promise<number> => {
   // The statistics collector reports with a delay: let it catch up first. A fresh
   // connection has no statistics snapshot of its own to clear.

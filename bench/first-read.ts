@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
+import { cpuSeconds } from "./processes.js";
 import { startTestServer } from "../test/helpers/server.js";
 
 const cards = Number(process.argv[2] ?? 100_000);
@@ -25,10 +26,7 @@ const server = await startTestServer({
 // As the bench runs it (bench/processes.ts startPinned): every thread of the server on one core.
 spawnSync("taskset", ["-a", "-p", "-c", "0", String(server.process.pid)], { stdio: "ignore" });
 /** The server process's CPU time so far, ms (user + system, all its threads). */
-const cpu = () => {
-  const fields = readFileSync(`/proc/${server.process.pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-};
+const cpu = () => cpuSeconds(server.process.pid!) * 1000;
 try {
   const client = await CardtreeClient.signUp(server.url, `first-read-${Date.now()}@bench.example`);
   const treeId = await client.treeWith(`First read ${cards}`, generateTree(cards, 11));

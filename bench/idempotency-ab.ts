@@ -10,13 +10,13 @@
  * server process's CPU a write and its database backends' (the connections open on its
  * database), keyed/plain ratios per side.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { queryOnce } from "./pg-once.js";
 import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
-import { startPinned } from "./processes.js";
+import { cpuSeconds, startPinned } from "./processes.js";
 import { runWrk } from "./wrk.js";
 
 const others = (process.argv[2] ?? ".").split(",").map((each) => path.resolve(each));
@@ -24,10 +24,6 @@ const rounds = Number(process.argv[3] ?? 4);
 const seconds = Number(process.argv[4] ?? 8);
 const embedded = process.env.AB_STORE === "nedb";
 const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const cpuSeconds = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
 const query = (sql: string) => queryOnce(sql, admin);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const sides = [{ name: "this", root: path.resolve(".") }, ...others.map((root, i) => ({ name: others.length === 1 ? "other" : `other${i + 1}`, root }))].map(

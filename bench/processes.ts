@@ -48,6 +48,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * CPU seconds a process has used, every thread (user + system), from /proc: 100 ticks a
+ * second on Linux, so a figure is good to 10 ms. Read after the last ")" (the command's name
+ * may hold one).
+ */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Resident set of `pid` and all its descendants, in bytes (tsx's CLI runs node as a child). */
 export function treeRss(pid: number): number {
   const children = new Map<number, number[]>();

@@ -11,12 +11,12 @@
  * AB_ONLY=br skips the plain reads; AB_PROFILE=DIR runs the servers with --cpu-prof there;
  * AB_LOG_OFF=1 runs them with LOG=off.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
-import { pinSelfToLoadCore, ROOT, startPinned, type Pinned } from "./processes.js";
+import { cpuSeconds, pinSelfToLoadCore, ROOT, startPinned, type Pinned } from "./processes.js";
 import { runWrk } from "./wrk.js";
 
 const args = process.argv.slice(2);
@@ -31,12 +31,6 @@ const seconds = Number(option("seconds", "5"));
 const rounds = Number(option("rounds", "3"));
 const dirs = args.length > 0 ? args.map((dir) => path.resolve(dir)) : [ROOT];
 
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-}
-const TICK_MS = 1000 / 100;
 
 async function main() {
   pinSelfToLoadCore();
@@ -91,9 +85,9 @@ async function main() {
   console.log(`br ${brBytes!.length} bytes, plain ${plainBytes!.length} bytes; load ${os.loadavg().map((n) => n.toFixed(1)).join(" ")}`);
   const rows: Record<string, { rps: number[]; cpuUs: number[] }> = {};
   const run = async (label: string, pid: number, url: string, headers: Record<string, string>) => {
-    const before = cpuTicks(pid);
+    const before = cpuSeconds(pid);
     const result = await runWrk({ url, headers, seconds, connections: 8 });
-    const cpu = (cpuTicks(pid) - before) * TICK_MS * 1000;
+    const cpu = (cpuSeconds(pid) - before) * 1e6;
     const row = (rows[label] ??= { rps: [], cpuUs: [] });
     row.rps.push(result.requestsPerSecond);
     row.cpuUs.push(cpu / result.requests);

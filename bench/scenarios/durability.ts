@@ -15,7 +15,7 @@ import path from "node:path";
 import { runPowerCuts } from "../../test/store/power-cut-run.js";
 import { CardtreeClient } from "../cardtree-client.js";
 import { generateTree } from "../generate.js";
-import { ROOT, startPinned, type Pinned } from "../processes.js";
+import { cpuSeconds, ROOT, startPinned, type Pinned } from "../processes.js";
 import { median, type Report } from "../report.js";
 import { fill } from "./startup.js";
 import { runWrk, settle } from "../wrk.js";
@@ -35,12 +35,6 @@ export function buildBaseline(workDir: string, revision: string): string {
   symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
   execFileSync(process.execPath, ["-e", "import('./scripts/build.mjs').then((m) => m.build())"], { cwd: dir, stdio: "ignore" });
   return dir;
-}
-
-/** CPU seconds a process has used (user + system), from /proc: 100 ticks a second on Linux. */
-export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Group commit's figures from the last "group commit" line a server logged at its stop (nedb-store.ts), if any. */

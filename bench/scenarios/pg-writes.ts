@@ -25,11 +25,11 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { CardtreeClient } from "../cardtree-client.js";
 import { generateTree } from "../generate.js";
-import { ROOT, startPinned, type Pinned } from "../processes.js";
+import { cpuSeconds, ROOT, startPinned, type Pinned } from "../processes.js";
 import { median, type Report } from "../report.js";
 import { runWrk, settle } from "../wrk.js";
 import pg from "pg";
-import { buildBaseline, cpuSeconds } from "./durability.js";
+import { buildBaseline } from "./durability.js";
 import { adminQuery, adminUrl, databaseUrl } from "./scale.js";
 
 interface Side {

@@ -8,9 +8,8 @@
  * presence costs while nobody writes; that is reported on its own).
  */
 import http from "node:http";
-import { readFileSync } from "node:fs";
 import { CardtreeClient } from "../cardtree-client.js";
-import type { Pinned } from "../processes.js";
+import { cpuSeconds, type Pinned } from "../processes.js";
 import { median, percentile, type Report } from "../report.js";
 
 export interface PresenceSetup {
@@ -21,13 +20,8 @@ export interface PresenceSetup {
   writes: number;
 }
 
-const TICKS_PER_SECOND = 100;
-
-/** The server process's CPU time so far, in milliseconds (user + system, /proc). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
+/** The server process's CPU time so far, in milliseconds. */
+const cpuMs = (pid: number): number => cpuSeconds(pid) * 1000;
 
 interface Watcher {
   client: CardtreeClient;

@@ -21,7 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { CardtreeClient } from "../cardtree-client.js";
 import { generateTree } from "../generate.js";
-import { startPinned, treeRss, type Pinned } from "../processes.js";
+import { cpuSeconds, startPinned, treeRss, type Pinned } from "../processes.js";
 import { openUnread } from "./live.js";
 
 interface Probe {
@@ -53,8 +53,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * machine. The kernel counts it in ticks (10 ms), hence the mean over several events.
  */
 function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  return cpuSeconds(pid) * 1000;
 }
 
 async function probe(server: Pinned, file: string): Promise<Probe> {

@@ -5,12 +5,12 @@
  * compressed cached read under load against a bare node:http server sending the same
  * compressed bytes, with the plain read against the same server sending the plain bytes.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import os from "node:os";
 import http from "node:http";
 import path from "node:path";
 import type { CardtreeClient } from "../cardtree-client.js";
-import { startPinned, type Pinned } from "../processes.js";
+import { cpuSeconds, startPinned, type Pinned } from "../processes.js";
 import { median, percentile, type Report } from "../report.js";
 import { runWrk, type LoadResult } from "../wrk.js";
 
@@ -54,13 +54,6 @@ function get(url: string, headers: Record<string, string>): Promise<Raw> {
       })
       .on("error", reject);
   });
-}
-
-/** utime+stime of a process (every thread), in clock ticks (1/100 s). */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]);
 }
 
 function middle(runs: readonly LoadResult[]): LoadResult {
@@ -165,9 +158,9 @@ export async function wireScenarios(setup: WireSetup): Promise<void> {
   // thread): the machine's load bends it far less than requests/s.
   const cpuUs = { cardtreeBr: [] as number[], rawBr: [] as number[], cardtreePlain: [] as number[], rawPlain: [] as number[] };
   const load = async (url: string, headers: Record<string, string>, pid: number, into: number[]) => {
-    const before = cpuTicks(pid);
+    const before = cpuSeconds(pid);
     const result = await runWrk({ url, headers, seconds: setup.seconds, connections: setup.connections, targetPid: pid });
-    into.push(((cpuTicks(pid) - before) * 10_000) / Math.max(1, result.requests));
+    into.push(((cpuSeconds(pid) - before) * 1e6) / Math.max(1, result.requests));
     return result;
   };
   const runs = { cardtreeBr: [] as LoadResult[], rawBr: [] as LoadResult[], cardtreePlain: [] as LoadResult[], rawPlain: [] as LoadResult[] };

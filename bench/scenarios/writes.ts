@@ -5,9 +5,8 @@
  * the throughput of one busy document.
  */
 import type { CardtreeClient } from "../cardtree-client.js";
-import type { Pinned } from "../processes.js";
+import { cpuSeconds, type Pinned } from "../processes.js";
 import type { Report } from "../report.js";
-import { readFileSync } from "node:fs";
 import { median } from "../report.js";
 import { runWrk } from "../wrk.js";
 
@@ -69,12 +68,6 @@ export async function writeScenarios(options: {
  */
 export function idempotencyWindows(seconds: number, rounds: number): { windowSeconds: number; pairs: number } {
   return { windowSeconds: Math.max(1, Math.round(seconds / 5)), pairs: rounds * 5 };
-}
-
-/** CPU seconds the process has used (user + system), from /proc: 100 ticks a second on Linux. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /**
