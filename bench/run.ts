@@ -74,6 +74,7 @@ import { wireScenarios } from "./scenarios/wire.js";
 import { offlineScenarios } from "./scenarios/offline.js";
 import { presenceScenarios } from "./scenarios/presence.js";
 import { pgWriteScenarios } from "./scenarios/pg-writes.js";
+import { databaseUrl, queryOnce } from "./pg-once.js";
 import { buildBaseline, lighthouseScenarios } from "./scenarios/lighthouse.js";
 
 /** `npm run bench -- --quick`, or `npm run bench --quick`, where npm keeps the flag and sets npm_config_quick. */
@@ -519,24 +520,12 @@ await main();
  * PostgreSQL gets a fresh database, dropped after.
  */
 async function idempotencyScenarios(options: { report: Report; workDir: string; dataDir: string; seconds: number; rounds: number }): Promise<void> {
-  const { default: pg } = await import("pg");
-  const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
   const database = `cardtree_bench_idempotency_${Date.now()}`;
-  const query = async (sql: string) => {
-    const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 3_000 });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const query = async (sql: string): Promise<void> => void (await queryOnce(sql));
   await query(`CREATE DATABASE ${database}`);
-  const url = new URL(admin);
-  url.pathname = `/${database}`;
   const stores: { store: string; env: Record<string, string> }[] = [
     { store: "nedb", env: { DATA_DIR: options.dataDir } },
-    { store: "postgres", env: { STORE: "postgres", DATABASE_URL: url.toString() } },
+    { store: "postgres", env: { STORE: "postgres", DATABASE_URL: databaseUrl(database) } },
   ];
   const servers: { store: string; server: Awaited<ReturnType<typeof startPinned>>; writer: CardtreeClient; tree: { id: string; label: string } }[] = [];
   try {

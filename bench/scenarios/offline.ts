@@ -17,12 +17,12 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import pg from "pg";
 import { chromium } from "playwright-core";
 import { startTestServer, type TestServer } from "../../test/helpers/server.js";
 import { SimDevice, SimTab } from "../../test/offline/sim-client.js";
 import { runSimulation, type SimulationReport } from "../../test/offline/simulation.js";
 import { CardtreeClient } from "../cardtree-client.js";
+import { databaseUrl, queryOnce } from "../pg-once.js";
 import { generateTree } from "../generate.js";
 import { spread, type Report } from "../report.js";
 
@@ -157,25 +157,14 @@ async function simulationServers(store: "nedb" | "postgres", args?: string[]): P
     const server = await startTestServer({ env: { STORE: "nedb" }, args });
     return { list: [server], cleanup: async () => rmSync(server.dataDir, { recursive: true, force: true }) };
   }
-  const admin = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
   const name = `cardtree_bench_offline_${Date.now()}`;
-  const query = async (sql: string) => {
-    const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 3_000 });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const query = async (sql: string): Promise<void> => void (await queryOnce(sql));
   try {
     await query(`CREATE DATABASE ${name}`);
   } catch {
     return null;
   }
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  const env = { STORE: "postgres", DATABASE_URL: url.toString() };
+  const env = { STORE: "postgres", DATABASE_URL: databaseUrl(name) };
   const list = [await startTestServer({ env, args }), await startTestServer({ env, args })];
   return { list, cleanup: () => query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }

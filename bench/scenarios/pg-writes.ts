@@ -25,10 +25,10 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { CardtreeClient } from "../cardtree-client.js";
 import { generateTree } from "../generate.js";
+import { queryOnce } from "../pg-once.js";
 import { cpuSeconds, ROOT, startPinned, type Pinned } from "../processes.js";
 import { median, type Report } from "../report.js";
 import { runWrk, settle } from "../wrk.js";
-import pg from "pg";
 import { buildBaseline } from "./durability.js";
 import { adminQuery, adminUrl, databaseUrl } from "./scale.js";
 
@@ -50,14 +50,8 @@ const TREES = 4;
 
 /** The backends serving `database` now (their process ids), or none when they cannot be listed. */
 async function backends(admin: string, database: string): Promise<number[]> {
-  const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 5_000 });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [database]);
-    return rows.map((r) => r.pid);
-  } finally {
-    await client.end();
-  }
+  const rows = await queryOnce<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", admin, [database]);
+  return rows.map((r) => r.pid);
 }
 
 /** CPU seconds of a process, or 0 when it is gone or not on this machine. */

@@ -34,6 +34,7 @@ import path from "node:path";
 import pg from "pg";
 import { CardtreeClient } from "../cardtree-client.js";
 import { countCards, generateTree } from "../generate.js";
+import { queryOnce } from "../pg-once.js";
 import { startPinned, type Pinned } from "../processes.js";
 import { median, type Report } from "../report.js";
 import { runWrk, type LoadResult } from "../wrk.js";
@@ -71,13 +72,7 @@ export function databaseUrl(admin: string, name: string): string {
 }
 
 export async function adminQuery(admin: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 5_000 });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
+  await queryOnce(sql, admin);
 }
 
 function middle(runs: readonly LoadResult[]): LoadResult {
