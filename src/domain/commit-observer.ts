@@ -4,12 +4,12 @@
  * revision of each of its own writes (an undo stack needs it, SPEC §8) without any command
  * changing what it returns. The observer rides on the request's async context.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncSlot } from "./async-slot.js";
 import type { Change } from "../shared/changes.js";
 
 export type CommitObserver = (change: Change) => void;
 
-const observers = new AsyncLocalStorage<CommitObserver>();
+const observers = new AsyncSlot<CommitObserver>("commit observer");
 
 /** Runs `fn` with `observer` told of every change committed within it (and its async work). */
 export function observeCommits<T>(observer: CommitObserver, fn: () => T): T {
@@ -18,5 +18,5 @@ export function observeCommits<T>(observer: CommitObserver, fn: () => T): T {
 
 /** Tells the current request's observer, if any, of a committed change. */
 export function noteCommitted(change: Change): void {
-  observers.getStore()?.(change);
+  observers.get()?.(change);
 }

@@ -17,13 +17,13 @@
  * What a writer read while holding the lock may include such a change; an error answer it
  * builds from that (a 409, a 422) waits too, since it also waits for the end of the scope.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncSlot } from "./async-slot.js";
 
 class Pending {
   readonly waits: Promise<void>[] = [];
 }
 
-const scopes = new AsyncLocalStorage<Pending>();
+const scopes = new AsyncSlot<Pending>("durability scope");
 
 /**
  * Runs `work` under `lock` so that commits in it do not wait for stable storage; resolves
@@ -31,7 +31,7 @@ const scopes = new AsyncLocalStorage<Pending>();
  * scope, the waits join the outer one (whose answer waits for them).
  */
 export async function deferDurability<T>(lock: (work: () => Promise<T>) => Promise<T>, work: () => Promise<T>): Promise<T> {
-  if (scopes.getStore()) return lock(work);
+  if (scopes.get()) return lock(work);
   const pending = new Pending();
   let value: T;
   try {
@@ -51,12 +51,12 @@ export async function deferDurability<T>(lock: (work: () => Promise<T>) => Promi
  */
 export async function afterDurable(durable: Promise<void>, then: () => void): Promise<void> {
   const done = durable.then(then);
-  const pending = scopes.getStore();
+  const pending = scopes.get();
   if (pending) pending.waits.push(done);
   else await done;
 }
 
 /** Whether commits here may return before they are durable. */
 export function durabilityDeferred(): boolean {
-  return scopes.getStore() !== undefined;
+  return scopes.get() !== undefined;
 }

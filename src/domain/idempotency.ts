@@ -24,7 +24,7 @@
  *   runs again with each such step answered from its committed change instead of running
  *   (command.ts), so nothing is applied twice and the answer is the one the change gave.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncSlot } from "./async-slot.js";
 import { createHash } from "node:crypto";
 import type { Change } from "../shared/changes.js";
 import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError } from "../shared/errors.js";
@@ -87,7 +87,7 @@ interface KeyedRun {
 }
 
 /** The keyed request of this async context, and the command step running in it (null: between commands). */
-const keyedContext = new AsyncLocalStorage<{ run: KeyedRun; step: number | null }>();
+const keyedContext = new AsyncSlot<{ run: KeyedRun; step: number | null }>("keyed request");
 
 /**
  * Runs one command of the current request as its next step. `body` gets the change that
@@ -107,7 +107,7 @@ const keyedContext = new AsyncLocalStorage<{ run: KeyedRun; step: number | null 
  * from that run's change if it committed one.
  */
 export function commandStep<T>(body: (committed: Change | undefined) => Promise<T>, writesOnlyChanges = false): Promise<T> {
-  const here = keyedContext.getStore();
+  const here = keyedContext.get();
   if (!here || here.step !== null) return body(undefined);
   const { run } = here;
   const owner = run.owner;
@@ -176,7 +176,7 @@ export function commandStep<T>(body: (committed: Change | undefined) => Promise<
  * retry the record as it was is the change's `before`, not what the store has now.
  */
 export function changeTheNextStepReplays(): Change | undefined {
-  const here = keyedContext.getStore();
+  const here = keyedContext.get();
   if (!here || here.step !== null) return undefined;
   return here.run.committed.get(here.run.nextStep);
 }
@@ -188,7 +188,7 @@ export function changeTheNextStepReplays(): Change | undefined {
  * its own change meets the key's record.
  */
 export function changeTheLastStepReplayed(): Change | undefined {
-  const here = keyedContext.getStore();
+  const here = keyedContext.get();
   if (!here || here.step !== null) return undefined;
   return here.run.lastReplayed;
 }
@@ -204,7 +204,7 @@ export function changeTheLastStepReplayed(): Change | undefined {
  * such an old record by its age.
  */
 export function keyedRecordId(): string | undefined {
-  const here = keyedContext.getStore();
+  const here = keyedContext.get();
   if (!here || here.step === null) return undefined;
   for (let round = 0; ; round++) {
     const digest = createHash("sha512").update(`${here.run.userId}\0${here.run.key}\0${here.step}\0${round}`).digest();
@@ -218,7 +218,7 @@ export function keyedRecordId(): string | undefined {
  * request. With the key's claim when the request has not claimed it yet: the change carries it.
  */
 export function changeKeyHere(): ChangeKey | undefined {
-  const here = keyedContext.getStore();
+  const here = keyedContext.get();
   if (!here) return undefined;
   const { userId, key, fingerprint, owner } = here.run;
   here.run.changed = true;
@@ -233,7 +233,7 @@ export function changeKeyHere(): ChangeKey | undefined {
  * stable storage (changes.ts, once the commit is durable): its answer may then be kept lazily.
  */
 export function keyedChangeDurable(): void {
-  const here = keyedContext.getStore();
+  const here = keyedContext.get();
   if (!here) return;
   here.run.durablyChanged = true;
   // A claim the change carried is in the store with it.

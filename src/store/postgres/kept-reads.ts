@@ -25,7 +25,7 @@
  * Only attempts run through `run` (tree-access.ts `withTree`, a write to that tree under its
  * lock) ever read from here; every other read of the store goes to the database.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncSlot } from "../../domain/async-slot.js";
 import type { Change } from "../../shared/changes.js";
 import { RevisionTakenError } from "../../shared/errors.js";
 import type { StoredCard, StoredUser, Tree } from "../../shared/records.js";
@@ -136,7 +136,7 @@ export class KeptReads {
   /** The sum of the kept trees' `chars`. */
   private chars = 0;
   private readonly users = new Map<string, KeptUser>();
-  private readonly attempts = new AsyncLocalStorage<Attempt>();
+  private readonly attempts = new AsyncSlot<Attempt>("kept-read attempt");
 
   /**
    * Runs `attempt` (a write's attempt on `treeId`, under the tree's lock) with reads from
@@ -175,7 +175,7 @@ export class KeptReads {
 
   /** A live card of the attempt's tree from memory, or undefined. */
   liveCard(id: string): StoredCard | undefined {
-    const here = this.attempts.getStore();
+    const here = this.attempts.get();
     const card = here && this.servable(here.treeId) ? this.trees.get(here.treeId)?.cards.get(id) : undefined;
     if (!here || !card) return undefined;
     here.usedKept = true;
@@ -184,7 +184,7 @@ export class KeptReads {
 
   /** A user's record from memory, or undefined; the attempt's commit then checks it. */
   user(id: string): StoredUser | undefined {
-    const here = this.attempts.getStore();
+    const here = this.attempts.get();
     const kept = here && this.servable(here.treeId) ? this.users.get(id) : undefined;
     if (!here || !kept) return undefined;
     here.usedKept = true;
@@ -194,21 +194,21 @@ export class KeptReads {
 
   /** A tree read from the database (`statement`: which statement read it). */
   treeRead(tree: Tree | null, statement: object): void {
-    const here = this.attempts.getStore();
+    const here = this.attempts.get();
     if (!here || !tree || tree._id !== here.treeId || here.handed > 0) return;
     here.treeRead = { revision: revisionOf(tree), statement };
   }
 
   /** A live card read from the database. */
   liveCardRead(card: StoredCard | null, statement: object): void {
-    const here = this.attempts.getStore();
+    const here = this.attempts.get();
     if (!here || !card || card.treeId !== here.treeId || here.handed > 0) return;
     here.cardsRead.push({ card: copyRecord(card), statement });
   }
 
   /** A user record read from the database: kept for the next attempts, which the commit checks. */
   userRead(user: StoredUser | null): void {
-    if (!this.attempts.getStore() || !user) return;
+    if (!this.attempts.get() || !user) return;
     if (!this.users.has(user._id) && this.users.size >= MOST_USERS) this.users.clear();
     this.users.set(user._id, { user: copyRecord(user), text: JSON.stringify(user) });
   }
@@ -219,7 +219,7 @@ export class KeptReads {
    * refused before it is sent (nothing is written; the attempt runs again).
    */
   committing(change: Change): UserGuard[] | undefined {
-    const here = this.attempts.getStore();
+    const here = this.attempts.get();
     if (!here) return undefined;
     if (change.treeId !== here.treeId) {
       this.writing();
@@ -237,7 +237,7 @@ export class KeptReads {
    * is sent and the attempt runs again from fresh reads.
    */
   writing(): void {
-    const here = this.attempts.getStore();
+    const here = this.attempts.get();
     if (!here) return;
     here.handed++;
     if (here.usedKept && !here.committed) {
@@ -252,7 +252,7 @@ export class KeptReads {
    * only forget what was kept).
    */
   committed(change: Change, tree: Tree): void {
-    const here = this.attempts.getStore();
+    const here = this.attempts.get();
     const own = here && here.treeId === change.treeId && !here.committed ? here : undefined;
     if (!own) {
       this.forget(change.treeId);
@@ -286,7 +286,7 @@ export class KeptReads {
   /** A commit of `change` failed with `err`: the tree is forgotten; a kept record found changed lets the attempt run again. */
   failed(change: Change, err: unknown): void {
     this.forget(change.treeId);
-    const here = this.attempts.getStore();
+    const here = this.attempts.get();
     if (here && here.handed === 1 && err instanceof KeptReadChangedError) here.refused = true;
   }
 
@@ -321,7 +321,7 @@ export class KeptReads {
 
   /** The current attempt may be answered from memory for `treeId`. */
   private servable(treeId: string): Attempt | undefined {
-    const here = this.attempts.getStore();
+    const here = this.attempts.get();
     return here && !here.fresh && here.treeId === treeId && here.handed === 0 ? here : undefined;
   }
 
