@@ -558,6 +558,11 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       await store.idempotency.claim(other);
       await store.idempotency.complete(ann, "k3", other.claim!, binary);
       expect(Buffer.from((await store.idempotency.claim(other))!.answer!.body)).toEqual(binary.body);
+      // Text beyond ASCII, without a NUL byte, as most answers are.
+      const text = claimOf(ann, "k2t");
+      await store.idempotency.claim(text);
+      await store.idempotency.complete(ann, "k2t", text.claim!, answer('{"content":"snow ☃, ünïcödé, 𝄞"}'));
+      expect(Buffer.from((await store.idempotency.claim({ ...text, claim: "later" }))!.answer!.body).toString()).toBe('{"content":"snow ☃, ünïcödé, 𝄞"}');
     });
 
     it("renews, takes over only the claim it names, and releases only its own claim", async () => {

@@ -22,6 +22,7 @@
  * that process's answer may be on its way. A process killed before its lazy answer reached
  * the table leaves its claim to a take-over once the lease ends, which answers from the change.
  */
+import { isUtf8 } from "node:buffer";
 import type pg from "pg";
 import type { IdempotencyRecord, IdempotencyRepository, KeptAnswer } from "../../domain/ports/store.js";
 
@@ -140,24 +141,31 @@ const CLAIMS = `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, 
     AS c(user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
   ORDER BY user_id, key
   ON CONFLICT (user_id, key) DO NOTHING RETURNING claim`;
-/** Kept answers, each ending its own claim only; parameters from `$first`, as `answerColumns` gives them. */
-const answersUpdate = (first: number): string => {
-  const [u, k, c, s, h, b] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
-  return `UPDATE idempotency_keys AS k SET claim = NULL, status = a.status, headers = a.headers, body = a.body
-    FROM unnest(${u}::text[], ${k}::text[], ${c}::text[], ${s}::integer[], ${h}::json[], ${b}::bytea[]) AS a(user_id, key, claim, status, headers, body)
-    WHERE k.user_id = a.user_id AND k.key = a.key AND k.claim = a.claim`;
-};
+/**
+ * Kept answers, each ending its own claim only; the answers in one JSON parameter (`$first`),
+ * as `answersJson` writes it. One JSON text, not six arrays: the driver escaped every element
+ * of a `text[]` or `bytea[]` parameter in JavaScript (a regular-expression replace each, the
+ * bodies as hexadecimal first), about 6 KiB of garbage a keyed write (issue 26's 10%), where
+ * JSON.stringify is one native call. A body is its UTF-8 text (`t`), or base64 (`b`) when it
+ * is not UTF-8 or holds a NUL byte (which PostgreSQL's text cannot).
+ */
+const answersUpdate = (first: number): string =>
+  `UPDATE idempotency_keys AS k SET claim = NULL, status = a.s, headers = a.h,
+      body = CASE WHEN a.b IS NULL THEN convert_to(a.t, 'UTF8') ELSE decode(a.b, 'base64') END
+    FROM json_to_recordset($${first}::json) AS a(u text, k text, c text, s integer, h json, t text, b text)
+    WHERE k.user_id = a.u AND k.key = a.k AND k.claim = a.c`;
 const ANSWERS = answersUpdate(1);
 /** The claims, carrying the answers kept lazily meanwhile (each conditioned on its claim). */
 const CLAIMS_AND_ANSWERS = `WITH answered AS (${answersUpdate(8)}) ${CLAIMS}`;
-const answerColumns = (kept: readonly LazyAnswer[]): unknown[] => [
-  kept.map((k) => k.userId),
-  kept.map((k) => k.key),
-  kept.map((k) => k.claim),
-  kept.map((k) => k.answer.status),
-  kept.map((k) => JSON.stringify(k.answer.headers)),
-  kept.map(({ answer: { body } }) => Buffer.from(body.buffer, body.byteOffset, body.byteLength)),
-];
+const answersJson = (kept: readonly LazyAnswer[]): string =>
+  JSON.stringify(
+    kept.map(({ userId, key, claim, answer: { status, headers, body } }) => {
+      const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+      return isUtf8(bytes) && !bytes.includes(0)
+        ? { u: userId, k: key, c: claim, s: status, h: headers, t: bytes.toString("utf8") }
+        : { u: userId, k: key, c: claim, s: status, h: headers, b: bytes.toString("base64") };
+    }),
+  );
 
 export function postgresIdempotency(
   pool: pg.Pool,
@@ -238,7 +246,7 @@ export function postgresIdempotency(
       ({ rows } =
         carried.length === 0
           ? await pool.query<{ claim: string }>({ name: "idempotency-claims", text: CLAIMS, values: batchColumns })
-          : await pool.query<{ claim: string }>({ name: "idempotency-claims-answers", text: CLAIMS_AND_ANSWERS, values: [...batchColumns, ...answerColumns(carried)] }));
+          : await pool.query<{ claim: string }>({ name: "idempotency-claims-answers", text: CLAIMS_AND_ANSWERS, values: [...batchColumns, answersJson(carried)] }));
       landed(carried);
     } catch (err) {
       // The carried answers go on their own (a failure there leaves them to a take-over).
@@ -254,7 +262,7 @@ export function postgresIdempotency(
   });
   const answersThrough = (through: pg.Pool) =>
     new Batches<LazyAnswer, void>(async (kept) => {
-      await through.query({ name: "idempotency-answers", text: ANSWERS, values: answerColumns(kept) });
+      await through.query({ name: "idempotency-answers", text: ANSWERS, values: [answersJson(kept)] });
       return kept.map(() => undefined);
     }, (kept) => kept.answer.body.byteLength);
   /** Answers kept before they are sent (flushed), and those kept lazily (not waited for). */
