@@ -18,6 +18,7 @@ import { browserSyncEnvironment, SyncQueue, type Coordinator, type SyncHooks } f
 import { CardVersions } from "../model/versions.js";
 import { LiveTree, MOVE_UNDONE } from "../live/live-tree.js";
 import { TreeState, type TreeReader } from "../model/tree-state.js";
+import { IndexedCards } from "../model/indexed-cards.js";
 import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
@@ -82,15 +83,15 @@ export class TreeController {
   constructor(
     context: ControllerContext,
     tree: Tree,
-    cards: Card[],
+    cards: Card[] | IndexedCards,
     readonly readOnly: boolean,
     syncHooks: Pick<SyncHooks, "status" | "refused" | "signedOut">,
     device?: ControllerDevice,
   ) {
     this.bus = context.bus;
     this.keys = context.keys;
+    for (const card of cards instanceof IndexedCards ? cards.cards : cards) this.versions.confirm(card, card);
     this.state = new TreeState(tree, cards);
-    for (const card of cards) this.versions.confirm(card, card);
     this.view = new ColumnsView(this.state, readOnly);
     this.sync = readOnly
       ? null
