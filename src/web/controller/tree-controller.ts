@@ -60,7 +60,7 @@ export class TreeController {
   private readonly view: ColumnsView;
   private readonly sync: SyncQueue | null;
   /** The server's version of each card, the base of every save. */
-  private readonly versions = new CardVersions();
+  private readonly versions: CardVersions;
   /** Others' changes, as the tree's event stream brings them; null on a read-only tree. */
   private readonly live: LiveTree | null = null;
   private readonly bus: AppBus;
@@ -90,7 +90,12 @@ export class TreeController {
   ) {
     this.bus = context.bus;
     this.keys = context.keys;
-    for (const card of cards instanceof IndexedCards ? cards.cards : cards) this.versions.confirm(card, card);
+    // Cards indexed as they arrived were confirmed then (model/indexed-cards.ts).
+    if (cards instanceof IndexedCards) this.versions = cards.versions;
+    else {
+      this.versions = new CardVersions();
+      for (const card of cards) this.versions.confirm(card, card);
+    }
     this.state = new TreeState(tree, cards);
     this.view = new ColumnsView(this.state, readOnly);
     this.sync = readOnly

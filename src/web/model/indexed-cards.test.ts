@@ -87,6 +87,15 @@ describe("IndexedCards (a tree's indexes built as its cards arrive)", () => {
     expect(state.treeOrder().map((e) => `${e.card._id}:${e.depth}`)).toEqual(["A:1", "B:1", "A1:2"]);
   });
 
+  it("records each card's base as it arrives: a save made after the writer's edit is based on the server's copy", () => {
+    const indexed = IndexedCards.of([card("A", null, 1), { ...card("A1", "A", 1), __v: 3 }]);
+    const a1 = indexed.cards[1];
+    a1.content = "edited";
+    a1.position = 2;
+    expect(indexed.versions.base(a1)).toEqual({ __v: 3, content: "A1", parentId: "A", position: 1 });
+    expect(indexed.versions.differs(a1)).toBe(true);
+  });
+
   it("takes no card after a tree state took it over", () => {
     const indexed = IndexedCards.of([card("A", null, 1)]);
     new TreeState(tree, indexed);

@@ -6,6 +6,9 @@
  * in the task that parsed it, instead of all at once after the last slice, when the page is
  * waiting to draw.
  *
+ * The cards' bases (model/versions.ts: what the server last confirmed of each) are recorded
+ * here too, as they arrive: each is the server's copy of the card as loaded.
+ *
  * Nothing here trusts the order: each card is checked to come where tree order puts it (its
  * parent on the path to the card before it, after its previous sibling by compareSiblings). A
  * list out of that order (another server, a copy kept in an older shape) keeps only the cards
@@ -14,6 +17,7 @@
 import type { Card } from "../../shared/records.js";
 import { compareSiblings } from "../../shared/tree-order.js";
 import type { Column } from "./tree-state.js";
+import { CardVersions } from "./versions.js";
 
 /** What TreeState takes over: the cards by id, and the rest when the cards came in tree order. */
 export interface CardIndexes {
@@ -29,6 +33,8 @@ export interface CardIndexes {
 export class IndexedCards {
   /** In the order they arrived. */
   readonly cards: Card[] = [];
+  /** Each card's base: the card as the server sent it (the tree's controller takes these over). */
+  readonly versions = new CardVersions();
   private readonly byId = new Map<string, Card>();
   private readonly byParent = new Map<string | null, Card[]>();
   private readonly order: { card: Card; depth: number }[] = [];
@@ -53,6 +59,7 @@ export class IndexedCards {
   add(card: Card): void {
     if (this.handedOver) throw new Error("These cards were handed to a tree state already.");
     this.cards.push(card);
+    this.versions.confirm(card, card);
     if (this.byId.has(card._id)) this.inTreeOrder = false;
     this.byId.set(card._id, card);
     if (this.inTreeOrder) this.place(card);
