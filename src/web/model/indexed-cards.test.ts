@@ -57,6 +57,8 @@ describe("IndexedCards (a tree's indexes built as its cards arrive)", () => {
       expect(inOrder.length).toBe(300);
       const { indexed, computed } = compare(inOrder);
       expect(indexed).toEqual(computed);
+      // Kept, not given up for the state to compute again.
+      expect(IndexedCards.of(inOrder).handOver().ordered).not.toBeNull();
     }
   });
 

@@ -42,6 +42,9 @@ export class IndexedCards {
   private readonly columns: Column[] = [];
   /** The card that arrived last and its ancestors, the first column's card first. */
   private readonly path: Card[] = [];
+  /** Beside each card of the path, its children so far (the lists of byParent, found without a lookup). */
+  private readonly pathChildren: (Card[] | undefined)[] = [];
+  private roots: Card[] | undefined;
   private inTreeOrder = true;
   private handedOver = false;
 
@@ -60,8 +63,10 @@ export class IndexedCards {
     if (this.handedOver) throw new Error("These cards were handed to a tree state already.");
     this.cards.push(card);
     this.versions.confirm(card, card);
-    if (this.byId.has(card._id)) this.inTreeOrder = false;
+    const known = this.byId.size;
     this.byId.set(card._id, card);
+    // An id twice: the first card of that id is replaced, as TreeState's own index does.
+    if (this.byId.size === known) this.inTreeOrder = false;
     if (this.inTreeOrder) this.place(card);
   }
 
@@ -74,18 +79,23 @@ export class IndexedCards {
 
   /** Extends the indexes by `card`, or gives them up when it is not where tree order puts it. */
   private place(card: Card): void {
-    const path = this.path;
+    const { path, pathChildren } = this;
     const parentId = card.parentId;
-    if (parentId === null) path.length = 0;
-    else {
-      while (path.length > 0 && path[path.length - 1]._id !== parentId) path.pop();
+    if (parentId === null) {
+      path.length = 0;
+      pathChildren.length = 0;
+    } else {
+      while (path.length > 0 && path[path.length - 1]._id !== parentId) {
+        path.pop();
+        pathChildren.pop();
+      }
       if (path.length === 0) {
         // Its parent is not an ancestor of the card before it: missing, or not in tree order.
         this.inTreeOrder = false;
         return;
       }
     }
-    const siblings = this.byParent.get(parentId);
+    const siblings = parentId === null ? this.roots : pathChildren[pathChildren.length - 1];
     if (siblings && compareSiblings(siblings[siblings.length - 1], card) >= 0) {
       this.inTreeOrder = false;
       return;
@@ -95,6 +105,8 @@ export class IndexedCards {
     else {
       const list = [card];
       this.byParent.set(parentId, list);
+      if (parentId === null) this.roots = list;
+      else pathChildren[pathChildren.length - 1] = list;
       // A parent's first child comes right after it, so groups are made in their parents' tree order.
       while (this.columns.length < depth) this.columns.push({ depth: this.columns.length + 1, groups: [] });
       this.columns[depth - 1].groups.push({ parentId, cards: list });
@@ -102,5 +114,6 @@ export class IndexedCards {
     this.order.push({ card, depth });
     (this.byDepth[depth - 1] ??= []).push(card);
     path.push(card);
+    pathChildren.push(undefined);
   }
 }
