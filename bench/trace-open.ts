@@ -95,6 +95,8 @@ try {
   });
   const { profile } = await cdp.send("Profiler.stop");
   summarize("open", events, profile);
+  // TRACE_DUMP=<file>: the open's CPU profile and trace events kept, to read further.
+  if (process.env.TRACE_DUMP) writeFileSync(process.env.TRACE_DUMP, JSON.stringify({ profile, events }));
   console.log(`DOM elements: ${await page.evaluate(() => document.getElementsByTagName("*").length)}, cards in DOM: ${await page.evaluate(() => document.querySelectorAll(".card").length)}`);
   if (keysOnly) {
     await cdp.send("Profiler.start");

@@ -31,6 +31,15 @@ describeInBrowser("the writer's tools", () => {
     await bus("ui:select", id);
   };
 
+  it("counts the words of the card the tree opens on, with no key pressed (the first count waits for the open, then comes)", async () => {
+    await openTree(page(), writer.treeId);
+    const cell = (n: number) => page().locator(".wordcount-item span").nth(n).innerText();
+    expect(await activeText()).toContain("Storm");
+    // Storm (1) and its two cards (8 + 5); column 1: Storm, Calm, Élan; the tree.
+    await expect.poll(() => cell(3)).toBe("26");
+    expect([await cell(0), await cell(1), await cell(2), await cell(4)]).toEqual(["1", "14", "9", "+0"]);
+  });
+
   it("searches with /: only matching cards and their ancestors stay, accents and case ignored", async () => {
     await page().keyboard.press("/");
     await page().keyboard.type("harbour");

@@ -18,6 +18,7 @@ import { browserSyncEnvironment, SyncQueue, type Coordinator, type SyncHooks } f
 import { CardVersions } from "../model/versions.js";
 import { LiveTree, MOVE_UNDONE } from "../live/live-tree.js";
 import { TreeState, type TreeReader } from "../model/tree-state.js";
+import { IndexedCards } from "../model/indexed-cards.js";
 import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
@@ -59,7 +60,7 @@ export class TreeController {
   private readonly view: ColumnsView;
   private readonly sync: SyncQueue | null;
   /** The server's version of each card, the base of every save. */
-  private readonly versions = new CardVersions();
+  private readonly versions: CardVersions;
   /** Others' changes, as the tree's event stream brings them; null on a read-only tree. */
   private readonly live: LiveTree | null = null;
   private readonly bus: AppBus;
@@ -82,15 +83,20 @@ export class TreeController {
   constructor(
     context: ControllerContext,
     tree: Tree,
-    cards: Card[],
+    cards: Card[] | IndexedCards,
     readonly readOnly: boolean,
     syncHooks: Pick<SyncHooks, "status" | "refused" | "signedOut">,
     device?: ControllerDevice,
   ) {
     this.bus = context.bus;
     this.keys = context.keys;
+    // Cards indexed as they arrived were confirmed then (model/indexed-cards.ts).
+    if (cards instanceof IndexedCards) this.versions = cards.versions;
+    else {
+      this.versions = new CardVersions();
+      for (const card of cards) this.versions.confirm(card, card);
+    }
     this.state = new TreeState(tree, cards);
-    for (const card of cards) this.versions.confirm(card, card);
     this.view = new ColumnsView(this.state, readOnly);
     this.sync = readOnly
       ? null

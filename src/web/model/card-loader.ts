@@ -7,6 +7,7 @@
  * answer that is not 2xx, a `NetworkError` when the server cannot be reached.
  */
 import { errorFrom, NetworkError, type ApiClient, type Card } from "../api.js";
+import { IndexedCards } from "./indexed-cards.js";
 
 /** The worker's file, named by the build (scripts/build-web.mjs); empty when built without one. */
 declare const __CARDTREE_CARDS_WORKER__: string;
@@ -33,8 +34,11 @@ function workerUrl(): string {
 
 /** A worker started ahead of the request (prepareCards). */
 export interface CardsLoader {
-  /** Asks for the cards now, in tree order; `progress` is told how many arrived of how many (null: not known yet). At most once. */
-  load(progress?: (loaded: number, total: number | null) => void): Promise<Card[]>;
+  /**
+   * Asks for the cards now, in tree order; `progress` is told how many arrived of how many
+   * (null: not known yet). At most once. The cards are indexed as they arrive (model/indexed-cards.ts).
+   */
+  load(progress?: (loaded: number, total: number | null) => void): Promise<IndexedCards>;
   /** Not needed after all: the worker goes. */
   cancel(): void;
 }
@@ -54,10 +58,12 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
       worker = null;
     }
   }
-  const cards: Card[] = [];
+  const cards = new IndexedCards();
+  // The ordinary request's list, indexed once it is whole.
+  const whole = () => api.cards(treeId).then((list) => IndexedCards.of(list));
   let startFailed = false;
   let unreadable = false;
-  let waiting: { resolve(cards: Card[] | Promise<Card[]>): void; reject(error: unknown): void; progress?: (loaded: number, total: number | null) => void } | null = null;
+  let waiting: { resolve(cards: IndexedCards | Promise<IndexedCards>): void; reject(error: unknown): void; progress?: (loaded: number, total: number | null) => void } | null = null;
   const finish = (outcome: (w: NonNullable<typeof waiting>) => void) => {
     worker?.terminate();
     const current = waiting;
@@ -78,14 +84,14 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
         if (!Array.isArray(slice)) {
           // Cut where it should not have been (an answer of another shape): the list is read here instead.
           unreadable = true;
-          finish((w) => w.resolve(api.cards(treeId)));
+          finish((w) => w.resolve(whole()));
           return;
         }
-        for (const card of slice as Card[]) cards.push(card);
+        for (const card of slice as Card[]) cards.add(card);
       }
       waiting?.progress?.(cards.length, message.total);
     } else if (message.type === "cards") {
-      for (const card of message.cards) cards.push(card);
+      for (const card of message.cards) cards.add(card);
       waiting?.progress?.(cards.length, message.total);
     } else if (message.type === "done") {
       finish((w) => w.resolve(cards));
@@ -100,12 +106,12 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
   worker?.addEventListener("error", (event) => {
     event.preventDefault();
     startFailed = true;
-    finish((w) => w.resolve(api.cards(treeId)));
+    finish((w) => w.resolve(whole()));
   });
   return {
     load(progress) {
-      if (!worker || startFailed) return api.cards(treeId);
-      return new Promise<Card[]>((resolve, reject) => {
+      if (!worker || startFailed) return whole();
+      return new Promise<IndexedCards>((resolve, reject) => {
         waiting = { resolve, reject, progress };
         const request: CardsRequest = {
           url: `/api/trees/${encodeURIComponent(treeId)}/cards`,

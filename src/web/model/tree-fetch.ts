@@ -10,15 +10,16 @@
  * before the first card could be drawn (issue 27, Lighthouse's LCP). Started for nobody (no
  * session after all, another page shown), they are cancelled.
  */
-import type { ApiClient, Card, Tree } from "../api.js";
+import type { ApiClient, Tree } from "../api.js";
 import { prepareCards } from "./card-loader.js";
+import type { IndexedCards } from "./indexed-cards.js";
 
 export interface TreeFetch {
   readonly treeId: string;
   /** The user's trees, as `GET /api/trees` answers. */
   readonly trees: Promise<Tree[]>;
   /** The cards, asked for once `trees` answered; `progress` is told how many arrived of how many. */
-  cards(progress?: (loaded: number, total: number | null) => void): Promise<Card[]>;
+  cards(progress?: (loaded: number, total: number | null) => void): Promise<IndexedCards>;
   /** Not needed after all: the cards are not asked for, or stop coming. */
   cancel(): void;
 }
@@ -28,8 +29,8 @@ export function fetchTree(api: ApiClient, treeId: string): TreeFetch {
   let progress: ((loaded: number, total: number | null) => void) | undefined;
   let cancelled = false;
   const trees = api.trees();
-  const cards = trees.then((): Promise<Card[]> => {
-    if (cancelled) return new Promise<Card[]>(() => undefined);
+  const cards = trees.then((): Promise<IndexedCards> => {
+    if (cancelled) return new Promise<IndexedCards>(() => undefined);
     return loader.load((loaded, total) => progress?.(loaded, total));
   });
   // Whoever takes them sees the failures; started for nobody, they are not unhandled.

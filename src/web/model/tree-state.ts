@@ -6,6 +6,7 @@
  */
 import type { Card, Tree } from "../../shared/records.js";
 import { compareSiblings } from "../../shared/tree-order.js";
+import { IndexedCards } from "./indexed-cards.js";
 
 export interface ColumnGroup {
   parentId: string | null;
@@ -23,16 +24,30 @@ export type TreeReader = Readonly<
 >;
 
 export class TreeState {
-  private readonly byId = new Map<string, Card>();
+  private readonly byId: Map<string, Card>;
   private byParent: Map<string | null, Card[]> | null = null;
   private order: { card: Card; depth: number }[] | null = null;
   private byDepth: Card[][] | null = null;
+  private byColumn: Column[] | null = null;
 
+  /** `cards` indexed as they arrived (model/indexed-cards.ts) are taken over, indexes and all. */
   constructor(
     public tree: Tree,
-    cards: Card[],
+    cards: readonly Card[] | IndexedCards,
   ) {
-    for (const card of cards) this.byId.set(card._id, card);
+    if (cards instanceof IndexedCards) {
+      const { byId, ordered } = cards.handOver();
+      this.byId = byId;
+      if (ordered) {
+        this.byParent = ordered.byParent;
+        this.order = ordered.order;
+        this.byDepth = ordered.byDepth;
+        this.byColumn = ordered.columns;
+      }
+    } else {
+      this.byId = new Map();
+      for (const card of cards) this.byId.set(card._id, card);
+    }
   }
 
   get size(): number {
@@ -48,6 +63,7 @@ export class TreeState {
     this.byParent = null;
     this.order = null;
     this.byDepth = null;
+    this.byColumn = null;
   }
 
   add(card: Card): void {
@@ -146,6 +162,7 @@ export class TreeState {
    * the tree order of their parents.
    */
   columns(): Column[] {
+    if (this.byColumn) return this.byColumn;
     const columns: Column[] = [];
     const rootCards = this.children(null);
     if (rootCards.length > 0) columns.push({ depth: 1, groups: [{ parentId: null, cards: rootCards }] });
@@ -155,6 +172,7 @@ export class TreeState {
       while (columns.length < depth + 1) columns.push({ depth: columns.length + 1, groups: [] });
       columns[depth].groups.push({ parentId: card._id, cards: kids });
     }
+    this.byColumn = columns;
     return columns;
   }
 

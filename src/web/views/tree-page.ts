@@ -10,6 +10,7 @@ import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
 import { fetchTree, type TreeFetch } from "../model/tree-fetch.js";
+import type { IndexedCards } from "../model/indexed-cards.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
 import { append, h, mount } from "../dom.js";
 import { whenWriterPauses } from "../idle.js";
@@ -55,7 +56,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   const keepCopy = () => void controller?.keepCopy({ now: true });
   window.addEventListener("pagehide", keepCopy);
 
-  const open = async (tree: Tree, cards: Card[], fromDevice: number | null) => {
+  const open = async (tree: Tree, cards: Card[] | IndexedCards, fromDevice: number | null) => {
     // The cards' renderer is a chunk of its own (markdown.ts), asked for as the page started;
     // its warm-up, when the app started one, is done first.
     await markdownReady();
@@ -136,7 +137,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       // The tree (its revision) first, then the cards: the cards are then at least as new as
       // the revision the live stream resumes after, so no change falls between the two.
       let trees: Tree[];
-      let cards: Card[];
+      let cards: IndexedCards;
       // Fetched and parsed off the page's thread, arriving in slices (model/card-loader.ts); the
       // worker starts beside the first request, and asks for the cards after it.
       const fetching = started ?? fetchTree(app.api, treeId);
