@@ -309,3 +309,22 @@ export async function hasCopy(page: Page, treeId: string): Promise<boolean> {
     }
   }, treeId);
 }
+
+/**
+ * Records, from the page's next navigation on, each text the progress panel shows (its step
+ * line), in order; `progressSaid` reads them back.
+ */
+export async function recordProgress(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const said: string[] = ((window as any).__progress = []);
+    new MutationObserver(() => {
+      const text = document.querySelector(".progress-step")?.textContent;
+      if (text && said[said.length - 1] !== text) said.push(text);
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+}
+
+/** What the progress panel said since `recordProgress`. */
+export function progressSaid(page: Page): Promise<string[]> {
+  return page.evaluate(() => (window as any).__progress);
+}

@@ -11,7 +11,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, it } from "vitest";
 import { buildCard, buildTree, buildUser } from "../helpers/api.js";
-import { describeInBrowser, hasCopy, serverCards, useWorld } from "./harness.js";
+import { describeInBrowser, hasCopy, progressSaid, recordProgress, serverCards, useWorld, type BrowserWorld } from "./harness.js";
 
 const CARDS_PATH = /^\/api\/trees\/[^/]+\/cards$/;
 
@@ -70,6 +70,16 @@ function bigSeed(): string {
   );
 }
 
+/** A writer with a 4,500-card tree, logged in in a browser context that reaches the server through a cutting proxy. */
+async function writerBehindProxy(world: BrowserWorld, prefix: string, name: string) {
+  const proxy = await cuttingProxy(world.server.url);
+  const api = await buildUser(world.server.url, prefix);
+  const tree = await buildTree(api, { name, seed: bigSeed() });
+  const context = await world.browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+  expect((await context.request.post("/api/login", { data: api.credentials })).status()).toBe(200);
+  return { proxy, api, tree, context };
+}
+
 const pageCards = (page: import("playwright-core").Page) => page.evaluate(() => (window as any).app.get("cards").models.map((model: any) => model.get("content")) as string[]);
 
 describeInBrowser("a card list cut off halfway", () => {
@@ -77,29 +87,19 @@ describeInBrowser("a card list cut off halfway", () => {
   const session = useWorld({ allowErrors: [/ERR_CONTENT_LENGTH_MISMATCH|ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|network error/i] });
 
   it("shows no part of the tree as the tree, says the server cannot be reached, and Try again opens it whole", async () => {
-    const proxy = await cuttingProxy(session.world.server.url);
-    const api = await buildUser(session.world.server.url, "cut");
-    const tree = await buildTree(api, { name: "Cut off", seed: bigSeed() });
-    const context = await session.world.browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+    const { proxy, api, tree, context } = await writerBehindProxy(session.world, "cut", "Cut off");
     try {
-      expect((await context.request.post("/api/login", { data: api.credentials })).status()).toBe(200);
       const page = await context.newPage();
       session.watch(page);
       // What the progress panel said while the cards came in.
-      await page.addInitScript(() => {
-        const said: string[] = ((window as any).__progress = []);
-        new MutationObserver(() => {
-          const text = document.querySelector(".progress-step")?.textContent;
-          if (text && said[said.length - 1] !== text) said.push(text);
-        }).observe(document, { subtree: true, childList: true, characterData: true });
-      });
+      await recordProgress(page);
       proxy.arm(true);
       await page.goto(`/trees/${tree._id}`);
       const retry = page.getByRole("button", { name: "Try again" });
       await retry.waitFor({ timeout: 30_000 });
       expect(proxy.cuts).toBe(1);
       // The first slice had been parsed before the cut: the page held part of the tree.
-      expect(await page.evaluate(() => (window as any).__progress)).toContain("Loading the cards: 2,000 of 4,500");
+      expect(await progressSaid(page)).toContain("Loading the cards: 2,000 of 4,500");
       // None of it is shown, nor is it the open tree.
       expect(await page.locator("main").innerText()).toContain("Cardtree can't reach the server");
       expect(await page.locator(".card").count()).toBe(0);
@@ -119,12 +119,8 @@ describeInBrowser("a card list cut off halfway", () => {
   }, 120_000);
 
   it("with the tree kept on the device, opens the kept copy whole, not the part that arrived, and then catches up", async () => {
-    const proxy = await cuttingProxy(session.world.server.url);
-    const api = await buildUser(session.world.server.url, "cut-kept");
-    const tree = await buildTree(api, { name: "Kept", seed: bigSeed() });
-    const context = await session.world.browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+    const { proxy, api, tree, context } = await writerBehindProxy(session.world, "cut-kept", "Kept");
     try {
-      expect((await context.request.post("/api/login", { data: api.credentials })).status()).toBe(200);
       const page = await context.newPage();
       session.watch(page);
       await page.goto(`/trees/${tree._id}`);

@@ -7,7 +7,7 @@
  */
 import { expect, it } from "vitest";
 import { buildTree } from "../helpers/api.js";
-import { activeCardId, describeInBrowser, loggedInPage, openTree, useWorld } from "./harness.js";
+import { activeCardId, describeInBrowser, loggedInPage, openTree, progressSaid, recordProgress, useWorld } from "./harness.js";
 
 describeInBrowser("loading the client", () => {
   const session = useWorld();
@@ -89,16 +89,10 @@ describeInBrowser("loading the client", () => {
     const asked: string[] = [];
     page.on("request", (request) => asked.push(new URL(request.url()).pathname));
     // What the progress panel said while the cards came in (it shows after a quarter second).
-    await page.addInitScript(() => {
-      const said: string[] = ((window as any).__progress = []);
-      new MutationObserver(() => {
-        const text = document.querySelector(".progress-step")?.textContent;
-        if (text && said[said.length - 1] !== text) said.push(text);
-      }).observe(document, { subtree: true, childList: true, characterData: true });
-    });
+    await recordProgress(page);
     await openTree(page, tree._id);
     // Counted in as the slices arrive, out of the total the server announced.
-    const said: string[] = await page.evaluate(() => (window as any).__progress);
+    const said = await progressSaid(page);
     expect(said).toContain("Loading the cards: 2,000 of 4,500");
     const contents = await page.evaluate(() => (window as any).app.get("cards").models.map((model: any) => model.get("content")));
     expect(contents).toHaveLength(4_500);
