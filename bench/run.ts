@@ -516,7 +516,7 @@ await main();
 
 /**
  * `--idempotency`: an Idempotency-Key's cost on both stores in one run, each store's keyed
- * and plain runs alternated (ABBA) so the neighbours' load drifts over both kinds alike.
+ * and plain windows in pairs side by side (scenarios/writes.ts), so drift falls on both alike.
  * PostgreSQL gets a fresh database, dropped after.
  */
 async function idempotencyScenarios(options: { report: Report; workDir: string; dataDir: string; seconds: number; rounds: number }): Promise<void> {
