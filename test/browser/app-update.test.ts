@@ -11,11 +11,11 @@
  * of the new build. The proxy can also refuse writes (503, as a server being deployed would),
  * so the writer's change waits in the outbox across the reload.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser } from "../helpers/api.js";
+import { forwardingProxy, wholeBody } from "../helpers/forwarding-proxy.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, watchErrors } from "./harness.js";
 
@@ -34,40 +34,31 @@ interface DeployProxy {
 
 /** What the new build's sw.js and pages look like: another version, and a marker in the page. */
 async function startDeployProxy(target: string): Promise<DeployProxy> {
-  const upstream = new URL(target);
   let deployed = false;
-  const state: DeployProxy = {
-    url: "",
-    deploy: () => (deployed = true),
-    refuseWrites: false,
-    served: [],
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-  const server = http.createServer((req, res) => {
+  const rewritten = (req: http.IncomingMessage) => {
     const url = req.url ?? "/";
-    if (state.refuseWrites && url.startsWith("/api/") && req.method !== "GET" && !url.startsWith("/api/login")) {
+    return deployed && (url === "/sw.js" || (req.method === "GET" && (req.headers.accept ?? "").includes("text/html")));
+  };
+  const proxy = await forwardingProxy(target, {
+    intercept: (req, res) => {
+      const url = req.url ?? "/";
+      if (!(state.refuseWrites && url.startsWith("/api/") && req.method !== "GET" && !url.startsWith("/api/login"))) return false;
       res.writeHead(503, { "content-type": "application/json", "retry-after": "1" }).end(JSON.stringify({ error: "unavailable", message: "Deploying." }));
-      req.resume();
-      return;
-    }
-    const rewrite = deployed && (url === "/sw.js" || (req.method === "GET" && (req.headers.accept ?? "").includes("text/html")));
-    const headers = { ...req.headers, host: upstream.host };
+      return true;
+    },
     // Plain bodies, whole, for the answers rewritten (and for sw.js always, to note its version).
-    if (rewrite || url === "/sw.js") {
+    request: (req, headers) => {
+      if (!rewritten(req) && req.url !== "/sw.js") return;
       delete headers["accept-encoding"];
       delete headers["if-none-match"];
       delete headers["if-modified-since"];
-    }
-    const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: url, headers }, (answer) => {
-      if (!(rewrite || url === "/sw.js") || answer.statusCode !== 200) {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      answer.on("data", (chunk: Buffer) => chunks.push(chunk));
-      answer.on("end", () => {
-        let body = Buffer.concat(chunks).toString("utf8");
+    },
+    answer: (req, answer, res) => {
+      const url = req.url ?? "/";
+      const rewrite = rewritten(req);
+      if (!(rewrite || url === "/sw.js") || answer.statusCode !== 200) return false;
+      void wholeBody(answer).then((bytes) => {
+        let body = bytes.toString("utf8");
         if (url === "/sw.js") {
           if (rewrite) body = body.replace(/version:"([^"]+)"/, 'version:"$1-new"');
           state.served.push(/version:"([^"]+)"/.exec(body)?.[1] ?? "?");
@@ -77,12 +68,16 @@ async function startDeployProxy(target: string): Promise<DeployProxy> {
         delete out.etag;
         res.writeHead(200, out).end(body);
       });
-    });
-    forward.on("error", () => res.destroy());
-    req.pipe(forward);
+      return true;
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const state: DeployProxy = {
+    url: proxy.url,
+    deploy: () => (deployed = true),
+    refuseWrites: false,
+    served: [],
+    close: () => proxy.close(),
+  };
   return state;
 }
 

@@ -7,10 +7,9 @@
  * server sent them), waits long enough for the page to parse what it got, and then drops the
  * connection.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { expect, it } from "vitest";
 import { buildCard, buildTree, buildUser } from "../helpers/api.js";
+import { forwardingProxy, wholeBody } from "../helpers/forwarding-proxy.js";
 import { describeInBrowser, hasCopy, progressSaid, recordProgress, serverCards, useWorld, type BrowserWorld } from "./harness.js";
 
 const CARDS_PATH = /^\/api\/trees\/[^/]+\/cards$/;
@@ -27,39 +26,26 @@ interface CuttingProxy {
 async function cuttingProxy(target: string): Promise<CuttingProxy> {
   let armed = false;
   let cuts = 0;
-  const server = http.createServer((req, res) => {
-    const upstream = http.request(new URL(req.url ?? "/", target), { method: req.method, headers: req.headers }, (answer) => {
-      const cutting = armed && req.method === "GET" && answer.statusCode === 200 && CARDS_PATH.test((req.url ?? "").split("?")[0]);
-      if (!cutting) {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      answer.on("data", (chunk: Buffer) => chunks.push(chunk));
-      answer.on("end", () => {
-        const body = Buffer.concat(chunks);
+  const proxy = await forwardingProxy(target, {
+    answer: (req, answer, res) => {
+      if (!(armed && req.method === "GET" && answer.statusCode === 200 && CARDS_PATH.test((req.url ?? "").split("?")[0]))) return false;
+      void wholeBody(answer).then((body) => {
         cuts++;
         res.writeHead(200, answer.headers);
         res.write(body.subarray(0, Math.floor(body.length * 0.7)));
         // Time for the worker to cut and the page to parse the slices that arrived.
         setTimeout(() => res.socket?.destroy(), 1_500);
       });
-    });
-    upstream.on("error", () => res.socket?.destroy());
-    req.pipe(upstream);
+      return true;
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: proxy.url,
     arm: (on) => void (armed = on),
     get cuts() {
       return cuts;
     },
-    close: () => {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => proxy.close(),
   };
 }
 
