@@ -47,9 +47,9 @@ export async function authenticateConnection(
     return { user: await deps.credentials.check(basic.email, basic.password, clientAddress(req)), session: null };
   }
   const token = readCookie(req, SESSION_COOKIE);
-  const session = token ? await deps.sessions.find(token) : null;
-  const user = session ? await deps.store.users.byId(session.userId) : null;
-  if (!session || !user) return { user: null, session: null };
+  const signedIn = token ? await deps.sessions.signedIn(token) : null;
+  if (!signedIn) return { user: null, session: null };
+  const { session, user } = signedIn;
   if (!csrfMatches(session, payloadValue(payload, "x-csrf-token"))) {
     throw new ForbiddenError("A connection with the session cookie needs the session's X-CSRF-Token in connection_init's payload.");
   }

@@ -161,9 +161,9 @@ export function authenticate(deps: { store: Store; credentials: CredentialChecke
       return next();
     }
     const token = readCookie(req, SESSION_COOKIE);
-    const session = token ? await deps.sessions.find(token) : null;
-    const user = session ? await deps.store.users.byId(session.userId) : null;
-    if (!session || !user) return next();
+    const signedIn = token ? await deps.sessions.signedIn(token) : null;
+    if (!signedIn) return next();
+    const { session, user } = signedIn;
     if (!SAFE_METHODS.has(req.method) && !CSRF_EXEMPT.has(req.baseUrl + req.path) && !csrfMatches(session, req.get("x-csrf-token"))) {
       throw new ForbiddenError("This request needs the X-CSRF-Token header of your session.");
     }

@@ -4,6 +4,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Session, Store } from "../domain/ports/store.js";
+import type { StoredUser } from "../shared/records.js";
 
 export const SESSION_COOKIE = "cardtree_session";
 export { SIGNED_IN_COOKIE } from "../shared/cookies.js";
@@ -37,17 +38,21 @@ export class SessionManager {
     return { token, session };
   }
 
-  /** The live session for a cookie token, or null. */
-  async find(token: string): Promise<Session | null> {
+  /**
+   * The live session for a cookie token and its user, or null (no such session, expired, or
+   * its account gone): one read of the store for both (`withUser`).
+   */
+  async signedIn(token: string): Promise<{ session: Session; user: StoredUser } | null> {
     if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
-    const session = await this.store.sessions.byId(this.idOf(token));
-    if (!session) return null;
+    const found = await this.store.sessions.withUser(this.idOf(token));
+    if (!found) return null;
+    const { session, user } = found;
     if (session.expiresAt <= new Date().toISOString()) {
       await this.store.sessions.remove(session._id);
       this.ended(session._id);
       return null;
     }
-    return session;
+    return user ? { session, user } : null;
   }
 
   async end(session: Session): Promise<void> {

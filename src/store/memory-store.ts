@@ -213,6 +213,13 @@ export function openMemoryStore(): Store {
         const session = sessions.get(id);
         return session ? copy(session) : null;
       },
+      withUser: async (id) => {
+        open();
+        const session = sessions.get(id);
+        if (!session) return null;
+        const user = users.get(session.userId);
+        return { session: copy(session), user: user ? copy(user) : null };
+      },
       remove: async (id) => {
         open();
         sessions.delete(id);

@@ -463,6 +463,12 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         await sessions.put([session], [], true);
       },
       byId: (id) => read(async () => withoutNedbFields<Session>(await sessions.read((db) => db.findOne({ _id: id })))),
+      withUser: (id) =>
+        read(async () => {
+          const session = withoutNedbFields<Session>(await sessions.read((db) => db.findOne({ _id: id })));
+          if (!session) return null;
+          return { session, user: withoutNedbFields<StoredUser>(await users.read((db) => db.findOne({ _id: session.userId }))) };
+        }),
       remove: async (id) => {
         await sessions.put([], [id]);
       },

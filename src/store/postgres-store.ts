@@ -454,6 +454,14 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
           json(session),
         ]),
       byId: (id) => one<Session>("SELECT record FROM sessions WHERE id = $1", [id]),
+      withUser: async (id) => {
+        const { rows: found } = await read<{ session: Session; user: StoredUser | null }>({
+          name: "cardtree-session-with-user",
+          text: "SELECT s.record AS session, u.record AS user FROM sessions AS s LEFT JOIN users AS u ON u.id = s.user_id WHERE s.id = $1",
+          values: [id],
+        });
+        return found[0] ?? null;
+      },
       // Each tells the other processes in the same statement, so their live streams on the
       // credentials end exactly when the sessions are gone (even when the CLI removed them).
       remove: (id) =>

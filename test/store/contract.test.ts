@@ -441,6 +441,21 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       expect(await store.sessions.byId(session._id)).toBeNull();
     });
 
+    it("reads a session with its user, the user as it is now; none for a session that is not there, no user for an account that is not", async () => {
+      const user = buildUser();
+      await store.users.insert(user);
+      const session = buildSession(user._id, "2030-01-01T00:00:00.000Z");
+      await store.sessions.insert(session);
+      expect(await store.sessions.withUser(session._id)).toEqual({ session, user });
+      const updated = await store.users.update(user._id, { limit: 5 });
+      expect(await store.sessions.withUser(session._id)).toEqual({ session, user: updated });
+      const orphan = buildSession(newUserId(), "2030-01-01T00:00:00.000Z");
+      await store.sessions.insert(orphan);
+      expect(await store.sessions.withUser(orphan._id)).toEqual({ session: orphan, user: null });
+      await store.sessions.remove(session._id);
+      expect(await store.sessions.withUser(session._id)).toBeNull();
+    });
+
     it("removes a user's sessions, but the one it is told to keep", async () => {
       const user = newUserId();
       const [kept, gone] = [buildSession(user, "2030-01-01T00:00:00.000Z"), buildSession(user, "2030-01-01T00:00:00.000Z")];

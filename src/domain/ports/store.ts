@@ -123,6 +123,12 @@ export interface SessionRepository {
   insert(session: Session): Promise<void>;
   byId(id: string): Promise<Session | null>;
   /**
+   * The session and its user (null when the account is gone), read together: on a store
+   * across a network, one statement and one snapshot, so a browser's request reads its
+   * log-in in one round trip, not two. Null when there is no such session.
+   */
+  withUser(id: string): Promise<{ session: Session; user: StoredUser | null } | null>;
+  /**
    * Ends the session. This and `removeForUser` tell the other processes sharing the store,
    * in the same transaction, so their live streams on it end (`Peers.onSignedOut`).
    */
