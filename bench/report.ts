@@ -133,3 +133,9 @@ export function median(values: readonly number[]): number {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
+
+/** The values' middle half (their lower and upper quartiles), as "a–b" with two decimals. */
+export function middleHalf(values: readonly number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  return `${sorted[Math.floor((sorted.length - 1) / 4)].toFixed(2)}–${sorted[Math.ceil(((sorted.length - 1) * 3) / 4)].toFixed(2)}`;
+}

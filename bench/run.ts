@@ -27,7 +27,8 @@
  * `--many-readers` runs only 10,000 SSE streams on one process (issue 27: one write's fan-out
  * and the memory they hold), on a server of its own with the stream limits raised.
  * `--pg-writes` runs only card writes on PostgreSQL against the embedded store with SYNC=on
- * and against BENCH_BASELINE's (default main) PostgreSQL store (issue 27: group commit); it
+ * and against BENCH_BASELINE's (default main) PostgreSQL store (issue 27: group commit), the
+ * three servers taking short windows in turn (bench/scenarios/pg-writes.ts); it
  * needs a PostgreSQL (DATABASE_URL, or 127.0.0.1:5432).
  * `--lighthouse` runs only Lighthouse 12.2.3 (mobile preset, Debian's Chromium) on a 300-card
  * tree page and the log-in page, side by side with the client of BENCH_BASELINE (default
@@ -65,7 +66,7 @@ import { outlineScenarios } from "./scenarios/outlines.js";
 import { hostileScenarios } from "./scenarios/hostile.js";
 import { readScenarios } from "./scenarios/reads.js";
 import { fill, startupScenarios } from "./scenarios/startup.js";
-import { idempotencyCost, idempotencyWindows, writeScenarios } from "./scenarios/writes.js";
+import { idempotencyCost, pairedWindows, writeScenarios } from "./scenarios/writes.js";
 import { durabilityScenarios } from "./scenarios/durability.js";
 import { browserScenarios } from "./scenarios/browser.js";
 import { liveBrowserScenarios } from "./scenarios/live-browser.js";
@@ -542,7 +543,7 @@ async function idempotencyScenarios(options: { report: Report; workDir: string; 
     }
     console.log(`Idempotency-Key on both stores (load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")})...`);
     for (const each of servers) {
-      await idempotencyCost({ report: options.report, server: each.server, writer: each.writer, tree: each.tree, store: each.store, ...idempotencyWindows(options.seconds, options.rounds) });
+      await idempotencyCost({ report: options.report, server: each.server, writer: each.writer, tree: each.tree, store: each.store, ...pairedWindows(options.seconds, options.rounds) });
       console.log(`(${each.store} done; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")})`);
     }
   } finally {

@@ -7,7 +7,7 @@
 import type { CardtreeClient } from "../cardtree-client.js";
 import { cpuSeconds, type Pinned } from "../processes.js";
 import type { Report } from "../report.js";
-import { median } from "../report.js";
+import { median, middleHalf } from "../report.js";
 import { runWrk } from "../wrk.js";
 
 /**
@@ -59,14 +59,15 @@ export async function writeScenarios(options: {
       });
     }
   }
-  await idempotencyCost({ ...options, tree: options.trees[0], ...idempotencyWindows(options.seconds, options.rounds) });
+  await idempotencyCost({ ...options, tree: options.trees[0], ...pairedWindows(options.seconds, options.rounds) });
 }
 
 /**
- * The key's windows for a run of `rounds` rounds of `seconds`-second windows a kind: as much
+ * Paired windows (the key's cost here, PostgreSQL against the embedded store in
+ * pg-writes.ts) for a run of `rounds` rounds of `seconds`-second windows a kind: as much
  * time in all, in windows of a fifth of the length (at least a second), five pairs a round.
  */
-export function idempotencyWindows(seconds: number, rounds: number): { windowSeconds: number; pairs: number } {
+export function pairedWindows(seconds: number, rounds: number): { windowSeconds: number; pairs: number } {
   return { windowSeconds: Math.max(1, Math.round(seconds / 5)), pairs: rounds * 5 };
 }
 
@@ -130,10 +131,6 @@ export async function idempotencyCost(options: {
     pairRatios.push(seen.keyed!.rate / seen.plain!.rate);
     pairCpuRatios.push(seen.plain!.cpu / seen.keyed!.cpu);
   }
-  const quartiles = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return `${sorted[Math.floor((sorted.length - 1) / 4)].toFixed(2)}–${sorted[Math.ceil(((sorted.length - 1) * 3) / 4)].toFixed(2)}`;
-  };
   for (const kind of ["plain", "keyed"] as const) {
     report.add({
       id: `create-idempotency-${kind}${idSuffix}`,
@@ -146,14 +143,14 @@ export async function idempotencyCost(options: {
   }
   const cpuRatio = median(pairCpuRatios);
   report.target({
-    name: `card writes with an Idempotency-Key each vs without, ${tree.label}: server CPU a write (without / with), median of ${options.pairs} pairs (middle half ${quartiles(pairCpuRatios)})`,
+    name: `card writes with an Idempotency-Key each vs without, ${tree.label}: server CPU a write (without / with), median of ${options.pairs} pairs (middle half ${middleHalf(pairCpuRatios)})`,
     wanted: ">= 0.90",
     measured: cpuRatio.toFixed(2),
     met: cpuRatio >= 0.9,
   });
   const ratio = median(pairRatios);
   report.target({
-    name: `card writes with an Idempotency-Key each vs without, ${tree.label}, median of ${options.pairs} pairs (middle half ${quartiles(pairRatios)})`,
+    name: `card writes with an Idempotency-Key each vs without, ${tree.label}, median of ${options.pairs} pairs (middle half ${middleHalf(pairRatios)})`,
     wanted: ">= 0.90",
     measured: ratio.toFixed(2),
     met: ratio >= 0.9,
