@@ -73,6 +73,11 @@ export interface CardsJson {
   etag: string;
   /** How many cards the body holds (sent as X-Card-Count: the page's progress while the body streams in). */
   count: number;
+  /**
+   * The tree revision the cards are at (sent as X-Cards-Revision: the page asks for the
+   * cards beside the tree list and checks the two were read at one revision).
+   */
+  revision: number;
 }
 
 /** Where each card's bytes start in a `CardsJson` body (tree order), and one past the last card's end. */
@@ -280,7 +285,7 @@ export class TreeSnapshot {
     const base = this.base;
     this.base = undefined;
     const body = base?.replaced ? this.patched(base, base.replaced) : this.serialized(base);
-    return (this.jsonMemo = { body, etag: this.etag(), count: this.ordered.length });
+    return (this.jsonMemo = { body, etag: this.etag(), count: this.ordered.length, revision: this.revision });
   }
 
   /** Every card in tree order, copied from `base` where it holds the same record. */

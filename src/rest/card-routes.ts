@@ -11,6 +11,7 @@ import { presentCard } from "../domain/presenters.js";
 import { listTrees, loadTree } from "../domain/trees.js";
 import { sendJsonWithEtag } from "../http/etag.js";
 import type { RouteDeps } from "./deps.js";
+import { CARDS_REVISION_HEADER } from "../shared/changes.js";
 import { ValidationError } from "../shared/errors.js";
 
 /**
@@ -42,9 +43,11 @@ export function treeCardsRead({ ctx, cardsJson }: Pick<RouteDeps, "ctx" | "cards
   return async (req, res) => {
     // Authorised on every request, before the cache is consulted.
     const tree = await loadTree(ctx, requireUser(req), req.params.treeId, "read");
-    const { body, etag, count } = await cardsJson.forTree(tree);
+    const { body, etag, count, revision } = await cardsJson.forTree(tree);
     // How many cards are coming: the page counts them in as the body streams (issue 27).
     res.setHeader("X-Card-Count", String(count));
+    // Which revision they are: the page asks for them beside the tree list, not after it.
+    res.setHeader(CARDS_REVISION_HEADER, String(revision));
     await sendJsonWithEtag(req, res, etag, [body]);
   };
 }

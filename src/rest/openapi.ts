@@ -112,6 +112,12 @@ const CARD_COUNT = {
   schema: { type: "string", pattern: "^(0|[1-9][0-9]*)$" },
 };
 
+/** The card list's revision (X-Cards-Revision): which revision of the tree the list is. */
+const CARDS_REVISION = {
+  description: "the tree's revision the list was read at (the tree list's `revision` for the same state), so a client may ask for the tree list and the cards at once and check they agree",
+  schema: { type: "string", pattern: "^(0|[1-9][0-9]*)$" },
+};
+
 interface Operation {
   method: "get" | "post" | "put" | "delete";
   path: string;
@@ -169,7 +175,7 @@ const OPERATIONS: Operation[] = [
   { method: "get", path: "/trees/{treeId}/collaborators", summary: "Who has access, owner first", credentials: "required", ok: { status: 200, schema: "Collaborator", list: true, description: "Owner first, then in the order added" }, errors: [404] },
   { method: "post", path: "/trees/{treeId}/collaborators", summary: "Give an existing user access (owner only)", credentials: "required", body: { schema: "AddCollaboratorInput", required: true }, ok: { status: 201, schema: "Collaborator", description: "The collaborator added" }, errors: [404, 409] },
   { method: "delete", path: "/trees/{treeId}/collaborators/{userId}", summary: "Remove a collaborator (owner), or leave the tree (the collaborator)", credentials: "required", ok: { status: 204, description: "Removed" }, errors: [404] },
-  { method: "get", path: "/trees/{treeId}/cards", summary: "The tree's cards in tree order", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, headers: { "X-Card-Count": CARD_COUNT }, description: "Tree order" }, errors: [404] },
+  { method: "get", path: "/trees/{treeId}/cards", summary: "The tree's cards in tree order", credentials: "required", ok: { status: 200, schema: "Card", list: true, etag: true, headers: { "X-Card-Count": CARD_COUNT, "X-Cards-Revision": CARDS_REVISION }, description: "Tree order" }, errors: [404] },
   { method: "post", path: "/trees/{treeId}/cards", summary: "Create a card; `_id` chooses its id (409 when taken)", credentials: "required", body: { schema: "CreateCardInput", required: true }, ok: { status: 201, schema: "Card", description: "The new card" }, errors: [404, 409, 422] },
   { method: "put", path: "/trees/{treeId}/cards/{cardId}", summary: "Change a card's content, position or parent (other fields are ignored); If-Match or __v makes it conditional", credentials: "required", body: { schema: "UpdateCardInput", required: true }, ifMatch: true, ok: { status: 200, schema: "Card", description: "The card, updated" }, errors: [404, 409] },
   { method: "delete", path: "/trees/{treeId}/cards/{cardId}", summary: "Move a card and its subtree to the tree's trash; If-Match makes it conditional", credentials: "required", ifMatch: true, ok: { status: 200, schema: "Deleted", description: "The ids removed" }, errors: [404, 409] },

@@ -10,6 +10,11 @@ import type { StoredCard, Tree } from "./records.js";
  * client knows which change is its own (the browser's undo reverts exactly those).
  */
 export const TREE_REVISION_HEADER = "X-Tree-Revision";
+/**
+ * The revision a tree's card list (`GET /api/trees/:treeId/cards`) was read at. Not
+ * X-Tree-Revision, which says a write made that revision (the page's undo takes it as its own).
+ */
+export const CARDS_REVISION_HEADER = "X-Cards-Revision";
 
 export const changeKinds = [
   "tree.create",

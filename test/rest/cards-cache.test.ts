@@ -55,6 +55,21 @@ describe("cached cards read", () => {
     expect((await alice.get(path)).headers.get("x-card-count")).toBe("1");
   });
 
+  it("says which revision of the tree the list is (X-Cards-Revision), the tree list's revision for the same state", async () => {
+    const { alice, tree, path, cards } = await warmTree();
+    const revisionOf = async () => (await alice.get("/api/trees")).body.find((t: { _id: string }) => t._id === tree._id).revision as number;
+    const first = await alice.get(path);
+    const before = await revisionOf();
+    expect(Number(first.headers.get("x-cards-revision"))).toBe(before);
+    const written = await alice.post(path, { treeId: tree._id, parentId: cards[0]._id, position: 5, content: "added" });
+    const after = await alice.get(path);
+    expect(Number(after.headers.get("x-cards-revision"))).toBe(Number(written.headers.get("x-tree-revision")));
+    expect(Number(after.headers.get("x-cards-revision"))).toBe(await revisionOf());
+    expect(await revisionOf()).toBeGreaterThan(before);
+    // Not X-Tree-Revision, which the page takes as a write of its own.
+    expect(after.headers.get("x-tree-revision")).toBeNull();
+  });
+
   it("sees every one of many writes made within the same millisecond", async () => {
     const { alice, tree, path } = await warmTree();
     const made = await Promise.all(

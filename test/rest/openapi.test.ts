@@ -104,7 +104,7 @@ describe("GET /api/openapi.json", () => {
   it("the card list's answer carries the headers the document gives it: its ETag, and how many cards are coming", async () => {
     const doc = (await new Api(server.url).get("/api/openapi.json")).body;
     const documented = doc.paths["/trees/{treeId}/cards"].get.responses["200"].headers as Record<string, { schema: { pattern?: string } }>;
-    expect(Object.keys(documented).sort()).toEqual(["ETag", "X-Card-Count"]);
+    expect(Object.keys(documented).sort()).toEqual(["ETag", "X-Card-Count", "X-Cards-Revision"]);
     const alice = await buildUser(server.url);
     const tree = await buildTree(alice, { seed: "# One\n\n## Two\n\n# Three" });
     const res = await alice.get(`/api/trees/${tree._id}/cards`);
@@ -115,6 +115,8 @@ describe("GET /api/openapi.json", () => {
     }
     expect(Number(res.headers.get("X-Card-Count"))).toBe(res.body.length);
     expect(res.body.length).toBe(3);
+    const listed = (await alice.get("/api/trees")).body.find((t: { _id: string }) => t._id === tree._id);
+    expect(Number(res.headers.get("X-Cards-Revision"))).toBe(listed.revision);
   });
 
   it("GET /api/docs is the same document as a page, loading nothing from elsewhere", async () => {
