@@ -234,8 +234,10 @@ export function treeCommand<
     run: (ctx, actor, target, input) =>
       commandStep(async (committed) => {
         if (committed) return replayed(rest.name, ctx, committed, replay);
-        // The tree is gone: loading it would answer 404 where the removal succeeded.
-        if (replayRemoval && treeTheStepRemoved() === target.treeId) return replayRemoval(ctx, target.treeId);
+        // The tree is gone: loading it would answer 404 where the removal succeeded. The
+        // removal is this tree's: the key's fingerprint holds the request's path and body.
+        const removed = replayRemoval && treeTheStepRemoved();
+        if (removed) return replayRemoval(ctx, removed);
         precheck?.(ctx, target, input);
         const action = actionOf(self, input, target, actor) as TreeAction;
         if (reads) return loadTree(ctx, actor, target.treeId, action).then((tree) => run(ctx, actor, tree, target, input, undefined as P));

@@ -359,8 +359,11 @@ function startUnclaimed(ctx: KeyPorts, request: KeyedRequest): KeyedStart {
   if (known) {
     const verdict = verdictOn(known, request.fingerprint, now);
     if ("replay" in verdict) return verdict;
-    // A claim this process holds is alive (its lease is renewed here).
-    throw "refuse" in verdict ? verdict.refuse : new KeyInFlightError(RETRY_AFTER_SECONDS);
+    if ("refuse" in verdict) throw verdict.refuse;
+    // A claim a request of this process runs is alive (its lease is renewed here). One whose
+    // request ended without keeping an answer (it failed after a change or a removal) lapses
+    // with its lease, and is taken over through the store, as another process would.
+    if (running) throw new KeyInFlightError(RETRY_AFTER_SECONDS);
   }
   const run = new RunningKey(ctx, newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs), [], false);
   here.set(id, run);
