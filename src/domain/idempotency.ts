@@ -87,7 +87,7 @@ interface KeyedRun {
   changed: boolean;
   /** The committed change the last step answered from (a retry taking over a dead run), if it did. */
   lastReplayed?: Change;
-  /** Whether a change or a removal carrying the key is durable (made here, or by a dead run): it stands for the answer across a crash. */
+  /** Whether a change carrying the key is durable (committed here), or a dead run's change or removal was found: it stands for the answer across a crash. */
   durablyChanged: boolean;
 }
 
@@ -257,9 +257,8 @@ export function treeTheStepRemoved(): string | undefined {
 }
 
 /**
- * Tells the keyed request of this context (if any) that a change or a removal carrying its
- * key is on stable storage (changes.ts once the commit is durable, trees.ts once the
- * removal is): its answer may then be kept lazily.
+ * Tells the keyed request of this context (if any) that a change carrying its key is on
+ * stable storage (changes.ts, once the commit is durable): its answer may then be kept lazily.
  */
 export function keyedChangeDurable(): void {
   const here = keyedContext.get();

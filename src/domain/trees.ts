@@ -13,7 +13,7 @@ import { assertCardsFit, cardsFromSeed, withFileIds, withinCardAllowance } from 
 import { seedInTreeOrder } from "../shared/seeds.js";
 import { commitChange, treeAfter } from "./changes.js";
 import { withRecordId } from "./client-ids.js";
-import { keyedChangeDurable, removalKeyHere } from "./idempotency.js";
+import { removalKeyHere } from "./idempotency.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { walkTreeOrder } from "../shared/tree-order.js";
 
@@ -111,8 +111,6 @@ export const deleteTree = treeCommand({
   action: "administer",
   async run(ctx, _actor, tree, _target: { treeId: string }): Promise<void> {
     await ctx.store.trees.removeWithCards(tree._id, removalKeyHere(ctx.clock.now()));
-    // The removal with its key answers for the deletion after a crash: its answer may be kept lazily.
-    keyedChangeDurable();
     ctx.feed.publishRemoval(tree._id, tree.revision ?? 0);
   },
   replayRemoval: () => undefined,
