@@ -31,7 +31,7 @@ import type { Tree } from "../shared/records.js";
 import type { DomainContext, Ports } from "./context.js";
 import { ConflictError, ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
 import { noteCommitted } from "./commit-observer.js";
-import { commandStep } from "./idempotency.js";
+import { commandStep, treeTheStepRemoved } from "./idempotency.js";
 import { authorizeOperator, authorizeOwnAccount, authorizeScript, authorizeTree, maySignUp, type Actor, type TreeAction } from "./policy.js";
 import { loadTree, withTree } from "./tree-access.js";
 
@@ -219,8 +219,14 @@ export function treeCommand<
    * then be claimed with its change (idempotency.ts, `commandStep`).
    */
   replay?(ctx: Ports<K>, change: Change): Output | Promise<Output>;
+  /**
+   * What `run` returned when it removed the tree with its key (`removalKeyHere`): a keyed
+   * retry after a crash, finding that its step removed this tree, answers it again and runs
+   * nothing. Declared only by the command that removes its tree.
+   */
+  replayRemoval?(ctx: Ports<K>, treeId: string): Output;
 }): Command<Target, Schema, Output, Actor, K | TreeCommandNeeds> {
-  const { run, reads, precheck, prefetch, needs, replay, ...rest } = definition;
+  const { run, reads, precheck, prefetch, needs, replay, replayRemoval, ...rest } = definition;
   if (reads && prefetch) throw new Error(`Command ${rest.name} reads without the lock; it cannot prefetch under it.`);
   const self: Command<Target, Schema, Output, Actor, K | TreeCommandNeeds> = {
     ...rest,
@@ -228,6 +234,10 @@ export function treeCommand<
     run: (ctx, actor, target, input) =>
       commandStep(async (committed) => {
         if (committed) return replayed(rest.name, ctx, committed, replay);
+        // The tree is gone: loading it would answer 404 where the removal succeeded. The
+        // removal is this tree's: the key's fingerprint holds the request's path and body.
+        const removed = replayRemoval && treeTheStepRemoved();
+        if (removed) return replayRemoval(ctx, removed);
         precheck?.(ctx, target, input);
         const action = actionOf(self, input, target, actor) as TreeAction;
         if (reads) return loadTree(ctx, actor, target.treeId, action).then((tree) => run(ctx, actor, tree, target, input, undefined as P));

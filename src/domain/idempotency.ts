@@ -23,6 +23,9 @@
  *   answer was kept), the changes committed with the key are read first; the request then
  *   runs again with each such step answered from its committed change instead of running
  *   (command.ts), so nothing is applied twice and the answer is the one the change gave.
+ *   A tree's deletion writes no change: its removal carries the key instead, in the same
+ *   atomic write (`removalKeyHere`), and a step that removed its tree is answered as the
+ *   deletion was (`treeTheStepRemoved`; docs/decisions.md, "A tree's deletion exactly once").
  */
 import { AsyncSlot } from "./async-slot.js";
 import { createHash } from "node:crypto";
@@ -30,7 +33,7 @@ import type { Change } from "../shared/changes.js";
 import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError } from "../shared/errors.js";
 import { newRecordId, recordIdFromBytes } from "../shared/ids.js";
 import type { Ports } from "./context.js";
-import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange } from "./ports/store.js";
+import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange, KeyedRemoval } from "./ports/store.js";
 
 /** How long an answer is kept at least (SPEC §13: 24 hours). */
 export const KEEP_MS = 24 * 60 * 60 * 1000;
@@ -78,11 +81,13 @@ interface KeyedRun {
   fingerprint: string;
   nextStep: number;
   committed: ReadonlyMap<number, Change>;
+  /** The trees a dead run of this request removed, by command step. */
+  removed: ReadonlyMap<number, string>;
   /** Whether this run committed (or tried to) or answered from a committed change: its key is never let go. */
   changed: boolean;
   /** The committed change the last step answered from (a retry taking over a dead run), if it did. */
   lastReplayed?: Change;
-  /** Whether a change carrying the key is durable (committed here, or by a dead run): it stands for the answer across a crash. */
+  /** Whether a change carrying the key is durable (committed here), or a dead run's change or removal was found: it stands for the answer across a crash. */
   durablyChanged: boolean;
 }
 
@@ -229,6 +234,29 @@ export function changeKeyHere(): ChangeKey | undefined {
 }
 
 /**
+ * The key a tree's removal by this step is kept with (`TreeRepository.removeWithCards`),
+ * removed `at`, or undefined outside a keyed request's command. Its claim is in the store
+ * already: a command that is not a change claims its key before it runs (`commandStep`).
+ */
+export function removalKeyHere(at: string): KeyedRemoval | undefined {
+  const here = keyedContext.get();
+  if (!here || here.step === null) return undefined;
+  const { userId, key, fingerprint, owner } = here.run;
+  here.run.changed = true;
+  return { key: { userId, key, fingerprint, step: here.step }, at, expiresAt: owner.asRecord().expiresAt };
+}
+
+/**
+ * The tree this step of a keyed request removed in a run that died before keeping its
+ * answer (the command must then answer as the deletion did, and run nothing), or undefined.
+ */
+export function treeTheStepRemoved(): string | undefined {
+  const here = keyedContext.get();
+  if (!here || here.step === null) return undefined;
+  return here.run.removed.get(here.step);
+}
+
+/**
  * Tells the keyed request of this context (if any) that a change carrying its key is on
  * stable storage (changes.ts, once the commit is durable): its answer may then be kept lazily.
  */
@@ -291,8 +319,8 @@ export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<
     // The key keeps its first claim's times, so the changes of every run of it are found.
     const successor = { ...record, createdAt: there.createdAt, expiresAt: there.expiresAt };
     if (await repository.takeOver(successor, verdict.takeOver)) {
-      const committed = await ctx.store.changes.byKey(request.userId, request.key, there.createdAt);
-      return { run: new RunningKey(ctx, successor, committed) };
+      const done = await ctx.store.changes.byKey(request.userId, request.key, there.createdAt);
+      return { run: new RunningKey(ctx, successor, done) };
     }
   }
 }
@@ -330,8 +358,11 @@ function startUnclaimed(ctx: KeyPorts, request: KeyedRequest): KeyedStart {
   if (known) {
     const verdict = verdictOn(known, request.fingerprint, now);
     if ("replay" in verdict) return verdict;
-    // A claim this process holds is alive (its lease is renewed here).
-    throw "refuse" in verdict ? verdict.refuse : new KeyInFlightError(RETRY_AFTER_SECONDS);
+    if ("refuse" in verdict) throw verdict.refuse;
+    // A claim a request of this process runs is alive (its lease is renewed here). One whose
+    // request ended without keeping an answer (it failed after a change or a removal) lapses
+    // with its lease, and is taken over through the store, as another process would.
+    if (running) throw new KeyInFlightError(RETRY_AFTER_SECONDS);
   }
   const run = new RunningKey(ctx, newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs), [], false);
   here.set(id, run);
@@ -380,6 +411,19 @@ function renewAll(ctx: KeyPorts, keys: Set<RunningKey>): void {
 
 /** What a run that took over no dead run's changes answers from: nothing (shared, never written to). */
 const NOTHING_COMMITTED: ReadonlyMap<number, Change> = new Map();
+const NOTHING_REMOVED: ReadonlyMap<number, string> = new Map();
+
+/** What a dead run made durable, by step: its changes, and the trees it removed. */
+function doneBySteps(done: readonly KeyedChange[]): Pick<KeyedRun, "committed" | "removed"> {
+  if (done.length === 0) return { committed: NOTHING_COMMITTED, removed: NOTHING_REMOVED };
+  const committed = new Map<number, Change>();
+  const removed = new Map<number, string>();
+  for (const step of done) {
+    if ("change" in step) committed.set(step.step, step.change);
+    else removed.set(step.step, step.removedTreeId);
+  }
+  return { committed, removed };
+}
 
 /** The answer kept for a request whose claim was taken over with changes it cannot have rebuilt its answer from. */
 function doneAlready(): KeptAnswer {
@@ -406,8 +450,8 @@ export class RunningKey {
   constructor(
     private readonly ctx: KeyPorts,
     private record: IdempotencyRecord,
-    /** What a run of this key that died had committed (after a takeover). */
-    committed: readonly KeyedChange[] = [],
+    /** What a run of this key that died had committed or removed (after a takeover). */
+    done: readonly KeyedChange[] = [],
     /** Whether the key is claimed in the store (false: claimed at commit, or later). */
     public claimed = true,
   ) {
@@ -417,9 +461,9 @@ export class RunningKey {
       key: record.key,
       fingerprint: record.fingerprint,
       nextStep: 0,
-      committed: committed.length === 0 ? NOTHING_COMMITTED : new Map(committed.map(({ step, change }) => [step, change])),
-      changed: committed.length > 0,
-      durablyChanged: committed.length > 0,
+      ...doneBySteps(done),
+      changed: done.length > 0,
+      durablyChanged: done.length > 0,
     };
     let running = runningKeys.get(ctx);
     if (!running) runningKeys.set(ctx, (running = { keys: new Set() }));
@@ -441,9 +485,9 @@ export class RunningKey {
     this.refusedLogin = true;
   }
 
-  /** Whether a dead run of this key committed changes, so the answer is rebuilt from them (a replay). */
+  /** Whether a dead run of this key committed changes or removed a tree, so the answer is rebuilt from them (a replay). */
   get answersFromCommitted(): boolean {
-    return this.run.committed.size > 0;
+    return this.run.committed.size > 0 || this.run.removed.size > 0;
   }
 
   /** This run as a record of its key (a running claim here), for another request of this process with the key. */
@@ -489,9 +533,9 @@ export class RunningKey {
       if (await idempotency.takeOver(successor, verdict.takeOver)) {
         this.record = successor;
         this.claimed = true;
-        const committed = await this.ctx.store.changes.byKey(record.userId, record.key, there.createdAt);
-        this.run.committed = new Map(committed.map(({ step, change }) => [step, change]));
-        if (committed.length > 0) this.run.changed = this.run.durablyChanged = true;
+        const done = await this.ctx.store.changes.byKey(record.userId, record.key, there.createdAt);
+        Object.assign(this.run, doneBySteps(done));
+        if (done.length > 0) this.run.changed = this.run.durablyChanged = true;
         return "takenOver";
       }
     }

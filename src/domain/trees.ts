@@ -13,6 +13,7 @@ import { assertCardsFit, cardsFromSeed, withFileIds, withinCardAllowance } from 
 import { seedInTreeOrder } from "../shared/seeds.js";
 import { commitChange, treeAfter } from "./changes.js";
 import { withRecordId } from "./client-ids.js";
+import { removalKeyHere } from "./idempotency.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { walkTreeOrder } from "../shared/tree-order.js";
 
@@ -98,16 +99,21 @@ export const updateTree = treeCommand({
   replay: (ctx, change) => treeAfter(ctx, change),
 });
 
-/** Deletes the tree and all its cards. Owner only. */
+/**
+ * Deletes the tree and all its cards. Owner only. A keyed deletion's removal carries its
+ * key (SPEC §13): a retry after a crash that lost the answer is answered as the deletion
+ * was, not 404 (docs/decisions.md, "A tree's deletion exactly once across a crash").
+ */
 export const deleteTree = treeCommand({
   name: "deleteTree",
-  needs: ["store", "feed"],
+  needs: ["store", "feed", "clock"],
   input: noInput,
   action: "administer",
   async run(ctx, _actor, tree, _target: { treeId: string }): Promise<void> {
-    await ctx.store.trees.removeWithCards(tree._id);
+    await ctx.store.trees.removeWithCards(tree._id, removalKeyHere(ctx.clock.now()));
     ctx.feed.publishRemoval(tree._id, tree.revision ?? 0);
   },
+  replayRemoval: () => undefined,
 });
 
 function copyName(name: string): string {

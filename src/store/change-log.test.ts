@@ -88,6 +88,37 @@ describe("the change log", () => {
     await log.close();
   });
 
+  it("keeps a keyed deletion's key in its line, across an open and a compaction, until the key is forgotten", async () => {
+    const removal = { key: { userId: "u1", key: "k1", fingerprint: "f", step: 2 }, at: "2026-01-01T00:00:10.000Z", expiresAt: "2026-01-02T00:00:10.000Z" };
+    const dir = await logWith(async (log) => {
+      log.applied(await log.append(change("t1", 1), tree("t1", 1)));
+      log.applied(await log.append(change("t2", 1), tree("t2", 1)));
+      await log.treeRemoved("t1", removal);
+      await log.treeRemoved("t2");
+    });
+    let log = await ChangeLog.open(dir, quiet);
+    expect(log.keyedRemovals()).toEqual([{ treeId: "t1", removal }]);
+    expect(log.keyedRemovals({ userId: "u1", key: "k1", since: removal.at })).toEqual([{ treeId: "t1", removal }]);
+    expect(log.keyedRemovals({ userId: "u2", key: "k1", since: removal.at })).toEqual([]);
+    expect(log.keyedRemovals({ userId: "u1", key: "k1", since: "2026-01-01T00:00:11.000Z" })).toEqual([]);
+    await log.compact();
+    await log.close();
+    log = await ChangeLog.open(dir, quiet);
+    expect(log.keyedRemovals()).toEqual([{ treeId: "t1", removal }]);
+    expect([...log.removedTrees].sort()).toEqual(["t1", "t2"]);
+    // Forgotten once its key expired: the next compaction keeps the deletion, not the key.
+    log.forgetRemovalKeys(removal.expiresAt);
+    expect(log.keyedRemovals()).toEqual([{ treeId: "t1", removal }]);
+    log.forgetRemovalKeys("2026-01-02T00:00:11.000Z");
+    expect(log.keyedRemovals()).toEqual([]);
+    await log.compact();
+    await log.close();
+    log = await ChangeLog.open(dir, quiet);
+    expect(log.keyedRemovals()).toEqual([]);
+    expect([...log.removedTrees].sort()).toEqual(["t1", "t2"]);
+    await log.close();
+  });
+
   it("reads the right changes while a compaction renames a new file in", async () => {
     await logWith(async (log) => {
       for (let revision = 1; revision <= 200; revision++) {

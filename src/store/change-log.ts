@@ -17,7 +17,9 @@
  * - `{"t":"abort","treeId","revision"}`: the latest earlier change with that key failed to
  *   apply while running and was undone; it does not count;
  * - `{"t":"removed","treeId"}`: the tree was deleted; its changes no longer count, and an
- *   open finishes the deletion if a crash interrupted it;
+ *   open finishes the deletion if a crash interrupted it. A keyed request's deletion adds
+ *   `"i"` (as a change's header), `"at"` and `"x"` (until when its key lives): the line that
+ *   marks the deletion durably is also what a retry after a crash finds (`keyedRemovals`);
  * - `{"t":"ckpt",file,epoch,size,seq}`: a checkpoint of `cards.db` or `trees.db`: the file
  *   of that epoch was synced up to `size` bytes, and every change numbered up to `seq` was
  *   finished in it (applied, or undone and aborted). An open cuts the file back to it and
@@ -37,7 +39,7 @@
  */
 import path from "node:path";
 import type { Change, ChangeKind } from "../shared/changes.js";
-import type { ChangeKey } from "../domain/ports/store.js";
+import type { ChangeKey, KeyedRemoval } from "../domain/ports/store.js";
 import type { Tree } from "../shared/records.js";
 import type { DatafileCheckpoint } from "./datafile.js";
 import { nodeFileSystem, type FileHandle, type FileSystem, type SyncMode } from "./file-system.js";
@@ -86,7 +88,25 @@ interface CheckpointLine extends DatafileCheckpoint {
   file: string;
 }
 
-type Line = ChangeHeader | { t: "abort"; treeId: string; revision: number } | { t: "removed"; treeId: string } | CheckpointLine;
+/** A tree's deletion; a keyed request's also says which request (as a change's `i`), when, and until when its key lives. */
+interface RemovedLine {
+  t: "removed";
+  treeId: string;
+  i?: { u: string; k: string; f: string; n: number };
+  at?: string;
+  x?: string;
+}
+
+type Line = ChangeHeader | { t: "abort"; treeId: string; revision: number } | RemovedLine | CheckpointLine;
+
+function removedLine(treeId: string, keyed: KeyedRemoval | undefined): string {
+  const line: RemovedLine = { t: "removed", treeId };
+  if (keyed) {
+    const { userId, key, fingerprint, step } = keyed.key;
+    Object.assign(line, { i: { u: userId, k: key, f: fingerprint, n: step }, at: keyed.at, x: keyed.expiresAt });
+  }
+  return `${JSON.stringify(line)}\n`;
+}
 
 const TAB = 0x09;
 
@@ -190,6 +210,8 @@ export class ChangeLog {
   garbageBytes = 0;
   /** Trees deleted, as the file says; an open finishes their deletion. */
   readonly removedTrees = new Set<string>();
+  /** Deletions a keyed request made, by tree, until their key expires (`forgetRemovalKeys`). */
+  private readonly removalKeys = new Map<string, KeyedRemoval>();
   /** The latest checkpoint of each datafile, by file name. */
   readonly checkpoints = new Map<string, DatafileCheckpoint>();
   private compacting: Promise<void> | null = null;
@@ -313,6 +335,10 @@ export class ChangeLog {
       this.garbageBytes += length;
       this.dropTree(line.treeId);
       this.removedTrees.add(line.treeId);
+      if (line.i && line.at && line.x) {
+        const key = { userId: this.intern(line.i.u), key: line.i.k, fingerprint: line.i.f, step: line.i.n };
+        this.removalKeys.set(line.treeId, { key, at: line.at, expiresAt: line.x });
+      }
     } else if (line.t === "ckpt") {
       this.garbageBytes += length;
       this.checkpoints.set(line.file, { epoch: line.epoch, size: line.size, seq: line.seq });
@@ -459,13 +485,36 @@ export class ChangeLog {
     await this.durable(total);
   }
 
-  /** Marks the tree deleted, durably, before its records are removed. */
-  async treeRemoved(treeId: string): Promise<void> {
-    const { length, total } = await this.appendLine(`${JSON.stringify({ t: "removed", treeId })}\n`, "changes");
+  /**
+   * Marks the tree deleted, durably, before its records are removed; with `keyed`, by that
+   * keyed request (`keyedRemovals`), in the same line.
+   */
+  async treeRemoved(treeId: string, keyed?: KeyedRemoval): Promise<void> {
+    const { length, total } = await this.appendLine(removedLine(treeId, keyed), "changes");
     this.garbageBytes += length;
     this.dropTree(treeId);
     this.removedTrees.add(treeId);
+    if (keyed) this.removalKeys.set(treeId, keyed);
     await this.durable(total);
+  }
+
+  /**
+   * The trees keyed requests deleted, with their keys: every one when `userId` is absent,
+   * else that user's with `key` at `since` or later. A scan, asked at open and when a claim
+   * is taken over, like `keyed`.
+   */
+  keyedRemovals(match?: { userId: string; key: string; since: string }): { treeId: string; removal: KeyedRemoval }[] {
+    const found: { treeId: string; removal: KeyedRemoval }[] = [];
+    for (const [treeId, removal] of this.removalKeys) {
+      if (match && (removal.key.userId !== match.userId || removal.key.key !== match.key || removal.at < match.since)) continue;
+      found.push({ treeId, removal });
+    }
+    return found;
+  }
+
+  /** Forgets which keys deleted trees once those keys expired (`now`); the next compaction drops them from the file. */
+  forgetRemovalKeys(now: string): void {
+    for (const [treeId, removal] of this.removalKeys) if (removal.expiresAt < now) this.removalKeys.delete(treeId);
   }
 
   /**
@@ -630,7 +679,7 @@ export class ChangeLog {
         size: this.size,
         entries: [...[...this.byTree.values()].flat(), ...this.pending, ...this.aborted].sort((a, b) => a.offset - b.offset),
         aborted: new Set(this.aborted),
-        removed: [...this.removedTrees],
+        removed: [...this.removedTrees].map((treeId) => [treeId, this.removalKeys.get(treeId)] as const),
         checkpoints: [...this.checkpoints],
       };
     });
@@ -646,7 +695,7 @@ export class ChangeLog {
         written += bytes.length;
       };
       // Deletions stay marked: a crash may have stopped one before its records were gone.
-      for (const treeId of snapshot.removed) await put(Buffer.from(`${JSON.stringify({ t: "removed", treeId })}\n`));
+      for (const [treeId, keyed] of snapshot.removed) await put(Buffer.from(removedLine(treeId, keyed)));
       for (const [file, checkpoint] of snapshot.checkpoints) {
         await put(Buffer.from(`${JSON.stringify({ t: "ckpt", file, ...checkpoint })}\n`));
       }

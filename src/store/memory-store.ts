@@ -6,7 +6,7 @@
  * and `publicUrl` are unique, a write of several records is all or nothing, and a change's
  * revision is taken once per tree. It is never used by a running server.
  */
-import type { ChangeKey, ChangeRepository, IdempotencyRecord, Session, Store, StoreStatus } from "../domain/ports/store.js";
+import type { ChangeKey, ChangeRepository, IdempotencyRecord, KeyedChange, KeyedRemoval, Session, Store, StoreStatus } from "../domain/ports/store.js";
 import type { Change } from "../shared/changes.js";
 import { ConflictError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
@@ -38,6 +38,8 @@ export function openMemoryStore(): Store {
   const changes = new Map<string, Change[]>();
   /** The key each keyed change was committed with (the same objects as in `changes`). */
   const changeKeys = new WeakMap<Change, ChangeKey>();
+  /** Trees keyed requests removed, by tree id, until their keys expire. */
+  const removals = new Map<string, KeyedRemoval>();
 
   const open = () => {
     if (status !== "open") throw new Error(`The store is ${status}.`);
@@ -74,12 +76,15 @@ export function openMemoryStore(): Store {
     },
     byKey: async (userId, key, since) => {
       open();
-      const found: { step: number; change: Change }[] = [];
+      const found: KeyedChange[] = [];
       for (const log of changes.values()) {
         for (const change of log) {
           const k = changeKeys.get(change);
           if (k && k.userId === userId && k.key === key && change.at >= since) found.push({ step: k.step, change: copy(change) });
         }
+      }
+      for (const [treeId, { key: k, at }] of removals) {
+        if (k.userId === userId && k.key === key && at >= since) found.push({ step: k.step, removedTreeId: treeId });
       }
       return found.sort((a, b) => a.step - b.step);
     },
@@ -168,8 +173,9 @@ export function openMemoryStore(): Store {
         open();
         return [...trees.values()].filter((t) => t.users.includes(userId)).map(copy);
       },
-      removeWithCards: async (id) => {
+      removeWithCards: async (id, keyed) => {
         open();
+        if (keyed) removals.set(id, structuredClone(keyed));
         trees.delete(id);
         for (const card of [...cards.values()]) if (card.treeId === id) cards.delete(card._id);
         changes.delete(id);
@@ -300,6 +306,7 @@ export function openMemoryStore(): Store {
         const sizes = [...keys.values()].map((record) => ({ ...record, bytes: record.answer?.body.length ?? 0 }));
         const dropped = recordsToSweep(sizes, now, most);
         for (const record of dropped) keys.delete(idempotencyId(record.userId, record.key));
+        for (const [treeId, removal] of removals) if (removal.expiresAt < now) removals.delete(treeId);
         return dropped.length;
       },
     },

@@ -38,7 +38,7 @@ import {
   type CompactionStats,
 } from "./nedb-compaction.js";
 import { parseDatafile, type RepairLog } from "./nedb-recovery.js";
-import type { ChangeKey, IdempotencyRecord, Session, Store, StoreStatus } from "../domain/ports/store.js";
+import type { ChangeKey, IdempotencyRecord, KeyedChange, Session, Store, StoreStatus } from "../domain/ports/store.js";
 import { KEEP_MS } from "../domain/idempotency.js";
 import { failedUndo, failLikeFullDisk, type WriteFaults } from "./write-faults.js";
 
@@ -394,14 +394,14 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       byId: (id) => read(async () => withoutNedbFields<Tree>(await trees.read((db) => db.findOne({ _id: id })))),
       byPublicUrl: (publicUrl) => read(async () => withoutNedbFields<Tree>(await trees.read((db) => db.findOne({ publicUrl })))),
       forUser: (userId) => read(async () => (await trees.read((db) => db.find({ users: userId }))) as unknown as Tree[]),
-      removeWithCards: async (id) => {
+      removeWithCards: async (id, keyed) => {
         // The tree first: a crash in between leaves cards of no tree, which nobody can
         // reach and the next open sweeps, never a tree with part of its cards.
         // Marked in the log first, so that an open after a crash finishes the deletion
-        // instead of applying the tree's changes again.
+        // instead of applying the tree's changes again; a keyed deletion's key is in that line.
         if (failure) throw failure;
         try {
-          await changeLog.treeRemoved(id);
+          await changeLog.treeRemoved(id, keyed);
         } catch (err) {
           if (err instanceof ChangeLogSyncError) fail("the change log could not be synced", { error: String(err) });
           throw err;
@@ -425,7 +425,10 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       byKey: async (userId, key, since) => {
         if (failure) throw failure;
         const entries = changeLog.keyed({ userId, key, since });
-        return (await changeLog.read(entries)).map(({ change }, i) => ({ step: entries[i].key!.step, change }));
+        const done: KeyedChange[] = (await changeLog.read(entries)).map(({ change }, i) => ({ step: entries[i].key!.step, change }));
+        for (const { treeId, removal } of changeLog.keyedRemovals({ userId, key, since })) done.push({ step: removal.key.step, removedTreeId: treeId });
+        // Stable: a step's changes stay in the order they were logged.
+        return done.sort((a, b) => a.step - b.step);
       },
       since: async (treeId, since, limit) => {
         if (failure) throw failure;
@@ -492,7 +495,14 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       },
     },
     checkpointNow: () => checkpointAll(),
-    idempotency: opened,
+    idempotency: {
+      ...opened,
+      // Keyed deletions are kept in the change log as long as their keys live.
+      sweep: (now, most) => {
+        changeLog.forgetRemovalKeys(now);
+        return opened.sweep(now, most);
+      },
+    },
     close: async () => {
       if (status === "closed") return;
       if (checkpointTimer) clearInterval(checkpointTimer);
@@ -615,26 +625,27 @@ async function sweepCardsWithoutTree(trees: Collection, cards: CardCollection, l
 
 /**
  * The claims a crash left: keys whose request committed a change (its line carries the key)
- * and died before its answer was kept, as claims whose lease has ended, so the next request
- * with the key takes it over and answers from the change (domain/idempotency.ts). The
- * idempotency file adopts only keys it holds no answer for; those older than a key lives
- * are left out.
+ * or deleted a tree (its deletion's line does) and died before its answer was kept, as
+ * claims whose lease has ended, so the next request with the key takes it over and answers
+ * from the change or the deletion (domain/idempotency.ts). A claim starts at the earliest
+ * of them, so the take-over finds them all. The idempotency file adopts only keys it holds
+ * no answer for; those older than a key lives are left out.
  */
 function claimsLeftByACrash(changeLog: ChangeLog): IdempotencyRecord[] {
-  const oldest = new Date(Date.now() - KEEP_MS).toISOString();
+  const now = new Date().toISOString();
+  const oldest = new Date(Date.parse(now) - KEEP_MS).toISOString();
   const claims = new Map<string, IdempotencyRecord>();
+  const left = (key: ChangeKey, at: string, expiresAt: string, claim: string) => {
+    const id = `${key.userId} ${key.key}`;
+    const there = claims.get(id);
+    if (there && there.createdAt <= at) return;
+    claims.set(id, { userId: key.userId, key: key.key, fingerprint: key.fingerprint, claim, leaseUntil: new Date(0).toISOString(), createdAt: at, expiresAt });
+  };
   for (const entry of changeLog.keyed()) {
-    const { userId, key, fingerprint } = entry.key!;
-    if (entry.at < oldest || claims.has(`${userId} ${key}`)) continue;
-    claims.set(`${userId} ${key}`, {
-      userId,
-      key,
-      fingerprint,
-      claim: `died after change ${entry.seq}`,
-      leaseUntil: new Date(0).toISOString(),
-      createdAt: entry.at,
-      expiresAt: new Date(Date.parse(entry.at) + KEEP_MS).toISOString(),
-    });
+    if (entry.at >= oldest) left(entry.key!, entry.at, new Date(Date.parse(entry.at) + KEEP_MS).toISOString(), `died after change ${entry.seq}`);
+  }
+  for (const { treeId, removal } of changeLog.keyedRemovals()) {
+    if (removal.expiresAt >= now) left(removal.key, removal.at, removal.expiresAt, `died after deleting tree ${treeId}`);
   }
   return [...claims.values()];
 }

@@ -360,16 +360,23 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       },
       byPublicUrl: (publicUrl) => one<Tree>("SELECT record FROM trees WHERE public_url = $1", [publicUrl]),
       forUser: (userId) => rows<Tree>("SELECT record FROM trees WHERE users @> ARRAY[$1::text]", [userId]),
-      // One statement: the tree, its cards and its changes go together or not at all, and
-      // the other processes hear of it when it commits (x: removed, r: its last revision).
-      removeWithCards: (id) => {
+      // One statement: the tree, its cards and its changes go together or not at all, with
+      // a keyed deletion's row in tree_removals, and the other processes hear of it when it
+      // commits (x: removed, r: its last revision).
+      removeWithCards: (id, keyed) => {
         kept.writing();
         kept.forgetTree(id);
+        const removal = keyed
+          ? `, removal_kept AS (INSERT INTO tree_removals (idem, idem_step, tree_id, at, expires_at) VALUES ($4, $5, $1, $6, $7)
+               ON CONFLICT (idem, idem_step) DO UPDATE SET tree_id = excluded.tree_id, at = excluded.at, expires_at = excluded.expires_at)`
+          : "";
+        const params = [id, CHANGES_CHANNEL, origin];
+        if (keyed) params.push(idempotencyId(keyed.key.userId, keyed.key.key), String(keyed.key.step), keyed.at, keyed.expiresAt);
         return run(
           `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1),
-             tree_gone AS (DELETE FROM trees WHERE id = $1 RETURNING revision)
+             tree_gone AS (DELETE FROM trees WHERE id = $1 RETURNING revision)${removal}
            SELECT pg_notify($2, json_build_object('o', $3::text, 't', $1::text, 'r', revision, 'x', true)::text) FROM tree_gone`,
-          [id, CHANGES_CHANNEL, origin],
+          params,
         );
       },
     },
@@ -413,11 +420,14 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         if (key?.claim) idempotency.claimedAtCommit(key.claim);
       },
       byKey: async (userId, key, since) => {
-        const { rows: found } = await read<{ record: Change; idem_step: number }>(
-          "SELECT record, idem_step FROM changes WHERE idem = $1 AND at >= $2 ORDER BY idem_step, revision",
+        // A keyed deletion's row beside the changes: tree_id set, no record.
+        const { rows: found } = await read<{ record: Change | null; idem_step: number; tree_id: string | null }>(
+          `SELECT record, idem_step, revision, NULL AS tree_id FROM changes WHERE idem = $1 AND at >= $2
+           UNION ALL SELECT NULL, idem_step, NULL, tree_id FROM tree_removals WHERE idem = $1 AND at >= $2
+           ORDER BY idem_step, revision`,
           [idempotencyId(userId, key), since],
         );
-        return found.map((row) => ({ step: row.idem_step, change: row.record }));
+        return found.map((row) => (row.tree_id === null ? { step: row.idem_step, change: row.record! } : { step: row.idem_step, removedTreeId: row.tree_id }));
       },
       since: (treeId, since, limit) =>
         rows<Change>("SELECT record FROM changes WHERE tree_id = $1 AND revision > $2 ORDER BY revision LIMIT $3", [

@@ -9,6 +9,7 @@ import { loadConfig } from "../../src/config.js";
 import { EXPORT_WORKER_ROLE } from "../../src/formats/export/worker-pool.js";
 import { installWorkerStarter } from "../../src/formats/worker-start.js";
 import { startServer, type RunningServer } from "../../src/server.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import { countingReads } from "./counting-store.js";
 import { dropTestDatabase, storeEnv } from "./postgres.js";
 import { freshDataDir } from "./server.js";
@@ -34,7 +35,8 @@ if (compiledWorker) {
   });
 }
 
-export async function startInProcessServer(env: Record<string, string> = {}): Promise<InProcessServer> {
+/** `decorate` wraps the store the domain is given, inside the read counter (a test's injected fault). */
+export async function startInProcessServer(env: Record<string, string> = {}, decorate?: (store: Store) => Store): Promise<InProcessServer> {
   const dataDir = await freshDataDir();
   const store = await storeEnv(dataDir);
   // The run's cheap password hashes (vitest.config.ts), as the child-process servers inherit them.
@@ -43,7 +45,7 @@ export async function startInProcessServer(env: Record<string, string> = {}): Pr
   let reads = { count: 0 };
   const running = await startServer(config, {
     decorateStore: (store) => {
-      const counting = countingReads(store);
+      const counting = countingReads(decorate?.(store) ?? store);
       reads = counting.reads;
       return counting.store;
     },

@@ -212,4 +212,39 @@ describe("a process killed between a keyed commit and its kept answer", { timeou
       await dying.kill();
     }
   });
+  it("a tree's deletion killed before its answer was kept: B answers the deletion's 204 from the removal's row, replayed", async () => {
+    const control = path.join(os.tmpdir(), `cardtree-hold-delete-${process.pid}-${Date.now()}`);
+    const dying = await startTestServer({ env: { STORE: "postgres", DATABASE_URL: databaseUrl, CARDTREE_FAULTS_FILE: control } });
+    try {
+      const alice = await buildUser(dying.url);
+      const tree = await buildTree(alice);
+      const key = { "Idempotency-Key": "killed-after-delete" };
+      await writeFile(control, "hold-answer");
+      const lost = alice.delete(`/api/trees/${tree._id}`, key).then(
+        () => "answered",
+        () => "lost",
+      );
+      await vi.waitFor(() => expect(dying.output.some((line) => line.includes("fault: holding an answer"))).toBe(true), { timeout: 20_000, interval: 20 });
+      await dying.kill();
+      expect(await lost).toBe("lost");
+
+      const onB = on(b, alice);
+      // While the dead claim's lease runs, B cannot know the request is over: 409, nothing run.
+      const early = await onB.delete(`/api/trees/${tree._id}`, key);
+      expect([early.status, early.headers.get("retry-after")]).toEqual([409, "1"]);
+      await sql("UPDATE idempotency_keys SET lease_until = '1970-01-01T00:00:00.000Z' WHERE user_id = $1", [alice.user._id]);
+
+      const retry = await onB.delete(`/api/trees/${tree._id}`, key);
+      expect([retry.status, retry.headers.get("idempotent-replayed"), retry.text]).toEqual([204, "true", ""]);
+      expect((await onB.get("/api/trees")).body).toEqual([]);
+      expect(await sql("SELECT count(*)::integer AS n FROM cards WHERE tree_id = $1", [tree._id])).toEqual([{ n: 0 }]);
+      // The answer rebuilt from the removal is kept (lazily: the removal stands for it).
+      await vi.waitFor(async () => {
+        const [kept] = await sql("SELECT claim, status FROM idempotency_keys WHERE user_id = $1 AND key = 'killed-after-delete'", [alice.user._id]);
+        expect(kept).toEqual({ claim: null, status: 204 });
+      });
+    } finally {
+      await dying.kill();
+    }
+  });
 });

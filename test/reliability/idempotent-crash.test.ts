@@ -175,6 +175,64 @@ describe("a keyed write killed between its commit and its kept answer", { timeou
   });
 });
 
+describe("a keyed tree deletion killed between the removal and its kept answer", { timeout: 90_000 }, () => {
+  // The deletion writes no change: its removal carries the key, in the same atomic write,
+  // and the retry is answered from that (docs/decisions.md, "A tree's deletion exactly once").
+  async function treesOf(api: Api): Promise<string[]> {
+    return (await api.get("/api/trees")).body.map((t: any) => t._id);
+  }
+
+  it("REST: the retry gets the deletion's 204, replayed; the tree stays gone, and no one else is answered from it", async () => {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const tree = await buildTree(alice);
+    const kept = await buildTree(alice);
+    const key = { "Idempotency-Key": "crash-delete-tree-1" };
+
+    server = await crashBeforeTheAnswerIsKept(control, () => alice.delete(`/api/trees/${tree._id}`, key));
+    const api = new Api(server.url, alice.credentials);
+    expect(await treesOf(api)).toEqual([kept._id]);
+
+    const retry = await api.delete(`/api/trees/${tree._id}`, key);
+    expect([retry.status, retry.headers.get("idempotent-replayed"), retry.text]).toEqual([204, "true", ""]);
+    expect((await api.get(`/api/trees/${tree._id}/cards`)).status).toBe(404);
+    expect(await treesOf(api)).toEqual([kept._id]);
+    // The rebuilt answer is kept: the next retry is an ordinary replay.
+    const again = await api.delete(`/api/trees/${tree._id}`, key);
+    expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([204, "true"]);
+
+    // The same key on another user, another key on the same tree, and the key on another tree.
+    const bob = new Api(server.url, (await buildUser(server.url)).credentials);
+    const bobs = await bob.delete(`/api/trees/${tree._id}`, key);
+    expect([bobs.status, bobs.headers.get("idempotent-replayed")]).toEqual([404, null]);
+    const otherKey = await api.delete(`/api/trees/${tree._id}`, { "Idempotency-Key": "crash-delete-tree-2" });
+    expect([otherKey.status, otherKey.headers.get("idempotent-replayed")]).toEqual([404, null]);
+    const otherTree = await api.delete(`/api/trees/${kept._id}`, key);
+    expect([otherTree.status, otherTree.body.error]).toEqual([422, "idempotency_key_reused"]);
+    expect(await treesOf(api)).toEqual([kept._id]);
+  });
+
+  it("GraphQL: the retry gets deleteTree's id, replayed, without errors", async () => {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const tree = await buildTree(alice);
+    const send = (url: string) =>
+      fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: alice.authHeader!, "Idempotency-Key": "crash-graphql-delete-tree" },
+        body: JSON.stringify({ query: "mutation Delete($id: ID!) { deleteTree(id: $id) }", variables: { id: tree._id } }),
+      });
+
+    server = await crashBeforeTheAnswerIsKept(control, () => send(server!.url).then((res) => res.text()));
+    const retry = await send(server.url);
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    expect(await retry.json()).toEqual({ data: { deleteTree: tree._id } });
+    expect(await treesOf(new Api(server.url, alice.credentials))).toEqual([]);
+  });
+});
+
 describe("GraphQL's moveCard and deleteCard answered from their change after a crash", { timeout: 90_000 }, () => {
   // Their resolvers read the card's old parent before the command; on the retry that read
   // comes from the change (the card as it was), not from the store, where it has moved or gone.

@@ -36,7 +36,7 @@ async function openTestStore(engine: Engine): Promise<{ store: Store; cleanUp: (
   if (engine === "postgres") {
     database ??= await createTestDatabase();
     const opened = await openPostgresStore(database, { log: () => undefined });
-    await opened.pool.query("TRUNCATE users, trees, cards, sessions, changes, scripts, idempotency_keys");
+    await opened.pool.query("TRUNCATE users, trees, cards, sessions, changes, scripts, idempotency_keys, tree_removals");
     return { store: opened, cleanUp: async () => undefined };
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), "cardtree-contract-"));
@@ -397,6 +397,32 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       expect(await store.changes.since(tree._id, 0, 10)).toEqual([]);
       expect(await store.trees.byId(tree._id)).toBeNull();
     });
+    it("keeps a keyed removal of a tree, found by its user's key beside the changes, until its key expires", async () => {
+      const { tree } = await createTree();
+      const userId = tree.owner;
+      const first = nextChange(tree, "card.create", [], [buildCard(tree._id, { __v: 0 })]);
+      const since = first.change.at;
+      await store.changes.commit(first.change, first.tree, { userId, key: "k-del", fingerprint: "f", step: 0 });
+      const at = time();
+      const expiresAt = new Date(Date.parse(at) + 60_000).toISOString();
+      const plain = await createTree();
+      await store.trees.removeWithCards(tree._id, { key: { userId, key: "k-del", fingerprint: "f", step: 1 }, at, expiresAt });
+      await store.trees.removeWithCards(plain.tree._id);
+
+      expect(await store.trees.byId(tree._id)).toBeNull();
+      expect(await store.cards.liveByTree(tree._id)).toEqual([]);
+      // The tree's changes went with it; the removal is what the key found.
+      expect(await store.changes.byKey(userId, "k-del", since)).toEqual([{ step: 1, removedTreeId: tree._id }]);
+      expect(await store.changes.byKey(newUserId(), "k-del", since)).toEqual([]);
+      expect(await store.changes.byKey(userId, "k-other", since)).toEqual([]);
+      expect(await store.changes.byKey(userId, "k-del", time())).toEqual([]);
+
+      await store.idempotency.sweep(new Date(Date.parse(expiresAt) - 1).toISOString(), { keys: 10, bytes: 1 << 20 });
+      expect(await store.changes.byKey(userId, "k-del", since)).toEqual([{ step: 1, removedTreeId: tree._id }]);
+      await store.idempotency.sweep(new Date(Date.parse(expiresAt) + 1).toISOString(), { keys: 10, bytes: 1 << 20 });
+      expect(await store.changes.byKey(userId, "k-del", since)).toEqual([]);
+    });
+
     it("finds the changes committed with a key, in step order, from a time on, and never shows the key with them", async () => {
       const { tree } = await createTree();
       const userId = tree.owner;

@@ -33,8 +33,12 @@ export interface TreeRepository {
   byPublicUrl(publicUrl: string): Promise<Tree | null>;
   /** Trees whose `users` include the user. */
   forUser(userId: string): Promise<Tree[]>;
-  /** Removes the tree, every card of it (trashed or not) and its changes. */
-  removeWithCards(id: string): Promise<void>;
+  /**
+   * Removes the tree, every card of it (trashed or not) and its changes. With `keyed` (a
+   * keyed request's deletion), the removal is kept with its key in the same atomic write,
+   * until `keyed.expiresAt` or later: a retry after a crash finds it (`changes.byKey`).
+   */
+  removeWithCards(id: string, keyed?: KeyedRemoval): Promise<void>;
 }
 
 /** Cards are read here; they are written only through `changes.commit`, with the change that writes them. */
@@ -72,11 +76,22 @@ export interface ChangeKey {
   claim?: IdempotencyRecord;
 }
 
-/** A change a keyed request committed, and the command step that committed it. */
-export interface KeyedChange {
-  step: number;
-  change: Change;
+/**
+ * A tree's removal by a keyed request (SPEC §13): which request and step removed it, when,
+ * and until when the key lives (its record's `expiresAt`); the removal is kept that long.
+ * Only the tree's id and the key are kept, never its records.
+ */
+export interface KeyedRemoval {
+  key: ChangeKey;
+  at: string;
+  expiresAt: string;
 }
+
+/**
+ * What a keyed request made durable at one command step: a change it committed, or a tree
+ * it removed (`removedTreeId`; the removal wrote no change).
+ */
+export type KeyedChange = { step: number; change: Change } | { step: number; removedTreeId: string };
 
 /**
  * The change log (SPEC §10). `commit` is the one way a tree or its cards change (a tree's
@@ -105,8 +120,9 @@ export interface ChangeRepository {
   commitEarly?(change: Change, tree: Tree, key?: ChangeKey): Promise<{ durable: Promise<void> }>;
   /**
    * The changes committed with the user's `key` at `since` or later (a key is used again
-   * only once its record expired), in step order: what a request that died before keeping
-   * its answer had done. Asked only when a claim is taken over, never on the way of a write.
+   * only once its record expired), and the trees removed with it then (until the removal's
+   * `expiresAt`), in step order: what a request that died before keeping its answer had
+   * done. Asked only when a claim is taken over, never on the way of a write.
    */
   byKey(userId: string, key: string, since: string): Promise<KeyedChange[]>;
   /** Changes with a revision above `since`, oldest first, at most `limit`. */
@@ -226,7 +242,9 @@ export interface IdempotencyRepository {
   release(userId: string, key: string, claim: string): Promise<void>;
   /**
    * Drops the records expired at `now`, and each user's oldest kept answers beyond
-   * `most.keys` records or `most.bytes` bytes of bodies. Resolves to how many it dropped.
+   * `most.keys` records or `most.bytes` bytes of bodies; with them the keyed removals
+   * (`TreeRepository.removeWithCards`) expired at `now`. Resolves to how many records it
+   * dropped (removals not counted).
    */
   sweep(now: string, most: { keys: number; bytes: number }): Promise<number>;
 }

@@ -178,6 +178,7 @@ export async function copyNedbToPostgres(dataDir: string, pool: pg.Pool, options
       if (held > 0) await client.query(`TRUNCATE ${TABLE_NAMES.map((c) => TABLES[c].table).join(", ")}`);
       // Kept idempotency answers (SPEC §13) tell of writes to what is replaced now: they go too.
       await client.query("DELETE FROM idempotency_keys");
+      await client.query("DELETE FROM tree_removals");
       for (const name of TABLE_NAMES) await insertAll(client, name, docs[name]);
       if (secret.secret) {
         // The same secret keeps the copied cookie sessions valid.

@@ -358,6 +358,8 @@ export function postgresIdempotency(
         }
       }
       const expired = await pool.query("DELETE FROM idempotency_keys WHERE expires_at < $1", [now]);
+      // Keyed deletions (postgres-store.ts removeWithCards) live as long as their keys.
+      await pool.query("DELETE FROM tree_removals WHERE expires_at < $1", [now]);
       // Per user, the newest kept answers up to `most.keys` of them and `most.bytes` bytes;
       // only users past either are ranked at all.
       const over = await pool.query(

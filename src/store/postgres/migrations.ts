@@ -156,4 +156,24 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX idempotency_keys_expires;
     `,
   },
+  {
+    version: 7,
+    name: "trees removed with an idempotency key",
+    sql: `
+      -- A keyed request's deletion of a tree (SPEC §13, exactly once across a crash): the
+      -- deletion writes no change and leaves no record of the tree, so this row, written in
+      -- the deletion's own statement, is what a retry after a crash finds (changes.byKey).
+      -- Only the tree's id and the key ("<user> <key>", the command step) are kept, until the
+      -- key expires (expires_at, the idempotency sweep). A key used again after it expired
+      -- replaces its old row.
+      CREATE TABLE tree_removals (
+        idem text NOT NULL,
+        idem_step integer NOT NULL,
+        tree_id text NOT NULL,
+        at text NOT NULL,
+        expires_at text NOT NULL,
+        PRIMARY KEY (idem, idem_step)
+      );
+    `,
+  },
 ];
