@@ -16,6 +16,12 @@ export const TREE_REVISION_HEADER = "X-Tree-Revision";
  */
 export const CARDS_REVISION_HEADER = "X-Cards-Revision";
 
+/** The revision an X-Cards-Revision value says, or null when it says none (absent, or not a revision). */
+export function cardsRevision(value: string | null): number | null {
+  const revision = value === null || value === "" ? NaN : Number(value);
+  return Number.isSafeInteger(revision) && revision >= 0 ? revision : null;
+}
+
 export const changeKinds = [
   "tree.create",
   "tree.update",

@@ -4,7 +4,7 @@
  * answered with an error body) or NetworkError (no answer at all), so callers can tell
  * "retry later" from "the server said no".
  */
-import { TREE_REVISION_HEADER } from "../shared/changes.js";
+import { CARDS_REVISION_HEADER, cardsRevision, TREE_REVISION_HEADER } from "../shared/changes.js";
 import type { ExportFormat } from "../shared/export-options.js";
 import type { Preferences } from "../shared/preferences.js";
 import type { z } from "zod";
@@ -85,6 +85,8 @@ async function request<T>(
   body?: unknown,
   extra: Record<string, string> = {},
   options: ApiOptions = {},
+  /** Shown the answer's headers when it is 2xx, before its body is read. */
+  seen?: (headers: Headers) => void,
 ): Promise<T> {
   // X-Requested-With makes the server leave out `WWW-Authenticate` on a 401, which would
   // otherwise pop up the browser's own password dialog over the app.
@@ -103,6 +105,7 @@ async function request<T>(
     throw new NetworkError();
   }
   if (!response.ok) throw await errorFrom(response);
+  seen?.(response.headers);
   const revision = Number(response.headers.get(TREE_REVISION_HEADER));
   const answer = response.status === 204 ? undefined : ((await response.json()) as T);
   if (revision > 0) for (const listener of treeWrites) listener({ method, path, revision, body: answer });
@@ -165,6 +168,14 @@ export function createApi(options: ApiOptions = {}) {
     publicTree: (publicUrl: string) => call<{ tree: Tree; cards: Card[] }>("GET", `/api/public/${enc(publicUrl)}`),
 
     cards: (treeId: string) => call<Card[]>("GET", `/api/trees/${enc(treeId)}/cards`),
+    /** The cards with the tree revision the server read them at (`X-Cards-Revision`; null when it did not say). */
+    cardsAt: async (treeId: string): Promise<{ cards: Card[]; revision: number | null }> => {
+      let said: string | null = null;
+      const cards = await request<Card[]>(csrf, "GET", `/api/trees/${enc(treeId)}/cards`, undefined, {}, options, (headers) => {
+        said = headers.get(CARDS_REVISION_HEADER);
+      });
+      return { cards, revision: cardsRevision(said) };
+    },
     /** `_id` is the client's own id for the card (SPEC §13); `key` its idempotency key. */
     createCard: (treeId: string, card: { _id?: string; parentId: string | null; position: number; content: string }, key?: string) =>
       call<Card>("POST", `/api/trees/${enc(treeId)}/cards`, { ...card, treeId }, keyed(key)),

@@ -6,7 +6,7 @@
  * the columns' animation.
  */
 import { expect, it } from "vitest";
-import { buildTree } from "../helpers/api.js";
+import { buildCard, buildTree } from "../helpers/api.js";
 import { activeCardId, describeInBrowser, loggedInPage, openTree, progressSaid, recordProgress, useWorld } from "./harness.js";
 
 describeInBrowser("loading the client", () => {
@@ -102,7 +102,7 @@ describeInBrowser("loading the client", () => {
     await context.close();
   }, 90_000);
 
-  it("a tree page asks for the tree and the writer's scripts beside who is logged in, not after", async () => {
+  it("a tree page asks for the tree and the writer's scripts beside who is logged in, and the cards beside the tree, not after", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);
     const tree = await buildTree(api, { name: "Early", seed: JSON.stringify([{ content: "One" }, { content: "Two" }]) });
@@ -117,12 +117,55 @@ describeInBrowser("loading the client", () => {
       heldWhile = [...asked];
       await route.continue();
     });
+    // The tree list is answered only once the cards were asked for (or after 5 s), the same way.
+    let treesHeldWhile: string[] | null = null;
+    await page.route("**/api/trees", async (route) => {
+      const until = Date.now() + 5_000;
+      while (Date.now() < until && !asked.includes(`/api/trees/${tree._id}/cards`)) await new Promise((resolve) => setTimeout(resolve, 20));
+      treesHeldWhile = [...asked];
+      await route.continue();
+    });
     await openTree(page, tree._id);
     expect(heldWhile).toEqual(expect.arrayContaining(["/api/trees", "/api/scripts"]));
-    // The cards still come after the tree's list (its revision first), and the page is whole.
-    expect(asked.indexOf(`/api/trees/${tree._id}/cards`)).toBeGreaterThan(asked.indexOf("/api/trees"));
+    expect(treesHeldWhile).toContain(`/api/trees/${tree._id}/cards`);
+    // Of one revision, so asked for once, and the page is whole.
+    expect(asked.filter((path) => path === `/api/trees/${tree._id}/cards`)).toHaveLength(1);
     expect(await page.locator(".card").count()).toBe(2);
     await page.unroute("**/api/index");
+    await page.unroute("**/api/trees");
+    await context.close();
+  });
+
+  it("a write between the tree list and the cards: the cards are asked for again after the list, and the page shows the tree as listed, then follows it live", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "Raced", seed: JSON.stringify([{ content: "One" }, { content: "Two" }]) });
+    const cardsPath = `/api/trees/${tree._id}/cards`;
+    const asked: string[] = [];
+    page.on("request", (request) => asked.push(new URL(request.url()).pathname));
+    // The first card list is read, then another writer adds a card, then the tree list is read:
+    // the list is a revision ahead of the cards the page got.
+    let cardsAnswered = 0;
+    page.on("requestfinished", (request) => new URL(request.url()).pathname === cardsPath && cardsAnswered++);
+    await page.route("**/api/trees", async (route) => {
+      const until = Date.now() + 10_000;
+      while (Date.now() < until && cardsAnswered === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (cardsAnswered === 1 && !asked.includes("added")) {
+        asked.push("added");
+        await buildCard(api, tree._id, { parentId: null, position: 10, content: "Three, written meanwhile" });
+      }
+      await route.continue();
+    });
+    await openTree(page, tree._id);
+    await expect.poll(() => page.locator(".card").count()).toBe(3);
+    expect(asked.filter((path) => path === cardsPath)).toHaveLength(2);
+    expect(asked.indexOf("added")).toBeLessThan(asked.lastIndexOf(cardsPath));
+    await page.unroute("**/api/trees");
+    // And the live stream resumes after the listed revision: a later write shows, once.
+    await buildCard(api, tree._id, { parentId: null, position: 20, content: "Four, later" });
+    await expect.poll(() => page.locator(".card").count()).toBe(4);
+    const contents = await page.evaluate(() => (window as any).app.get("cards").models.map((model: any) => model.get("content")));
+    expect(contents).toEqual(["One", "Two", "Three, written meanwhile", "Four, later"]);
     await context.close();
   });
 

@@ -24,7 +24,8 @@ export type CardsMessage =
    */
   | { type: "text"; texts: string[]; total: number | null }
   | { type: "cards"; cards: Card[]; total: number }
-  | { type: "done"; total: number }
+  /** `revision`: the tree revision the server read the list at (X-Cards-Revision), null when it did not say. */
+  | { type: "done"; total: number; revision: number | null }
   | { type: "failed"; status: number; body: string; retryAfter: string | null }
   | { type: "network" };
 
@@ -60,7 +61,12 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
   }
   const cards = new IndexedCards();
   // The ordinary request's list, indexed once it is whole.
-  const whole = () => api.cards(treeId).then((list) => IndexedCards.of(list));
+  const whole = () =>
+    api.cardsAt(treeId).then(({ cards: list, revision }) => {
+      const indexed = IndexedCards.of(list);
+      indexed.revision = revision;
+      return indexed;
+    });
   let startFailed = false;
   let unreadable = false;
   let waiting: { resolve(cards: IndexedCards | Promise<IndexedCards>): void; reject(error: unknown): void; progress?: (loaded: number, total: number | null) => void } | null = null;
@@ -94,6 +100,7 @@ export function prepareCards(api: ApiClient, treeId: string): CardsLoader {
       for (const card of message.cards) cards.add(card);
       waiting?.progress?.(cards.length, message.total);
     } else if (message.type === "done") {
+      cards.revision = message.revision;
       finish((w) => w.resolve(cards));
     } else if (message.type === "network") {
       finish((w) => w.reject(new NetworkError()));

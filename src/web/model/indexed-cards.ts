@@ -45,6 +45,8 @@ export class IndexedCards {
   /** Beside each card of the path, its children so far (the lists of byParent, found without a lookup). */
   private readonly pathChildren: (Card[] | undefined)[] = [];
   private roots: Card[] | undefined;
+  /** The tree revision the server read the list at (`X-Cards-Revision`), when it said. */
+  revision: number | null = null;
   private inTreeOrder = true;
   private handedOver = false;
 

@@ -134,12 +134,12 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     // Beside the requests; `open` waits for it (and says if it failed).
     loadMarkdown().catch(() => undefined);
     try {
-      // The tree (its revision) first, then the cards: the cards are then at least as new as
-      // the revision the live stream resumes after, so no change falls between the two.
+      // The tree list and the cards at once, the cards of the tree record's revision (asked
+      // for again when they were not: model/tree-fetch.ts), so no change falls between the
+      // revision the live stream resumes after and the cards.
       let trees: Tree[];
       let cards: IndexedCards;
-      // Fetched and parsed off the page's thread, arriving in slices (model/card-loader.ts); the
-      // worker starts beside the first request, and asks for the cards after it.
+      // Fetched and parsed off the page's thread, arriving in slices (model/card-loader.ts).
       const fetching = started ?? fetchTree(app.api, treeId);
       started = null;
       try {

@@ -12,6 +12,7 @@
 /// <reference lib="webworker" />
 import type { CardsMessage, CardsRequest } from "../model/card-loader.js";
 import { CardCutter } from "../model/card-slices.js";
+import { CARDS_REVISION_HEADER, cardsRevision } from "../../shared/changes.js";
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -44,11 +45,12 @@ async function load({ url, headers }: CardsRequest): Promise<void> {
       return post({ type: "network" });
     }
     if (!response.ok) return post({ type: "failed", status: response.status, body: text, retryAfter: response.headers.get("Retry-After") });
-    return parsed(text);
+    return parsed(text, revisionOf(response));
   }
   // Cut as it arrives: the page parses the first cards while the rest is still coming. How
   // many cards there are is the server's X-Card-Count (src/rest/card-routes.ts), when sent.
   const cutter = new CardCutter(PIECE);
+  const revision = revisionOf(response);
   const counted = Number(response.headers.get("X-Card-Count") ?? "");
   const total = response.headers.has("X-Card-Count") && Number.isSafeInteger(counted) && counted >= 0 ? counted : null;
   const per = SLICE / PIECE;
@@ -71,15 +73,20 @@ async function load({ url, headers }: CardsRequest): Promise<void> {
     return post({ type: "network" });
   }
   const whole = cutter.whole;
-  if (whole !== null) return parsed(whole);
+  if (whole !== null) return parsed(whole, revision);
   const rest = cutter.end();
   if (!rest) return post({ type: "failed", status: 502, body: "", retryAfter: null });
   send(rest, true);
-  post({ type: "done", total: cutter.count });
+  post({ type: "done", total: cutter.count, revision });
+}
+
+/** The tree revision the list is at (the server's X-Cards-Revision), or null when not said. */
+function revisionOf(response: Response): number | null {
+  return cardsRevision(response.headers.get(CARDS_REVISION_HEADER));
 }
 
 /** An answer the cut does not apply to: parsed here and posted as objects. */
-function parsed(text: string): void {
+function parsed(text: string, revision: number | null): void {
   let cards: unknown;
   try {
     cards = JSON.parse(text);
@@ -88,7 +95,7 @@ function parsed(text: string): void {
   }
   if (!Array.isArray(cards)) return post({ type: "failed", status: 502, body: "", retryAfter: null });
   for (let from = 0; from < cards.length; from += SLICE) post({ type: "cards", cards: cards.slice(from, from + SLICE), total: cards.length });
-  post({ type: "done", total: cards.length });
+  post({ type: "done", total: cards.length, revision });
 }
 
 function post(message: CardsMessage): void {
