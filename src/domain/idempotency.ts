@@ -30,7 +30,7 @@
 import { AsyncSlot } from "./async-slot.js";
 import { createHash } from "node:crypto";
 import type { Change } from "../shared/changes.js";
-import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError } from "../shared/errors.js";
+import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError, UnavailableError } from "../shared/errors.js";
 import { newRecordId, recordIdFromBytes } from "../shared/ids.js";
 import type { Ports } from "./context.js";
 import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange, KeyedRemoval } from "./ports/store.js";
@@ -46,6 +46,8 @@ export const KEEP_MS = 24 * 60 * 60 * 1000;
 export const LEASE_MS = 30_000;
 /** A running request renews its claim three times per lease (every 10 s by default). */
 const RENEWALS_PER_LEASE = 3;
+/** A keyed request's answer when its claim may have been taken over while it ran (`holdsClaim`). */
+const LOST_CLAIM = "This server lost its hold on the request's Idempotency-Key while running it; nothing more was changed. Try again in a moment.";
 /** The wait a request finding its key in flight is told (it usually ends in milliseconds). */
 const RETRY_AFTER_SECONDS = 1;
 /** Largest answer body kept as it is: any card's answer fits (a card's text fits a 1 MiB body). */
@@ -226,6 +228,9 @@ export function changeKeyHere(): ChangeKey | undefined {
   const here = keyedContext.get();
   if (!here) return undefined;
   const { userId, key, fingerprint, owner } = here.run;
+  // Its claim may be another process's by now: committing under it could apply the request
+  // twice (that process runs it again from what it finds committed). Nothing is written.
+  if (!owner.holdsClaim()) throw new UnavailableError(LOST_CLAIM);
   here.run.changed = true;
   // A commit outside any command (none today) is step -1: a retry never answers from it.
   const changeKey: ChangeKey = { userId, key, fingerprint, step: here.step ?? -1 };
@@ -310,7 +315,7 @@ export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<
   if (repository.claimsAtCommit) return startUnclaimed(ctx, request);
   for (;;) {
     const now = ctx.clock.now();
-    const record = newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs);
+    const record = newRecord(ctx, request, now);
     const there = await repository.claim(record);
     if (!there) return { run: new RunningKey(ctx, record) };
     const verdict = verdictOn(there, request.fingerprint, now);
@@ -336,7 +341,7 @@ export function startKeyedNow(ctx: KeyPorts, request: KeyedRequest): KeyedStart 
   if (repository.claimsAtCommit) return startUnclaimed(ctx, request);
   if (!repository.claimNow) return undefined;
   const now = ctx.clock.now();
-  const record = newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs);
+  const record = newRecord(ctx, request, now);
   const there = repository.claimNow(record);
   if (!there) return { run: new RunningKey(ctx, record) };
   const verdict = verdictOn(there, request.fingerprint, now);
@@ -364,20 +369,20 @@ function startUnclaimed(ctx: KeyPorts, request: KeyedRequest): KeyedStart {
     // with its lease, and is taken over through the store, as another process would.
     if (running) throw new KeyInFlightError(RETRY_AFTER_SECONDS);
   }
-  const run = new RunningKey(ctx, newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs), [], false);
+  const run = new RunningKey(ctx, newRecord(ctx, request, now), [], false);
   here.set(id, run);
   return { run };
 }
 
-function newRecord(request: KeyedRequest, now: string, leaseMs: number): IdempotencyRecord {
+function newRecord(ctx: KeyPorts, request: KeyedRequest, now: string): IdempotencyRecord {
   const at = Date.parse(now);
   return {
     userId: request.userId,
     key: request.key,
     fingerprint: request.fingerprint,
     // Unique, not secret: the pooled random ids are cheaper than a call to the CSPRNG each.
-    claim: newRecordId(),
-    leaseUntil: new Date(at + leaseMs).toISOString(),
+    claim: ctx.store.idempotency.claimToken?.() ?? newRecordId(),
+    leaseUntil: new Date(at + ctx.config.timeouts.idempotencyLeaseMs).toISOString(),
     createdAt: now,
     expiresAt: new Date(at + KEEP_MS).toISOString(),
   };
@@ -499,6 +504,11 @@ export class RunningKey {
   claimToInsert(): IdempotencyRecord {
     this.record = { ...this.record, leaseUntil: later(this.ctx.clock.now(), this.ctx.config.timeouts.idempotencyLeaseMs) };
     return this.record;
+  }
+
+  /** Whether this request may still commit under its claim (`IdempotencyRepository.holds`); a claim not made yet is made with its change. */
+  holdsClaim(): boolean {
+    return !this.claimed || this.ctx.store.idempotency.holds?.(this.record.claim!) !== false;
   }
 
   /** A change that carried the claim is committed: the claim is in the store. */
