@@ -181,6 +181,8 @@ describe("a process that loses its liveness connection while it lives", { timeou
       );
       expect(ended).toEqual([{ ended: true }]);
       await vi.waitFor(() => expect(processA.store.idempotency.holds!(claim)).toBe(false), { timeout: 5_000, interval: 20 });
+      // Until it holds a fresh id's lock, its new claims name no process: only their lease ends them.
+      expect(ownerOf(processA.store.idempotency.claimToken!())).toBeUndefined();
 
       // A's second step is refused, nothing written: another process may take the claim over now.
       await expect(onA.enter(() => step(processA.ctx, "step two"))).rejects.toMatchObject({ code: "unavailable" });
