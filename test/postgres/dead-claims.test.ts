@@ -157,36 +157,44 @@ describe("a process that loses its liveness connection while it lives", { timeou
     return start.run;
   }
 
+  /**
+   * Process A's keyed request commits its first step (claiming the key with it), then A's
+   * liveness connection is ended by the database (an administrator, that backend restarted)
+   * and A notices. A's second step is refused, nothing written, and the request ends (503).
+   */
+  async function stepOneThenLivenessLost(processA: { store: PostgresStore; ctx: DomainContext }, email: string) {
+    const alice: Actor = await execute(processA.ctx, null, signUp, {}, { email, password: "correct horse battery" });
+    const tree = await execute(processA.ctx, alice, createTree, {}, { name: "Two steps" });
+    const step = (ctx: DomainContext, content: string) => execute(ctx, alice, createCard, { treeId: tree._id }, { treeId: tree._id, position: 1, content });
+    const onA = await keyedRun(processA.ctx, alice._id);
+    const first = await onA.enter(() => step(processA.ctx, "step one"));
+    const [{ claim }] = await sql("SELECT claim FROM idempotency_keys WHERE user_id = $1", [alice._id]);
+    const owner = ownerOf(claim)!;
+    expect(owner).toBeDefined();
+
+    const ended = await sql(
+      `SELECT pg_terminate_backend(a.pid) AS ended FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+       WHERE a.application_name = 'cardtree-liveness' AND l.locktype = 'advisory' AND l.objsubid = 1
+         AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
+      [`cardtree:instance:${owner}`],
+    );
+    expect(ended).toEqual([{ ended: true }]);
+    await vi.waitFor(() => expect(processA.store.idempotency.holds!(claim)).toBe(false), { timeout: 5_000, interval: 20 });
+    // Until it holds a fresh id's lock, its new claims name no process: only their lease ends them.
+    expect(ownerOf(processA.store.idempotency.claimToken!())).toBeUndefined();
+
+    // Another process may take the claim over now: committing under it could apply the request twice.
+    await expect(onA.enter(() => step(processA.ctx, "step two"))).rejects.toMatchObject({ code: "unavailable" });
+    await onA.finish({ status: 503, headers: {}, body: Buffer.from("{}") });
+    expect((await processA.store.cards.liveByTree(tree._id)).map((c) => c.content).filter((c) => c !== "")).toEqual(["step one"]);
+    return { alice, tree, step, first, owner };
+  }
+
   it("commits nothing more under its claims, keeps them alive by its other connections, and they are dead once it has none", async () => {
     const processA = await open();
     const processB = await open();
     try {
-      const alice: Actor = await execute(processA.ctx, null, signUp, {}, { email: "liveness@example.com", password: "correct horse battery" });
-      const tree = await execute(processA.ctx, alice, createTree, {}, { name: "Two steps" });
-      const step = (ctx: DomainContext, content: string) => execute(ctx, alice, createCard, { treeId: tree._id }, { treeId: tree._id, position: 1, content });
-
-      // A's keyed request commits its first step, claiming the key with it.
-      const onA = await keyedRun(processA.ctx, alice._id);
-      const first = await onA.enter(() => step(processA.ctx, "step one"));
-      const [{ claim }] = await sql("SELECT claim FROM idempotency_keys WHERE user_id = $1", [alice._id]);
-      const owner = ownerOf(claim)!;
-      expect(owner).toBeDefined();
-
-      // Its liveness connection is ended by the database (an administrator, a restart of that backend).
-      const ended = await sql(
-        `SELECT pg_terminate_backend(a.pid) AS ended FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
-         WHERE a.application_name = 'cardtree-liveness' AND l.locktype = 'advisory' AND l.objsubid = 1
-           AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
-        [`cardtree:instance:${owner}`],
-      );
-      expect(ended).toEqual([{ ended: true }]);
-      await vi.waitFor(() => expect(processA.store.idempotency.holds!(claim)).toBe(false), { timeout: 5_000, interval: 20 });
-      // Until it holds a fresh id's lock, its new claims name no process: only their lease ends them.
-      expect(ownerOf(processA.store.idempotency.claimToken!())).toBeUndefined();
-
-      // A's second step is refused, nothing written: another process may take the claim over now.
-      await expect(onA.enter(() => step(processA.ctx, "step two"))).rejects.toMatchObject({ code: "unavailable" });
-      await onA.finish({ status: 503, headers: {}, body: Buffer.from("{}") });
+      const { alice, tree, step, first, owner } = await stepOneThenLivenessLost(processA, "liveness@example.com");
       // A takes a fresh id for its new claims, never the lost one.
       await vi.waitFor(() => expect(ownerOf(processA.store.idempotency.claimToken!())).toMatch(/^[0-9a-f]{16}$/), { timeout: 5_000, interval: 20 });
       expect(ownerOf(processA.store.idempotency.claimToken!())).not.toBe(owner);
@@ -209,6 +217,24 @@ describe("a process that loses its liveness connection while it lives", { timeou
     } finally {
       await processA.store.close();
       await processB.store.close();
+    }
+  });
+
+  it("answers its own retry of that request from the committed step once the claim's lease ends, not 409 for ever", async () => {
+    const processA = await open();
+    try {
+      const { alice, tree, step, first } = await stepOneThenLivenessLost(processA, "own-retry@example.com");
+      // The claim's lease (30 s) ends; the test ends it rather than wait.
+      await sql("UPDATE idempotency_keys SET lease_until = '1970-01-01T00:00:00.000Z' WHERE user_id = $1", [alice._id]);
+      const again = await keyedRun(processA.ctx, alice._id);
+      const [one, two] = await again.enter(async () => [await step(processA.ctx, "step one"), await step(processA.ctx, "step two")]);
+      expect(one).toEqual(first);
+      expect(two).toMatchObject({ content: "step two" });
+      await again.finish({ status: 201, headers: {}, body: Buffer.from("{}") });
+      const contents = (await processA.store.cards.liveByTree(tree._id)).map((c) => c.content).filter((c) => c !== "");
+      expect(contents.sort()).toEqual(["step one", "step two"]);
+    } finally {
+      await processA.store.close();
     }
   });
 });

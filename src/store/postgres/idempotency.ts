@@ -319,7 +319,8 @@ export function postgresIdempotency(
       const mine = ownClaims.get(id);
       if (!mine) return undefined;
       const kept = lazy.get(id);
-      if (!kept) return mine;
+      // A claim made under an id this process lost is the table's to tell (taken over, or lapsed), not memory's.
+      if (!kept) return liveness?.holds(mine.claim!) === false ? undefined : mine;
       const { claim: _running, ...record } = mine;
       return { ...record, answer: kept.answer };
     },
