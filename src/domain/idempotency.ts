@@ -8,7 +8,9 @@
  * - A key is claimed in the store before the request runs (one atomic step, so one process
  *   only runs it). The claim holds for a lease, renewed while the request runs; a claim whose
  *   lease ended belongs to a process that died, and the next request with the key takes it
- *   over and runs.
+ *   over and runs. A store that can tell a dead process's claim sooner reports its lease as
+ *   ended (PostgreSQL: src/store/postgres/liveness.ts), and its process, once unsure that its
+ *   claim is still its own, commits nothing more under it (`IdempotencyRepository.holds`).
  * - The same key while the first request runs: KeyInFlightError (409, Retry-After). The
  *   same key with another request (another fingerprint): IdempotencyKeyReusedError (422).
  * - Kept: every answer but a 5xx or 429 (GraphQL: an error coded internal, unavailable or
@@ -39,9 +41,9 @@ import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange, KeyedRemova
 export const KEEP_MS = 24 * 60 * 60 * 1000;
 /**
  * How long a claim holds without renewal, by default: a process that died frees its keys
- * after this. `IDEMPOTENCY_LEASE_MS` sets another (config.timeouts.idempotencyLeaseMs);
- * the suites whose servers are killed mid-write set a few seconds, so a retry does not wait
- * 30 s for a dead claim.
+ * after this at the latest (on PostgreSQL at once, when the claim names its process:
+ * src/store/postgres/liveness.ts). `IDEMPOTENCY_LEASE_MS` sets another
+ * (config.timeouts.idempotencyLeaseMs); the seeded simulation sets a few seconds.
  */
 export const LEASE_MS = 30_000;
 /** A running request renews its claim three times per lease (every 10 s by default). */
