@@ -141,7 +141,7 @@ describe("a dead process's claim on PostgreSQL, with the 30 s lease", { timeout:
   });
 });
 
-describe("a process that loses its liveness connection while it lives", { timeout: 90_000 }, () => {
+describe("a live process's own claims (stores in this process, on one database)", { timeout: 90_000 }, () => {
   const config = loadConfig({ EXPORT_WORKERS: "0" });
   const open = async (): Promise<{ store: PostgresStore; ctx: DomainContext }> => {
     const store = await openPostgresStore(databaseUrl, { log: () => undefined });
@@ -233,6 +233,26 @@ describe("a process that loses its liveness connection while it lives", { timeou
       await again.finish({ status: 201, headers: {}, body: Buffer.from("{}") });
       const contents = (await processA.store.cards.liveByTree(tree._id)).map((c) => c.content).filter((c) => c !== "");
       expect(contents.sort()).toEqual(["step one", "step two"]);
+    } finally {
+      await processA.store.close();
+    }
+  });
+
+  it("a claim it let lapse itself (a 5xx after a commit) is answered from its change by its own retry once the lease ends, not 409 for ever", async () => {
+    const processA = await open();
+    try {
+      const alice: Actor = await execute(processA.ctx, null, signUp, {}, { email: "lapsed@example.com", password: "correct horse battery" });
+      const tree = await execute(processA.ctx, alice, createTree, {}, { name: "Lapsed" });
+      const step = () => execute(processA.ctx, alice, createCard, { treeId: tree._id }, { treeId: tree._id, position: 1, content: "committed, then 503" });
+      const onA = await keyedRun(processA.ctx, alice._id);
+      const first = await onA.enter(step);
+      // The request fails after its commit: its key is not let go, its claim lapses.
+      await onA.finish({ status: 503, headers: {}, body: Buffer.from("{}") });
+      await sql("UPDATE idempotency_keys SET lease_until = '1970-01-01T00:00:00.000Z' WHERE user_id = $1", [alice._id]);
+      const again = await keyedRun(processA.ctx, alice._id);
+      expect(await again.enter(step)).toEqual(first);
+      await again.finish({ status: 201, headers: {}, body: Buffer.from("{}") });
+      expect((await processA.store.cards.liveByTree(tree._id)).filter((c) => c.content === "committed, then 503")).toHaveLength(1);
     } finally {
       await processA.store.close();
     }

@@ -317,10 +317,11 @@ export function postgresIdempotency(
     known: (userId, key) => {
       const id = idOf(userId, key);
       const mine = ownClaims.get(id);
-      if (!mine) return undefined;
       const kept = lazy.get(id);
-      // A claim made under an id this process lost is the table's to tell (taken over, or lapsed), not memory's.
-      if (!kept) return liveness?.holds(mine.claim!) === false ? undefined : mine;
+      // Only an answer: a running request of this process is the domain's to tell, and a claim
+      // left here without one (a 5xx after a commit; a claim made under a lost liveness id) is
+      // the table's, which says when it lapsed or was taken over (memory said "running" for ever).
+      if (!mine || !kept) return undefined;
       const { claim: _running, ...record } = mine;
       return { ...record, answer: kept.answer };
     },
