@@ -249,6 +249,8 @@ export function removalKeyHere(at: string): KeyedRemoval | undefined {
   const here = keyedContext.get();
   if (!here || here.step === null) return undefined;
   const { userId, key, fingerprint, owner } = here.run;
+  // As for a change (`changeKeyHere`): nothing is removed under a claim that may be another process's.
+  if (!owner.holdsClaim()) throw new UnavailableError(LOST_CLAIM);
   here.run.changed = true;
   return { key: { userId, key, fingerprint, step: here.step }, at, expiresAt: owner.asRecord().expiresAt };
 }

@@ -202,8 +202,7 @@ export interface IdempotencyRepository {
   readonly claimsAtCommit?: boolean;
   /**
    * With `claimsAtCommit`: what this process knows of the user's key without asking the
-   * store (an answer it keeps lazily), else undefined. A request of this process running
-   * the key is known to the domain itself.
+   * store (a claim it runs, an answer it keeps lazily), else undefined.
    */
   known?(userId: string, key: string): IdempotencyRecord | undefined;
   /**

@@ -317,11 +317,9 @@ export function postgresIdempotency(
     known: (userId, key) => {
       const id = idOf(userId, key);
       const mine = ownClaims.get(id);
+      if (!mine) return undefined;
       const kept = lazy.get(id);
-      // Only an answer: a running request of this process is the domain's to tell, and a claim
-      // left here without one (a 5xx after a commit; a claim made under a lost liveness id) is
-      // the table's, which says when it lapsed or was taken over (memory said "running" for ever).
-      if (!mine || !kept) return undefined;
+      if (!kept) return mine;
       const { claim: _running, ...record } = mine;
       return { ...record, answer: kept.answer };
     },
