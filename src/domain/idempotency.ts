@@ -8,7 +8,9 @@
  * - A key is claimed in the store before the request runs (one atomic step, so one process
  *   only runs it). The claim holds for a lease, renewed while the request runs; a claim whose
  *   lease ended belongs to a process that died, and the next request with the key takes it
- *   over and runs.
+ *   over and runs. A store that can tell a dead process's claim sooner reports its lease as
+ *   ended (PostgreSQL: src/store/postgres/liveness.ts), and its process, once unsure that its
+ *   claim is still its own, commits nothing more under it (`IdempotencyRepository.holds`).
  * - The same key while the first request runs: KeyInFlightError (409, Retry-After). The
  *   same key with another request (another fingerprint): IdempotencyKeyReusedError (422).
  * - Kept: every answer but a 5xx or 429 (GraphQL: an error coded internal, unavailable or
@@ -30,7 +32,7 @@
 import { AsyncSlot } from "./async-slot.js";
 import { createHash } from "node:crypto";
 import type { Change } from "../shared/changes.js";
-import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError } from "../shared/errors.js";
+import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError, UnavailableError } from "../shared/errors.js";
 import { newRecordId, recordIdFromBytes } from "../shared/ids.js";
 import type { Ports } from "./context.js";
 import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange, KeyedRemoval } from "./ports/store.js";
@@ -39,13 +41,15 @@ import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange, KeyedRemova
 export const KEEP_MS = 24 * 60 * 60 * 1000;
 /**
  * How long a claim holds without renewal, by default: a process that died frees its keys
- * after this. `IDEMPOTENCY_LEASE_MS` sets another (config.timeouts.idempotencyLeaseMs);
- * the suites whose servers are killed mid-write set a few seconds, so a retry does not wait
- * 30 s for a dead claim.
+ * after this at the latest (on PostgreSQL at once, when the claim names its process:
+ * src/store/postgres/liveness.ts). `IDEMPOTENCY_LEASE_MS` sets another
+ * (config.timeouts.idempotencyLeaseMs); the seeded simulation sets a few seconds.
  */
 export const LEASE_MS = 30_000;
 /** A running request renews its claim three times per lease (every 10 s by default). */
 const RENEWALS_PER_LEASE = 3;
+/** A keyed request's answer when its claim may have been taken over while it ran (`holdsClaim`). */
+const LOST_CLAIM = "This server lost its hold on the request's Idempotency-Key while running it; nothing more was changed. Try again in a moment.";
 /** The wait a request finding its key in flight is told (it usually ends in milliseconds). */
 const RETRY_AFTER_SECONDS = 1;
 /** Largest answer body kept as it is: any card's answer fits (a card's text fits a 1 MiB body). */
@@ -226,6 +230,9 @@ export function changeKeyHere(): ChangeKey | undefined {
   const here = keyedContext.get();
   if (!here) return undefined;
   const { userId, key, fingerprint, owner } = here.run;
+  // Its claim may be another process's by now: committing under it could apply the request
+  // twice (that process runs it again from what it finds committed). Nothing is written.
+  if (!owner.holdsClaim()) throw new UnavailableError(LOST_CLAIM);
   here.run.changed = true;
   // A commit outside any command (none today) is step -1: a retry never answers from it.
   const changeKey: ChangeKey = { userId, key, fingerprint, step: here.step ?? -1 };
@@ -242,6 +249,8 @@ export function removalKeyHere(at: string): KeyedRemoval | undefined {
   const here = keyedContext.get();
   if (!here || here.step === null) return undefined;
   const { userId, key, fingerprint, owner } = here.run;
+  // As for a change (`changeKeyHere`): nothing is removed under a claim that may be another process's.
+  if (!owner.holdsClaim()) throw new UnavailableError(LOST_CLAIM);
   here.run.changed = true;
   return { key: { userId, key, fingerprint, step: here.step }, at, expiresAt: owner.asRecord().expiresAt };
 }
@@ -310,7 +319,7 @@ export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<
   if (repository.claimsAtCommit) return startUnclaimed(ctx, request);
   for (;;) {
     const now = ctx.clock.now();
-    const record = newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs);
+    const record = newRecord(ctx, request, now);
     const there = await repository.claim(record);
     if (!there) return { run: new RunningKey(ctx, record) };
     const verdict = verdictOn(there, request.fingerprint, now);
@@ -336,7 +345,7 @@ export function startKeyedNow(ctx: KeyPorts, request: KeyedRequest): KeyedStart 
   if (repository.claimsAtCommit) return startUnclaimed(ctx, request);
   if (!repository.claimNow) return undefined;
   const now = ctx.clock.now();
-  const record = newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs);
+  const record = newRecord(ctx, request, now);
   const there = repository.claimNow(record);
   if (!there) return { run: new RunningKey(ctx, record) };
   const verdict = verdictOn(there, request.fingerprint, now);
@@ -364,20 +373,20 @@ function startUnclaimed(ctx: KeyPorts, request: KeyedRequest): KeyedStart {
     // with its lease, and is taken over through the store, as another process would.
     if (running) throw new KeyInFlightError(RETRY_AFTER_SECONDS);
   }
-  const run = new RunningKey(ctx, newRecord(request, now, ctx.config.timeouts.idempotencyLeaseMs), [], false);
+  const run = new RunningKey(ctx, newRecord(ctx, request, now), [], false);
   here.set(id, run);
   return { run };
 }
 
-function newRecord(request: KeyedRequest, now: string, leaseMs: number): IdempotencyRecord {
+function newRecord(ctx: KeyPorts, request: KeyedRequest, now: string): IdempotencyRecord {
   const at = Date.parse(now);
   return {
     userId: request.userId,
     key: request.key,
     fingerprint: request.fingerprint,
     // Unique, not secret: the pooled random ids are cheaper than a call to the CSPRNG each.
-    claim: newRecordId(),
-    leaseUntil: new Date(at + leaseMs).toISOString(),
+    claim: ctx.store.idempotency.claimToken?.() ?? newRecordId(),
+    leaseUntil: new Date(at + ctx.config.timeouts.idempotencyLeaseMs).toISOString(),
     createdAt: now,
     expiresAt: new Date(at + KEEP_MS).toISOString(),
   };
@@ -499,6 +508,11 @@ export class RunningKey {
   claimToInsert(): IdempotencyRecord {
     this.record = { ...this.record, leaseUntil: later(this.ctx.clock.now(), this.ctx.config.timeouts.idempotencyLeaseMs) };
     return this.record;
+  }
+
+  /** Whether this request may still commit under its claim (`IdempotencyRepository.holds`); a claim not made yet is made with its change. */
+  holdsClaim(): boolean {
+    return !this.claimed || this.ctx.store.idempotency.holds?.(this.record.claim!) !== false;
   }
 
   /** A change that carried the claim is committed: the claim is in the store. */

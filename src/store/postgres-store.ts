@@ -21,6 +21,7 @@ import type { Change } from "../shared/changes.js";
 import { ConflictError, KeyClaimedAtCommitError, RevisionTakenError, UnavailableError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
 import { claimColumns, postgresIdempotency } from "./postgres/idempotency.js";
+import { ProcessLiveness } from "./postgres/liveness.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
 import { CHANGES_CHANNEL, encodePeerNotice, encodeTreeNotice, PEERS_CHANNEL } from "./postgres/notices.js";
 import { GroupCommit } from "./postgres/group-commit.js";
@@ -146,6 +147,9 @@ function revisionTaken(change: Change): RevisionTakenError {
 
 export async function openPostgresStore(databaseUrl: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const log = options.log ?? ((message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
+  // Every connection of the pool holds this process's liveness lock while it lives, so a
+  // commit in flight keeps the process alive to the others (postgres/liveness.ts).
+  const liveness = new ProcessLiveness(databaseUrl, { log, connectTimeoutMs: options.connectTimeoutMs });
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.poolSize ?? 10,
@@ -153,6 +157,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     application_name: "cardtree",
+    onConnect: (client) => liveness.lockOn(client),
   });
   // An idle connection that the server drops (a restart) is reported here; without a
   // listener the pool's error would end the process. The pool replaces it on next use.
@@ -282,7 +287,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     options: "-c synchronous_commit=off",
   });
   lazyPool.on("error", (err) => log("a database connection failed; it will be replaced", { error: String(err) }));
-  const idempotency = postgresIdempotency(pool, log, lazyPool);
+  await liveness.start();
+  const idempotency = postgresIdempotency(pool, log, lazyPool, liveness);
   const group = new GroupCommit({ pool, origin, commitOne, cardRecord, onBatch: options.onBatch });
 
   const store: PostgresStore = {
@@ -520,6 +526,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       await idempotency.flush();
       await lazyPool.end();
       await pool.end();
+      await liveness.close();
     },
   };
   return {
@@ -531,6 +538,12 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     sessions: reportingUnavailable(store.sessions),
     scripts: reportingUnavailable(store.scripts),
     // `known` answers from memory, at once.
-    idempotency: { ...reportingUnavailable(store.idempotency), known: store.idempotency.known, completeLazilyNow: store.idempotency.completeLazilyNow },
+    idempotency: {
+      ...reportingUnavailable(store.idempotency),
+      known: store.idempotency.known,
+      completeLazilyNow: store.idempotency.completeLazilyNow,
+      claimToken: store.idempotency.claimToken,
+      holds: store.idempotency.holds,
+    },
   };
 }

@@ -206,6 +206,18 @@ export interface IdempotencyRepository {
    */
   known?(userId: string, key: string): IdempotencyRecord | undefined;
   /**
+   * A new claim's token (unique); absent: any record id. A store that processes share names
+   * the claiming process in it, so that another process meeting the claim can tell at once
+   * that its process died (and take it over without waiting for its lease to end).
+   */
+  claimToken?(): string;
+  /**
+   * False when this process can no longer be sure that `claim`, which it made, is not taken
+   * over by another process while it runs (PostgreSQL: the process lost the lock that tells
+   * the others it is alive): nothing more may be committed under it. Absent: always true.
+   */
+  holds?(claim: string): boolean;
+  /**
    * Inserts `record` (a running claim) unless the user has the key already.
    * Resolves to null when inserted, else to the record that is there.
    */

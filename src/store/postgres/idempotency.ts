@@ -20,11 +20,14 @@
  * LAZY_MS later, and this process answers the key from memory meanwhile. A claim meeting
  * another process's running claim reads it again for a while before it says "in flight":
  * that process's answer may be on its way. A process killed before its lazy answer reached
- * the table leaves its claim to a take-over once the lease ends, which answers from the change.
+ * the table leaves its claim to a take-over, which answers from the change: at once when
+ * the claim names its process and that process's liveness lock is free (liveness.ts; the
+ * claim is then reported with its lease ended), else once the lease ends.
  */
 import { isUtf8 } from "node:buffer";
 import type pg from "pg";
 import type { IdempotencyRecord, IdempotencyRepository, KeptAnswer } from "../../domain/ports/store.js";
+import type { ProcessLiveness } from "./liveness.js";
 
 interface KeyRow {
   user_id: string;
@@ -124,6 +127,8 @@ const LAZY_MS = 100;
  */
 const REREAD_MS = 20;
 const WAIT_FOR_ANSWER_MS = 500;
+/** The lease a claim whose process is gone is reported with: ended, so the domain takes it over. */
+const LEASE_ENDED = new Date(0).toISOString();
 
 interface LazyAnswer {
   userId: string;
@@ -177,6 +182,8 @@ export function postgresIdempotency(
    * waiting for one cost every keyed write a WAL flush beside its change's. `pool` if absent.
    */
   lazyPool: pg.Pool = pool,
+  /** Names this process in its claims and tells a dead process's claims (liveness.ts); absent: leases alone end claims. */
+  liveness?: ProcessLiveness,
 ): IdempotencyRepository & {
   flush(): Promise<void>;
   /** A claim inserted with its change (group-commit.ts), now in the table: this process runs it. */
@@ -281,6 +288,7 @@ export function postgresIdempotency(
   const claim = async (record: IdempotencyRecord): Promise<IdempotencyRecord | null> => {
     const id = idOf(record.userId, record.key);
     const deadline = Date.now() + WAIT_FOR_ANSWER_MS;
+    let ownerAsked = false;
     for (;;) {
       const mine = lazy.get(id);
       if (mine) {
@@ -293,12 +301,19 @@ export function postgresIdempotency(
         return null;
       }
       const answerOnItsWay = there.claim !== undefined && !there.answer && there.leaseUntil > record.createdAt;
-      if (!answerOnItsWay || ownClaims.get(id)?.claim === there.claim || Date.now() >= deadline) return there;
+      if (!answerOnItsWay || ownClaims.get(id)?.claim === there.claim) return there;
+      // Asked once: a process that is gone has no answer on its way, and its claim is dead now.
+      if (liveness && !ownerAsked) {
+        ownerAsked = true;
+        if (await liveness.isGone(pool, there.claim!)) return { ...there, leaseUntil: LEASE_ENDED };
+      }
+      if (Date.now() >= deadline) return there;
       await new Promise((resolve) => setTimeout(resolve, REREAD_MS));
     }
   };
   return {
     claimsAtCommit: true,
+    ...(liveness && { claimToken: () => liveness.claimToken(), holds: (claim: string) => liveness.holds(claim) }),
     known: (userId, key) => {
       const id = idOf(userId, key);
       const mine = ownClaims.get(id);

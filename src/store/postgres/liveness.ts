@@ -1,0 +1,156 @@
+/**
+ * Whether the process that made an idempotency claim is still alive, as every process
+ * sharing the database can tell (issue 26: a retry after a server crash should not wait out
+ * the dead claim's 30 s lease; docs/decisions.md, "A dead process's claims, dead at once").
+ *
+ * Each process takes a fresh random id when it opens the store and holds a session advisory
+ * lock on it in shared mode: on a dedicated connection, and on every connection of the
+ * store's pool (`lockOn`, taken before the pool hands the connection out). PostgreSQL drops a
+ * session's advisory locks when its connection closes, so the lock is free exactly when no
+ * connection of the process is left, and nothing of it can commit any more: a process killed
+ * (SIGKILL, a crash) frees it within milliseconds. A claim carries its maker's id
+ * (`claimToken`); a process meeting another's running claim asks whether that id's lock is
+ * free (`isGone`, only then: nothing is asked on a write's way), and if so takes the claim
+ * over at once, as it would once its lease had ended. The lease stays the fallback: a claim
+ * with no id, or whose owner cannot be asked, ends with its lease as before.
+ *
+ * If the dedicated connection goes while the process lives, its id's lock may become free
+ * (once the pool's connections holding it close too) and another process may take its
+ * claims over. The process then stops trusting the claims it made under that id (`holds`
+ * turns false at once: a keyed change under such a claim is refused, so nothing is committed
+ * under a claim another process may have taken over), takes a fresh id on a new connection
+ * (never the old one: others may have judged it dead already), and until it holds one makes
+ * claims with no id, which only their lease ends.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { newRecordId } from "../../shared/ids.js";
+
+/** A claim token: the maker's id, a dot, a unique record id. */
+const OWNED_TOKEN = /^([0-9a-f]{16})\./;
+const lockName = (id: string) => `cardtree:instance:${id}`;
+const LOCK_SHARED = "SELECT pg_advisory_lock_shared(hashtextextended($1, 0))";
+/** Taken and let go in one statement: true when nobody held it (its owner has no connection left). */
+const LOCK_FREE = `SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0))
+  THEN pg_advisory_unlock(hashtextextended($1, 0)) ELSE false END AS free`;
+
+const FIRST_PAUSE_MS = 250;
+const LONGEST_PAUSE_MS = 5_000;
+
+export class ProcessLiveness {
+  /** The id this process's connections lock: held on the dedicated connection once `holding`. */
+  private id = newInstanceId();
+  private holding = false;
+  /** Ids this process held and lost: their claims are not trusted any more. */
+  private readonly lost = new Set<string>();
+  private client: pg.Client | null = null;
+  private closed = false;
+  private pause = FIRST_PAUSE_MS;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly options: { log: (message: string, fields: Record<string, unknown>) => void; connectTimeoutMs?: number },
+  ) {}
+
+  /** Takes the id's lock on a dedicated connection; when that fails, tries again in the background (claims carry no id meanwhile). */
+  async start(): Promise<void> {
+    try {
+      await this.connect();
+    } catch (err) {
+      this.options.log("the liveness connection could not be opened; claims end with their lease until it is", { error: String(err) });
+      this.schedule();
+    }
+  }
+
+  /** For the pool's `onConnect`: the connection holds the current id's lock as long as it lives. */
+  async lockOn(client: pg.ClientBase): Promise<void> {
+    await client.query(LOCK_SHARED, [lockName(this.id)]);
+  }
+
+  /** A new claim's token: naming this process while it holds its id's lock, else a bare id (its lease alone ends it). */
+  claimToken(): string {
+    return this.holding ? `${this.id}.${newRecordId()}` : newRecordId();
+  }
+
+  /** False for a claim this process made under an id whose lock it lost: another process may take it over. */
+  holds(claim: string): boolean {
+    const owner = OWNED_TOKEN.exec(claim)?.[1];
+    return owner === undefined || !this.lost.has(owner);
+  }
+
+  /**
+   * Whether the process that made `claim` has no connection left (it died), so the claim
+   * can be taken over now. False when unsure (no id in it, or the database did not answer):
+   * the lease decides then.
+   */
+  async isGone(pool: pg.Pool, claim: string): Promise<boolean> {
+    const owner = OWNED_TOKEN.exec(claim)?.[1];
+    if (owner === undefined) return false;
+    try {
+      const { rows } = await pool.query<{ free: boolean }>({ name: "liveness-free", text: LOCK_FREE, values: [lockName(owner)] });
+      return rows[0].free;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    const client = this.client;
+    this.client = null;
+    this.holding = false;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.databaseUrl,
+      keepAlive: true,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5_000,
+      application_name: "cardtree-liveness",
+    });
+    // Before connect: an error on a connection without a listener would end the process.
+    client.on("error", (err) => this.drop(client, err));
+    client.on("end", () => this.drop(client, new Error("connection ended")));
+    try {
+      await client.connect();
+      await this.lockOn(client);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.holding = true;
+    this.pause = FIRST_PAUSE_MS;
+  }
+
+  /** The dedicated connection is gone: its id is not trusted any more, and a fresh one is taken. */
+  private drop(client: pg.Client, err: unknown): void {
+    if (this.client !== client || this.closed) return;
+    this.client = null;
+    this.holding = false;
+    this.lost.add(this.id);
+    this.id = newInstanceId();
+    client.end().catch(() => undefined);
+    this.options.log("the liveness connection was lost; this process's running keyed requests commit nothing more, and it takes a fresh id", { error: String(err) });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    const wait = this.pause * (0.75 + Math.random() / 2);
+    this.pause = Math.min(LONGEST_PAUSE_MS, this.pause * 2);
+    this.retry = setTimeout(() => this.connect().catch(() => this.schedule()), wait);
+    this.retry.unref();
+  }
+}
+
+function newInstanceId(): string {
+  return randomBytes(8).toString("hex");
+}
