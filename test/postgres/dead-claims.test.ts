@@ -10,7 +10,6 @@
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createCard } from "../../src/domain/cards.js";
@@ -25,7 +24,7 @@ import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
 import { KeyAnsweredError } from "../../src/shared/errors.js";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
-import { createTestDatabase } from "../helpers/postgres.js";
+import { adminQuery, createTestDatabase } from "../helpers/postgres.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 const HELD = "fault: holding an answer before keeping it";
@@ -43,13 +42,7 @@ afterAll(async () => {
 });
 
 async function sql(query: string, params: unknown[] = []): Promise<any[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query(query, params)).rows;
-  } finally {
-    await client.end();
-  }
+  return (await adminQuery(query, databaseUrl, params)).rows;
 }
 
 /** Process A: a server on the same database whose next keyed answer can be held (CARDTREE_FAULTS_FILE). */

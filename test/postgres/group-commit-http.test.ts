@@ -6,7 +6,7 @@
  * store (a client-chosen id another process's tree took meanwhile) fails alone: the writes
  * sent with it land.
  */
-import pg from "pg";
+import { adminQuery } from "../helpers/postgres.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
 import { twoProcessesOnOneDatabase, type TestServer } from "../helpers/server.js";
@@ -25,13 +25,7 @@ afterAll(async () => {
 });
 
 async function sql(query: string, params: unknown[] = []): Promise<any[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query(query, params)).rows;
-  } finally {
-    await client.end();
-  }
+  return (await adminQuery(query, databaseUrl, params)).rows;
 }
 
 describe("group commit through the API", { timeout: 120_000 }, () => {

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Api, buildTree, buildUser } from "../helpers/api.js";
-import pg from "pg";
+import { adminQuery } from "../helpers/postgres.js";
 import { startTestServer, twoProcessesOnOneDatabase, type TestServer } from "../helpers/server.js";
 import { newRecordId } from "../../src/shared/ids.js";
 
@@ -30,13 +30,7 @@ afterAll(async () => {
 const on = (server: TestServer, api: Api) => new Api(server.url, api.credentials);
 
 async function sql(query: string, params: unknown[] = []): Promise<any[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query(query, params)).rows;
-  } finally {
-    await client.end();
-  }
+  return (await adminQuery(query, databaseUrl, params)).rows;
 }
 
 /**
