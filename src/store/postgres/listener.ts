@@ -11,6 +11,7 @@
  * as possibly stale.
  */
 import pg from "pg";
+import { KeptConnection } from "./kept-connection.js";
 
 export interface ListenerEvents {
   notice(channel: string, payload: string | undefined): void;
@@ -28,17 +29,11 @@ export interface ListenerOptions {
   timeoutMs?: number;
 }
 
-const FIRST_PAUSE_MS = 250;
 /** Notices waiting to be sent on the connection beyond which more are dropped (they are advisory). */
 const MOST_WAITING_NOTICES = 1_000;
-const LONGEST_PAUSE_MS = 5_000;
 
-export class NoticeListener {
-  private client: pg.Client | null = null;
-  private closed = false;
+export class NoticeListener extends KeptConnection {
   private connected = false;
-  private pause = FIRST_PAUSE_MS;
-  private retry: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   /**
    * The connection's statements, one at a time: pg queues a query sent while another runs,
@@ -49,11 +44,12 @@ export class NoticeListener {
   private readonly log: NonNullable<ListenerOptions["log"]>;
 
   constructor(
-    private readonly databaseUrl: string,
+    databaseUrl: string,
     private readonly channels: readonly string[],
     private readonly events: ListenerEvents,
     private readonly options: ListenerOptions = {},
   ) {
+    super(databaseUrl, { name: "cardtree-listen", timeoutMs: options.timeoutMs });
     this.log = options.log ?? (() => undefined);
   }
 
@@ -86,47 +82,31 @@ export class NoticeListener {
     return sent;
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.retry);
+  override async close(): Promise<void> {
     clearInterval(this.heartbeat);
-    const client = this.client;
-    this.client = null;
     this.connected = false;
-    await client?.end().catch(() => undefined);
+    await super.close();
   }
 
-  private async connect(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.databaseUrl,
-      keepAlive: true,
-      connectionTimeoutMillis: this.options.timeoutMs ?? 5_000,
-      application_name: "cardtree-listen",
-    });
-    // Before connect: an error on a connection without a listener would end the process.
-    client.on("error", (err) => this.drop(client, err));
-    client.on("end", () => this.drop(client, new Error("connection ended")));
+  protected override attach(client: pg.Client): void {
     client.on("notification", (message) => {
       if (this.client === client) this.events.notice(message.channel, message.payload);
     });
-    try {
-      await client.connect();
-      for (const channel of this.channels) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    } catch (err) {
-      await client.end().catch(() => undefined);
-      throw err;
-    }
-    if (this.closed) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.client = client;
+  }
+
+  protected async prepare(client: pg.Client): Promise<void> {
+    for (const channel of this.channels) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+  }
+
+  protected up(client: pg.Client, again: boolean): void {
     this.tail = Promise.resolve();
     this.connected = true;
-    this.pause = FIRST_PAUSE_MS;
     clearInterval(this.heartbeat);
     this.heartbeat = setInterval(() => this.check(client), this.options.heartbeatMs ?? 10_000);
     this.heartbeat.unref();
+    if (!again) return;
+    this.log("the database notice connection is back", {});
+    this.events.restored();
   }
 
   /** A connection that answers nothing (a silent network) is as gone as a closed one. */
@@ -140,31 +120,10 @@ export class NoticeListener {
       .finally(() => clearTimeout(timer));
   }
 
-  private drop(client: pg.Client, err: unknown): void {
-    if (this.client !== client || this.closed) return;
-    this.client = null;
+  protected down(_client: pg.Client, err: unknown): void {
     this.connected = false;
     clearInterval(this.heartbeat);
-    client.end().catch(() => undefined);
     this.log("the database notice connection was lost; reconnecting", { error: String(err) });
     this.events.lost();
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.closed) return;
-    const wait = this.pause * (0.75 + Math.random() / 2);
-    this.pause = Math.min(LONGEST_PAUSE_MS, this.pause * 2);
-    this.retry = setTimeout(() => {
-      this.connect().then(
-        () => {
-          if (this.closed || !this.connected) return;
-          this.log("the database notice connection is back", {});
-          this.events.restored();
-        },
-        () => this.schedule(),
-      );
-    }, wait);
-    this.retry.unref();
   }
 }

@@ -24,6 +24,7 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { KeptConnection } from "./kept-connection.js";
 import { newRecordId } from "../../shared/ids.js";
 
 /** A claim token: the maker's id, a dot, a unique record id. */
@@ -34,24 +35,19 @@ const LOCK_SHARED = "SELECT pg_advisory_lock_shared(hashtextextended($1, 0))";
 const LOCK_FREE = `SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0))
   THEN pg_advisory_unlock(hashtextextended($1, 0)) ELSE false END AS free`;
 
-const FIRST_PAUSE_MS = 250;
-const LONGEST_PAUSE_MS = 5_000;
-
-export class ProcessLiveness {
+export class ProcessLiveness extends KeptConnection {
   /** The id this process's connections lock: held on the dedicated connection once `holding`. */
   private id = newInstanceId();
   private holding = false;
   /** Ids this process held and lost: their claims are not trusted any more. */
   private readonly lost = new Set<string>();
-  private client: pg.Client | null = null;
-  private closed = false;
-  private pause = FIRST_PAUSE_MS;
-  private retry: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly databaseUrl: string,
+    databaseUrl: string,
     private readonly options: { log: (message: string, fields: Record<string, unknown>) => void; connectTimeoutMs?: number },
-  ) {}
+  ) {
+    super(databaseUrl, { name: "cardtree-liveness", timeoutMs: options.connectTimeoutMs });
+  }
 
   /** Takes the id's lock on a dedicated connection; when that fails, tries again in the background (claims carry no id meanwhile). */
   async start(): Promise<void> {
@@ -95,59 +91,25 @@ export class ProcessLiveness {
     }
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.retry);
-    const client = this.client;
-    this.client = null;
+  override async close(): Promise<void> {
     this.holding = false;
-    await client?.end().catch(() => undefined);
+    await super.close();
   }
 
-  private async connect(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.databaseUrl,
-      keepAlive: true,
-      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5_000,
-      application_name: "cardtree-liveness",
-    });
-    // Before connect: an error on a connection without a listener would end the process.
-    client.on("error", (err) => this.drop(client, err));
-    client.on("end", () => this.drop(client, new Error("connection ended")));
-    try {
-      await client.connect();
-      await this.lockOn(client);
-    } catch (err) {
-      await client.end().catch(() => undefined);
-      throw err;
-    }
-    if (this.closed) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.client = client;
+  protected async prepare(client: pg.Client): Promise<void> {
+    await this.lockOn(client);
+  }
+
+  protected up(): void {
     this.holding = true;
-    this.pause = FIRST_PAUSE_MS;
   }
 
   /** The dedicated connection is gone: its id is not trusted any more, and a fresh one is taken. */
-  private drop(client: pg.Client, err: unknown): void {
-    if (this.client !== client || this.closed) return;
-    this.client = null;
+  protected down(_client: pg.Client, err: unknown): void {
     this.holding = false;
     this.lost.add(this.id);
     this.id = newInstanceId();
-    client.end().catch(() => undefined);
     this.options.log("the liveness connection was lost; this process's running keyed requests commit nothing more, and it takes a fresh id", { error: String(err) });
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.closed) return;
-    const wait = this.pause * (0.75 + Math.random() / 2);
-    this.pause = Math.min(LONGEST_PAUSE_MS, this.pause * 2);
-    this.retry = setTimeout(() => this.connect().catch(() => this.schedule()), wait);
-    this.retry.unref();
   }
 }
 
