@@ -119,6 +119,32 @@ describe("the change log", () => {
     await log.close();
   });
 
+  it("a tree made again with a deleted tree's id is not deleted at the next open, before or after a compaction, and keeps both deletions' keys", async () => {
+    const first = { key: { userId: "u1", key: "k1", fingerprint: "f", step: 1 }, at: "2026-01-01T00:00:10.000Z", expiresAt: "2026-01-02T00:00:10.000Z" };
+    const second = { key: { userId: "u1", key: "k2", fingerprint: "f", step: 1 }, at: "2026-01-01T00:00:20.000Z", expiresAt: "2026-01-02T00:00:20.000Z" };
+    const dir = await logWith(async (log) => {
+      log.applied(await log.append(change("t1", 1), tree("t1", 1)));
+      log.applied(await log.append(change("t3", 1), tree("t3", 1)));
+      await log.treeRemoved("t1", first);
+      await log.treeRemoved("t3", second);
+      // Made again with their ids (a client's own ids); t3 deleted a second time.
+      log.applied(await log.append(change("t1", 1), tree("t1", 1)));
+      log.applied(await log.append(change("t1", 2), tree("t1", 2)));
+      log.applied(await log.append(change("t3", 1), tree("t3", 1)));
+      expect(log.removedTrees.has("t1")).toBe(false);
+      await log.treeRemoved("t3", { ...second, key: { ...second.key, key: "k3" } });
+    });
+    for (const compacted of [false, true]) {
+      const log = await ChangeLog.open(dir, quiet);
+      expect([...log.removedTrees]).toEqual(["t3"]);
+      expect(log.entries("t1").map((e) => e.revision)).toEqual([1, 2]);
+      expect(log.entries("t3")).toEqual([]);
+      expect(log.keyedRemovals().map(({ treeId, removal }) => `${treeId} ${removal.key.key}`).sort()).toEqual(["t1 k1", "t3 k2", "t3 k3"]);
+      if (!compacted) await log.compact();
+      await log.close();
+    }
+  });
+
   it("reads the right changes while a compaction renames a new file in", async () => {
     await logWith(async (log) => {
       for (let revision = 1; revision <= 200; revision++) {

@@ -95,12 +95,18 @@ interface RemovedLine {
   i?: { u: string; k: string; f: string; n: number };
   at?: string;
   x?: string;
+  /**
+   * Written by a compaction for a keyed removal of a tree made again since (a client-chosen
+   * id used again): only the key counts, the tree stays (it is not deleted at the next open).
+   */
+  again?: 1;
 }
 
 type Line = ChangeHeader | { t: "abort"; treeId: string; revision: number } | RemovedLine | CheckpointLine;
 
-function removedLine(treeId: string, keyed: KeyedRemoval | undefined): string {
+function removedLine(treeId: string, keyed: KeyedRemoval | undefined, again = false): string {
   const line: RemovedLine = { t: "removed", treeId };
+  if (again) line.again = 1;
   if (keyed) {
     const { userId, key, fingerprint, step } = keyed.key;
     Object.assign(line, { i: { u: userId, k: key, f: fingerprint, n: step }, at: keyed.at, x: keyed.expiresAt });
@@ -210,8 +216,11 @@ export class ChangeLog {
   garbageBytes = 0;
   /** Trees deleted, as the file says; an open finishes their deletion. */
   readonly removedTrees = new Set<string>();
-  /** Deletions a keyed request made, by tree, until their key expires (`forgetRemovalKeys`). */
-  private readonly removalKeys = new Map<string, KeyedRemoval>();
+  /**
+   * Deletions a keyed request made, until their key expires (`forgetRemovalKeys`), by tree,
+   * user and key: a tree made again with its id and deleted again keeps both deletions' keys.
+   */
+  private readonly removalKeys = new Map<string, { treeId: string; removal: KeyedRemoval }>();
   /** The latest checkpoint of each datafile, by file name. */
   readonly checkpoints = new Map<string, DatafileCheckpoint>();
   private compacting: Promise<void> | null = null;
@@ -320,8 +329,10 @@ export class ChangeLog {
     if (line.t === "c") {
       const entry = entryOf(line, offset, length, this.intern);
       this.lastSeq = Math.max(this.lastSeq, entry.seq);
-      if (this.removedTrees.has(line.treeId)) this.garbageBytes += length;
-      else this.entriesOf(line.treeId).push(entry);
+      // A change after the tree's removal is of a tree made again with the same id (the log is
+      // in order): it is not deleted at the open, and its changes count.
+      this.removedTrees.delete(line.treeId);
+      this.entriesOf(line.treeId).push(entry);
     } else if (line.t === "abort") {
       this.garbageBytes += length;
       const list = this.byTree.get(line.treeId);
@@ -333,11 +344,13 @@ export class ChangeLog {
       }
     } else if (line.t === "removed") {
       this.garbageBytes += length;
-      this.dropTree(line.treeId);
-      this.removedTrees.add(line.treeId);
+      if (!line.again) {
+        this.dropTree(line.treeId);
+        this.removedTrees.add(line.treeId);
+      }
       if (line.i && line.at && line.x) {
         const key = { userId: this.intern(line.i.u), key: line.i.k, fingerprint: line.i.f, step: line.i.n };
-        this.removalKeys.set(line.treeId, { key, at: line.at, expiresAt: line.x });
+        this.keepRemovalKey(line.treeId, { key, at: line.at, expiresAt: line.x });
       }
     } else if (line.t === "ckpt") {
       this.garbageBytes += length;
@@ -455,6 +468,8 @@ export class ChangeLog {
     let header!: ChangeHeader;
     const { offset, length, total } = await this.appendLine((seq) => changeLine((header = changeHeader(change, seq, key)), change, tree), "changes");
     const entry = entryOf(header, offset, length, this.intern);
+    // A tree deleted before and made again with its id: it is not deleted at the next open.
+    this.removedTrees.delete(tree._id);
     // Should the sync fail, the store fails.
     this.pending.add(entry);
     return { entry, durable: this.durable(total) };
@@ -494,7 +509,7 @@ export class ChangeLog {
     this.garbageBytes += length;
     this.dropTree(treeId);
     this.removedTrees.add(treeId);
-    if (keyed) this.removalKeys.set(treeId, keyed);
+    if (keyed) this.keepRemovalKey(treeId, keyed);
     await this.durable(total);
   }
 
@@ -505,16 +520,36 @@ export class ChangeLog {
    */
   keyedRemovals(match?: { userId: string; key: string; since: string }): { treeId: string; removal: KeyedRemoval }[] {
     const found: { treeId: string; removal: KeyedRemoval }[] = [];
-    for (const [treeId, removal] of this.removalKeys) {
+    for (const { treeId, removal } of this.removalKeys.values()) {
       if (match && (removal.key.userId !== match.userId || removal.key.key !== match.key || removal.at < match.since)) continue;
       found.push({ treeId, removal });
     }
     return found;
   }
 
+  private keepRemovalKey(treeId: string, removal: KeyedRemoval): void {
+    this.removalKeys.set(`${treeId}\0${removal.key.userId}\0${removal.key.key}`, { treeId, removal });
+  }
+
+  /**
+   * The lines a compaction keeps for deletions: one for each deleted tree (with each key that
+   * deleted it), and the keys of deletions of trees made again since, marked so (`again`).
+   */
+  private removedLines(): string[] {
+    const lines: string[] = [];
+    const keyed = new Set<string>();
+    for (const { treeId, removal } of this.removalKeys.values()) {
+      const removed = this.removedTrees.has(treeId);
+      if (removed) keyed.add(treeId);
+      lines.push(removedLine(treeId, removal, !removed));
+    }
+    for (const treeId of this.removedTrees) if (!keyed.has(treeId)) lines.push(removedLine(treeId, undefined));
+    return lines;
+  }
+
   /** Forgets which keys deleted trees once those keys expired (`now`); the next compaction drops them from the file. */
   forgetRemovalKeys(now: string): void {
-    for (const [treeId, removal] of this.removalKeys) if (removal.expiresAt < now) this.removalKeys.delete(treeId);
+    for (const [id, { removal }] of this.removalKeys) if (removal.expiresAt < now) this.removalKeys.delete(id);
   }
 
   /**
@@ -679,7 +714,7 @@ export class ChangeLog {
         size: this.size,
         entries: [...[...this.byTree.values()].flat(), ...this.pending, ...this.aborted].sort((a, b) => a.offset - b.offset),
         aborted: new Set(this.aborted),
-        removed: [...this.removedTrees].map((treeId) => [treeId, this.removalKeys.get(treeId)] as const),
+        removed: this.removedLines(),
         checkpoints: [...this.checkpoints],
       };
     });
@@ -695,7 +730,7 @@ export class ChangeLog {
         written += bytes.length;
       };
       // Deletions stay marked: a crash may have stopped one before its records were gone.
-      for (const [treeId, keyed] of snapshot.removed) await put(Buffer.from(removedLine(treeId, keyed)));
+      for (const line of snapshot.removed) await put(Buffer.from(line));
       for (const [file, checkpoint] of snapshot.checkpoints) {
         await put(Buffer.from(`${JSON.stringify({ t: "ckpt", file, ...checkpoint })}\n`));
       }

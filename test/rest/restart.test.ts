@@ -33,4 +33,24 @@ describe("restart", { timeout: 120_000 }, () => {
       await server.stop();
     }
   });
+
+  it("keeps a tree made again with the id of one deleted before, and its cards, across a restart and a second one", async () => {
+    let server = await startTestServer({ env: { LOG: "off" } });
+    try {
+      const alice = await buildUser(server.url);
+      const _id = `again${Date.now().toString(36)}`.padEnd(24, "0").slice(0, 24);
+      expect((await alice.post("/api/trees", { _id, name: "First" })).status).toBe(201);
+      expect((await alice.delete(`/api/trees/${_id}`)).status).toBe(204);
+      expect((await alice.post("/api/trees", { _id, name: "Second" })).status).toBe(201);
+      await buildCard(alice, _id, { content: "precious", position: 1 });
+      for (let restart = 0; restart < 2; restart++) {
+        server = await server.restart();
+        const again = new Api(server.url, alice.credentials);
+        expect((await again.get("/api/trees")).body.map((t: any) => `${t._id} ${t.name}`)).toEqual([`${_id} Second`]);
+        expect((await again.get(`/api/trees/${_id}/cards`)).body.map((c: any) => c.content)).toContain("precious");
+      }
+    } finally {
+      await server.stop();
+    }
+  });
 });
