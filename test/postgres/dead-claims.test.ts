@@ -10,6 +10,7 @@
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createCard } from "../../src/domain/cards.js";
@@ -141,7 +142,16 @@ describe("a live process's own claims (stores in this process, on one database)"
     const ctx = createDomainContext(store, config, { formats: formatsOffThread(config.exports), hasher: scryptHasherFor(config.limits), clock });
     return { store, ctx };
   };
-  const ownerOf = (claim: string) => /^([0-9a-f]{16})\./.exec(claim)?.[1];
+  /** The ids a claim names: its process's (which every connection of it locks) and its dedicated connection's. */
+  const ownerOf = (claim: string) => /^([0-9a-f]{32})\./.exec(claim)?.[1];
+  /** Ends the dedicated (liveness) connection of the process `owner` names, as the database would. */
+  const endLiveness = (owner: string) =>
+    sql(
+      `SELECT pg_terminate_backend(a.pid) AS ended FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+       WHERE a.application_name = 'cardtree-liveness' AND l.locktype = 'advisory' AND l.objsubid = 1
+         AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
+      [`cardtree:instance:${owner.slice(0, 16)}`],
+    );
 
   /** A keyed run: what the HTTP layer does around a request's commands. */
   async function keyedRun(ctx: DomainContext, userId: string): Promise<RunningKey> {
@@ -165,13 +175,7 @@ describe("a live process's own claims (stores in this process, on one database)"
     const owner = ownerOf(claim)!;
     expect(owner).toBeDefined();
 
-    const ended = await sql(
-      `SELECT pg_terminate_backend(a.pid) AS ended FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
-       WHERE a.application_name = 'cardtree-liveness' AND l.locktype = 'advisory' AND l.objsubid = 1
-         AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
-      [`cardtree:instance:${owner}`],
-    );
-    expect(ended).toEqual([{ ended: true }]);
+    expect(await endLiveness(owner)).toEqual([{ ended: true }]);
     await vi.waitFor(() => expect(processA.store.idempotency.holds!(claim)).toBe(false), { timeout: 5_000, interval: 20 });
     // Until it holds a fresh id's lock, its new claims name no process: only their lease ends them.
     expect(ownerOf(processA.store.idempotency.claimToken!())).toBeUndefined();
@@ -188,7 +192,7 @@ describe("a live process's own claims (stores in this process, on one database)"
       await onA.finish({ status: 503, headers: {}, body: Buffer.from("{}") });
       expect((await processA.store.cards.liveByTree(tree._id)).map((c) => c.content).filter((c) => c !== "")).toEqual(["step one"]);
       // A takes a fresh id for its new claims, never the lost one.
-      await vi.waitFor(() => expect(ownerOf(processA.store.idempotency.claimToken!())).toMatch(/^[0-9a-f]{16}$/), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(() => expect(ownerOf(processA.store.idempotency.claimToken!())).toMatch(/^[0-9a-f]{32}$/), { timeout: 5_000, interval: 20 });
       expect(ownerOf(processA.store.idempotency.claimToken!())).not.toBe(owner);
 
       // A lives, with connections that could still be committing: B does not take the claim over.
@@ -207,6 +211,54 @@ describe("a live process's own claims (stores in this process, on one database)"
       const contents = (await processB.store.cards.liveByTree(tree._id)).map((c) => c.content).filter((c) => c !== "");
       expect(contents.sort()).toEqual(["step one", "step two"]);
     } finally {
+      await processA.store.close();
+      await processB.store.close();
+    }
+  });
+
+  it("after its dedicated connection was lost once, a claim made since is not taken over while a commit under it waits in the database, even when that connection is lost again", async () => {
+    const processA = await open();
+    const processB = await open();
+    const blocker = new pg.Client({ connectionString: databaseUrl });
+    await blocker.connect();
+    try {
+      const alice: Actor = await execute(processA.ctx, null, signUp, {}, { email: "lost-twice@example.com", password: "correct horse battery" });
+      const t1 = await execute(processA.ctx, alice, createTree, {}, { name: "One" });
+      const t2 = await execute(processA.ctx, alice, createTree, {}, { name: "Two" });
+      // A's pool has several connections, opened before its dedicated connection is lost.
+      await Promise.all(Array.from({ length: 6 }, () => processA.store.users.list()));
+      const before = ownerOf(processA.store.idempotency.claimToken!())!;
+      expect(await endLiveness(before)).toEqual([{ ended: true }]);
+      await vi.waitFor(() => expect(ownerOf(processA.store.idempotency.claimToken!()) ?? before).not.toBe(before), { timeout: 5_000, interval: 20 });
+
+      const step = (ctx: DomainContext, treeId: string, content: string) => execute(ctx, alice, createCard, { treeId }, { treeId, position: 1, content });
+      const onA = await keyedRun(processA.ctx, alice._id);
+      let committing!: Promise<unknown>;
+      const done = onA.enter(async () => {
+        await step(processA.ctx, t1._id, "step one");
+        // Step two's commit waits in the database on the tree's row, held by another session.
+        await blocker.query("BEGIN");
+        await blocker.query("SELECT 1 FROM trees WHERE id = $1 FOR UPDATE", [t2._id]);
+        committing = step(processA.ctx, t2._id, "step two");
+        return committing;
+      });
+      await vi.waitFor(() => expect(committing).toBeDefined(), { timeout: 5_000, interval: 20 });
+      const [{ claim }] = await sql("SELECT claim FROM idempotency_keys WHERE user_id = $1", [alice._id]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The dedicated connection goes again while step two's commit waits on a pool connection.
+      expect(await endLiveness(ownerOf(claim)!)).toEqual([{ ended: true }]);
+      await vi.waitFor(() => expect(processA.store.idempotency.holds!(claim)).toBe(false), { timeout: 5_000, interval: 20 });
+      // A's connections live: B does not take the claim over.
+      const onB = await keyedRun(processB.ctx, alice._id);
+      await expect(onB.enter(() => step(processB.ctx, t1._id, "step one"))).rejects.toBeInstanceOf(KeyAnsweredError);
+      await onB.finish({ status: 201, headers: {}, body: Buffer.from("{}") });
+      await blocker.query("COMMIT");
+      await done.catch(() => undefined);
+      await onA.finish({ status: 201, headers: {}, body: Buffer.from("{}") });
+      const contents = (await processB.store.cards.liveByTree(t2._id)).map((c) => c.content).filter((c) => c !== "");
+      expect(contents).toEqual(["step two"]);
+    } finally {
+      await blocker.end().catch(() => undefined);
       await processA.store.close();
       await processB.store.close();
     }

@@ -3,32 +3,38 @@
  * sharing the database can tell (issue 26: a retry after a server crash should not wait out
  * the dead claim's 30 s lease; docs/decisions.md, "A dead process's claims, dead at once").
  *
- * Each process takes a fresh random id when it opens the store and holds a session advisory
- * lock on it in shared mode: on a dedicated connection, and on every connection of the
- * store's pool (`lockOn`, taken before the pool hands the connection out). PostgreSQL drops a
- * session's advisory locks when its connection closes, so the lock is free exactly when no
- * connection of the process is left, and nothing of it can commit any more: a process killed
- * (SIGKILL, a crash) frees it within milliseconds. A claim carries its maker's id
- * (`claimToken`); a process meeting another's running claim asks whether that id's lock is
+ * Each process takes a random id when it opens the store, its process id, and holds a session
+ * advisory lock on it in shared mode: on a dedicated connection, and on every connection of
+ * the store's pool (`lockOn`, taken before the pool hands the connection out). PostgreSQL
+ * drops a session's advisory locks when its connection closes, so the lock is free exactly
+ * when no connection of the process is left, and nothing of it can commit any more: a process
+ * killed (SIGKILL, a crash) frees it within milliseconds. A claim carries its maker's process
+ * id (`claimToken`); a process meeting another's running claim asks whether that id's lock is
  * free (`isGone`, only then: nothing is asked on a write's way), and if so takes the claim
  * over at once, as it would once its lease had ended. The lease stays the fallback: a claim
  * with no id, or whose owner cannot be asked, ends with its lease as before.
  *
- * If the dedicated connection goes while the process lives, its id's lock may become free
- * (once the pool's connections holding it close too) and another process may take its
- * claims over. The process then stops trusting the claims it made under that id (`holds`
- * turns false at once: a keyed change under such a claim is refused, so nothing is committed
- * under a claim another process may have taken over), takes a fresh id on a new connection
- * (never the old one: others may have judged it dead already), and until it holds one makes
- * claims with no id, which only their lease ends.
+ * The process id never changes, so every connection the process has, opened before or after
+ * anything was lost, keeps it alive in the others' eyes. What may happen is that all of them
+ * go at once (the database restarted, the network cut), another process takes the claims
+ * over meanwhile, and the process's connections come back. The dedicated connection's loss
+ * is how the process learns of that: a claim also names the dedicated connection it was made
+ * under (a random id of its own, a fresh one each time the connection is opened), and once
+ * that connection is lost the process stops trusting the claims made under it (`holds` turns
+ * false at once: a keyed change under such a claim is refused, so nothing is committed under
+ * a claim another process may have taken over). Until the dedicated connection is back its
+ * new claims carry no ids, which only their lease ends. (An earlier form of this took a fresh
+ * process id instead, which the pool's older connections did not hold: losing the dedicated
+ * connection a second time then freed the new id while those connections could still be
+ * committing, and another process took a live claim over. The session's review proved it.)
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { KeptConnection } from "./kept-connection.js";
 import { newRecordId } from "../../shared/ids.js";
 
-/** A claim token: the maker's id, a dot, a unique record id. */
-const OWNED_TOKEN = /^([0-9a-f]{16})\./;
+/** A claim token: the maker's process id, its dedicated connection's id, a dot, a unique record id. */
+const OWNED_TOKEN = /^([0-9a-f]{16})([0-9a-f]{16})\./;
 const lockName = (id: string) => `cardtree:instance:${id}`;
 const LOCK_SHARED = "SELECT pg_advisory_lock_shared(hashtextextended($1, 0))";
 /** Taken and let go in one statement: true when nobody held it (its owner has no connection left). */
@@ -36,10 +42,12 @@ const LOCK_FREE = `SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)
   THEN pg_advisory_unlock(hashtextextended($1, 0)) ELSE false END AS free`;
 
 export class ProcessLiveness extends KeptConnection {
-  /** The id this process's connections lock: held on the dedicated connection once `holding`. */
+  /** The id every connection of this process locks, for its life. */
+  private readonly process = newInstanceId();
+  /** The dedicated connection's id: a new one each time it is opened; `holding` while it is up. */
   private id = newInstanceId();
   private holding = false;
-  /** Ids this process held and lost: their claims are not trusted any more. */
+  /** Dedicated connections' ids this process lost: the claims made under them are not trusted any more. */
   private readonly lost = new Set<string>();
 
   constructor(
@@ -59,20 +67,20 @@ export class ProcessLiveness extends KeptConnection {
     }
   }
 
-  /** For the pool's `onConnect`: the connection holds the current id's lock as long as it lives. */
+  /** For the pool's `onConnect`: the connection holds the process id's lock as long as it lives. */
   async lockOn(client: pg.ClientBase): Promise<void> {
-    await client.query(LOCK_SHARED, [lockName(this.id)]);
+    await client.query(LOCK_SHARED, [lockName(this.process)]);
   }
 
   /** A new claim's token: naming this process while it holds its id's lock, else a bare id (its lease alone ends it). */
   claimToken(): string {
-    return this.holding ? `${this.id}.${newRecordId()}` : newRecordId();
+    return this.holding ? `${this.process}${this.id}.${newRecordId()}` : newRecordId();
   }
 
-  /** False for a claim this process made under an id whose lock it lost: another process may take it over. */
+  /** False for a claim this process made under a dedicated connection it lost since: another process may have taken it over. */
   holds(claim: string): boolean {
-    const owner = OWNED_TOKEN.exec(claim)?.[1];
-    return owner === undefined || !this.lost.has(owner);
+    const connection = OWNED_TOKEN.exec(claim)?.[2];
+    return connection === undefined || !this.lost.has(connection);
   }
 
   /**
@@ -104,7 +112,7 @@ export class ProcessLiveness extends KeptConnection {
     this.holding = true;
   }
 
-  /** The dedicated connection is gone: its id is not trusted any more, and a fresh one is taken. */
+  /** The dedicated connection is gone: the claims made under it are not trusted any more, and the next one gets a fresh id. */
   protected down(_client: pg.Client, err: unknown): void {
     this.holding = false;
     this.lost.add(this.id);
