@@ -148,6 +148,9 @@ export async function pgWriteScenarios(options: { report: Report; workDir: strin
         const at = `127.0.0.1:${server.port}`;
         const [first] = setup.trees;
         const database = side.env.DATABASE_URL ? new URL(side.env.DATABASE_URL).pathname.slice(1) : null;
+        // Every server quiet first: the others' work after their own windows (checkpoints,
+        // compactions) would otherwise run on the shared core during this one.
+        for (const other of running.values()) await settle(other.url);
         const serverBefore = cpuOf(server.process.pid!);
         const backendsBefore = database ? await backends(admin, database) : [];
         const databaseBefore = new Map(backendsBefore.map((pid) => [pid, cpuOf(pid)]));

@@ -35,9 +35,16 @@ interface DeployProxy {
 /** What the new build's sw.js and pages look like: another version, and a marker in the page. */
 async function startDeployProxy(target: string): Promise<DeployProxy> {
   let deployed = false;
+  // Decided once per request, when it arrives: a deploy while it is on its way changes nothing for it.
+  const decided = new WeakMap<http.IncomingMessage, boolean>();
   const rewritten = (req: http.IncomingMessage) => {
-    const url = req.url ?? "/";
-    return deployed && (url === "/sw.js" || (req.method === "GET" && (req.headers.accept ?? "").includes("text/html")));
+    let rewrite = decided.get(req);
+    if (rewrite === undefined) {
+      const url = req.url ?? "/";
+      rewrite = deployed && (url === "/sw.js" || (req.method === "GET" && (req.headers.accept ?? "").includes("text/html")));
+      decided.set(req, rewrite);
+    }
+    return rewrite;
   };
   const proxy = await forwardingProxy(target, {
     intercept: (req, res) => {
