@@ -220,14 +220,14 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         // The key's claim goes with the change (idempotency.ts, claimed at commit); a record of
         // the key there already (or being inserted by another run, waited for) refuses this change.
         const claimed = await client.query(
-          `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (user_id, key) DO NOTHING`,
-          claimColumns(key.claim),
+          `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at, change_tree, change_revision)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (user_id, key) DO NOTHING`,
+          [...claimColumns(key.claim), change.treeId, change.revision],
         );
         if (claimed.rowCount !== 1) throw new KeyClaimedAtCommitError();
       }
       try {
-        await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
+        await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step, idem_claimed) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [
           change.treeId,
           change.revision,
           change.at,
@@ -235,6 +235,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
           json(change),
           key ? idempotencyId(key.userId, key.key) : null,
           key?.step ?? null,
+          key?.claim ? true : null,
         ]);
       } catch (err) {
         if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "changes_pkey") {
@@ -426,12 +427,18 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         if (key?.claim) idempotency.claimedAtCommit(key.claim);
       },
       byKey: async (userId, key, since) => {
-        // A keyed deletion's row beside the changes: tree_id set, no record.
+        // The change that carried the key's claim is where the claim's row says (migration 8),
+        // if it is still that key's; any other change of the key is in changes_idem, and a
+        // keyed deletion's row beside the changes (tree_id set, no record).
         const { rows: found } = await read<{ record: Change | null; idem_step: number; tree_id: string | null }>(
-          `SELECT record, idem_step, revision, NULL AS tree_id FROM changes WHERE idem = $1 AND at >= $2
+          `SELECT record, idem_step, revision, NULL AS tree_id FROM changes WHERE idem = $1 AND idem_claimed IS NULL AND at >= $2
+           UNION ALL
+           SELECT c.record, c.idem_step, c.revision, NULL FROM idempotency_keys AS k
+             JOIN changes AS c ON c.tree_id = k.change_tree AND c.revision = k.change_revision
+             WHERE k.user_id = $3 AND k.key = $4 AND c.idem = $1 AND c.at >= $2
            UNION ALL SELECT NULL, idem_step, NULL, tree_id FROM tree_removals WHERE idem = $1 AND at >= $2
            ORDER BY idem_step, revision`,
-          [idempotencyId(userId, key), since],
+          [idempotencyId(userId, key), since, userId, key],
         );
         return found.map((row) => (row.tree_id === null ? { step: row.idem_step, change: row.record! } : { step: row.idem_step, removedTreeId: row.tree_id }));
       },

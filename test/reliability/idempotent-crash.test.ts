@@ -173,6 +173,40 @@ describe("a keyed write killed between its commit and its kept answer", { timeou
     expect(answer.extensions.revisions).toEqual([{ treeId: tree._id, revision, kind: "card.create" }]);
     expect((await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === "graphql once")).toHaveLength(1);
   });
+
+  it("a GraphQL document of two mutations is answered from both changes (the first carried the key's claim, the second not)", async () => {
+    const control = controlFile();
+    await start(control);
+    const alice = await buildUser(server!.url);
+    const tree = await buildTree(alice);
+    const query = `mutation Two($first: CreateCardInput!, $second: CreateCardInput!) {
+      first: createCard(input: $first) { id content } second: createCard(input: $second) { id content } }`;
+    const variables = { first: { treeId: tree._id, position: 1, content: "first of two" }, second: { treeId: tree._id, position: 2, content: "second of two" } };
+    const send = (url: string) =>
+      fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: alice.authHeader!, "Idempotency-Key": "crash-graphql-two" },
+        body: JSON.stringify({ query, variables }),
+      });
+
+    server = await crashBeforeTheAnswerIsKept(control, () => send(server!.url).then((res) => res.text()));
+    const api = new Api(server.url, alice.credentials);
+    const made = (await api.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content.endsWith("of two"));
+    expect(made.map((c: any) => c.content).sort()).toEqual(["first of two", "second of two"]);
+    const revision = await revisionOf(api, tree._id);
+
+    const retry = await send(server.url);
+    expect([retry.status, retry.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    const answer = await retry.json();
+    expect(answer.errors).toBeUndefined();
+    const id = (content: string) => made.find((c: any) => c.content === content)._id;
+    expect(answer.data).toEqual({ first: { id: id("first of two"), content: "first of two" }, second: { id: id("second of two"), content: "second of two" } });
+    expect(answer.extensions.revisions).toEqual([
+      { treeId: tree._id, revision: revision - 1, kind: "card.create" },
+      { treeId: tree._id, revision, kind: "card.create" },
+    ]);
+    expect(await revisionOf(api, tree._id)).toBe(revision);
+  });
 });
 
 describe("a keyed tree deletion killed between the removal and its kept answer", { timeout: 90_000 }, () => {

@@ -25,6 +25,9 @@
  * - **Notices** (postgres/notices.ts) go in the same statement, so PostgreSQL delivers them
  *   when, and only when, the batch commits. So does each change's idempotency key (its
  *   `idem` columns): a keyed change and the record of which request made it are one write.
+ *   A change carrying its key's claim is marked `idem_claimed`, and the claim's row says
+ *   where the change is (`change_tree`, `change_revision`; migration 7): a take-over finds
+ *   it from there, so such a change needs no entry in the `changes_idem` index.
  * - **Guards on users.** A change built on user records this process kept (kept-reads.ts)
  *   carries them: it goes only if each user's row still holds exactly that record, else it
  *   writes nothing and its writer gets KeptReadChangedError (the attempt runs again from
@@ -100,8 +103,8 @@ checked AS (
   )
 ),
 claimed AS (
-  INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
-  SELECT claim_user, claim_key, fingerprint, claim, lease_until, created_at, expires_at
+  INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at, change_tree, change_revision)
+  SELECT claim_user, claim_key, fingerprint, claim, lease_until, created_at, expires_at, tree_id, revision
   FROM checked WHERE claim_user IS NOT NULL ORDER BY claim_user, claim_key
   ON CONFLICT (user_id, key) DO NOTHING
   RETURNING user_id, key
@@ -117,8 +120,9 @@ members AS (
   SELECT n, array_agg(u ORDER BY k) AS users FROM unnest($10::integer[], $11::text[]) WITH ORDINALITY AS m(n, u, k) GROUP BY n
 ),
 logged AS (
-  INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step)
-  SELECT b.tree_id, b.revision, b.at, coalesce(ids.card_ids, '{}'::text[]), b.record, b.idem, b.idem_step
+  INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step, idem_claimed)
+  SELECT b.tree_id, b.revision, b.at, coalesce(ids.card_ids, '{}'::text[]), b.record, b.idem, b.idem_step,
+    CASE WHEN b.claim_user IS NOT NULL THEN true END
   FROM go AS b LEFT JOIN ids ON ids.n = b.n ORDER BY b.n
   RETURNING 1
 ),
@@ -203,8 +207,8 @@ function loneStatement(creates: boolean): string {
   return `
 WITH ${LONE_GUARDS}
 claimed AS (
-  INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at)
-  SELECT $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::text FROM checked WHERE $18::text IS NOT NULL
+  INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at, change_tree, change_revision)
+  SELECT $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::text, $1, $2::integer FROM checked WHERE $18::text IS NOT NULL
   ON CONFLICT (user_id, key) DO NOTHING
   RETURNING 1
 ),
@@ -212,8 +216,8 @@ go AS (
   SELECT 1 AS ok FROM checked WHERE $18::text IS NULL OR EXISTS (SELECT 1 FROM claimed)
 ),
 logged AS (
-  INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step)
-  SELECT $1, $2::integer, $3, $4::text[], $5::json, $25::text, $26::integer FROM go
+  INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step, idem_claimed)
+  SELECT $1, $2::integer, $3, $4::text[], $5::json, $25::text, $26::integer, CASE WHEN $18::text IS NOT NULL THEN true END FROM go
   RETURNING 1
 ),${
     creates

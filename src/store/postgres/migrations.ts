@@ -176,4 +176,22 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: "a claim leads to the change it was inserted with",
+    sql: `
+      -- A keyed change that carries its key's claim (group-commit.ts) is inserted in one
+      -- statement with the claim's row, which now says where the change is: a take-over after
+      -- a crash follows it (postgres-store.ts, changes.byKey) instead of an index entry that
+      -- every keyed write paid and only a take-over read (issue 26). Such a change is marked
+      -- idem_claimed and left out of changes_idem; a keyed change without the claim (a later
+      -- command of the request, or one whose key was claimed before it ran) is found there as
+      -- before, and so are those written before this migration. The change keeps its idem,
+      -- so a take-over checks that the change it is led to is its key's.
+      ALTER TABLE idempotency_keys ADD COLUMN change_tree text, ADD COLUMN change_revision integer;
+      ALTER TABLE changes ADD COLUMN idem_claimed boolean;
+      DROP INDEX changes_idem;
+      CREATE INDEX changes_idem ON changes (idem) WHERE idem IS NOT NULL AND idem_claimed IS NULL;
+    `,
+  },
 ];

@@ -1,0 +1,117 @@
+/**
+ * A keyed change that carries its key's claim is found from the claim (migration 7): the
+ * claim's row, inserted in the change's own statement, says which tree and revision the
+ * change is, and the change holds no entry in the `changes_idem` index (a take-over is its
+ * only reader, and every keyed write paid for it). Each way a change is committed (a lone
+ * statement, a batch, one by one after a refused batch) keeps that pointer; a later command
+ * of the same request, which carries the key without the claim, is found through the index
+ * as before; and a pointer whose change is gone finds nothing rather than another change.
+ */
+import { describe, expect, it } from "vitest";
+import type { IdempotencyRecord } from "../../src/domain/ports/store.js";
+import type { Tree } from "../../src/shared/records.js";
+import type { PostgresStore } from "../../src/store/postgres-store.js";
+import { cardOf, changeOf, newTree } from "../helpers/change-records.js";
+import { storeDatabase } from "../helpers/store-database.js";
+
+const database = storeDatabase();
+const { sql } = database;
+const SINCE = "2000-01-01T00:00:00.000Z";
+
+const claimOf = (userId: string, key: string): IdempotencyRecord => ({
+  userId,
+  key,
+  fingerprint: "fp",
+  claim: `claim of ${key}`,
+  leaseUntil: "2999-01-01T00:00:30.000Z",
+  createdAt: "2000-01-01T00:00:00.000Z",
+  expiresAt: "2999-01-02T00:00:00.000Z",
+});
+const keyed = (userId: string, key: string, step: number, claimed: boolean) => ({
+  userId,
+  key,
+  fingerprint: "fp",
+  step,
+  ...(claimed ? { claim: claimOf(userId, key) } : {}),
+});
+
+async function createdTrees(store: PostgresStore, count: number): Promise<Tree[]> {
+  const trees: Tree[] = [];
+  for (let i = 0; i < count; i++) {
+    const created = changeOf(newTree(`Tree ${i}`), 1, []);
+    await store.changes.commit(created.change, created.tree);
+    trees.push(created.tree);
+  }
+  return trees;
+}
+
+/** What the table holds of the key: where its claim leads, and the key's changes that are in changes_idem. */
+async function bookkeeping(userId: string, key: string) {
+  const [claim] = await sql("SELECT change_tree, change_revision FROM idempotency_keys WHERE user_id = $1 AND key = $2", [userId, key]);
+  const indexed = await sql("SELECT tree_id, revision FROM changes WHERE idem = $1 AND idem_claimed IS NULL ORDER BY revision", [`${userId} ${key}`]);
+  return { claim, indexed };
+}
+
+describe("a claim leads to the change it was inserted with", { timeout: 60_000 }, () => {
+  it("in a lone statement, in a batch, and one by one after a refused batch; a later step of the key is found through the index", async () => {
+    const batches: number[] = [];
+    const store = await database.open({ log: () => undefined, onBatch: (size) => batches.push(size) });
+    const trees = await createdTrees(store, 5);
+    const userId = trees[0].owner;
+
+    // A lone keyed change with its claim, then the same request's next command (claimed already).
+    const lone = changeOf(trees[0], 2, [cardOf(trees[0], "lone")]);
+    await store.changes.commit(lone.change, lone.tree, keyed(userId, "lone", 0, true));
+    const next = changeOf(lone.tree, 3, [cardOf(trees[0], "next step")]);
+    await store.changes.commit(next.change, next.tree, keyed(userId, "lone", 1, false));
+    expect(await store.changes.byKey(userId, "lone", SINCE)).toEqual([
+      { step: 0, change: lone.change },
+      { step: 1, change: next.change },
+    ]);
+    expect(await bookkeeping(userId, "lone")).toEqual({ claim: { change_tree: trees[0]._id, change_revision: 2 }, indexed: [{ tree_id: trees[0]._id, revision: 3 }] });
+
+    // Three keyed changes handed over together: the first goes alone, the other two as one batch.
+    const batched = [1, 2, 3].map((i) => changeOf(trees[i], 2, [cardOf(trees[i], `batched ${i}`)]));
+    await Promise.all(batched.map((w, i) => store.changes.commit(w.change, w.tree, keyed(userId, `batched-${i}`, 0, true))));
+    expect(batches.splice(0)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 2]);
+    for (const [i, w] of batched.entries()) {
+      expect(await store.changes.byKey(userId, `batched-${i}`, SINCE)).toEqual([{ step: 0, change: w.change }]);
+      expect(await bookkeeping(userId, `batched-${i}`)).toEqual({ claim: { change_tree: w.tree._id, change_revision: 2 }, indexed: [] });
+    }
+
+    // A batch PostgreSQL refuses (a card id another tree holds): its changes are committed one by one.
+    const held = cardOf(trees[4], "held");
+    const holder = changeOf(trees[4], 2, [held]);
+    const refused = changeOf(trees[1], 3, [{ ...held, treeId: trees[1]._id }]);
+    const alone = changeOf(trees[2], 3, [cardOf(trees[2], "committed on its own")]);
+    const results = await Promise.allSettled([
+      store.changes.commit(holder.change, holder.tree),
+      store.changes.commit(refused.change, refused.tree, keyed(userId, "refused", 0, true)),
+      store.changes.commit(alone.change, alone.tree, keyed(userId, "alone", 0, true)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    // The holder went alone; the batch after it was refused whole, so no batch of two committed.
+    expect(batches).toEqual([1]);
+    expect(await store.changes.byKey(userId, "alone", SINCE)).toEqual([{ step: 0, change: alone.change }]);
+    expect(await bookkeeping(userId, "alone")).toEqual({ claim: { change_tree: trees[2]._id, change_revision: 3 }, indexed: [] });
+    expect(await store.changes.byKey(userId, "refused", SINCE)).toEqual([]);
+    expect(await bookkeeping(userId, "refused")).toEqual({ claim: undefined, indexed: [] });
+  });
+
+  it("finds nothing when the change the claim leads to is gone and another change holds its tree and revision", async () => {
+    const store = await database.open({ log: () => undefined });
+    const [tree] = await createdTrees(store, 1);
+    const userId = tree.owner;
+    const mine = changeOf(tree, 2, [cardOf(tree, "keyed, then removed with its tree")]);
+    await store.changes.commit(mine.change, mine.tree, keyed(userId, "gone", 0, true));
+    expect(await store.changes.byKey(userId, "gone", SINCE)).toEqual([{ step: 0, change: mine.change }]);
+    // The tree removed and made again under its id (a client-chosen id), up to the same revision.
+    await store.trees.removeWithCards(tree._id);
+    const again = changeOf({ ...tree, revision: 1 }, 1, []);
+    await store.changes.commit(again.change, again.tree);
+    const other = changeOf(again.tree, 2, [cardOf(tree, "someone else's")]);
+    await store.changes.commit(other.change, other.tree, keyed(userId, "another key", 0, true));
+    expect(await store.changes.byKey(userId, "gone", SINCE)).toEqual([]);
+    expect(await store.changes.byKey(userId, "another key", SINCE)).toEqual([{ step: 0, change: other.change }]);
+  });
+});
