@@ -204,7 +204,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
 
   // One change in a transaction of its own: the group commit's way when its batch is
   // refused, so that each writer gets its own answer (postgres/group-commit.ts).
-  const commitOne = (change: Change, tree: Tree, key: ChangeKey | undefined, guards: readonly UserGuard[] | undefined): Promise<void> =>
+  const commitOne = (change: Change, tree: Tree, key: ChangeKey | undefined, guards: readonly UserGuard[] | undefined): Promise<string | undefined> =>
     transaction(pool, async (client) => {
       const cardIds = [...new Set([...change.before, ...change.after].map((c) => c._id))];
       if (guards && guards.length > 0) {
@@ -216,15 +216,17 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         );
         if (held[0].n !== guards.length) throw new KeptReadChangedError();
       }
+      let claimRow: string | undefined;
       if (key?.claim) {
         // The key's claim goes with the change (idempotency.ts, claimed at commit); a record of
         // the key there already (or being inserted by another run, waited for) refuses this change.
-        const claimed = await client.query(
+        const claimed = await client.query<{ row: string }>(
           `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at, change_tree, change_revision)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (user_id, key) DO NOTHING`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (user_id, key) DO NOTHING RETURNING ctid::text AS row`,
           [...claimColumns(key.claim), change.treeId, change.revision],
         );
         if (claimed.rowCount !== 1) throw new KeyClaimedAtCommitError();
+        claimRow = claimed.rows[0].row;
       }
       try {
         await client.query("INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step, idem_claimed) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [
@@ -276,6 +278,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       }
       // Delivered by PostgreSQL when (and only if) this transaction commits.
       await client.query("SELECT pg_notify($1, $2)", [CHANGES_CHANNEL, encodeTreeNotice(origin, change.treeId, change.revision)]);
+      return claimRow;
     });
   // The answers kept lazily: written without waiting for the WAL's flush (idempotency.ts).
   const lazyPool = new pg.Pool({
@@ -417,14 +420,15 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       commit: async (change, tree, key) => {
         if (status === "closed") throw new UnavailableError();
         const guards = kept.committing(change);
+        let claimRow: string | undefined;
         try {
-          await group.commit(change, tree, key, guards);
+          claimRow = await group.commit(change, tree, key, guards);
         } catch (err) {
           kept.failed(change, err);
           throw err;
         }
         kept.committed(change, tree);
-        if (key?.claim) idempotency.claimedAtCommit(key.claim);
+        if (key?.claim) idempotency.claimedAtCommit(key.claim, claimRow);
       },
       byKey: async (userId, key, since) => {
         // The change that carried the key's claim is where the claim's row says (migration 8),

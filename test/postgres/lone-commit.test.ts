@@ -194,6 +194,7 @@ describe("a lone change's own statement", { timeout: 60_000 }, () => {
       cardRecord: (card) => JSON.stringify(card),
       commitOne: async () => {
         fallback.push("commitOne");
+        return undefined;
       },
     });
     const stale = changeOf(base, 2, [cardOf(base, "on a stale record")]);

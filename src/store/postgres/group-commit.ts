@@ -60,7 +60,8 @@ interface Pending {
   key: ChangeKey | undefined;
   /** User rows that must still hold these records (kept-reads.ts), or the change is refused. */
   guards: readonly UserGuard[] | undefined;
-  resolve: () => void;
+  /** With the row its key's claim was inserted as (`ctid`), when the change carried one. */
+  resolve: (claimRow: string | undefined) => void;
   reject: (err: unknown) => void;
 }
 
@@ -68,8 +69,8 @@ export interface GroupCommitOptions {
   pool: pg.Pool;
   /** This process's name in the notices (postgres-store.ts). */
   origin: string;
-  /** One change in a transaction of its own, with its own precise failure. */
-  commitOne: (change: Change, tree: Tree, key: ChangeKey | undefined, guards: readonly UserGuard[] | undefined) => Promise<void>;
+  /** One change in a transaction of its own, with its own precise failure; resolves to its claim's row, as `commit`. */
+  commitOne: (change: Change, tree: Tree, key: ChangeKey | undefined, guards: readonly UserGuard[] | undefined) => Promise<string | undefined>;
   /** A card's record as stored (without its trash mark). */
   cardRecord: (card: StoredCard) => string;
   /** Told of each batch committed together (tests, bench): how many changes it held. */
@@ -107,7 +108,7 @@ claimed AS (
   SELECT claim_user, claim_key, fingerprint, claim, lease_until, created_at, expires_at, tree_id, revision
   FROM checked WHERE claim_user IS NOT NULL ORDER BY claim_user, claim_key
   ON CONFLICT (user_id, key) DO NOTHING
-  RETURNING user_id, key
+  RETURNING user_id, key, ctid
 ),
 go AS (
   SELECT b.* FROM checked AS b
@@ -162,6 +163,7 @@ SELECT CASE WHEN moved = going AND written = cards THEN moved
          ELSE ('${REFUSED} ' || moved || ' ' || written)::integer END AS moved,
        (SELECT count(pg_notify($18, t.notice)) FROM unnest($19::text[]) WITH ORDINALITY AS t(notice, n) WHERE t.n IN (SELECT n FROM go)) AS told,
        ARRAY(SELECT tree_id FROM checked WHERE n NOT IN (SELECT n FROM go)) AS unclaimed,
+       ARRAY(SELECT b.tree_id || ' ' || c.ctid FROM claimed AS c JOIN checked AS b ON b.claim_user = c.user_id AND b.claim_key = c.key) AS claim_rows,
        ARRAY(SELECT tree_id FROM batch WHERE n NOT IN (SELECT n FROM checked)) AS stale
 FROM counted`;
 
@@ -216,6 +218,7 @@ WITH ${LONE_GUARDS}
 claimed AS (
   INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at, change_tree, change_revision)
   SELECT $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::text, $1, $2::integer FROM checked WHERE $18::text IS NOT NULL
+  RETURNING ctid
 ),
 logged AS (
   INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step, idem_claimed)
@@ -246,6 +249,7 @@ counted AS (
 )
 SELECT CASE WHEN fresh = 0 OR (moved = 1 AND logged = 1 AND written = cardinality($10::text[])) THEN fresh = 1
          ELSE ('${REFUSED} ' || moved || ' ' || written)::boolean END AS fresh,
+       (SELECT ctid::text FROM claimed) AS claim_row,
        (SELECT count(pg_notify($16, $17)) FROM checked) AS told
 FROM counted`;
 }
@@ -308,9 +312,13 @@ export class GroupCommit {
 
   constructor(private readonly options: GroupCommitOptions) {}
 
-  /** Commits `change` (with `tree` at its revision), with whichever others are waiting. */
-  commit(change: Change, tree: Tree, key?: ChangeKey, guards?: readonly UserGuard[]): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /**
+   * Commits `change` (with `tree` at its revision), with whichever others are waiting. Resolves
+   * to the row (`ctid`) its key's claim was inserted as, when it carried one: the answer's
+   * update finds the row there without the primary key (idempotency.ts).
+   */
+  commit(change: Change, tree: Tree, key?: ChangeKey, guards?: readonly UserGuard[]): Promise<string | undefined> {
+    return new Promise<string | undefined>((resolve, reject) => {
       this.queue.push({ change, tree, key, guards, resolve, reject });
       this.pump();
     });
@@ -354,17 +362,23 @@ export class GroupCommit {
   private async run(batch: Pending[]): Promise<void> {
     let unclaimed: ReadonlySet<string>;
     let stale: ReadonlySet<string>;
+    /** The row each change's claim was inserted as, by tree. */
+    let claimRows: ReadonlyMap<string, string>;
     try {
       if (batch.length === 1) {
         // A batch of one goes as LONE_SQL; its flag says what the batch statement's list of stale changes would.
         // Its key's claim meeting the key's record fails the statement (below), never leaves it unclaimed.
-        const { rows } = await this.options.pool.query<{ fresh: boolean }>(loneQuery(batch[0], this.options));
-        stale = new Set(rows[0].fresh ? [] : [batch[0].change.treeId]);
+        const { rows } = await this.options.pool.query<{ fresh: boolean; claim_row?: string | null }>(loneQuery(batch[0], this.options));
+        const tree = batch[0].change.treeId;
+        stale = new Set(rows[0].fresh ? [] : [tree]);
         unclaimed = new Set();
+        claimRows = new Map(rows[0].claim_row ? [[tree, rows[0].claim_row]] : []);
       } else {
-        const { rows } = await this.options.pool.query<{ unclaimed: string[]; stale: string[] }>(batchQuery(batch, this.options));
+        const { rows } = await this.options.pool.query<{ unclaimed: string[]; stale: string[]; claim_rows: string[] }>(batchQuery(batch, this.options));
         unclaimed = new Set(rows[0].unclaimed);
         stale = new Set(rows[0].stale);
+        // "<tree> <ctid>": a tree id holds no space.
+        claimRows = new Map(rows[0].claim_rows.map((each) => [each.slice(0, each.indexOf(" ")), each.slice(each.indexOf(" ") + 1)]));
       }
     } catch (err) {
       if (!definitelyRolledBack(err)) {
@@ -380,7 +394,7 @@ export class GroupCommit {
     for (const pending of batch) {
       if (stale.has(pending.change.treeId)) pending.reject(new KeptReadChangedError());
       else if (unclaimed.has(pending.change.treeId)) pending.reject(new KeyClaimedAtCommitError());
-      else pending.resolve();
+      else pending.resolve(claimRows.get(pending.change.treeId));
     }
   }
 }

@@ -135,6 +135,8 @@ interface LazyAnswer {
   key: string;
   claim: string;
   answer: KeptAnswer;
+  /** The row (`ctid`) the claim was inserted as, when it was inserted with its change. */
+  row?: string;
 }
 
 /**
@@ -153,22 +155,47 @@ const CLAIMS = `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, 
  * bodies as hexadecimal first), about 6 KiB of garbage a keyed write (issue 26's 10%), where
  * JSON.stringify is one native call. A body is its UTF-8 text (`t`), or base64 (`b`) when it
  * is not UTF-8 or holds a NUL byte (which PostgreSQL's text cannot).
+ *
+ * An answer whose claim was inserted with its change knows the row it was inserted as (`r`,
+ * its `ctid`): it is updated there, one page read, where the primary key's descent cost
+ * three more buffer accesses a keyed write (issue 26). The row is only where to look first:
+ * the key and the claim must still be there, and an answer not found there (its claim's
+ * lease was renewed, which wrote the row elsewhere on its page) goes by the key with those
+ * that know no row. The two are parts of one statement (WITH clauses: PostgreSQL takes a
+ * data-modifying one only at the top). The second leaves out what the first wrote before it
+ * joins the table (`elsewhere`, materialized: inlined, the planner descended the primary key
+ * for every answer first and dropped those the first part wrote after).
  */
-const answersUpdate = (first: number): string =>
-  `UPDATE idempotency_keys AS k SET claim = NULL, status = a.s, headers = a.h,
-      body = CASE WHEN a.b IS NULL THEN convert_to(a.t, 'UTF8') ELSE decode(a.b, 'base64') END
-    FROM json_to_recordset($${first}::json) AS a(u text, k text, c text, s integer, h json, t text, b text)
-    WHERE k.user_id = a.u AND k.key = a.k AND k.claim = a.c`;
-const ANSWERS = answersUpdate(1);
+const answersUpdate = (first: number): string => {
+  const set = `claim = NULL, status = a.s, headers = a.h,
+      body = CASE WHEN a.b IS NULL THEN convert_to(a.t, 'UTF8') ELSE decode(a.b, 'base64') END`;
+  return `answers AS (
+    SELECT * FROM json_to_recordset($${first}::json) AS a(u text, k text, c text, s integer, h json, t text, b text, r tid)
+  ),
+  answered_in_place AS (
+    UPDATE idempotency_keys AS k SET ${set} FROM answers AS a
+    WHERE k.ctid = a.r AND k.user_id = a.u AND k.key = a.k AND k.claim = a.c
+    RETURNING k.user_id, k.key
+  ),
+  elsewhere AS MATERIALIZED (
+    SELECT * FROM answers AS a WHERE NOT EXISTS (SELECT 1 FROM answered_in_place AS p WHERE p.user_id = a.u AND p.key = a.k)
+  ),
+  answered AS (
+    UPDATE idempotency_keys AS k SET ${set} FROM elsewhere AS a
+    WHERE k.user_id = a.u AND k.key = a.k AND k.claim = a.c
+  )`;
+};
+/** Exported for the test that reads its plan (test/postgres/claim-leads-to-change.test.ts). */
+export const ANSWERS = `WITH ${answersUpdate(1)} SELECT 1`;
 /** The claims, carrying the answers kept lazily meanwhile (each conditioned on its claim). */
-const CLAIMS_AND_ANSWERS = `WITH answered AS (${answersUpdate(8)}) ${CLAIMS}`;
+const CLAIMS_AND_ANSWERS = `WITH ${answersUpdate(8)} ${CLAIMS}`;
 const answersJson = (kept: readonly LazyAnswer[]): string =>
   JSON.stringify(
-    kept.map(({ userId, key, claim, answer: { status, headers, body } }) => {
+    kept.map(({ userId, key, claim, answer: { status, headers, body }, row }) => {
       const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
       return isUtf8(bytes) && !bytes.includes(0)
-        ? { u: userId, k: key, c: claim, s: status, h: headers, t: bytes.toString("utf8") }
-        : { u: userId, k: key, c: claim, s: status, h: headers, b: bytes.toString("base64") };
+        ? { u: userId, k: key, c: claim, s: status, h: headers, t: bytes.toString("utf8"), r: row }
+        : { u: userId, k: key, c: claim, s: status, h: headers, b: bytes.toString("base64"), r: row };
     }),
   );
 
@@ -186,14 +213,16 @@ export function postgresIdempotency(
   liveness?: ProcessLiveness,
 ): IdempotencyRepository & {
   flush(): Promise<void>;
-  /** A claim inserted with its change (group-commit.ts), now in the table: this process runs it. */
-  claimedAtCommit(record: IdempotencyRecord): void;
+  /** A claim inserted with its change (group-commit.ts) as `row` (its ctid), now in the table: this process runs it. */
+  claimedAtCommit(record: IdempotencyRecord, row?: string): void;
 } {
   /**
    * Claims this process holds (by user and key), and the answers kept lazily that are not
    * in the table yet: a claim of such a key here is answered from memory.
    */
   const ownClaims = new Map<string, IdempotencyRecord>();
+  /** The row a claim of `ownClaims` was inserted as with its change; gone with the claim's record. */
+  const claimRows = new WeakMap<IdempotencyRecord, string>();
   const lazy = new Map<string, LazyAnswer>();
   let lazyTimer: NodeJS.Timeout | null = null;
   const idOf = (userId: string, key: string) => `${userId} ${key}`;
@@ -323,8 +352,9 @@ export function postgresIdempotency(
       const { claim: _running, ...record } = mine;
       return { ...record, answer: kept.answer };
     },
-    claimedAtCommit: (record) => {
+    claimedAtCommit: (record, row) => {
       ownClaims.set(idOf(record.userId, record.key), record);
+      if (row) claimRows.set(record, row);
     },
     claim,
     takeOver: async (record, previousClaim) => {
@@ -342,17 +372,19 @@ export function postgresIdempotency(
     },
     complete: async (userId, key, claim, answer, options) => {
       const id = idOf(userId, key);
-      if (!options?.lazily || ownClaims.get(id)?.claim !== claim) {
+      const mine = ownClaims.get(id);
+      if (!options?.lazily || mine?.claim !== claim) {
         ownClaims.delete(id);
         return answers.add({ userId, key, claim, answer });
       }
-      keepLazily(id, { userId, key, claim, answer });
+      keepLazily(id, { userId, key, claim, answer, row: claimRows.get(mine) });
     },
     completeLazilyNow: (userId, key, claim, answer) => {
       const id = idOf(userId, key);
       // Not this process's claim (any more): the table decides, through `complete`.
-      if (ownClaims.get(id)?.claim !== claim) return false;
-      keepLazily(id, { userId, key, claim, answer });
+      const mine = ownClaims.get(id);
+      if (mine?.claim !== claim) return false;
+      keepLazily(id, { userId, key, claim, answer, row: claimRows.get(mine) });
       return true;
     },
     flush: async () => {
