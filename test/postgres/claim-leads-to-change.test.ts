@@ -1,5 +1,5 @@
 /**
- * A keyed change that carries its key's claim is found from the claim (migration 7): the
+ * A keyed change that carries its key's claim is found from the claim (migration 8): the
  * claim's row, inserted in the change's own statement, says which tree and revision the
  * change is, and the change holds no entry in the `changes_idem` index (a take-over is its
  * only reader, and every keyed write paid for it). Each way a change is committed (a lone

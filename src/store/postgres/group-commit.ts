@@ -26,7 +26,7 @@
  *   when, and only when, the batch commits. So does each change's idempotency key (its
  *   `idem` columns): a keyed change and the record of which request made it are one write.
  *   A change carrying its key's claim is marked `idem_claimed`, and the claim's row says
- *   where the change is (`change_tree`, `change_revision`; migration 7): a take-over finds
+ *   where the change is (`change_tree`, `change_revision`; migration 8): a take-over finds
  *   it from there, so such a change needs no entry in the `changes_idem` index.
  * - **Guards on users.** A change built on user records this process kept (kept-reads.ts)
  *   carries them: it goes only if each user's row still holds exactly that record, else it
