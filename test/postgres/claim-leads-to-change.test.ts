@@ -124,14 +124,17 @@ describe("a claim leads to the change it was inserted with", { timeout: 60_000 }
   });
 });
 
-/** The answers statements sent while `work` runs (on any pool): each answer's key and the row it named. */
-async function answersSent(work: () => Promise<void>): Promise<{ key: string; row: string | undefined }[]> {
+/**
+ * The answers sent while `work` runs (on any pool): each answer's key and the row it named, in
+ * a statement of answers or riding in a batch of claims (its last parameter).
+ */
+async function answersSent(work: () => Promise<void>, statement = "idempotency-answers"): Promise<{ key: string; row: string | undefined }[]> {
   const sent: { key: string; row: string | undefined }[] = [];
   const query = pg.Pool.prototype.query;
   pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
     const config = args[0] as { name?: string; values?: unknown[] };
-    if (typeof config === "object" && config.name === "idempotency-answers") {
-      for (const a of JSON.parse(config.values![0] as string)) sent.push({ key: a.k, row: a.r });
+    if (typeof config === "object" && config.name === statement) {
+      for (const a of JSON.parse(config.values!.at(-1) as string)) sent.push({ key: a.k, row: a.r });
     }
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
@@ -239,5 +242,23 @@ describe("an answer kept lazily is written where its claim was inserted", { time
     expect(loops(plan[0].Plan, "Tid Scan")).toEqual([3]);
     expect(loops(plan[0].Plan, "Index Scan")).toEqual([0]);
     expect((await rowsOf(userId)).map((r) => [r.key, r.claim, r.body])).toEqual(["p", "q", "r"].map((k) => [k, null, `answer of ${k}`]));
+  });
+  it("rides in the next batch of claims at its row too", async () => {
+    const store = await database.open(quiet);
+    const [tree] = await createdTrees(store, 1);
+    const userId = tree.owner;
+    const next = changeOf(tree, 2, [cardOf(tree, "answered with a claim")]);
+    await store.changes.commit(next.change, next.tree, keyed(userId, "riding", 0, true));
+    const [claimed] = await rowsOf(userId);
+    const sent = await answersSent(async () => {
+      await store.idempotency.complete(userId, "riding", "claim of riding", answerOf("rode with a claim"), { lazily: true });
+      // A key claimed before its command runs, within the 100 ms the answer waits: the answer goes with it.
+      expect(await store.idempotency.claim(claimOf(userId, "claimed before"))).toBeNull();
+    }, "idempotency-claims-answers");
+    expect(sent).toEqual([{ key: "riding", row: claimed.row }]);
+    expect((await rowsOf(userId)).map((r) => [r.key, r.claim, r.body])).toEqual([
+      ["claimed before", "claim of claimed before", null],
+      ["riding", null, "rode with a claim"],
+    ]);
   });
 });
