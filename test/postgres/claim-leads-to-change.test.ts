@@ -216,7 +216,7 @@ describe("an answer kept lazily is written where its claim was inserted", { time
       ["theirs", "claim of theirs", null],
     ]);
   });
-  it("writes the answers that find their rows there without descending the primary key for them", async () => {
+  it("writes the answers that find their rows there without descending the primary key or scanning the table", async () => {
     const store = await database.open(quiet);
     const [tree] = await createdTrees(store, 1);
     const userId = tree.owner;
@@ -226,21 +226,21 @@ describe("an answer kept lazily is written where its claim was inserted", { time
       await store.changes.commit(next.change, next.tree, keyed(userId, key, 0, true));
       at = next.tree;
     }
-    // Other users' keys, as a table in use holds them, so the planner weighs a real table.
+    // Other users' keys, as a table in use holds them (the planner scanned all of a table this size, joined row by row).
     await sql(
       `INSERT INTO idempotency_keys (user_id, key, fingerprint, lease_until, created_at, expires_at, status)
-       SELECT 'someone ' || (g % 100), 'key ' || g, 'fp', 'x', 'x', 'x', 201 FROM generate_series(1, 20000) AS g`,
+       SELECT 'someone ' || (g % 100), 'key ' || g, 'fp', 'x', 'x', 'x', 201 FROM generate_series(1, 3000) AS g`,
     );
     await sql("ANALYZE idempotency_keys");
     const answers = (await rowsOf(userId)).map((r) => ({ u: userId, k: r.key, c: r.claim, s: 200, h: {}, t: `answer of ${r.key}`, r: r.row }));
     const [{ "QUERY PLAN": plan }] = await sql(`EXPLAIN (ANALYZE, FORMAT JSON) ${ANSWERS}`, [JSON.stringify(answers)]);
-    const loops = (node: any, type: string): number[] => [
-      ...(node["Node Type"] === type ? [node["Actual Loops"]] : []),
-      ...(node.Plans ?? []).flatMap((child: any) => loops(child, type)),
+    /** The scans of the table that ran, and the rows each found. */
+    const scans = (node: any): string[] => [
+      ...(node["Relation Name"] === "idempotency_keys" && node["Node Type"].endsWith("Scan") && node["Actual Loops"] > 0 ? [`${node["Node Type"]}: ${node["Actual Rows"]}`] : []),
+      ...(node.Plans ?? []).flatMap(scans),
     ];
-    // One look at each row where its claim was inserted; the primary key's scan never runs.
-    expect(loops(plan[0].Plan, "Tid Scan")).toEqual([3]);
-    expect(loops(plan[0].Plan, "Index Scan")).toEqual([0]);
+    // One look at the rows where the claims were inserted: neither the primary key nor the table is scanned.
+    expect(scans(plan[0].Plan)).toEqual(["Tid Scan: 3"]);
     expect((await rowsOf(userId)).map((r) => [r.key, r.claim, r.body])).toEqual(["p", "q", "r"].map((k) => [k, null, `answer of ${k}`]));
   });
   it("rides in the next batch of claims at its row too", async () => {
