@@ -40,22 +40,28 @@ function withPolicy(index: string, remoteImages: RemoteImagePolicy): string {
 
 /** The pages that draw cards, and so load the cards' renderer at once (src/web/markdown.ts). */
 const CARD_PAGES = /^\/(trees|p)\/[^/]+\/?$/;
+/** A tree's page, whose cards a worker fetches (src/web/model/card-loader.ts). */
+const TREE_PAGE = /^\/trees\/[^/]+\/?$/;
 
 /**
  * index.html for `pathname`: on a tree or public page, the renderer's chunks (named by the
  * build in a comment, scripts/build-web.mjs) become `modulepreload` links, fetched beside the
- * app's script instead of after it has run (issue 27, the tree page's LCP on a phone); the
- * log-in page and the others do not fetch them.
+ * app's script instead of after it has run (issue 27, the tree page's LCP on a phone); on a
+ * tree page the cards' worker's script is prefetched too, so that the worker boot starts
+ * finds it in the cache and asks for the cards at once. The log-in page and the others fetch
+ * neither.
  */
 export function pageFor(index: string, pathname: string): string {
   if (!CARD_PAGES.test(pathname)) return index;
-  return index.replace(/<!-- renderer: ([^>]*) -->/, (_comment, names: string) =>
+  const page = index.replace(/<!-- renderer: ([^>]*) -->/, (_comment, names: string) =>
     names
       .split(/\s+/)
       .filter((name) => /^\/app-[A-Z0-9]+\.js$/.test(name))
       .map((name) => `<link rel="modulepreload" href="${name}" />`)
       .join("\n    "),
   );
+  if (!TREE_PAGE.test(pathname)) return page;
+  return page.replace(/<!-- cards-worker: (\/app-[A-Z0-9]+\.js) -->/, (_comment, name: string) => `<link rel="prefetch" href="${name}" />`);
 }
 
 function directoryClient(webDir: string, remoteImages: RemoteImagePolicy): Router {

@@ -208,6 +208,29 @@ describeInBrowser("loading the client", () => {
     await visitor.close();
   });
 
+  it("a tree page's HTML prefetches the script of the worker that fetches its cards, and no other page does", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    const tree = await buildTree(api, { name: "Prefetched", seed: JSON.stringify([{ content: "One" }]) });
+    const prefetched = async (path: string) => {
+      const html = await (await page.request.get(path)).text();
+      return [...html.matchAll(/<link rel="prefetch" href="([^"]+)"/g)].map((match) => match[1]);
+    };
+    const [script, ...more] = await prefetched(`/trees/${tree._id}`);
+    expect(script).toMatch(/^\/app-[A-Z0-9]+\.js$/);
+    expect(more).toEqual([]);
+    for (const path of ["/", "/settings", "/p/nothing-here"]) expect(await prefetched(path), path).toEqual([]);
+    // It is the worker's script, asked for from the HTML, before the app has asked anything.
+    const asked: string[] = [];
+    page.on("request", (request) => asked.push(new URL(request.url()).pathname));
+    const worker = page.waitForEvent("worker");
+    await openTree(page, tree._id);
+    expect(new URL((await worker).url()).pathname).toBe(script);
+    expect(asked.indexOf(script)).toBeGreaterThanOrEqual(0);
+    expect(asked.indexOf(script)).toBeLessThan(asked.indexOf("/api/index"));
+    await context.close();
+  });
+
   it("the task that evaluates the app's script sends no request; boot sends them in the next task", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);
