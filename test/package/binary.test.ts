@@ -152,8 +152,9 @@ describe("dist/cardtree, alone in an empty directory", { timeout: 120_000 }, () 
     expect(app.status).toBe(200);
     expect(app.headers.get("content-type")).toContain("javascript");
     expect(app.text).toBe(await readFile(path.join(ROOT, "dist", "package", "web", script!.slice(1)), "utf8"));
-    // A card page is the same page with the Markdown renderer's chunks preloaded: the built
-    // page names them in a comment, and the binary serves each of them too.
+    // A card page is the same page with the Markdown renderer's chunks preloaded (and, for a
+    // tree, the cards' worker prefetched): the built page names them in comments, and the
+    // binary serves each of them too.
     const treePage = (await anonymous.get(`/trees/${treeId}`)).text;
     const renderer = /<!-- renderer: ([^>]*) -->/.exec(page.text)?.[1].trim().split(/\s+/) ?? [];
     expect(renderer.length).toBeGreaterThan(0);
@@ -161,7 +162,15 @@ describe("dist/cardtree, alone in an empty directory", { timeout: 120_000 }, () 
       expect(treePage).toContain(`<link rel="modulepreload" href="${name}" />`);
       expect((await anonymous.get(name)).status).toBe(200);
     }
-    const withoutPreloads = (html: string) => html.replace(/\s*<!-- renderer: [^>]* -->/, "").replace(/\s*<link rel="modulepreload" href="[^"]+" \/>/g, "");
+    const worker = /<!-- cards-worker: ([^ ]+) -->/.exec(page.text)?.[1];
+    expect(worker).toBeDefined();
+    expect(treePage).toContain(`<link rel="prefetch" href="${worker}" />`);
+    expect((await anonymous.get(worker!)).status).toBe(200);
+    const withoutPreloads = (html: string) =>
+      html
+        .replace(/\s*<!-- (renderer|cards-worker): [^>]* -->/g, "")
+        .replace(/\s*<link rel="modulepreload" href="[^"]+" \/>/g, "")
+        .replace(/\s*<link rel="prefetch" href="[^"]+" \/>/g, "");
     expect(withoutPreloads(treePage)).toBe(withoutPreloads(page.text));
     expect((await anonymous.get("/no-such-file.js")).status).toBe(404);
     // GraphiQL's page and its 9 MB script (another lazily loaded part).
