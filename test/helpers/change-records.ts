@@ -2,6 +2,7 @@
  * Records for tests that hand changes to a store directly (the PostgreSQL group commit and
  * its lone statement): a tree, a card of it, and the change that brings a tree to a revision.
  */
+import type { Store } from "../../src/domain/ports/store.js";
 import type { Change } from "../../src/shared/changes.js";
 import { newRecordId, newUserId } from "../../src/shared/ids.js";
 import type { StoredCard, Tree } from "../../src/shared/records.js";
@@ -27,4 +28,15 @@ export function changeOf(tree: Tree, revision: number, after: StoredCard[], befo
     change: { treeId: tree._id, revision, at: now, userId: tree.owner, kind: revision === 1 ? "tree.create" : "card.create", before, after },
     tree: { ...tree, revision, updatedAt: now },
   };
+}
+
+/** Trees created one at a time through `store` (revision 1 each), so what a test commits next is what it measures. */
+export async function createdTrees(store: Pick<Store, "changes">, count: number): Promise<Tree[]> {
+  const trees: Tree[] = [];
+  for (let i = 0; i < count; i++) {
+    const created = changeOf(newTree(`Tree ${i}`), 1, []);
+    await store.changes.commit(created.change, created.tree);
+    trees.push(created.tree);
+  }
+  return trees;
 }

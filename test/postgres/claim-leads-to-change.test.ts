@@ -15,10 +15,8 @@
 import pg from "pg";
 import { describe, expect, it, vi } from "vitest";
 import type { IdempotencyRecord } from "../../src/domain/ports/store.js";
-import type { Tree } from "../../src/shared/records.js";
 import { ANSWERS, postgresIdempotency } from "../../src/store/postgres/idempotency.js";
-import type { PostgresStore } from "../../src/store/postgres-store.js";
-import { cardOf, changeOf, newTree } from "../helpers/change-records.js";
+import { cardOf, changeOf, createdTrees } from "../helpers/change-records.js";
 import { storeDatabase } from "../helpers/store-database.js";
 
 const database = storeDatabase();
@@ -43,15 +41,6 @@ const keyed = (userId: string, key: string, step: number, claimed: boolean) => (
   ...(claimed ? { claim: claimOf(userId, key) } : {}),
 });
 
-async function createdTrees(store: PostgresStore, count: number): Promise<Tree[]> {
-  const trees: Tree[] = [];
-  for (let i = 0; i < count; i++) {
-    const created = changeOf(newTree(`Tree ${i}`), 1, []);
-    await store.changes.commit(created.change, created.tree);
-    trees.push(created.tree);
-  }
-  return trees;
-}
 
 /** What the table holds of the key: where its claim leads, and the key's changes that are in changes_idem. */
 async function bookkeeping(userId: string, key: string) {

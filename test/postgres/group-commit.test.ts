@@ -12,7 +12,7 @@ import { ConflictError, RevisionTakenError } from "../../src/shared/errors.js";
 import type { Tree } from "../../src/shared/records.js";
 import { CHANGES_CHANNEL, decodeTreeNotice } from "../../src/store/postgres/notices.js";
 import type { PostgresStore } from "../../src/store/postgres-store.js";
-import { cardOf, changeOf, newTree as newTreeNamed } from "../helpers/change-records.js";
+import { cardOf, changeOf, createdTrees, newTree as newTreeNamed } from "../helpers/change-records.js";
 import { storeDatabase } from "../helpers/store-database.js";
 
 const quiet = { log: () => undefined };
@@ -30,16 +30,6 @@ async function open(): Promise<PostgresStore> {
 
 const newTree = (name = "Batched"): Tree => newTreeNamed(name);
 
-/** Trees created one at a time (revision 1 each), so the batches under test are what follows. */
-async function createdTrees(store: PostgresStore, count: number): Promise<Tree[]> {
-  const trees: Tree[] = [];
-  for (let i = 0; i < count; i++) {
-    const created = changeOf(newTree(`Tree ${i}`), 1, []);
-    await store.changes.commit(created.change, created.tree);
-    trees.push(created.tree);
-  }
-  return trees;
-}
 
 /** The transaction each tree's change at `revision` was written by. */
 async function transactionsOf(trees: readonly Tree[], revision: number): Promise<Map<string, string>> {
