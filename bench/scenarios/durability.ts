@@ -9,14 +9,14 @@
  *   one, each on its own copy of a data directory today's code filled and stopped.
  * - Thousands of power cuts on the simulated disk (test/store/power-cut-run.ts), with figures.
  */
-import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { runPowerCuts } from "../../test/store/power-cut-run.js";
 import { CardtreeClient } from "../cardtree-client.js";
 import { generateTree } from "../generate.js";
 import { cpuSeconds, ROOT, startPinned, type Pinned } from "../processes.js";
 import { median, type Report } from "../report.js";
+import { buildBaseline } from "./lighthouse.js";
 import { fill } from "./startup.js";
 import { runWrk, settle } from "../wrk.js";
 
@@ -25,16 +25,6 @@ interface Variant {
   label: string;
   cwd: string;
   env: Record<string, string>;
-}
-
-/** Builds the server of `revision` into a directory of its own, with this checkout's node_modules. */
-export function buildBaseline(workDir: string, revision: string): string {
-  const dir = path.join(workDir, "baseline");
-  mkdirSync(dir);
-  execFileSync("sh", ["-c", `git archive ${revision} | tar -x -C ${JSON.stringify(dir)}`], { cwd: ROOT });
-  symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
-  execFileSync(process.execPath, ["-e", "import('./scripts/build.mjs').then((m) => m.build())"], { cwd: dir, stdio: "ignore" });
-  return dir;
 }
 
 /** Group commit's figures from the last "group commit" line a server logged at its stop (nedb-store.ts), if any. */
@@ -70,7 +60,7 @@ export async function durabilityScenarios(options: {
   const { report, workDir } = options;
   const revision = process.env.BENCH_BASELINE ?? "main";
   console.log(`Building today's server (${revision}) for comparison...`);
-  const baselineDir = buildBaseline(workDir, revision);
+  const baselineDir = buildBaseline(workDir, revision, "baseline");
   const variants: Variant[] = [
     { id: "today", label: `today (${revision})`, cwd: baselineDir, env: {} },
     { id: "sync-on", label: "SYNC=on (default)", cwd: ROOT, env: { SYNC: "on" } },

@@ -33,7 +33,7 @@ import { queryOnce } from "../pg-once.js";
 import { cpuSeconds, ROOT, startPinned, type Pinned } from "../processes.js";
 import { median, middleHalf, type Report } from "../report.js";
 import { runWrk, settle } from "../wrk.js";
-import { buildBaseline } from "./durability.js";
+import { buildBaseline } from "./lighthouse.js";
 import { pairedWindows } from "./writes.js";
 import { adminQuery, adminUrl, databaseUrl } from "./scale.js";
 
@@ -88,7 +88,7 @@ export async function pgWriteScenarios(options: { report: Report; workDir: strin
   report.note(`pg-writes: databases ${databases.join(", ")} on ${new URL(admin).host}, dropped at the end`);
   try {
     console.log(`Building the baseline server (${revision}) for comparison...`);
-    const baselineDir = buildBaseline(workDir, revision);
+    const baselineDir = buildBaseline(workDir, revision, "pg-writes-baseline");
     const sides: Side[] = [
       { id: "nedb", label: "embedded, SYNC=on", cwd: ROOT, env: { SYNC: "on" } },
       { id: "pg", label: "PostgreSQL, group commit", cwd: ROOT, env: { STORE: "postgres", DATABASE_URL: databaseUrl(admin, databases[0]) } },
