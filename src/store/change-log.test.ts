@@ -162,6 +162,49 @@ describe("the change log", () => {
     });
   });
 
+  it("opens lines longer than a read (1 MiB), wherever the next header falls on the edge between two reads, and drops a long torn line", async () => {
+    const MiB = 1 << 20;
+    const bigChange = (treeId: string, revision: number, bytes: number): Change => ({ ...change(treeId, revision), after: [card("big", "x".repeat(bytes))] });
+    // How many bytes a line takes beyond its card's content (the content is plain ASCII).
+    const probe = await logWith(async (log) => log.applied(await log.append(bigChange("t1", 1, 1000), tree("t1", 1))));
+    const overhead = statSync(path.join(probe, CHANGE_LOG)).size - 1000;
+    // The second line's header starts 1 byte, 40 bytes and 200 bytes before the third read's
+    // edge (across it, the tab on the far side, or all of it before), or exactly on it.
+    for (const before of [1, 40, 200, 0]) {
+      const dir = await logWith(async (log) => {
+        log.applied(await log.append(bigChange("t1", 1, 2 * MiB - before - overhead), tree("t1", 1)));
+        log.applied(await log.append(change("t2", 1), tree("t2", 1)));
+        log.applied(await log.append(bigChange("t1", 2, 3 * MiB), tree("t1", 2)));
+      });
+      const file = path.join(dir, CHANGE_LOG);
+      const whole = statSync(file).size;
+      // A power cut in a long last line: zeros where a block of it never got written.
+      appendFileSync(file, Buffer.concat([Buffer.from('{"t":"c","treeId":"t1","revision":3}\t{"change":'), Buffer.alloc(MiB + 5, "y"), Buffer.alloc(4096), Buffer.from("}\n")]));
+      const messages: string[] = [];
+      const log = await ChangeLog.open(dir, (message) => messages.push(message));
+      expect(messages).toEqual(["change log repaired after a crash: dropped an unfinished write"]);
+      expect(statSync(file).size).toBe(whole);
+      expect(log.entries("t1").map((e) => e.revision)).toEqual([1, 2]);
+      expect(log.entries("t2").map((e) => e.revision)).toEqual([1]);
+      const [first, second] = await log.read(log.entries("t1"));
+      expect(first.change.after[0].content).toHaveLength(2 * MiB - before - overhead);
+      expect(second.change.after[0].content).toHaveLength(3 * MiB);
+      expect((await log.read(log.entries("t2")))[0].change.revision).toBe(1);
+      await log.close();
+    }
+  });
+
+  it("refuses to open when a line before the last is damaged, even one longer than a read", async () => {
+    const dir = await logWith(async (log) => {
+      log.applied(await log.append(change("t1", 1), tree("t1", 1)));
+    });
+    const file = path.join(dir, CHANGE_LOG);
+    const damagedAt = statSync(file).size;
+    appendFileSync(file, `{"t":"c","treeId":${"x".repeat(2 << 20)}\n`);
+    appendFileSync(file, readFileSync(file, "utf8").split("\n").find((line) => line.startsWith('{"t":"c"'))! + "\n");
+    await expect(ChangeLog.open(dir, quiet)).rejects.toThrow(`changes.log is damaged at byte ${damagedAt}`);
+  });
+
   it("serves appends waiting together with one fdatasync, and counts what each covered", async () => {
     await logWith(async (log) => {
       // One alone: a flush of its own, started at once.

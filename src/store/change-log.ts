@@ -266,50 +266,67 @@ export class ChangeLog {
   private async load(log: RepairLog): Promise<void> {
     const size = await this.handle.size();
     let position = 0;
-    let carry: Buffer = Buffer.alloc(0);
     let good = 0;
     let bad = 0;
     let tear = false;
-    const chunk = Buffer.alloc(READ_CHUNK);
+    // The line being read: where it starts in the file (-1 between lines), its header once its
+    // tab (or end) is read, and until then the header's bytes from earlier chunks. A line longer
+    // than a chunk (a big import's body is tens of MB) is never held whole: only its header is.
+    let lineStart = -1;
+    let header: string | null = null;
+    let headerPieces: Buffer[] = [];
     reading: while (position < size) {
-      const bytesRead = await this.handle.read(chunk, 0, Math.min(READ_CHUNK, size - position), position);
+      // A fresh buffer per read, so a header's bytes can be kept across reads without a copy.
+      const data = Buffer.allocUnsafe(Math.min(READ_CHUNK, size - position));
+      const bytesRead = await this.handle.read(data, 0, data.length, position);
       if (bytesRead === 0) break;
-      const data: Buffer = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-      const dataStart = position - carry.length;
+      const chunk = data.subarray(0, bytesRead);
+      const chunkStart = position;
       position += bytesRead;
+      // Zeros are blocks a power cut kept from being written: nothing from there on was
+      // acknowledged. One search a chunk (per line, a search with no zero ahead would read the
+      // rest of the chunk each time); the same for the tab, searched again only once passed.
+      const nul = chunk.indexOf(0);
+      let tab = chunk.indexOf(TAB);
       let start = 0;
-      for (let end = data.indexOf(NEWLINE, start); end !== -1; end = data.indexOf(NEWLINE, start)) {
-        // Zeros are blocks a power cut kept from being written: nothing from here on was acknowledged.
-        const nul = data.indexOf(0, start);
-        if (nul !== -1 && nul < end) {
+      while (start < bytesRead) {
+        if (lineStart === -1) lineStart = chunkStart + start;
+        const end = chunk.indexOf(NEWLINE, start);
+        const stop = end === -1 ? bytesRead : end;
+        if (nul !== -1 && nul < stop) {
           tear = true;
           break reading;
         }
-        const tab = data.indexOf(TAB, start);
-        const headerEnd = tab !== -1 && tab < end ? tab : end;
-        const line = data.subarray(start, headerEnd).toString("utf8");
-        if (this.take(line, dataStart + start, end + 1 - start)) {
-          good = dataStart + end + 1;
-        } else if (end > start) {
+        if (tab !== -1 && tab < start) tab = chunk.indexOf(TAB, start);
+        if (header === null) {
+          const headerEnd = tab !== -1 && tab < stop ? tab : stop;
+          const piece = chunk.subarray(start, headerEnd);
+          if (headerEnd < stop || end !== -1) {
+            header = (headerPieces.length > 0 ? Buffer.concat([...headerPieces, piece]) : piece).toString("utf8");
+            headerPieces = [];
+          } else headerPieces.push(piece);
+        }
+        if (end === -1) break;
+        const lineEnd = chunkStart + end + 1;
+        if (this.take(header!, lineStart, lineEnd - lineStart)) {
+          good = lineEnd;
+        } else if (lineEnd - lineStart > 1) {
           bad++;
           // Only the last line may be torn; anything earlier is damage.
-          if (dataStart + end + 1 < size) {
-            throw new Error(`${CHANGE_LOG} is damaged at byte ${dataStart + start}: refusing to open the store rather than lose data.`);
+          if (lineEnd < size) {
+            throw new Error(`${CHANGE_LOG} is damaged at byte ${lineStart}: refusing to open the store rather than lose data.`);
           }
         }
+        lineStart = -1;
+        header = null;
         start = end + 1;
-      }
-      carry = Buffer.from(data.subarray(start));
-      if (carry.includes(0)) {
-        tear = true;
-        break;
       }
     }
     if (good < size) {
       log("change log repaired after a crash: dropped an unfinished write", {
         file: CHANGE_LOG,
         droppedBytes: size - good,
-        tornLine: carry.length > 0 || bad > 0 || tear,
+        tornLine: lineStart !== -1 || bad > 0 || tear,
       });
       await this.fs.truncate(this.file, good);
       await this.handle.datasync();
