@@ -119,8 +119,15 @@ export function commandStep<T>(body: (committed: Change | undefined) => Promise<
   const here = keyedContext.get();
   if (!here || here.step !== null) return body(undefined);
   const { run } = here;
-  const owner = run.owner;
   const step = run.nextStep++;
+  const held = step > 0 ? holdStepFault?.() : undefined;
+  if (held) return held.then(() => runStep(run, step, body, writesOnlyChanges));
+  return runStep(run, step, body, writesOnlyChanges);
+}
+
+/** `commandStep`'s work: runs `body` as the request's step `step`. */
+function runStep<T>(run: KeyedRun, step: number, body: (committed: Change | undefined) => Promise<T>, writesOnlyChanges: boolean): Promise<T> {
+  const owner = run.owner;
   if (owner.claimed && !owner.outcome) {
     // Claimed already (the embedded store claims before the request runs): the step runs once,
     // its failure is the request's, and nothing is asked after it. No async wrapper: each
@@ -285,6 +292,16 @@ export function keyedChangeDurable(): void {
 let holdAnswerFault: (() => boolean) | null = null;
 export function injectAnswerFault(hold: () => boolean): void {
   holdAnswerFault = hold;
+}
+
+/**
+ * Test-only (CARDTREE_FAULTS_FILE, src/server.ts): asked before a keyed request's second and
+ * later commands; a promise holds the request until it resolves, so a test can pause the
+ * process between two committed steps.
+ */
+let holdStepFault: (() => Promise<void> | undefined) | null = null;
+export function injectStepFault(hold: () => Promise<void> | undefined): void {
+  holdStepFault = hold;
 }
 
 const later = (now: string, ms: number) => new Date(Date.parse(now) + ms).toISOString();
