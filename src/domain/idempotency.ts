@@ -32,7 +32,7 @@
 import { AsyncSlot } from "./async-slot.js";
 import { createHash } from "node:crypto";
 import type { Change } from "../shared/changes.js";
-import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError, UnavailableError } from "../shared/errors.js";
+import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyClaimLostError, KeyInFlightError } from "../shared/errors.js";
 import { newRecordId, recordIdFromBytes } from "../shared/ids.js";
 import type { Ports } from "./context.js";
 import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange, KeyedRemoval } from "./ports/store.js";
@@ -48,8 +48,6 @@ export const KEEP_MS = 24 * 60 * 60 * 1000;
 export const LEASE_MS = 30_000;
 /** A running request renews its claim three times per lease (every 10 s by default). */
 const RENEWALS_PER_LEASE = 3;
-/** A keyed request's answer when its claim may have been taken over while it ran (`holdsClaim`). */
-const LOST_CLAIM = "This server lost its hold on the request's Idempotency-Key while running it; nothing more was changed. Try again in a moment.";
 /** The wait a request finding its key in flight is told (it usually ends in milliseconds). */
 const RETRY_AFTER_SECONDS = 1;
 /** Largest answer body kept as it is: any card's answer fits (a card's text fits a 1 MiB body). */
@@ -239,11 +237,12 @@ export function changeKeyHere(): ChangeKey | undefined {
   const { userId, key, fingerprint, owner } = here.run;
   // Its claim may be another process's by now: committing under it could apply the request
   // twice (that process runs it again from what it finds committed). Nothing is written.
-  if (!owner.holdsClaim()) throw new UnavailableError(LOST_CLAIM);
+  if (!owner.holdsClaim()) throw new KeyClaimLostError();
   here.run.changed = true;
   // A commit outside any command (none today) is step -1: a retry never answers from it.
   const changeKey: ChangeKey = { userId, key, fingerprint, step: here.step ?? -1 };
   if (!owner.claimed) changeKey.claim = owner.claimToInsert();
+  else changeKey.held = owner.asRecord().claim;
   return changeKey;
 }
 
@@ -257,9 +256,10 @@ export function removalKeyHere(at: string): KeyedRemoval | undefined {
   if (!here || here.step === null) return undefined;
   const { userId, key, fingerprint, owner } = here.run;
   // As for a change (`changeKeyHere`): nothing is removed under a claim that may be another process's.
-  if (!owner.holdsClaim()) throw new UnavailableError(LOST_CLAIM);
+  if (!owner.holdsClaim()) throw new KeyClaimLostError();
   here.run.changed = true;
-  return { key: { userId, key, fingerprint, step: here.step }, at, expiresAt: owner.asRecord().expiresAt };
+  const { claim, expiresAt } = owner.asRecord();
+  return { key: { userId, key, fingerprint, step: here.step, held: claim }, at, expiresAt };
 }
 
 /**

@@ -94,7 +94,6 @@ describe("a keyed request paused past its lease after its first step, on Postgre
     // Its answer is one a client retries (not kept): step two was not done here.
     expect(woken.body.errors?.map((e: any) => e.extensions.code)).toEqual(["unavailable"]);
     expect(woken.body.data?.two ?? null).toBeNull();
-    expect(onBFirst.body.data.one.id).toBe(woken.body.data.one.id);
 
     // Every retry, on either process, is B's answer, replayed, and makes nothing.
     for (const server of [a, b, a]) {
