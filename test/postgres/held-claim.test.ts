@@ -8,7 +8,17 @@
  */
 import pg from "pg";
 import { describe, expect, it, vi } from "vitest";
+import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
+import { loadConfig } from "../../src/config.js";
+import { createCard } from "../../src/domain/cards.js";
+import { execute } from "../../src/domain/command.js";
+import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
+import { LEASE_MS, startKeyed, type RunningKey } from "../../src/domain/idempotency.js";
 import type { ChangeKey, IdempotencyRecord } from "../../src/domain/ports/store.js";
+import type { Actor } from "../../src/domain/policy.js";
+import { createTree, deleteTree } from "../../src/domain/trees.js";
+import { signUp } from "../../src/domain/users.js";
+import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { KeyClaimLostError } from "../../src/shared/errors.js";
 import type { Tree } from "../../src/shared/records.js";
 import type { PostgresStore } from "../../src/store/postgres-store.js";
@@ -136,8 +146,8 @@ describe("a keyed request's later change checks its claim in the database", { ti
     expect((await store.changes.byKey(userId, "lost removal", SINCE)).map((s) => s.step)).toEqual([0]);
   });
 
-  for (const way of ["alone", "in a batch"] as const) {
-    it(`${way}: a take-over waits for a change in flight under the claim, and then finds it`, async () => {
+  for (const way of ["alone", "in a batch", "a tree's removal"] as const) {
+    it(`${way}: a take-over waits for a write in flight under the claim, and then finds it`, async () => {
       const batches: number[] = [];
       const store = await database.open({ log: () => undefined, onBatch: (size) => batches.push(size) });
       const trees = await createdTrees(store, 3);
@@ -158,7 +168,9 @@ describe("a keyed request's later change checks its claim in the database", { ti
           const ahead = changeOf(trees[1], 2, [cardOf(trees[1], "ahead")]);
           committing.push(store.changes.commit(ahead.change, ahead.tree));
         }
-        committing.push(store.changes.commit(step.change, step.tree, held(userId, key, 1)));
+        if (way === "a tree's removal") {
+          committing.push(store.trees.removeWithCards(tree._id, { key: held(userId, key, 1), at: new Date().toISOString(), expiresAt: "2999-01-02T00:00:00.000Z" }));
+        } else committing.push(store.changes.commit(step.change, step.tree, held(userId, key, 1)));
         if (way === "in a batch") {
           const beside = changeOf(trees[2], 2, [cardOf(trees[2], "beside")]);
           committing.push(store.changes.commit(beside.change, beside.tree));
@@ -178,11 +190,49 @@ describe("a keyed request's later change checks its claim in the database", { ti
         await Promise.all(committing);
         const { row, found } = await takingOver;
         expect(row).toEqual([{ claim: "theirs" }]);
-        expect(found.map((s) => s.step)).toEqual([0, 1]);
-        expect(batches).toEqual(way === "alone" ? [1] : [1, 2]);
+        // A removal takes the tree's changes with it, step 0's among them.
+        expect(found.map((s) => s.step)).toEqual(way === "a tree's removal" ? [1] : [0, 1]);
+        expect(batches).toEqual(way === "in a batch" ? [1, 2] : way === "alone" ? [1] : []);
       } finally {
         await blocker.end();
       }
     });
   }
+});
+
+describe("through the domain: a request whose claim another process took over (stores in this process, on one database)", { timeout: 60_000 }, () => {
+  const config = loadConfig({ EXPORT_WORKERS: "0" });
+  const open = async (clock?: { now(): string }): Promise<DomainContext> => {
+    const store = await database.open({ log: () => undefined });
+    return createDomainContext(store, config, { formats: formatsOffThread(config.exports), hasher: scryptHasherFor(config.limits), clock });
+  };
+  async function keyedRun(ctx: DomainContext, userId: string): Promise<RunningKey> {
+    const start = await startKeyed(ctx, { userId, key: "taken over", fingerprint: "steps" });
+    if (!("run" in start)) throw new Error("expected the key to run");
+    return start.run;
+  }
+
+  it("commits no later step and removes no tree: unavailable, nothing written", async () => {
+    let later = 0;
+    const processA = await open();
+    const processB = await open({ now: () => new Date(Date.now() + later).toISOString() });
+    const alice: Actor = await execute(processA, null, signUp, {}, { email: "taken-over@example.com", password: "correct horse battery" });
+    const tree = await execute(processA, alice, createTree, {}, { name: "Steps" });
+    const other = await execute(processA, alice, createTree, {}, { name: "To remove" });
+    const step = (ctx: DomainContext, content: string) => execute(ctx, alice, createCard, { treeId: tree._id }, { treeId: tree._id, position: 1, content });
+
+    const onA = await keyedRun(processA, alice._id);
+    const first = await onA.enter(() => step(processA, "step one"));
+    // A stalls past its lease (B's clock is past it): B takes the claim over and answers step one from A's change.
+    later = LEASE_MS + 1_000;
+    const onB = await keyedRun(processB, alice._id);
+    expect(await onB.enter(() => step(processB, "step one"))).toEqual(first);
+    await onB.finish({ status: 200, headers: {}, body: Buffer.from("{}") });
+
+    await expect(onA.enter(() => step(processA, "step two"))).rejects.toBeInstanceOf(KeyClaimLostError);
+    await expect(onA.enter(() => execute(processA, alice, deleteTree, { treeId: other._id }, {}))).rejects.toBeInstanceOf(KeyClaimLostError);
+    await onA.finish({ status: 503, headers: {}, body: Buffer.from("{}") });
+    expect((await processB.store.cards.liveByTree(tree._id)).map((c) => c.content).filter((c) => c !== "")).toEqual(["step one"]);
+    expect(await processB.store.trees.byId(other._id)).not.toBeNull();
+  });
 });
