@@ -11,6 +11,9 @@
  *   over and runs. A store that can tell a dead process's claim sooner reports its lease as
  *   ended (PostgreSQL: src/store/postgres/liveness.ts), and its process, once unsure that its
  *   claim is still its own, commits nothing more under it (`IdempotencyRepository.holds`).
+ *   A write made under a claim the request holds names it (`ChangeKey.held`), and such a
+ *   store writes it only while the claim is still the request's (a process paused past its
+ *   lease, whose claim was taken over meanwhile, writes nothing: KeyClaimLostError).
  * - The same key while the first request runs: KeyInFlightError (409, Retry-After). The
  *   same key with another request (another fingerprint): IdempotencyKeyReusedError (422).
  * - Kept: every answer but a 5xx or 429 (GraphQL: an error coded internal, unavailable or

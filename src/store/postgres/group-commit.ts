@@ -27,7 +27,9 @@
  *   `idem` columns): a keyed change and the record of which request made it are one write.
  *   A change carrying its key's claim is marked `idem_claimed`, and the claim's row says
  *   where the change is (`change_tree`, `change_revision`; migration 8): a take-over finds
- *   it from there, so such a change needs no entry in the `changes_idem` index.
+ *   it from there, so such a change needs no entry in the `changes_idem` index. A later
+ *   change of the request (`ChangeKey.held`) goes only while the claim's row still holds the
+ *   request's claim, locked `FOR SHARE` in the same statement (HELD_SQL, BATCH_HELD_SQL).
  * - **Guards on users.** A change built on user records this process kept (kept-reads.ts)
  *   carries them: it goes only if each user's row still holds exactly that record, else it
  *   writes nothing and its writer gets KeptReadChangedError (the attempt runs again from
