@@ -13,7 +13,7 @@ import { createDomainContext, NO_PEERS, type DomainContext } from "./domain/cont
 import { CredentialChecker } from "./auth/credentials.js";
 import { scheduleHistoryPruning } from "./domain/history.js";
 import { scheduleSessionSweep } from "./domain/session-sweep.js";
-import { injectAnswerFault, scheduleIdempotencySweep } from "./domain/idempotency.js";
+import { injectAnswerFault, injectStepFault, scheduleIdempotencySweep } from "./domain/idempotency.js";
 import { limitConnectionsPerAddress } from "./http/connection-limit.js";
 import type { Lifecycle } from "./http/health.js";
 import { createLogger, type Logger } from "./http/logger.js";
@@ -21,7 +21,7 @@ import { formatsOffThread } from "./formats/off-thread.js";
 import { scryptHasherFor } from "./auth/scrypt-hasher.js";
 import { openStore } from "./store/open-store.js";
 import type { Store } from "./domain/ports/store.js";
-import { answerHoldFault, controlFileFaults } from "./store/write-faults.js";
+import { answerHoldFault, controlFileFaults, stepHoldFault } from "./store/write-faults.js";
 
 export const WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist/web");
 
@@ -46,9 +46,13 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   const logger = createLogger();
   let lifecycle: Lifecycle = "starting";
   // The reliability tests make appends fail through a control file (src/store/write-faults.ts),
-  // and hold a keyed answer before it is kept, to kill the process there.
+  // and hold a keyed answer before it is kept (or a keyed request between two steps), to kill
+  // or pause the process there.
   const faultsFile = process.env.CARDTREE_FAULTS_FILE;
-  if (faultsFile) injectAnswerFault(answerHoldFault(faultsFile, () => logger.info("fault: holding an answer before keeping it", {})));
+  if (faultsFile) {
+    injectAnswerFault(answerHoldFault(faultsFile, () => logger.info("fault: holding an answer before keeping it", {})));
+    injectStepFault(stepHoldFault(faultsFile, () => logger.info("fault: holding a keyed request before its next step", {})));
+  }
   // STORE=postgres has no data-directory lock: any number of processes share the database.
   const { store, settings, probe, feed, locks, treeLocks } = await openStore(config, {
     log: logger.error,

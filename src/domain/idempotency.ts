@@ -11,6 +11,9 @@
  *   over and runs. A store that can tell a dead process's claim sooner reports its lease as
  *   ended (PostgreSQL: src/store/postgres/liveness.ts), and its process, once unsure that its
  *   claim is still its own, commits nothing more under it (`IdempotencyRepository.holds`).
+ *   A write made under a claim the request holds names it (`ChangeKey.held`), and such a
+ *   store writes it only while the claim is still the request's (a process paused past its
+ *   lease, whose claim was taken over meanwhile, writes nothing: KeyClaimLostError).
  * - The same key while the first request runs: KeyInFlightError (409, Retry-After). The
  *   same key with another request (another fingerprint): IdempotencyKeyReusedError (422).
  * - Kept: every answer but a 5xx or 429 (GraphQL: an error coded internal, unavailable or
@@ -32,7 +35,7 @@
 import { AsyncSlot } from "./async-slot.js";
 import { createHash } from "node:crypto";
 import type { Change } from "../shared/changes.js";
-import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyInFlightError, UnavailableError } from "../shared/errors.js";
+import { DomainError, IdempotencyKeyReusedError, KeyAnsweredError, KeyClaimedAtCommitError, KeyClaimLostError, KeyInFlightError } from "../shared/errors.js";
 import { newRecordId, recordIdFromBytes } from "../shared/ids.js";
 import type { Ports } from "./context.js";
 import type { ChangeKey, IdempotencyRecord, KeptAnswer, KeyedChange, KeyedRemoval } from "./ports/store.js";
@@ -48,8 +51,6 @@ export const KEEP_MS = 24 * 60 * 60 * 1000;
 export const LEASE_MS = 30_000;
 /** A running request renews its claim three times per lease (every 10 s by default). */
 const RENEWALS_PER_LEASE = 3;
-/** A keyed request's answer when its claim may have been taken over while it ran (`holdsClaim`). */
-const LOST_CLAIM = "This server lost its hold on the request's Idempotency-Key while running it; nothing more was changed. Try again in a moment.";
 /** The wait a request finding its key in flight is told (it usually ends in milliseconds). */
 const RETRY_AFTER_SECONDS = 1;
 /** Largest answer body kept as it is: any card's answer fits (a card's text fits a 1 MiB body). */
@@ -119,8 +120,15 @@ export function commandStep<T>(body: (committed: Change | undefined) => Promise<
   const here = keyedContext.get();
   if (!here || here.step !== null) return body(undefined);
   const { run } = here;
-  const owner = run.owner;
   const step = run.nextStep++;
+  const held = step > 0 ? holdStepFault?.() : undefined;
+  if (held) return held.then(() => runStep(run, step, body, writesOnlyChanges));
+  return runStep(run, step, body, writesOnlyChanges);
+}
+
+/** `commandStep`'s work: runs `body` as the request's step `step`. */
+function runStep<T>(run: KeyedRun, step: number, body: (committed: Change | undefined) => Promise<T>, writesOnlyChanges: boolean): Promise<T> {
+  const owner = run.owner;
   if (owner.claimed && !owner.outcome) {
     // Claimed already (the embedded store claims before the request runs): the step runs once,
     // its failure is the request's, and nothing is asked after it. No async wrapper: each
@@ -232,11 +240,12 @@ export function changeKeyHere(): ChangeKey | undefined {
   const { userId, key, fingerprint, owner } = here.run;
   // Its claim may be another process's by now: committing under it could apply the request
   // twice (that process runs it again from what it finds committed). Nothing is written.
-  if (!owner.holdsClaim()) throw new UnavailableError(LOST_CLAIM);
+  if (!owner.holdsClaim()) throw new KeyClaimLostError();
   here.run.changed = true;
   // A commit outside any command (none today) is step -1: a retry never answers from it.
   const changeKey: ChangeKey = { userId, key, fingerprint, step: here.step ?? -1 };
   if (!owner.claimed) changeKey.claim = owner.claimToInsert();
+  else changeKey.held = owner.asRecord().claim;
   return changeKey;
 }
 
@@ -250,9 +259,10 @@ export function removalKeyHere(at: string): KeyedRemoval | undefined {
   if (!here || here.step === null) return undefined;
   const { userId, key, fingerprint, owner } = here.run;
   // As for a change (`changeKeyHere`): nothing is removed under a claim that may be another process's.
-  if (!owner.holdsClaim()) throw new UnavailableError(LOST_CLAIM);
+  if (!owner.holdsClaim()) throw new KeyClaimLostError();
   here.run.changed = true;
-  return { key: { userId, key, fingerprint, step: here.step }, at, expiresAt: owner.asRecord().expiresAt };
+  const { claim, expiresAt } = owner.asRecord();
+  return { key: { userId, key, fingerprint, step: here.step, held: claim }, at, expiresAt };
 }
 
 /**
@@ -285,6 +295,16 @@ export function keyedChangeDurable(): void {
 let holdAnswerFault: (() => boolean) | null = null;
 export function injectAnswerFault(hold: () => boolean): void {
   holdAnswerFault = hold;
+}
+
+/**
+ * Test-only (CARDTREE_FAULTS_FILE, src/server.ts): asked before a keyed request's second and
+ * later commands; a promise holds the request until it resolves, so a test can pause the
+ * process between two committed steps.
+ */
+let holdStepFault: (() => Promise<void> | undefined) | null = null;
+export function injectStepFault(hold: () => Promise<void> | undefined): void {
+  holdStepFault = hold;
 }
 
 const later = (now: string, ms: number) => new Date(Date.parse(now) + ms).toISOString();

@@ -159,6 +159,19 @@ export class UnavailableError extends DomainError {
   }
 }
 
+/**
+ * A keyed request that may no longer hold its key's claim (another process may have taken
+ * it over, and runs again what it finds uncommitted): nothing more is written under it.
+ * Thrown by the domain when the process cannot be sure of its claim (`IdempotencyRepository
+ * .holds`), and by a store whose keyed write found the claim no longer the request's
+ * (`ChangeKey.held`). Unavailable: the client's retry gets the other run's answer.
+ */
+export class KeyClaimLostError extends UnavailableError {
+  constructor() {
+    super("This server lost its hold on the request's Idempotency-Key while running it; nothing more was changed. Try again in a moment.");
+  }
+}
+
 export class TooManyRequestsError extends DomainError {
   constructor(
     message: string,

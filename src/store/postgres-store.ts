@@ -18,7 +18,7 @@ import pg from "pg";
 import type { ChangeKey, Session, Store, StoreStatus } from "../domain/ports/store.js";
 import { idempotencyId } from "./idempotency-records.js";
 import type { Change } from "../shared/changes.js";
-import { ConflictError, KeyClaimedAtCommitError, RevisionTakenError, UnavailableError } from "../shared/errors.js";
+import { ConflictError, KeyClaimedAtCommitError, KeyClaimLostError, RevisionTakenError, UnavailableError } from "../shared/errors.js";
 import type { StoredCard, StoredScript, StoredUser, Tree } from "../shared/records.js";
 import { claimColumns, postgresIdempotency } from "./postgres/idempotency.js";
 import { ProcessLiveness } from "./postgres/liveness.js";
@@ -216,6 +216,16 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
         );
         if (held[0].n !== guards.length) throw new KeptReadChangedError();
       }
+      if (key?.held) {
+        // A later change of a request holding its claim goes only while the claim is still its
+        // own, and a take-over waits for this transaction (postgres/group-commit.ts, HELD_SQL).
+        const held = await client.query("SELECT 1 FROM idempotency_keys WHERE user_id = $1 AND key = $2 AND claim = $3 FOR SHARE", [
+          key.userId,
+          key.key,
+          key.held,
+        ]);
+        if (held.rowCount !== 1) throw new KeyClaimLostError();
+      }
       let claimRow: string | undefined;
       if (key?.claim) {
         // The key's claim goes with the change (idempotency.ts, claimed at commit); a record of
@@ -373,7 +383,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       // One statement: the tree, its cards and its changes go together or not at all, with
       // a keyed deletion's row in tree_removals, and the other processes hear of it when it
       // commits (x: removed, r: its last revision).
-      removeWithCards: (id, keyed) => {
+      removeWithCards: async (id, keyed) => {
         kept.writing();
         kept.forgetTree(id);
         const removal = keyed
@@ -382,12 +392,29 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
           : "";
         const params = [id, CHANGES_CHANNEL, origin];
         if (keyed) params.push(idempotencyId(keyed.key.userId, keyed.key.key), String(keyed.key.step), keyed.at, keyed.expiresAt);
-        return run(
-          `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1),
-             tree_gone AS (DELETE FROM trees WHERE id = $1 RETURNING revision)${removal}
-           SELECT pg_notify($2, json_build_object('o', $3::text, 't', $1::text, 'r', revision, 'x', true)::text) FROM tree_gone`,
+        if (!keyed?.key.held) {
+          return run(
+            `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1),
+               tree_gone AS (DELETE FROM trees WHERE id = $1 RETURNING revision)${removal}
+             SELECT pg_notify($2, json_build_object('o', $3::text, 't', $1::text, 'r', revision, 'x', true)::text) FROM tree_gone`,
+            params,
+          );
+        }
+        // Under a claim the request holds: removed only while the claim is still its own, as a
+        // later change of a keyed request (postgres/group-commit.ts, HELD_SQL); a take-over waits.
+        params.push(keyed.key.userId, keyed.key.key, keyed.key.held);
+        const { rows: [{ held }] } = await pool.query<{ held: boolean }>(
+          `WITH held AS (SELECT 1 FROM idempotency_keys WHERE user_id = $8 AND key = $9 AND claim = $10 FOR SHARE),
+             cards_gone AS (DELETE FROM cards WHERE tree_id = $1 AND EXISTS (SELECT 1 FROM held)),
+             changes_gone AS (DELETE FROM changes WHERE tree_id = $1 AND EXISTS (SELECT 1 FROM held)),
+             tree_gone AS (DELETE FROM trees WHERE id = $1 AND EXISTS (SELECT 1 FROM held) RETURNING revision),
+             removal_kept AS (INSERT INTO tree_removals (idem, idem_step, tree_id, at, expires_at) SELECT $4, $5, $1, $6, $7 FROM held
+               ON CONFLICT (idem, idem_step) DO UPDATE SET tree_id = excluded.tree_id, at = excluded.at, expires_at = excluded.expires_at)
+           SELECT EXISTS (SELECT 1 FROM held) AS held,
+             (SELECT count(pg_notify($2, json_build_object('o', $3::text, 't', $1::text, 'r', revision, 'x', true)::text)) FROM tree_gone) AS told`,
           params,
         );
+        if (!held) throw new KeyClaimLostError();
       },
     },
     cards: {

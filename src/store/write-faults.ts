@@ -7,6 +7,9 @@
  * to drive the store into its failed state. The file is consumed by that one failure.
  * `hold-answer` (`answerHoldFault`) holds the next keyed answer for ever just before it
  * would be kept, after its change committed: the crash tests kill the process there.
+ * `hold-step` (`stepHoldFault`) holds the next keyed request before its second command, once
+ * its first has committed, until the file reads `release-step`: a test pauses the process
+ * there (SIGSTOP) past the claim's lease.
  * The server wires it only when CARDTREE_FAULTS_FILE is set (src/server.ts).
  */
 import { readFileSync, unlinkSync } from "node:fs";
@@ -54,6 +57,34 @@ export function answerHoldFault(control: string, told: () => void): () => boolea
     unlinkSync(control);
     told();
     return true;
+  };
+}
+
+/**
+ * Whether to hold this keyed request before its next command (the control file reads
+ * `hold-step`; consumed by it): then `told` is called and the returned promise resolves once
+ * the file reads `release-step` (consumed too).
+ */
+export function stepHoldFault(control: string, told: () => void): () => Promise<void> | undefined {
+  const reads = () => {
+    try {
+      return readFileSync(control, "utf8").trim();
+    } catch {
+      return "";
+    }
+  };
+  return () => {
+    if (reads() !== "hold-step") return undefined;
+    unlinkSync(control);
+    told();
+    return new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (reads() !== "release-step") return;
+        unlinkSync(control);
+        clearInterval(poll);
+        resolve();
+      }, 20);
+    });
   };
 }
 

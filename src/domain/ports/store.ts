@@ -74,6 +74,14 @@ export interface ChangeKey {
    * (KeyClaimedAtCommitError), never the others committed with it.
    */
   claim?: IdempotencyRecord;
+  /**
+   * The token of the key's claim the request holds already (its change carries no `claim`).
+   * A store whose claims another process can take over (PostgreSQL) writes the change only
+   * while the key's record still holds this claim, checked in the same atomic write, which
+   * a take-over waits for; else it writes nothing and throws KeyClaimLostError. So a process
+   * paused past its lease cannot commit a step that another process has run again.
+   */
+  held?: string;
 }
 
 /**

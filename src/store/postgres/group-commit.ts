@@ -27,7 +27,9 @@
  *   `idem` columns): a keyed change and the record of which request made it are one write.
  *   A change carrying its key's claim is marked `idem_claimed`, and the claim's row says
  *   where the change is (`change_tree`, `change_revision`; migration 8): a take-over finds
- *   it from there, so such a change needs no entry in the `changes_idem` index.
+ *   it from there, so such a change needs no entry in the `changes_idem` index. A later
+ *   change of the request (`ChangeKey.held`) goes only while the claim's row still holds the
+ *   request's claim, locked `FOR SHARE` in the same statement (HELD_SQL, BATCH_HELD_SQL).
  * - **Guards on users.** A change built on user records this process kept (kept-reads.ts)
  *   carries them: it goes only if each user's row still holds exactly that record, else it
  *   writes nothing and its writer gets KeptReadChangedError (the attempt runs again from
@@ -44,7 +46,7 @@ import type { ChangeKey } from "../../domain/ports/store.js";
 import { idempotencyId } from "../idempotency-records.js";
 import type { Change } from "../../shared/changes.js";
 import type { StoredCard, Tree } from "../../shared/records.js";
-import { KeyClaimedAtCommitError } from "../../shared/errors.js";
+import { KeyClaimedAtCommitError, KeyClaimLostError } from "../../shared/errors.js";
 import { claimColumns } from "./idempotency.js";
 import { KeptReadChangedError, type UserGuard } from "./kept-reads.js";
 import { CHANGES_CHANNEL, encodeTreeNotice } from "./notices.js";
@@ -89,19 +91,30 @@ const REFUSED = "cardtree-batch-refused";
  * succeed, evaluated only when the counts differ) when a tree did not move or a card was not
  * written, since `INSERT ... ON CONFLICT ... WHERE` skips such rows silently.
  */
-const BATCH_SQL = `
+function batchStatement(held: boolean): string {
+  return `
 WITH batch AS (
   SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::json[], $5::text[], $6::integer[], $7::json[], $20::text[], $21::integer[],
-      $17::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[], $27::text[])
+      $17::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[], $27::text[]${held ? ", $31::text[], $32::text[], $33::text[]" : ""})
     WITH ORDINALITY AS b(tree_id, revision, at, record, public_url, tree_revision, tree_record, idem, idem_step,
-      claim_user, claim_key, fingerprint, claim, lease_until, created_at, expires_at, n)
-),
+      claim_user, claim_key, fingerprint, claim, lease_until, created_at, expires_at${held ? ", held_user, held_key, held_claim" : ""}, n)
+),${
+    held
+      ? `
+held AS (
+  SELECT b.n FROM batch AS b CROSS JOIN LATERAL (
+    SELECT 1 FROM idempotency_keys AS k WHERE k.user_id = b.held_user AND k.key = b.held_key AND k.claim = b.held_claim FOR SHARE
+  ) AS h
+  WHERE b.held_claim IS NOT NULL
+),`
+      : ""
+  }
 checked AS (
   SELECT b.* FROM batch AS b
   WHERE NOT EXISTS (
     SELECT 1 FROM unnest($28::integer[], $29::text[], $30::text[]) AS g(n, user_id, record)
     WHERE g.n = b.n AND NOT EXISTS (SELECT 1 FROM users AS u WHERE u.id = g.user_id AND u.record::text = g.record)
-  )
+  )${held ? " AND (b.held_claim IS NULL OR b.n IN (SELECT n FROM held))" : ""}
 ),
 claimed AS (
   INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at, change_tree, change_revision)
@@ -164,8 +177,15 @@ SELECT CASE WHEN moved = going AND written = cards THEN moved
        (SELECT count(pg_notify($18, t.notice)) FROM unnest($19::text[]) WITH ORDINALITY AS t(notice, n) WHERE t.n IN (SELECT n FROM go)) AS told,
        ARRAY(SELECT tree_id FROM checked WHERE n NOT IN (SELECT n FROM go)) AS unclaimed,
        ARRAY(SELECT b.tree_id || ' ' || c.ctid FROM claimed AS c JOIN checked AS b ON b.claim_user = c.user_id AND b.claim_key = c.key) AS claim_rows,
-       ARRAY(SELECT tree_id FROM batch WHERE n NOT IN (SELECT n FROM checked)) AS stale
+       ARRAY(SELECT tree_id FROM batch WHERE n NOT IN (SELECT n FROM checked)) AS stale${
+         held ? ",\n       ARRAY(SELECT tree_id FROM batch WHERE held_claim IS NOT NULL AND n NOT IN (SELECT n FROM held)) AS lost" : ""
+       }
 FROM counted`;
+}
+
+const BATCH_SQL = batchStatement(false);
+/** BATCH_SQL for a batch with a change of a request that holds its key's claim already ($31–$33: its user, key and claim). */
+const BATCH_HELD_SQL = batchStatement(true);
 
 /**
  * The parts LONE_SQL and NEXT_PLAIN_SQL share, with the same parameters: the user guards
@@ -212,17 +232,26 @@ const LONE_CARDS_WRITTEN = `written AS (
  * With `creates` off, the statement has no part that creates the tree's row (a change that
  * is not its tree's first); the rest is the same text.
  */
-function loneStatement(creates: boolean): string {
+function loneStatement(creates: boolean, held = false): string {
+  // A change of a request holding its claim already: $18, $19 its key and step, $20–$22 the claim's user, key and token.
+  const [idem, step, claimed] = held ? ["$18", "$19", "NULL::boolean"] : ["$25", "$26", "CASE WHEN $18::text IS NOT NULL THEN true END"];
   return `
-WITH ${LONE_GUARDS}
+WITH ${
+    held
+      ? `held AS (
+  SELECT 1 FROM idempotency_keys WHERE user_id = $20::text AND key = $21::text AND claim = $22::text FOR SHARE
+),
+${LONE_GUARDS.replace("SELECT 1 AS ok WHERE NOT EXISTS", "SELECT 1 AS ok WHERE EXISTS (SELECT 1 FROM held) AND NOT EXISTS")}`
+      : `${LONE_GUARDS}
 claimed AS (
   INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at, change_tree, change_revision)
   SELECT $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::text, $1, $2::integer FROM checked WHERE $18::text IS NOT NULL
   RETURNING ctid
-),
+),`
+  }
 logged AS (
   INSERT INTO changes (tree_id, revision, at, card_ids, record, idem, idem_step, idem_claimed)
-  SELECT $1, $2::integer, $3, $4::text[], $5::json, $25::text, $26::integer, CASE WHEN $18::text IS NOT NULL THEN true END FROM checked
+  SELECT $1, $2::integer, $3, $4::text[], $5::json, ${idem}::text, ${step}::integer, ${claimed} FROM checked
   RETURNING 1
 ),${
     creates
@@ -249,7 +278,7 @@ counted AS (
 )
 SELECT CASE WHEN fresh = 0 OR (moved = 1 AND logged = 1 AND written = cardinality($10::text[])) THEN fresh = 1
          ELSE ('${REFUSED} ' || moved || ' ' || written)::boolean END AS fresh,
-       (SELECT ctid::text FROM claimed) AS claim_row,
+       ${held ? "(SELECT count(*) FROM held) = 1 AS held" : "(SELECT ctid::text FROM claimed) AS claim_row"},
        (SELECT count(pg_notify($16, $17)) FROM checked) AS told
 FROM counted`;
 }
@@ -263,6 +292,20 @@ const LONE_SQL = loneStatement(true);
  * NEXT_PLAIN_SQL makes for plain writes; issue 26's cost of a key). Same parameters as LONE_SQL.
  */
 const NEXT_KEYED_SQL = loneStatement(false);
+
+/**
+ * LONE_SQL and NEXT_KEYED_SQL for a later change of a keyed request, one that holds its key's
+ * claim already (issue 26: a GraphQL document of several mutations, any request of more than
+ * one step). It inserts no claim; it locks the claim's row `FOR SHARE` while it still holds
+ * this request's claim, and writes nothing without it (`held` false). A take-over's update of
+ * the claim waits for the lock until this change has committed, and then finds the change; a
+ * take-over committed first has changed the claim, so this change finds no row and is
+ * refused (KeyClaimLostError). So a process paused past its lease (or cut off) cannot commit
+ * a step that another process took over and ran again. A request's first change (which
+ * carries its claim) and a plain change never pay for it: they go as the statements above.
+ */
+const HELD_SQL = loneStatement(true, true);
+const NEXT_HELD_SQL = loneStatement(false, true);
 
 /**
  * LONE_SQL for the commonest lone change of all, a busy tree's next plain write: no key
@@ -362,21 +405,27 @@ export class GroupCommit {
   private async run(batch: Pending[]): Promise<void> {
     let unclaimed: ReadonlySet<string>;
     let stale: ReadonlySet<string>;
+    /** Changes whose request's claim, held already, was no longer its own (BATCH_HELD_SQL, HELD_SQL). */
+    let lost: ReadonlySet<string>;
     /** The row each change's claim was inserted as, by tree. */
     let claimRows: ReadonlyMap<string, string>;
     try {
       if (batch.length === 1) {
         // A batch of one goes as LONE_SQL; its flag says what the batch statement's list of stale changes would.
         // Its key's claim meeting the key's record fails the statement (below), never leaves it unclaimed.
-        const { rows } = await this.options.pool.query<{ fresh: boolean; claim_row?: string | null }>(loneQuery(batch[0], this.options));
+        const { rows } = await this.options.pool.query<{ fresh: boolean; claim_row?: string | null; held?: boolean }>(loneQuery(batch[0], this.options));
         const tree = batch[0].change.treeId;
         stale = new Set(rows[0].fresh ? [] : [tree]);
+        lost = new Set(rows[0].held === false ? [tree] : []);
         unclaimed = new Set();
         claimRows = new Map(rows[0].claim_row ? [[tree, rows[0].claim_row]] : []);
       } else {
-        const { rows } = await this.options.pool.query<{ unclaimed: string[]; stale: string[]; claim_rows: string[] }>(batchQuery(batch, this.options));
+        const { rows } = await this.options.pool.query<{ unclaimed: string[]; stale: string[]; claim_rows: string[]; lost?: string[] }>(
+          batchQuery(batch, this.options),
+        );
         unclaimed = new Set(rows[0].unclaimed);
         stale = new Set(rows[0].stale);
+        lost = new Set(rows[0].lost);
         // "<tree> <ctid>": a tree id holds no space.
         claimRows = new Map(rows[0].claim_rows.map((each) => [each.slice(0, each.indexOf(" ")), each.slice(each.indexOf(" ") + 1)]));
       }
@@ -390,9 +439,11 @@ export class GroupCommit {
       return;
     }
     this.options.onBatch?.(batch.length - unclaimed.size - stale.size);
-    // A change whose key's claim met the key's record, or whose guard found a user changed, wrote nothing; the others committed.
+    // A change whose key's claim met the key's record, whose request's claim was taken over,
+    // or whose guard found a user changed, wrote nothing; the others committed.
     for (const pending of batch) {
-      if (stale.has(pending.change.treeId)) pending.reject(new KeptReadChangedError());
+      if (lost.has(pending.change.treeId)) pending.reject(new KeyClaimLostError());
+      else if (stale.has(pending.change.treeId)) pending.reject(new KeptReadChangedError());
       else if (unclaimed.has(pending.change.treeId)) pending.reject(new KeyClaimedAtCommitError());
       else pending.resolve(claimRows.get(pending.change.treeId));
     }
@@ -422,6 +473,13 @@ function loneQuery({ change, tree, key, guards }: Pending, options: GroupCommitO
   ];
   const next = (tree.revision ?? 0) > 1;
   if (!key && next) return { name: "cardtree-next-plain-commit", text: NEXT_PLAIN_SQL, values };
+  if (key?.held) {
+    return {
+      name: next ? "cardtree-next-held-commit" : "cardtree-held-commit",
+      text: next ? NEXT_HELD_SQL : HELD_SQL,
+      values: [...values, idempotencyId(key.userId, key.key), key.step, key.userId, key.key, key.held],
+    };
+  }
   const claim = key?.claim ? claimColumns(key.claim) : [null, null, null, null, null, null, null];
   return {
     name: next ? "cardtree-next-keyed-commit" : "cardtree-lone-commit",
@@ -464,9 +522,13 @@ function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.
   });
   const claims = sorted.map((p) => (p.key?.claim ? claimColumns(p.key.claim) : null));
   const claimColumn = (column: number) => claims.map((c) => (c ? c[column] : null));
+  const held = sorted.some((p) => p.key?.held);
+  const heldColumns = held
+    ? [sorted.map((p) => (p.key?.held ? p.key.userId : null)), sorted.map((p) => (p.key?.held ? p.key.key : null)), sorted.map((p) => p.key?.held ?? null)]
+    : [];
   return {
-    name: "cardtree-group-commit",
-    text: BATCH_SQL,
+    name: held ? "cardtree-group-commit-held" : "cardtree-group-commit",
+    text: held ? BATCH_HELD_SQL : BATCH_SQL,
     values: [
       sorted.map((p) => p.change.treeId),
       sorted.map((p) => p.change.revision),
@@ -498,6 +560,7 @@ function batchQuery(batch: readonly Pending[], options: GroupCommitOptions): pg.
       guardOwners,
       guardUsers,
       guardRecords,
+      ...heldColumns,
     ],
   };
 }
