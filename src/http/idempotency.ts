@@ -61,6 +61,11 @@ function sendKept(res: Response, answer: KeptAnswer): void {
   res.end(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
 }
 
+/** Whether a chunk's encoding argument means UTF-8 (Node's default for a string). */
+function isUtf8Encoding(encoding: unknown): boolean {
+  return typeof encoding !== "string" || encoding === "utf8" || encoding === "utf-8";
+}
+
 function chunkBytes(chunk: unknown, encoding: unknown): Buffer {
   if (Buffer.isBuffer(chunk)) return chunk;
   if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -114,6 +119,10 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
     if (ending) return res;
     ending = true;
     const callback = args.find((arg) => typeof arg === "function") as (() => void) | undefined;
+    // Express's `send` ends with the whole body as a string: it is sent as it came, as a plain
+    // write's is (Node then writes the head and the body in one piece, not as two buffers),
+    // and the store keeps the text without decoding the bytes again.
+    const text = chunks === null && typeof args[0] === "string" && isUtf8Encoding(args[1]) ? args[0] : undefined;
     const last = args[0] !== undefined && args[0] !== null && typeof args[0] !== "function" ? chunkBytes(args[0], args[1]) : undefined;
     let body: Buffer;
     if (chunks === null) body = last ?? Buffer.alloc(0);
@@ -126,13 +135,14 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
       const value = headHeaders?.[name] ?? res.getHeader(name);
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
     }
-    const answer: KeptAnswer = { status: res.statusCode, headers, body };
+    const answer: KeptAnswer = text === undefined ? { status: res.statusCode, headers, body } : { status: res.statusCode, headers, body, text };
     const sendOwn = () => {
       sending = true;
       // A dead run of this request committed: this answer was rebuilt from its changes, a replay.
       if (running.answersFromCommitted) res.setHeader(IDEMPOTENT_REPLAYED_HEADER, "true");
       if (heldHead) writeHead.apply(res, heldHead);
-      return callback ? end.call(res, body, callback) : end.call(res, body);
+      const sent = text ?? body;
+      return callback ? end.call(res, sent, callback) : end.call(res, sent);
     };
     const errorCodes = options.errorCodes?.(answer) ?? [];
     // A log-in from the cache that did not hold: the error handler answered the refusal once

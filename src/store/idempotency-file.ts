@@ -50,6 +50,7 @@ interface StoredAnswer {
 type StoredRecord = Omit<IdempotencyRecord, "answer" | "claim"> & { answer: StoredAnswer };
 
 function storedAnswer(answer: KeptAnswer): StoredAnswer {
+  if (answer.text !== undefined) return { status: answer.status, headers: answer.headers, body: answer.text };
   const bytes = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
   const text = isUtf8(bytes);
   return { status: answer.status, headers: answer.headers, body: bytes.toString(text ? "utf8" : "base64"), ...(text ? {} : { base64: true as const }) };

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createDomainContext, type DomainContext } from "../../src/domain/context.js";
-import { LEASE_MS, startKeyed, type RunningKey } from "../../src/domain/idempotency.js";
+import { isoAt, LEASE_MS, startKeyed, type RunningKey } from "../../src/domain/idempotency.js";
 import { execute } from "../../src/domain/command.js";
 import { createCard, updateCard } from "../../src/domain/cards.js";
 import { createTree } from "../../src/domain/trees.js";
@@ -51,6 +51,29 @@ describe("a running request's claim", () => {
     await expect(startKeyed(ctx, request)).rejects.toMatchObject({ code: "conflict", retryAfterSeconds: 1 });
     await running.finish(answer);
     expect(await startKeyed(ctx, request)).toEqual({ replay: expect.objectContaining({ status: 201 }) });
+  });
+
+  it("is renewed by one timer that stops once a renewal finds no key running", async () => {
+    const first = await claimed();
+    await first.finish(answer);
+    // Left set between keys (under load the set empties between most keyed writes).
+    expect(vi.getTimerCount()).toBe(1);
+    const second = await startKeyed(ctx, { ...request, key: "next-one" });
+    if (!("run" in second)) throw new Error("expected the key to be claimed");
+    expect(vi.getTimerCount()).toBe(1);
+    await second.run.finish(answer);
+    now += 10_000;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(vi.getTimerCount()).toBe(0);
+    // A key after that sets it again, and is renewed.
+    const third = await startKeyed(ctx, { ...request, key: "third-one" });
+    expect(vi.getTimerCount()).toBe(1);
+    for (let i = 0; i < 6; i++) {
+      now += 10_000;
+      await vi.advanceTimersByTimeAsync(10_000);
+    }
+    await expect(startKeyed(ctx, { ...request, key: "third-one" })).rejects.toMatchObject({ code: "conflict" });
+    if ("run" in third) await third.run.finish(answer);
   });
 
   it("not renewed (its process died) is taken over once its lease ends", async () => {
@@ -175,5 +198,16 @@ describe("a run that committed and died before its answer was kept", () => {
     now += LEASE_MS + 1_000;
     const successor = await startKeyed(ctx, keyed);
     expect("run" in successor && successor.run.answersFromCommitted).toBe(true);
+  });
+});
+
+describe("a key's times (isoAt)", () => {
+  it("are written as toISOString writes them: across days, within one day, at the ends of the range", () => {
+    const start = Date.parse("2026-11-27T23:59:58.990Z");
+    const times = [0, 1, 999, 1_000, 86_399_999, 86_400_000, 951_782_400_000, 253_402_300_799_999, -1, 253_402_300_800_000];
+    for (let ms = start; ms < start + 3_000; ms += 7) times.push(ms);
+    for (let i = 0; i < 2_000; i++) times.push(Math.floor(((i * 7_919) % 2_000) * 126_701_150_400 + i));
+    for (const ms of times) expect(isoAt(ms)).toBe(new Date(ms).toISOString());
+    expect(() => isoAt(Number.NaN)).toThrow(RangeError);
   });
 });

@@ -42,6 +42,19 @@ describe("a replay", () => {
     expect((await liveCards(alice, tree._id)).filter((c) => c.content === "once")).toHaveLength(1);
   });
 
+  it("answers the same bytes when the card's text is not ASCII or must be escaped in JSON", async () => {
+    const alice = await buildUser(server.url);
+    const tree = await buildTree(alice);
+    const key = newKey();
+    const body = { treeId: tree._id, position: 1, content: 'Crème brûlée 🍮 «quoted» "twice" \\ back\nslash, 日本語, \u2028 and \u0000' };
+    const first = await alice.post(`/api/trees/${tree._id}/cards`, body, keyed(key));
+    expect(first.status).toBe(201);
+    const again = await alice.post(`/api/trees/${tree._id}/cards`, body, keyed(key));
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.text).toBe(first.text);
+    expect(again.body.content).toBe(body.content);
+  });
+
   it("of a refused write answers the same refusal (a 4xx is kept), even once the request would succeed", async () => {
     const alice = await buildUser(server.url);
     const tree = await buildTree(alice);

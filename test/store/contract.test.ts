@@ -606,6 +606,22 @@ describe.each(ENGINES)("the Store contract (%s)", (engine) => {
       expect(Buffer.from((await store.idempotency.claim({ ...text, claim: "later" }))!.answer!.body).toString()).toBe('{"content":"snow ☃, ünïcödé, 𝄞"}');
     });
 
+    it("keeps an answer's bytes when it comes with the text it was sent as, kept at once or lazily", async () => {
+      const ann = newUserId();
+      // Non-ASCII text; a NUL; a lone surrogate, whose bytes hold U+FFFD (what Node sent for it).
+      const texts = ['{"content":"snow ☃, 𝄞"}', "a \u0000 b", "lone \ud800 surrogate"];
+      for (const [i, text] of texts.entries()) {
+        for (const lazily of [false, true]) {
+          const record = claimOf(ann, `text-${i}-${lazily}`);
+          await store.idempotency.claim(record);
+          const given = { ...answer(text), text };
+          await store.idempotency.complete(ann, record.key, record.claim!, given, lazily ? { lazily: true } : undefined);
+          const kept = await store.idempotency.claim({ ...record, claim: "later" });
+          expect(Buffer.from(kept!.answer!.body)).toEqual(Buffer.from(text, "utf8"));
+        }
+      }
+    });
+
     it("renews, takes over only the claim it names, and releases only its own claim", async () => {
       const ann = newUserId();
       const record = claimOf(ann, "k4");

@@ -179,6 +179,11 @@ export interface KeptAnswer {
   /** The headers that matter (Content-Type, X-Tree-Revision, ...), lower-cased names. */
   headers: Record<string, string>;
   body: Uint8Array;
+  /**
+   * The body as the text it was sent as, when it was sent as one string (UTF-8): the same
+   * bytes as `body`. A store that keeps text takes it instead of decoding `body` again.
+   */
+  text?: string;
 }
 
 /** A user's Idempotency-Key: claimed by the request running it, then holding its answer. */

@@ -195,9 +195,14 @@ const answersUpdate = (first: number): string => {
 export const ANSWERS = `WITH ${answersUpdate(1)} SELECT 1`;
 /** The claims, carrying the answers kept lazily meanwhile (each conditioned on its claim). */
 const CLAIMS_AND_ANSWERS = `WITH ${answersUpdate(8)} ${CLAIMS}`;
+/** `String.prototype.isWellFormed` (Node 20 has it; the project's TypeScript lib predates it): no lone surrogate. */
+const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 const answersJson = (kept: readonly LazyAnswer[]): string =>
   JSON.stringify(
-    kept.map(({ userId, key, claim, answer: { status, headers, body }, row }) => {
+    kept.map(({ userId, key, claim, answer: { status, headers, body, text }, row }) => {
+      // The text the body was sent as, when it was: not decoded again. Not one with a lone
+      // surrogate (its bytes hold U+FFFD there; PostgreSQL refuses the escape in JSON) or a NUL.
+      if (text !== undefined && wellFormed(text) && !text.includes("\0")) return { u: userId, k: key, c: claim, s: status, h: headers, t: text, r: row };
       const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
       return isUtf8(bytes) && !bytes.includes(0)
         ? { u: userId, k: key, c: claim, s: status, h: headers, t: bytes.toString("utf8"), r: row }
