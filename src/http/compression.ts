@@ -198,14 +198,14 @@ async function pickCopy(copies: Copies, plain: () => Buffer, length: number, hea
 }
 
 /**
- * A big body's fast gzip copy (the full one if the fast one fails); the full `wanted` copy is
- * started once the fast one is made, if a second reader has come by then.
+ * A big body's fast gzip copy (the full one if the fast one fails); when this is the body's
+ * second reader or a later one, the full `wanted` copy is started once the fast one is made.
  */
 function fastThenFull(copies: Copies, plain: () => Buffer, wanted: Encoding): Promise<Picked> {
   const fast = copies.get("gzip1", plain);
   const full = () => copies.get(wanted, plain);
   const second = ++copies.fastReads > 1;
-  fast.then(() => second && full(), full).catch(() => undefined);
+  fast.then(() => (second ? full() : undefined), full).catch(() => undefined);
   return fast.then(
     (bytes): Picked => ({ encoding: "gzip", made: "gzip1", bytes }),
     () => full().then((bytes): Picked => ({ encoding: wanted, made: wanted, bytes })),
