@@ -61,7 +61,7 @@ try {
   // TRACE_WARM=1: the card list read once first, so the server holds its body and gzip copy as
   // after an import (what `npm run bench -- --browser` times), not a restart's cold read.
   if (process.env.TRACE_WARM === "1") {
-    const warm = await context.request.get(`/api/trees/${state.treeId}/cards`, { headers: { "Accept-Encoding": "gzip, deflate, br" } });
+    const warm = await context.request.get(`/api/trees/${state.treeId}/cards`, { headers: { "Accept-Encoding": "gzip, deflate, br" }, timeout: 180_000 });
     if (warm.status() !== 200) throw new Error(`warming the card list failed: ${warm.status()}`);
   }
   // TRACE_BULK=1: a bulk write first (1,000 cards imported into the tree, then 6 s for the
