@@ -109,7 +109,7 @@ class Copies {
    * Readers given the fast copy so far. The full copy is started by the second: a big body
    * read once (a tree opened after an import or an edit, its next revision read by nobody)
    * never spends brotli's seconds, which ran on the server's core while that one reader's
-   * browser took the list in (issue 27: 3–4 s of a core for a 35 MB list, beside a 2 s open).
+   * browser took the list in (issue 27: ~2 s of a core for a 35 MB list, beside a 2 s open).
    */
   fastReads = 0;
 
