@@ -61,8 +61,14 @@ try {
   // TRACE_WARM=1: the card list read once first, so the server holds its body and gzip copy as
   // after an import (what `npm run bench -- --browser` times), not a restart's cold read.
   if (process.env.TRACE_WARM === "1") {
-    const warm = await context.request.get(`/api/trees/${state.treeId}/cards`, { headers: { "Accept-Encoding": "gzip, deflate, br" } });
+    const warm = await context.request.get(`/api/trees/${state.treeId}/cards`, { headers: { "Accept-Encoding": "gzip, deflate, br" }, timeout: 180_000 });
     if (warm.status() !== 200) throw new Error(`warming the card list failed: ${warm.status()}`);
+  }
+  // TRACE_BULK=1: a bulk write first (1,000 cards imported into the tree, then 6 s for the
+  // server to prepare the list), so the open is the first read after it, as the bench's is.
+  if (process.env.TRACE_BULK === "1") {
+    await new CardtreeClient(server.url, state.email, state.password).importSeed(state.treeId, JSON.stringify(generateTree(1000, Date.now() % 1000)));
+    await new Promise((resolve) => setTimeout(resolve, 6000));
   }
   const page = await context.newPage();
   // A TimeStamp trace event when the tree page answers the keyboard (the bench's "interactive").
@@ -87,11 +93,16 @@ try {
   const events = await traced(cdp, async () => {
     await cdp.send("Profiler.start");
     const started = Date.now();
+    const serverCpu = serverTicks();
     await page.goto(`/trees/${state.treeId}`);
     await page.waitForFunction(() => (window as any).app.get("cardId") !== null && document.activeElement?.classList.contains("card"), undefined, { timeout: 120_000, polling: 10 });
     console.log(`open to interactive: ${Date.now() - started} ms (wall)`);
-    // TRACE_SETTLE_MS=500: the keys start as soon after the open as the bench's do.
-    await page.waitForTimeout(Number(process.env.TRACE_SETTLE_MS ?? 1500));
+    // The server's CPU (all its threads: zlib's copies run in the thread pool) over the open and the settle after it.
+    const during = serverTicks() - serverCpu;
+    const settle = Number(process.env.TRACE_SETTLE_MS ?? 1500);
+    await page.waitForTimeout(settle);
+    console.log(`server CPU: ${during} ms during the open, ${serverTicks() - serverCpu - during} ms in the ${settle} ms after`);
+    // TRACE_SETTLE_MS=500 (above): the keys start as soon after the open as the bench's do.
   });
   const { profile } = await cdp.send("Profiler.stop");
   summarize("open", events, profile);
@@ -129,6 +140,16 @@ try {
 } finally {
   await browser.close();
   await server.stop();
+}
+
+/** The server process's CPU so far, in milliseconds (Linux's /proc; 0 elsewhere). */
+function serverTicks(): number {
+  try {
+    const fields = readFileSync(`/proc/${server.process.pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 async function traced(cdp: CDPSession, run: () => Promise<void>): Promise<TraceEvent[]> {
@@ -205,10 +226,16 @@ function summarize(label: string, events: TraceEvent[], profile: { nodes: Profil
   console.log(`  worker: ${[...workerCpu].map(([n, ms]) => `${n} ${ms.toFixed(0)} ms`).join(", ")}`);
   const workerBusy = workerTasks.filter((e) => e.name === "ThreadControllerImpl::RunTask").reduce((s, t) => s + (t.tdur ?? t.dur ?? 0), 0) / 1000;
   console.log(`  worker busy ${workerBusy.toFixed(0)} ms CPU`);
-  // Network: the cards list.
+  // Network: each request's send, first byte of its answer, and last byte (TRACE_REQUESTS=1: all of them).
+  const t0ms = (ts: number) => ((ts - (mainTasks[0]?.ts ?? 0)) / 1000).toFixed(0);
+  const urls = new Map<string, string>();
+  for (const e of events) {
+    const data = e.args?.data as { requestId?: string; url?: string } | undefined;
+    if (e.name === "ResourceSendRequest" && data?.requestId) urls.set(data.requestId, String(data.url).replace(/^https?:\/\/[^/]+/, ""));
+    if (process.env.TRACE_REQUESTS === "1" && data?.requestId && ["ResourceReceiveResponse", "ResourceFinish"].includes(e.name)) console.log(`  ${e.name === "ResourceFinish" ? "last byte " : "first byte"} ${urls.get(data.requestId) ?? data.requestId} at ${t0ms(e.ts)} ms`);
+  }
   for (const e of events) {
     if (e.name === "ResourceSendRequest" && (String(e.args?.data?.url).includes("/api/") || process.env.TRACE_REQUESTS === "1")) console.log(`  request ${String(e.args?.data?.url)} at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms`);
-    if (e.name === "ResourceFinish" && process.env.TRACE_REQUESTS === "1") console.log(`  finished ${String((e.args?.data as { requestId?: string } | undefined)?.requestId)} at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms`);
     if (e.name === "ResourceFinish") {
       const d = e.args?.data as { encodedDataLength?: number; decodedBodyLength?: number } | undefined;
       if ((d?.decodedBodyLength ?? 0) > 1_000_000) console.log(`  big response finished at ${((e.ts - mainTasks[0].ts) / 1000).toFixed(0)} ms: ${d?.encodedDataLength} bytes on the wire, ${d?.decodedBodyLength} decoded`);

@@ -104,6 +104,25 @@ describe("CompressedBodies.pick", () => {
     expect(await bodies.pick([body], '"b"', "gzip")).toMatchObject({ encoding: "gzip", made: "gzip" });
   });
 
+  it("spends brotli's time on a big body only once a second reader came: one read after a bulk write makes none", async () => {
+    const bodies = new CompressedBodies();
+    const body = prose(1_000_000);
+    // Prepared after a bulk write: the fast copy alone, then its one reader.
+    await bodies.prepare(body);
+    expect(await bodies.pick([body], '"o"', "gzip, deflate, br")).toMatchObject({ encoding: "gzip", made: "gzip1" });
+    expect(bodies.started([body], '"o"')).toEqual(["gzip1"]);
+    expect(await bodies.pick([body], '"o"', "gzip, deflate, br")).toMatchObject({ encoding: "gzip", made: "gzip1" });
+    expect(bodies.started([body], '"o"')).toContain("br");
+    // Not prepared: its first reader waits for the fast copy, and no brotli follows it.
+    const cold = prose(900_000);
+    expect(await bodies.pick([cold], '"c"', "gzip, deflate, br")).toMatchObject({ encoding: "gzip", made: "gzip1" });
+    expect(bodies.started([cold], '"c"')).toEqual(["gzip1"]);
+    // The second reader starts it, and gets brotli once it is there.
+    expect(await bodies.pick([cold], '"c"', "gzip, deflate, br")).toMatchObject({ encoding: "gzip", made: "gzip1" });
+    expect(bodies.started([cold], '"c"')).toContain("br");
+    await expect.poll(() => bodies.pick([cold], '"c"', "gzip, deflate, br").then((picked) => picked?.made)).toBe("br");
+  });
+
   it("makes the brotli copy for the readers after a browser that found only a gzip copy", async () => {
     const bodies = new CompressedBodies();
     const body = prose(1_000_000);

@@ -9,9 +9,9 @@
  *   The compression itself runs in libuv's thread pool (zlib's asynchronous calls), so a
  *   7 MB body never stalls the event loop. Brotli 6 of a 7 MB body takes 0.5-1.2 s, so the
  *   first readers of a big body's revision do not wait for it: they get a gzip copy at level
- *   1 (~0.1 s), made before it (brotli starts once that copy is there) and dropped once the
- *   brotli copy is there. A tree written in bulk has that fast copy made before anyone asks
- *   (`prepare`, from the read model).
+ *   1 (~0.1 s), made before it (brotli starts once that copy is there and a second reader
+ *   came) and dropped once the brotli copy is there. A tree written in bulk has that fast
+ *   copy made before anyone asks (`prepare`, from the read model).
  * - Everything else (small JSON answers, the client's files, exports, GraphQL answers):
  *   `compression`'s streaming middleware ({@link compressResponses}), which also runs zlib off
  *   the loop. Event streams are never compressed: a compressor holds bytes back until it has
@@ -105,11 +105,23 @@ class Copies {
   private readonly ready = new Map<Made, Buffer>();
   /** Bytes the ready copies hold. */
   bytes = 0;
+  /**
+   * Readers given the fast copy so far. The full copy is started by the second: a big body
+   * read once (a tree opened after an import or an edit, its next revision read by nobody)
+   * never spends brotli's seconds, which ran on the server's core while that one reader's
+   * browser took the list in (issue 27: ~2 s of a core for a 35 MB list, beside a 2 s open).
+   */
+  fastReads = 0;
 
   constructor(private readonly onSize: (change: number) => void = () => undefined) {}
 
   readyCopy(made: Made): Buffer | undefined {
     return this.ready.get(made);
+  }
+
+  /** The copies made or being made. */
+  started(): Made[] {
+    return [...this.made.keys()];
   }
 
   get(made: Made, plain: () => Buffer): Promise<Buffer> {
@@ -167,8 +179,9 @@ async function pickCopy(copies: Copies, plain: () => Buffer, length: number, hea
     const bytes = copies.readyCopy(made);
     if (!bytes) continue;
     // A copy short of the client's choice (gzip to a browser that prefers brotli, kept because
-    // a gzip-only client asked first): sent now, and the wanted one made for the next readers.
-    if (made !== wanted) copies.get(wanted, plain).catch(() => undefined);
+    // a gzip-only client asked first): sent now, and the wanted one made for the next readers;
+    // after the fast copy, only once a second reader came.
+    if (made !== wanted && (made !== "gzip1" || ++copies.fastReads > 1)) copies.get(wanted, plain).catch(() => undefined);
     return { encoding, made, bytes };
   }
   if (length >= FAST_FIRST_BYTES && takesGzip) {
@@ -184,11 +197,15 @@ async function pickCopy(copies: Copies, plain: () => Buffer, length: number, hea
   return weight("identity") > 0 ? null : full;
 }
 
-/** A big body's fast gzip copy (the full one if the fast one fails); the full `wanted` copy is started once the fast one is made. */
+/**
+ * A big body's fast gzip copy (the full one if the fast one fails); when this is the body's
+ * second reader or a later one, the full `wanted` copy is started once the fast one is made.
+ */
 function fastThenFull(copies: Copies, plain: () => Buffer, wanted: Encoding): Promise<Picked> {
   const fast = copies.get("gzip1", plain);
   const full = () => copies.get(wanted, plain);
-  fast.then(full, full).catch(() => undefined);
+  const second = ++copies.fastReads > 1;
+  fast.then(() => (second ? full() : undefined), full).catch(() => undefined);
   return fast.then(
     (bytes): Picked => ({ encoding: "gzip", made: "gzip1", bytes }),
     () => full().then((bytes): Picked => ({ encoding: wanted, made: wanted, bytes })),
@@ -222,15 +239,23 @@ export class CompressedBodies {
   /**
    * Makes a big cached body's first readers' copy now, before anyone asks (the read model's
    * cards of a tree just written in bulk, src/rest/api.ts): its fast gzip copy (brotli's
-   * seconds are spent only once someone reads it).
+   * seconds are spent only once a second reader came). Settles when the copy is made.
    * A small body is left for its first request (a few milliseconds).
    */
-  prepare(body: Buffer): void {
-    if (body.length < FAST_FIRST_BYTES) return;
+  prepare(body: Buffer): Promise<void> {
+    if (body.length < FAST_FIRST_BYTES) return Promise.resolve();
     const { copies, plain } = this.copiesOf([body], "");
-    if (copies.readyCopy("br") || copies.readyCopy("gzip")) return;
-    // The fast copy only: the first reader's pick starts brotli for the readers after it.
-    copies.get("gzip1", plain).catch(() => undefined);
+    if (copies.readyCopy("br") || copies.readyCopy("gzip")) return Promise.resolve();
+    // The fast copy only: a second reader's pick starts brotli for the readers after it.
+    return copies.get("gzip1", plain).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** The copies of a body made or being made, fast one included. */
+  started(parts: readonly Buffer[], etag: string): Made[] {
+    return this.copiesOf(parts, etag).copies.started();
   }
 
   /** What to send for `acceptEncoding` (see {@link pickCopy}); null: the plain bytes. */

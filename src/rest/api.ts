@@ -54,7 +54,7 @@ export function restApi(rest: RestDeps): Router & { direct: DirectRoute[] } {
   const readModel = rest.ctx.readModel;
   // A tree written in bulk (an import): its card list's body and fast gzip copy are made once
   // the writes pause, not for its next reader (the writer opening it: issue 27).
-  readModel.prepareAfterBulkWrites((snapshot) => cachedBodies.prepare(snapshot.json().body));
+  readModel.prepareAfterBulkWrites((snapshot) => void cachedBodies.prepare(snapshot.json().body));
   const idempotent = idempotentWrites(rest.ctx, { logger: rest.logger, applies: (req) => !SESSION_PATHS.has(req.path) });
   const deps = {
     ...rest,

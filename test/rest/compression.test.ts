@@ -100,6 +100,28 @@ describe("cached card lists on the wire", () => {
     expect(cards.map((card) => card.content)).toContain("written after the first read");
   });
 
+  it("gives a big list's one reader its fast gzip copy and makes brotli only once a second reader came", async () => {
+    const alice = await buildUser(server.url, "alice");
+    const paragraph = "A longer card, so that the list passes a quarter of a megabyte: the river ran on. ";
+    const seed = Array.from({ length: 400 }, (_, i) => `# Card ${i}\n\n${paragraph.repeat(8)}`).join("\n\n");
+    const tree = await buildTree(alice, { seed });
+    const path = `/api/trees/${tree._id}/cards`;
+    const headers = { authorization: alice.authHeader!, "accept-encoding": "gzip, deflate, br" };
+    const plain = await raw(path, { authorization: alice.authHeader!, "accept-encoding": "identity" });
+    expect(plain.bytes.length).toBeGreaterThan(256 * 1024);
+    const first = await raw(path, headers);
+    expect(first.headers["content-encoding"]).toBe("gzip");
+    expect(first.headers.etag).toBe(`${plain.headers.etag!.slice(0, -1)}-gzip1"`);
+    expect(decode(first)).toBe(plain.bytes.toString("utf8"));
+    // Had the first read started brotli (a few hundred milliseconds for this list), this later
+    // read would be brotli; it is the same fast copy, and it starts brotli for those after it.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const second = await raw(path, headers);
+    expect(second.headers.etag).toBe(first.headers.etag);
+    await expect.poll(async () => (await raw(path, headers)).headers["content-encoding"], { timeout: 20_000 }).toBe("br");
+    expect(decode(await raw(path, headers))).toBe(plain.bytes.toString("utf8"));
+  });
+
   it("gives each encoding its own ETag, and answers 304 to any of them until the tree changes", async () => {
     const { alice, tree, path, auth } = await bigTree();
     const plain = await raw(path, { ...auth, "accept-encoding": "identity" });
