@@ -77,6 +77,9 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     fillBar(app, bar, tree, true);
     renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
     mountColumns(app, main, controller);
+    // The columns and the first screen's Markdown, in short tasks of their own.
+    await controller.prepare();
+    if (disposed) return;
     // The page's frame is laid out in one task (a frame), the cards drawn in the next.
     await nextFrame();
     if (disposed) return;
