@@ -240,17 +240,16 @@ export class TreeController {
    */
   async prepare(): Promise<void> {
     await nextTaskUnclamped();
-    if (this.stopped.signal.aborted) return;
     this.view.render({ draw: false });
     const cards = this.view.firstScreenCards(this.firstCard()?._id ?? null);
-    let next = 0;
-    while (next < cards.length) {
+    for (let next = 0; next < cards.length; ) {
       await nextTaskUnclamped();
-      if (this.stopped.signal.aborted) return;
       const until = performance.now() + PREPARE_SLICE_MS;
       do this.view.prepareCard(cards[next++]);
       while (next < cards.length && performance.now() < until);
     }
+    // What the caller does next (start()) is a task of its own too.
+    await nextTaskUnclamped();
   }
 
   /** The card a visit starts on: the last one visited here, or the tree's first. */
