@@ -97,6 +97,26 @@ async function launchChromium(profile: string): Promise<{ port: number; endpoint
   return { port: Number(new URL(endpoint).port), endpoint, process: child };
 }
 
+/**
+ * Removes a run's browser profile. Chromium's helper processes outlive the killed browser for
+ * a moment and may still write into it (ENOTEMPTY under load, which ended whole runs); after a
+ * few tries spread over seconds it is left in the temporary directory, with a word.
+ */
+async function removeProfile(profile: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+      return;
+    } catch (error) {
+      if (attempt === 5) {
+        console.warn(`  left ${profile}: ${(error as Error).message}`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
+}
+
 /** Puts the session's cookies in the browser's jar (Lighthouse keeps cookies between its steps). */
 async function setCookies(endpoint: string, baseUrl: string, cookies: string): Promise<void> {
   const { WebSocket } = await import("ws");
@@ -250,7 +270,7 @@ export async function lighthouseScenarios(options: { report: Report; workDir: st
             const exited = new Promise((resolve) => chromium.process.once("exit", resolve));
             chromium.process.kill("SIGKILL");
             await exited;
-            rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+            await removeProfile(profile);
           }
         }
       }

@@ -425,6 +425,41 @@ describeInBrowser("loading the client", () => {
     await context.close();
   });
 
+  it("a tree's first screen is drawn from Markdown rendered in the tasks before: the task that puts its cards in the page sanitizes none", async () => {
+    const { page, api, context } = await loggedInPage(session.world, "loading");
+    session.watch(page);
+    await page.setViewportSize({ width: 412, height: 823 });
+    const seed = JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ content: `Card **${i + 1}**: a paragraph of text that takes a line or two in its column.` })));
+    const tree = await buildTree(api, { name: "Prepared", seed });
+    // The sanitizer parses each card's HTML with a DOMParser: a call is a card sanitized. The
+    // calls are counted by task: a count is closed by a task its first call posts at the
+    // highest priority (Chromium's scheduler.postTask), which runs once that task has ended
+    // and before the page's own next task (a timer could come after it: nested ones wait 4 ms).
+    // Rendering the first screen's cards in the task that puts them in the page made it the
+    // longest task of the load on a phone (issue 27, TBT).
+    await page.addInitScript(() => {
+      const w = window as any;
+      w.firstScreen = { sanitizedInTask: null, rendered: null };
+      let inTask = 0;
+      const parse = DOMParser.prototype.parseFromString;
+      DOMParser.prototype.parseFromString = function (this: DOMParser, ...args: Parameters<DOMParser["parseFromString"]>) {
+        if (inTask++ === 0) void w.scheduler.postTask(() => (inTask = 0), { priority: "user-blocking" });
+        return parse.apply(this, args);
+      };
+      new MutationObserver(() => {
+        if (w.firstScreen.rendered !== null || !document.querySelector(".card")) return;
+        w.firstScreen.sanitizedInTask = inTask;
+        w.firstScreen.rendered = document.querySelectorAll(".card .view strong").length;
+      }).observe(document, { childList: true, subtree: true });
+    });
+    await openTree(page, tree._id);
+    expect(await page.locator(`#card${await activeCardId(page)} strong`).innerText()).toBe("1");
+    const firstScreen = await page.evaluate(() => (window as any).firstScreen);
+    expect(firstScreen.rendered).toBeGreaterThan(1);
+    expect(firstScreen.sanitizedInTask).toBe(0);
+    await context.close();
+  });
+
   it("with motion allowed, the active card is whole in view in the frame after PageDown and the arrows", async () => {
     const { page, api, context } = await loggedInPage(session.world, "loading");
     session.watch(page);

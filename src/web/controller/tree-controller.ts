@@ -13,6 +13,7 @@ import type { ApiClient } from "../api.js";
 import type { AppBus } from "../bus.js";
 import type { ImportRequest } from "../events.js";
 import { notify } from "../notify.js";
+import { nextTaskUnclamped } from "../views/progress.js";
 import { neighbour, type Direction } from "../model/navigation.js";
 import { browserSyncEnvironment, SyncQueue, type Coordinator, type SyncHooks } from "../model/sync.js";
 import { CardVersions } from "../model/versions.js";
@@ -51,6 +52,11 @@ export interface ControllerDevice {
 const COPY_DELAY_MS = 1500;
 /** How often a tab looks for changes left by another tab of the tree while that one has some waiting. */
 const ADOPT_AGAIN_MS = 3000;
+/**
+ * How long one task of prepare() renders the first screen's cards, in this device's time: a
+ * phone four times slower stays well under the 50 ms of a long task.
+ */
+const PREPARE_SLICE_MS = 5;
 
 /** The open tree as the pages and user scripts see it. */
 export type OpenTree = TreeController;
@@ -224,18 +230,44 @@ export class TreeController {
   }
 
   /**
-   * Draws the columns and picks the card to start on: the last one visited here, or the first.
-   * The first screen is drawn now; the rest of the cards follow in short tasks (the page
+   * Gets the first screen ready for start(), in short tasks of their own, each after the one
+   * that calls it: the columns and every card's place in them (heights estimated from the
+   * text), then the Markdown of the cards the first screen shows, a few milliseconds of them
+   * a task (PREPARE_SLICE_MS), into the renderer's cache (views/card.ts). start() then only
+   * puts that HTML in the page. Done in start()'s one task, this was most of the longest
+   * task of a tree page's load (109-135 ms of a phone's time, CPU x4; Lighthouse counts what
+   * is over 50 ms as blocking: issue 27, TBT). Call it once, before start().
+   */
+  async prepare(): Promise<void> {
+    await nextTaskUnclamped();
+    this.view.render({ draw: false });
+    const cards = this.view.firstScreenCards(this.firstCard()?._id ?? null);
+    for (let next = 0; next < cards.length; ) {
+      await nextTaskUnclamped();
+      const until = performance.now() + PREPARE_SLICE_MS;
+      do this.view.prepareCard(cards[next++]);
+      while (next < cards.length && performance.now() < until);
+    }
+    // What the caller does next (start()) is a task of its own too.
+    await nextTaskUnclamped();
+  }
+
+  /** The card a visit starts on: the last one visited here, or the tree's first. */
+  private firstCard(): Card | undefined {
+    const remembered = this.readOnly ? null : localStorage.getItem(this.activeKey());
+    return this.state.get(remembered) ?? this.state.children(null)[0];
+  }
+
+  /**
+   * Picks the card to start on (firstCard) and draws the columns prepare() laid out. The
+   * first screen is drawn now; the rest of the cards follow in short tasks (the page
    * answers keys meanwhile). The returned promise resolves once every card a column draws
    * whole is in the page: `ready` is called then, and `tree:load` announced right after, so
    * a script that hears it finds the page complete (docs/scripting.md). It never rejects.
    */
   start(ready: () => void = () => undefined): Promise<void> {
-    this.view.render({ draw: false });
     this.listen();
-    const remembered = this.readOnly ? null : localStorage.getItem(this.activeKey());
-    const first = this.state.get(remembered) ?? this.state.children(null)[0];
-    this.activate(first?._id ?? null, { smooth: false });
+    this.activate(this.firstCard()?._id ?? null, { smooth: false });
     if (!this.readOnly) {
       rebaseDraft(this.tree._id, this.state, this.versions);
       recoverDraft(this.host);

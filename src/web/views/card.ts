@@ -57,6 +57,14 @@ export function createCardElement(card: Card, rendering: CardRendering, defer = 
   return element;
 }
 
+/**
+ * Renders the card's Markdown now, kept by the renderer (markdown-render.ts caches by text),
+ * so that drawing the card later only puts the HTML in place.
+ */
+export function prepareCardContent(card: Card, rendering: CardRendering): void {
+  renderMarkdown(rendering.latex ? extractMath(card.content).text : card.content, rendering.remoteImages);
+}
+
 /** The card's one textarea (null on a read-only page). */
 export function cardTextarea(element: HTMLElement): HTMLTextAreaElement | null {
   return element.querySelector<HTMLTextAreaElement>(":scope > textarea.card-editor");

@@ -218,6 +218,12 @@ export class ColumnWindow {
     this.drawRange(...this.rangeAt(this.scrollTopFor(span)), false);
   }
 
+  /** The cards drawAround(span) would draw now. */
+  cardsAround(span: Span): Card[] {
+    const [from, to] = this.rangeAt(this.scrollTopFor(span));
+    return this.entries.slice(from, to).map((entry) => entry.card);
+  }
+
   /** Scrolls to centre `span`; call after measure(). */
   scrollToSpan(span: Span, behavior: ScrollBehavior): void {
     const target = this.scrollTopFor(span);

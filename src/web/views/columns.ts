@@ -13,7 +13,7 @@
 import type { Card } from "../../shared/records.js";
 import { h, setAttribute, syncChildren } from "../dom.js";
 import type { TreeReader } from "../model/tree-state.js";
-import { createCardElement, renameCardElement, renderCardContent, renderDeferred, type CardRendering } from "./card.js";
+import { createCardElement, prepareCardContent, renameCardElement, renderCardContent, renderDeferred, type CardRendering } from "./card.js";
 import { remoteImagesFor, type RemoteImages } from "../remote-images.js";
 import { ColumnWindow, type ColumnEntry, type Span } from "./column-window.js";
 import { DeferredRenderer } from "./deferred-render.js";
@@ -137,6 +137,25 @@ export class ColumnsView {
     for (const column of this.columns) column.draw(false);
     this.measureAll(this.columns);
     this.highlight(this.activeId, { scroll: false });
+  }
+
+  /**
+   * The cards the opening's first screen draws when `activeId` is active (scrollIntoPlace:
+   * its column's view), once render() laid the columns out; in a tree whose cards render
+   * lazily, the active card alone (the others are drawn as plain text first).
+   */
+  firstScreenCards(activeId: string | null): Card[] {
+    const card = this.state.get(activeId);
+    if (!card) return [];
+    if (this.state.size > DEFER_ABOVE) return [card];
+    const column = this.columns.find((c) => c.depth === this.state.depth(card._id));
+    const span = column?.span([card._id], this.lit);
+    return column && span ? column.cardsAround(span) : [];
+  }
+
+  /** Renders a card's Markdown ahead of drawing it (TreeController.prepare). */
+  prepareCard(card: Card): void {
+    prepareCardContent(card, this.rendering());
   }
 
   /**

@@ -43,6 +43,8 @@ export function renderPublicPage(app: AppContext, root: HTMLElement, publicUrl: 
       }
       mountColumns(app, main, controller);
       const open = controller;
+      await controller.prepare();
+      if (disposed) return;
       void controller.start(() => (app.openTree = open));
       const active = () => {
         const card = open.activeCard();

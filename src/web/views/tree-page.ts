@@ -77,8 +77,11 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     fillBar(app, bar, tree, true);
     renderSyncStatus(bar.status, { kind: "saved" }, () => undefined);
     mountColumns(app, main, controller);
-    // The page's frame is laid out in one task (a frame), the cards drawn in the next.
-    await nextFrame();
+    // The page's frame is laid out in a frame of its own, the cards drawn in a task after it;
+    // the columns and the first screen's Markdown get ready meanwhile, in short tasks.
+    const framed = nextFrame();
+    await controller.prepare();
+    await framed;
     if (disposed) return;
     // The page is the open tree (window.app answers about it) once every card is drawn.
     const shown = controller;
