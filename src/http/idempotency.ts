@@ -58,6 +58,8 @@ function sendKept(res: Response, answer: KeptAnswer): void {
   res.status(answer.status);
   for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
   res.setHeader(IDEMPOTENT_REPLAYED_HEADER, "true");
+  // With its length, as the first answer went (Express's `send`), not chunked; a 204 or 304 has none.
+  if (answer.status !== 204 && answer.status !== 304) res.setHeader("Content-Length", answer.body.byteLength);
   res.end(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
 }
 

@@ -39,6 +39,10 @@ describe("a replay", () => {
     expect(again.text).toBe(first.text);
     expect(again.headers.get("x-tree-revision")).toBe(first.headers.get("x-tree-revision"));
     expect(again.headers.get("content-type")).toBe(first.headers.get("content-type"));
+    // Sent with its length, as the first answer was, not chunked.
+    expect(first.headers.get("content-length")).toBe(String(Buffer.byteLength(first.text)));
+    expect(again.headers.get("content-length")).toBe(first.headers.get("content-length"));
+    expect(again.headers.get("transfer-encoding")).toBeNull();
     expect((await liveCards(alice, tree._id)).filter((c) => c.content === "once")).toHaveLength(1);
   });
 
