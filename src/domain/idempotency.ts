@@ -133,13 +133,27 @@ function runStep<T>(run: KeyedRun, step: number, body: (committed: Change | unde
     // Claimed already (the embedded store claims before the request runs): the step runs once,
     // its failure is the request's, and nothing is asked after it. No async wrapper: each
     // promise of a keyed write runs AsyncLocalStorage's hooks.
-    return keyedContext.run({ run, step }, () => {
-      try {
-        return body((run.lastReplayed = run.committed.get(step)));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    });
+    const go = (): Promise<T> =>
+      keyedContext.run({ run, step }, () => {
+        try {
+          return body((run.lastReplayed = run.committed.get(step)));
+        } catch (err) {
+          return Promise.reject(err);
+        }
+      });
+    // A later step that writes more than changes (preferences, account settings, scripts) is not
+    // checked against the claim in its own statement, as a change is (`ChangeKey.held`). On a
+    // store processes share, a process paused past its lease would run it after another took the
+    // request over and finished it, and overwrite what the user did since: it first moves its
+    // lease on, which fails once the claim is another's, and so runs it only while the claim is
+    // its own for a whole lease more.
+    if (step > 0 && !writesOnlyChanges && owner.sharedClaims) {
+      return owner.renewNow().then((held) => {
+        if (!held) throw new KeyClaimLostError();
+        return go();
+      });
+    }
+    return go();
   }
   type Attempt = { ok: true; value: T } | { ok: false; error: unknown };
   /** After an attempt of a request not claimed before it: claims now when it must, and runs the step again when it must. */
@@ -622,6 +636,18 @@ export class RunningKey {
     if (!this.claimed) return;
     const { userId, key, claim } = this.record;
     this.ctx.store.idempotency.renew(userId, key, claim!, leaseUntil).catch(() => undefined);
+  }
+
+  /** Whether other processes can take this claim over (the store is shared: it has `holds`). */
+  get sharedClaims(): boolean {
+    return this.ctx.store.idempotency.holds !== undefined;
+  }
+
+  /** Moves this claim's lease a whole lease on from now; resolves to whether the claim is still this request's. */
+  async renewNow(): Promise<boolean> {
+    const { userId, key, claim } = this.record;
+    if (!this.holdsClaim()) return false;
+    return this.ctx.store.idempotency.renew(userId, key, claim!, later(this.ctx.clock.now(), this.ctx.config.timeouts.idempotencyLeaseMs));
   }
 
   /**

@@ -279,7 +279,9 @@ export async function openIdempotencyFile(
     },
     renew: async (userId, key, claim, leaseUntil) => {
       const record = running.get(idempotencyId(userId, key));
-      if (record?.claim === claim) record.leaseUntil = leaseUntil;
+      if (record?.claim !== claim) return false;
+        record.leaseUntil = leaseUntil;
+        return true;
     },
     complete: async (userId, key, claim, answer, options) => {
       const line = completeNow(userId, key, claim, answer, options?.lazily === true);

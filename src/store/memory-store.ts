@@ -287,7 +287,9 @@ export function openMemoryStore(): Store {
       renew: async (userId, key, claim, leaseUntil) => {
         open();
         const record = keys.get(idempotencyId(userId, key));
-        if (record?.claim === claim) record.leaseUntil = leaseUntil;
+        if (record?.claim !== claim) return false;
+        record.leaseUntil = leaseUntil;
+        return true;
       },
       complete: async (userId, key, claim, answer) => {
         open();

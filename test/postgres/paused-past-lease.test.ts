@@ -102,4 +102,53 @@ describe("a keyed request paused past its lease after its first step, on Postgre
     }
     expect((await contents()).sort()).toEqual(["step one", "step two"]);
   });
+
+  it("does not run a later step that is not a change (preferences) once its claim was taken over: the user's change made since is kept", async () => {
+    const alice = await buildUser(a.url);
+    const tree = await buildTree(alice);
+    const onB = new Api(b.url, alice.credentials);
+    const key = "paused-preferences";
+    const graphql = async (server: TestServer, query: string, variables: unknown, idempotencyKey?: string) => {
+      const headers: Record<string, string> = { "content-type": "application/json", authorization: alice.authHeader! };
+      if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
+      const res = await fetch(`${server.url}/graphql`, { method: "POST", headers, body: JSON.stringify({ query, variables }) });
+      const text = await res.text();
+      return { status: res.status, replayed: res.headers.get("idempotent-replayed"), text, body: JSON.parse(text) };
+    };
+    const CARD_THEN_THEME = `mutation Two($one: CreateCardInput!) {
+      one: createCard(input: $one) { id content }
+      two: setPreferences(input: { theme: "dark" }) { theme }
+    }`;
+    const variables = { one: { treeId: tree._id, position: 1, content: "before the theme" } };
+    const theme = async () => (await graphql(b, "{ me { preferences { theme } } }", {})).body.data.me.preferences.theme;
+
+    const holding = () => a.output.filter((line) => line.includes("fault: holding a keyed request before its next step")).length;
+    const heldBefore = holding();
+    await writeFile(control, "hold-step");
+    const onA = graphql(a, CARD_THEN_THEME, variables, key);
+    await vi.waitFor(() => expect(holding()).toBe(heldBefore + 1), {
+      timeout: 20_000,
+      interval: 20,
+    });
+    a.process.kill("SIGSTOP");
+    const [{ lease_until }] = await sql("SELECT lease_until FROM idempotency_keys WHERE user_id = $1 AND key = $2", [alice.user._id, key]);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(lease_until) - Date.now()) + 200));
+
+    // B finishes the request; the user then picks another theme.
+    const onBFirst = await graphql(b, CARD_THEN_THEME, variables, key);
+    expect([onBFirst.status, onBFirst.body.errors, onBFirst.body.data.two]).toEqual([200, undefined, { theme: "dark" }]);
+    expect((await graphql(b, `mutation { setPreferences(input: { theme: "light" }) { theme } }`, {})).body.data.setPreferences.theme).toBe("light");
+
+    // A wakes: its step two finds the claim another's and writes nothing.
+    await writeFile(control, "release-step");
+    a.process.kill("SIGCONT");
+    const woken = await onA;
+    expect(woken.body.errors?.map((e: any) => e.extensions.code)).toEqual(["unavailable"]);
+    expect(await theme()).toBe("light");
+    const cards = (await onB.get(`/api/trees/${tree._id}/cards`)).body.filter((c: any) => c.content === "before the theme");
+    expect(cards).toHaveLength(1);
+    const retry = await graphql(a, CARD_THEN_THEME, variables, key);
+    expect([retry.status, retry.replayed, retry.text]).toEqual([200, "true", onBFirst.text]);
+    expect(await theme()).toBe("light");
+  });
 });

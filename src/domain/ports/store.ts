@@ -247,8 +247,8 @@ export interface IdempotencyRepository {
    * `previousClaim` (whose lease ended: its process died). Resolves to whether it did.
    */
   takeOver(record: IdempotencyRecord, previousClaim: string): Promise<boolean>;
-  /** Moves the lease of a running claim. */
-  renew(userId: string, key: string, claim: string, leaseUntil: string): Promise<void>;
+  /** Moves the lease of a running claim; resolves to whether the claim was there to move (false: it ended, or another took it over). */
+  renew(userId: string, key: string, claim: string, leaseUntil: string): Promise<boolean>;
   /**
    * Keeps the claim's answer, ending the claim; does nothing if the claim is not there any
    * more. Resolves once this process's later claims of the key find the answer; with

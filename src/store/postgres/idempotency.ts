@@ -379,7 +379,8 @@ export function postgresIdempotency(
       return replaced.rowCount === 1;
     },
     renew: async (userId, key, claim, leaseUntil) => {
-      await pool.query("UPDATE idempotency_keys SET lease_until = $4 WHERE user_id = $1 AND key = $2 AND claim = $3", [userId, key, claim, leaseUntil]);
+      const renewed = await pool.query("UPDATE idempotency_keys SET lease_until = $4 WHERE user_id = $1 AND key = $2 AND claim = $3", [userId, key, claim, leaseUntil]);
+      return renewed.rowCount === 1;
     },
     complete: async (userId, key, claim, answer, options) => {
       const id = idOf(userId, key);
