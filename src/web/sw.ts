@@ -27,6 +27,8 @@ const CACHE = `${PREFIX}${BUILD.version}`;
 /** The cache key of index.html, which the server sends for every page of the app. */
 const PAGE = "/index.html";
 const APP_PAGES = /^\/($|trees\/[^/]+\/?$|p\/[^/]+\/?$|settings(\/keys)?\/?$)/;
+/** A file of the app under its content-hashed name (scripts/build-web.mjs; the server's HASHED). */
+const HASHED = /^\/app-[A-Z0-9]+\.(js|css)$/;
 /** A typeface's file under its content-hashed name (the server's HASHED_FONT). */
 const FONT = /^\/[a-z0-9-]+-[A-Z0-9]{8,}\.woff2?$/;
 
@@ -38,7 +40,11 @@ self.addEventListener("install", (event) => {
       const page = await fetch("/", { cache: "no-store", credentials: "same-origin" });
       if (!page.ok) throw new Error(`The app page answered ${page.status}`);
       await cache.put(PAGE, page);
-      await cache.addAll(BUILD.shell.map((url) => new Request(url, { cache: "no-store" })));
+      // A content-hashed file is the same bytes under its name for ever (the server sends it
+      // `immutable`): the copy the page has just downloaded, in the HTTP cache, is kept, not
+      // downloaded a second time (on a first visit, the whole app again on a phone's data).
+      // The other files of the shell (the icons, the manifest) come from the server.
+      await cache.addAll(BUILD.shell.map((url) => new Request(url, { cache: HASHED.test(url) || FONT.test(url) ? "default" : "no-store" })));
     })(),
   );
 });
