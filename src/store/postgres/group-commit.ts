@@ -192,8 +192,8 @@ const BATCH_HELD_SQL = batchStatement(true);
  * ($12, $13: `checked` has a row only when every kept user record is still the user's row),
  * and the change's cards, written only when `checked` has a row and each only in its own tree.
  */
-const LONE_GUARDS = `checked AS (
-  SELECT 1 AS ok WHERE NOT EXISTS (
+const loneGuards = (also = "") => `checked AS (
+  SELECT 1 AS ok WHERE ${also}NOT EXISTS (
     SELECT 1 FROM unnest($12::text[], $13::text[]) AS g(user_id, record)
     WHERE NOT EXISTS (SELECT 1 FROM users AS u WHERE u.id = g.user_id AND u.record::text = g.record)
   )
@@ -241,8 +241,8 @@ WITH ${
       ? `held AS (
   SELECT 1 FROM idempotency_keys WHERE user_id = $20::text AND key = $21::text AND claim = $22::text FOR SHARE
 ),
-${LONE_GUARDS.replace("SELECT 1 AS ok WHERE NOT EXISTS", "SELECT 1 AS ok WHERE EXISTS (SELECT 1 FROM held) AND NOT EXISTS")}`
-      : `${LONE_GUARDS}
+${loneGuards("EXISTS (SELECT 1 FROM held) AND ")}`
+      : `${loneGuards()}
 claimed AS (
   INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at, change_tree, change_revision)
   SELECT $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::text, $1, $2::integer FROM checked WHERE $18::text IS NOT NULL
@@ -317,7 +317,7 @@ const NEXT_HELD_SQL = loneStatement(false, true);
  * Its parameters are LONE_SQL's first seventeen.
  */
 const NEXT_PLAIN_SQL = `
-WITH ${LONE_GUARDS}
+WITH ${loneGuards()}
 logged AS (
   INSERT INTO changes (tree_id, revision, at, card_ids, record)
   SELECT $1, $2::integer, $3, $4::text[], $5::json FROM checked
