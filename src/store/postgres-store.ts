@@ -386,16 +386,15 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       removeWithCards: async (id, keyed) => {
         kept.writing();
         kept.forgetTree(id);
-        const removal = keyed
-          ? `, removal_kept AS (INSERT INTO tree_removals (idem, idem_step, tree_id, at, expires_at) VALUES ($4, $5, $1, $6, $7)
-               ON CONFLICT (idem, idem_step) DO UPDATE SET tree_id = excluded.tree_id, at = excluded.at, expires_at = excluded.expires_at)`
-          : "";
+        // A keyed deletion's row ($4-$7: its key, step, time and expiry), from `rows`.
+        const removalKept = (rows: string) => `removal_kept AS (INSERT INTO tree_removals (idem, idem_step, tree_id, at, expires_at) ${rows}
+               ON CONFLICT (idem, idem_step) DO UPDATE SET tree_id = excluded.tree_id, at = excluded.at, expires_at = excluded.expires_at)`;
         const params = [id, CHANGES_CHANNEL, origin];
         if (keyed) params.push(idempotencyId(keyed.key.userId, keyed.key.key), String(keyed.key.step), keyed.at, keyed.expiresAt);
         if (!keyed?.key.held) {
           return run(
             `WITH cards_gone AS (DELETE FROM cards WHERE tree_id = $1), changes_gone AS (DELETE FROM changes WHERE tree_id = $1),
-               tree_gone AS (DELETE FROM trees WHERE id = $1 RETURNING revision)${removal}
+               tree_gone AS (DELETE FROM trees WHERE id = $1 RETURNING revision)${keyed ? `, ${removalKept("VALUES ($4, $5, $1, $6, $7)")}` : ""}
              SELECT pg_notify($2, json_build_object('o', $3::text, 't', $1::text, 'r', revision, 'x', true)::text) FROM tree_gone`,
             params,
           );
@@ -408,8 +407,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
              cards_gone AS (DELETE FROM cards WHERE tree_id = $1 AND EXISTS (SELECT 1 FROM held)),
              changes_gone AS (DELETE FROM changes WHERE tree_id = $1 AND EXISTS (SELECT 1 FROM held)),
              tree_gone AS (DELETE FROM trees WHERE id = $1 AND EXISTS (SELECT 1 FROM held) RETURNING revision),
-             removal_kept AS (INSERT INTO tree_removals (idem, idem_step, tree_id, at, expires_at) SELECT $4, $5, $1, $6, $7 FROM held
-               ON CONFLICT (idem, idem_step) DO UPDATE SET tree_id = excluded.tree_id, at = excluded.at, expires_at = excluded.expires_at)
+             ${removalKept("SELECT $4, $5, $1, $6, $7 FROM held")}
            SELECT EXISTS (SELECT 1 FROM held) AS held,
              (SELECT count(pg_notify($2, json_build_object('o', $3::text, 't', $1::text, 'r', revision, 'x', true)::text)) FROM tree_gone) AS told`,
           params,
