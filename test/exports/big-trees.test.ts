@@ -2,7 +2,8 @@
  * Big exports and imports never stall other users (issue 18): the pptx of a 5,000-card tree
  * and a 16 MiB Markdown import run on a worker thread while `/healthz` keeps answering. The
  * server is a child process, so `/healthz` measures its event loop and not this test's.
- * The timings printed here are what docs/performance.md quotes; the assertions are generous.
+ * The timings printed here are what docs/performance.md quotes. The assertions are on the
+ * server's CPU by thread (its event loop's share), and generously on /healthz's wall time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
@@ -25,13 +26,24 @@ describe("big exports and imports, off the event loop", { timeout: 180_000 }, ()
       Array.from({ length: 5_000 }, (_, i) => ({ content: `# Card ${i + 1}\n\nSome **bold** text and a list:\n\n- one\n- two\n\n| a | b |\n|---|---|\n| ${i} | x |` })),
     );
     const tree = await buildTree(writer, { name: "Five thousand", seed });
-    const { result, ms, worst, probes } = await whileProbingHealth(server.url, async () => {
-      const res = await fetch(`${server.url}/api/export/${tree._id}.impress`, { headers: { authorization: writer.authHeader! } });
-      return { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
-    });
-    console.log(`pptx of 5,000 cards: ${Math.round(ms)} ms, ${result.bytes} bytes; /healthz worst ${Math.round(worst)} ms over ${probes} probes`);
+    const { result, ms, worst, probes, mainCpuMs, serverCpuMs } = await whileProbingHealth(
+      server.url,
+      async () => {
+        const res = await fetch(`${server.url}/api/export/${tree._id}.impress`, { headers: { authorization: writer.authHeader! } });
+        return { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
+      },
+      server.process.pid,
+    );
+    console.log(`pptx of 5,000 cards: ${Math.round(ms)} ms, ${result.bytes} bytes; /healthz worst ${Math.round(worst)} ms over ${probes} probes; server CPU ${serverCpuMs} ms, its event loop's ${mainCpuMs} ms`);
     expect(result.status).toBe(200);
-    expect(worst).toBeLessThan(500);
+    // The export's work is the worker's: the event loop spent a small share of the server's
+    // CPU (about 3% here: answering the probes and the request). Built on the loop, it was
+    // nearly all of it. CPU time, unlike /healthz's wall time, does not count the time the
+    // kernel gave the loop's thread to the suite's other files (health-probe.ts).
+    expect(mainCpuMs).toBeLessThan(serverCpuMs / 4);
+    // And /healthz was answered throughout; generous, as it is wall time on a shared machine
+    // (a stall of the whole export would be its 6 s).
+    expect(worst).toBeLessThan(2_000);
   });
 
   it("imports a 16 MiB Markdown seed while /healthz keeps answering", async () => {
@@ -41,11 +53,15 @@ describe("big exports and imports, off the event loop", { timeout: 180_000 }, ()
     let seed = "";
     // Just under the 16 MiB body limit once JSON escapes the newlines.
     for (let i = 0; seed.length < 14 * 1024 * 1024; i++) seed += section(i);
-    const { result, ms, worst, probes } = await whileProbingHealth(server.url, () =>
-      writer.post(`/api/trees/${tree._id}/cards/seed`, { parentId: null, seed }),
+    const { result, ms, worst, probes, mainCpuMs, serverCpuMs } = await whileProbingHealth(
+      server.url,
+      () => writer.post(`/api/trees/${tree._id}/cards/seed`, { parentId: null, seed }),
+      server.process.pid,
     );
-    console.log(`import of ${(seed.length / 1048576).toFixed(1)} MiB: ${Math.round(ms)} ms; /healthz worst ${Math.round(worst)} ms over ${probes} probes`);
+    console.log(`import of ${(seed.length / 1048576).toFixed(1)} MiB: ${Math.round(ms)} ms; /healthz worst ${Math.round(worst)} ms over ${probes} probes; server CPU ${serverCpuMs} ms, its event loop's ${mainCpuMs} ms`);
     expect(result.status).toBe(201);
-    expect(worst).toBeLessThan(1_000);
+    // The reading is the worker's; the loop keeps the cards (about 8% of the server's CPU here).
+    expect(mainCpuMs).toBeLessThan(serverCpuMs / 4);
+    expect(worst).toBeLessThan(2_000);
   });
 });
