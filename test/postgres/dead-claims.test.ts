@@ -19,6 +19,7 @@ import { createDomainContext, type DomainContext } from "../../src/domain/contex
 import { LEASE_MS, startKeyed, type RunningKey } from "../../src/domain/idempotency.js";
 import type { Actor } from "../../src/domain/policy.js";
 import { createTree, deleteTree } from "../../src/domain/trees.js";
+import { setPreferences } from "../../src/domain/preferences.js";
 import { signUp } from "../../src/domain/users.js";
 import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
 import { formatsOffThread } from "../../src/formats/off-thread.js";
@@ -261,6 +262,22 @@ describe("a live process's own claims (stores in this process, on one database)"
       await blocker.end().catch(() => undefined);
       await processA.store.close();
       await processB.store.close();
+    }
+  });
+
+  it("runs no later step that is not a change (preferences) under such a claim: it is refused before it writes", async () => {
+    const processA = await open();
+    try {
+      const { alice, tree, onA } = await stepOneThenLivenessLost(processA, "no-theme@example.com");
+      // Preferences are written by an update of the user's row, which carries no claim check of
+      // its own: the step asks first whether the claim is still this process's (renewNow).
+      const darkTheme = () => execute(processA.ctx, alice, setPreferences, { userId: alice._id }, { theme: "dark" });
+      await expect(onA.enter(darkTheme)).rejects.toMatchObject({ code: "unavailable" });
+      await onA.finish({ status: 503, headers: {}, body: Buffer.from("{}") });
+      expect((await processA.store.users.byId(alice._id))?.preferences?.theme).not.toBe("dark");
+      expect((await processA.store.cards.liveByTree(tree._id)).map((c) => c.content).filter((c) => c !== "")).toEqual(["step one"]);
+    } finally {
+      await processA.store.close();
     }
   });
 
