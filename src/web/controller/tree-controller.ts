@@ -244,6 +244,8 @@ export class TreeController {
     const cards = this.view.firstScreenCards(this.firstCard()?._id ?? null);
     for (let next = 0; next < cards.length; ) {
       await nextTaskUnclamped();
+      // The page was left meanwhile: nothing will draw these cards.
+      if (this.stopped.signal.aborted) return;
       const until = performance.now() + PREPARE_SLICE_MS;
       do this.view.prepareCard(cards[next++]);
       while (next < cards.length && performance.now() < until);
