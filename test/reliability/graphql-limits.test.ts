@@ -235,13 +235,20 @@ describe("the time budget", () => {
 
   it("stops a long anonymous read after 100 ms of the event loop, and /healthz is answered meanwhile", async () => {
     await untilAllowanceHolds();
-    const { result: reply, ms, worst, probes } = await whileProbingHealth(timed.url, () => graphql(LONG_QUERY, undefined, undefined, timed.url));
+    const { result: reply, ms, worst, probes, mainCpuMs } = await whileProbingHealth(
+      timed.url,
+      () => graphql(LONG_QUERY, undefined, undefined, timed.url),
+      timed.process.pid,
+    );
+    console.log(`long anonymous read: ${Math.round(ms)} ms, slowest /healthz ${Math.round(worst)} ms, the event loop's CPU ${mainCpuMs} ms`);
     expectBudgetSpent(reply, /ran longer than 100 ms of the server's time.* Signed-in callers may ask for more/);
-    // Generous bounds for a busy two-core machine: without the clock such a query ran for
-    // seconds, with every other request waiting for all of it.
-    expect(ms).toBeLessThan(2_000);
+    // Without the clock such a query ran for seconds of the event loop, every other request
+    // waiting for all of it. Its CPU is the bound that holds on a busy machine; the wall-time
+    // bounds are generous, as the kernel may give the loop's thread to other processes.
+    expect(mainCpuMs).toBeLessThan(500);
+    expect(ms).toBeLessThan(3_000);
     expect(probes).toBeGreaterThan(0);
-    expect(worst).toBeLessThan(500);
+    expect(worst).toBeLessThan(2_000);
     expect(timed.process.exitCode).toBeNull();
   }, 60_000);
 

@@ -57,13 +57,18 @@ describe("hostile Markdown in a public tree, exported anonymously", () => {
   // Before the fix each took 6-15 s with /healthz unanswered all along.
   for (const format of ["html", "docx", "impress"]) {
     it(`the ${format} export of a 100 KB card of "_a" answers quickly and /healthz stays responsive`, async () => {
-      const { result, ms, worst } = await whileProbingHealth(server.url, () =>
-        anonymousGet(`${server.url}/api/export/${treeId}.${format}`),
+      const { result, ms, worst, mainCpuMs } = await whileProbingHealth(
+        server.url,
+        () => anonymousGet(`${server.url}/api/export/${treeId}.${format}`),
+        server.process.pid,
       );
-      console.log(`${format}: ${Math.round(ms)} ms, slowest /healthz ${Math.round(worst)} ms`);
+      console.log(`${format}: ${Math.round(ms)} ms, slowest /healthz ${Math.round(worst)} ms, the event loop's CPU ${mainCpuMs} ms`);
       expect(result.status).toBe(200);
       expect(ms).toBeLessThan(8_000);
-      expect(worst).toBeLessThan(500);
+      // The event loop's CPU holds on a busy machine; /healthz's wall time is bounded generously
+      // (the kernel may give the loop's thread to other processes; health-probe.ts).
+      expect(mainCpuMs).toBeLessThan(500);
+      expect(worst).toBeLessThan(2_000);
       if (format === "html") {
         const html = result.body.toString("utf8");
         // The hostile card is shown as its text, escaped, with a note; the other card is rendered.
@@ -76,20 +81,25 @@ describe("hostile Markdown in a public tree, exported anonymously", () => {
 
   it("the GraphQL export of the same card answers quickly and /healthz stays responsive", async () => {
     const query = `query ($url: String!) { publicTree(url: $url) { export(format: HTML) { body } } }`;
-    const { result, ms, worst } = await whileProbingHealth(server.url, async () => {
-      const res = await fetch(`${server.url}/graphql`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ query, variables: { url: treeUrl } }),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    });
-    console.log(`graphql html: ${Math.round(ms)} ms, slowest /healthz ${Math.round(worst)} ms`);
+    const { result, ms, worst, mainCpuMs } = await whileProbingHealth(
+      server.url,
+      async () => {
+        const res = await fetch(`${server.url}/graphql`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ query, variables: { url: treeUrl } }),
+        });
+        return { status: res.status, body: (await res.json()) as any };
+      },
+      server.process.pid,
+    );
+    console.log(`graphql html: ${Math.round(ms)} ms, slowest /healthz ${Math.round(worst)} ms, the event loop's CPU ${mainCpuMs} ms`);
     expect(result.status).toBe(200);
     expect(result.body.errors).toBeUndefined();
     expect(result.body.data.publicTree.export.body).toContain("_a_a_a_a");
     expect(ms).toBeLessThan(8_000);
-    expect(worst).toBeLessThan(500);
+    expect(mainCpuMs).toBeLessThan(500);
+    expect(worst).toBeLessThan(2_000);
   });
 
   it("20,000 nested > export as html, docx and impress with 200, the other card rendered", async () => {
