@@ -66,6 +66,26 @@ describe("idempotency.log", () => {
     expect(lines.map((l) => JSON.parse(l).k)).toEqual([`${"a".repeat(24)} whole`, `${"a".repeat(24)} after`]);
   });
 
+  it("sweeps many keys in slices, other work running between them, and two sweeps at once drop each key once", async () => {
+    const keys = await openIdempotencyFile(file, quiet, { sync: "off" });
+    // Kept lazily (no append of their own each): 12,000 answers, the first 11,000 expired by the sweep's time.
+    for (let i = 0; i < 12_000; i++) {
+      const r = record(`k-${i}`, "2026-01-01T00:00:00.000Z", i < 11_000 ? "2026-01-01T01:00:00.000Z" : "2026-01-02T00:00:00.000Z");
+      expect(await keys.claim(r)).toBeNull();
+      expect(keys.completeLazilyNow!(r.userId, r.key, r.claim!, answer(`${i}`))).toBe(true);
+    }
+    let ranMeanwhile = false;
+    const first = keys.sweep("2026-01-01T03:00:00.000Z", { keys: 100_000, bytes: 1 << 30 });
+    setImmediate(() => (ranMeanwhile = true));
+    const second = keys.sweep("2026-01-01T03:00:00.000Z", { keys: 100_000, bytes: 1 << 30 });
+    const [one, two] = await Promise.all([first, second]);
+    expect(ranMeanwhile).toBe(true);
+    expect(one + two).toBe(11_000);
+    expect(await keys.claim({ ...record("k-11500"), claim: "x" })).toMatchObject({ answer: { status: 201 } });
+    expect(await keys.claim(record("k-5"))).toBeNull();
+    await keys.close();
+  });
+
   it("rewrites itself once swept lines outnumber kept ones, keeping the kept", async () => {
     const keys = await openIdempotencyFile(file, quiet);
     for (let i = 0; i < 1200; i++) await keep(keys, record(`old-${i}`, "2026-01-01T00:00:00.000Z", "2026-01-01T01:00:00.000Z"), `${i}`);
