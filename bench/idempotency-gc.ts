@@ -84,7 +84,7 @@ function collections(text: string): Collections {
 const FIGURES = ["req/s", "main ms", "others ms", "KiB allocated", "KiB survived", "KiB promoted", "scavenge µs", "helpers µs", "full GC µs", "writes"] as const;
 type Figure = (typeof FIGURES)[number];
 
-const sides = [path.resolve("."), ...others].map((root, i) => ({ root, name: others.length === 0 ? "this" : i === 0 ? "this" : `other${others.length > 1 ? i : ""}` }));
+const sides = [path.resolve("."), ...others].map((root, i) => ({ root, name: i === 0 ? "this" : others.length > 1 ? `other${i}` : "other" }));
 const servers: { name: string; root: string; dir: string; log: string; database?: string; server: Awaited<ReturnType<typeof startPinned>>; writer: CardtreeClient; tree: string; parent: string }[] = [];
 try {
   for (const [i, side] of sides.entries()) {
