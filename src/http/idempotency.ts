@@ -41,8 +41,8 @@ export interface IdempotencyOptions {
 }
 
 /** What makes two requests with one key the same request. */
-function fingerprint(req: Request): string {
-  return sha256Base64url(`${req.method} ${req.originalUrl}\n${req.headers["if-match"] ?? ""}\n${bodyDigest(req)}`);
+function fingerprint(req: Request, res: Response): string {
+  return sha256Base64url(`${req.method} ${req.originalUrl}\n${req.headers["if-match"] ?? ""}\n${bodyDigest(res)}`);
 }
 
 /** The key, checked; undefined when the request has none. @throws ValidationError */
@@ -192,7 +192,7 @@ export function idempotentWrites(ctx: DomainContext, options: IdempotencyOptions
     const unconfirmed = req.auth?.unconfirmed;
     const userId = req.auth?.user?._id ?? unconfirmed?._id;
     if (key === undefined || userId === undefined || (options.applies && !options.applies(req))) return next();
-    const request = { userId, key, fingerprint: fingerprint(req) };
+    const request = { userId, key, fingerprint: fingerprint(req, res) };
     const go = (start: KeyedStart) => {
       if ("replay" in start) {
         const confirming = unconfirmed && confirmActor(unconfirmed);

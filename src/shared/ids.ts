@@ -42,16 +42,25 @@ function randomByte(): number {
   return pool[poolOffset++];
 }
 
-/** A tree or card id. 36^24 ≈ 2^124 values: collisions are not a concern. */
+/** The characters of an id as UTF-16 codes, and the codes of the id being drawn. */
+const ALPHANUMERIC_CODES = Array.from(ALPHANUMERIC, (character) => character.charCodeAt(0));
+const drawnCodes = new Array<number>(24).fill(0);
+
+/**
+ * A tree or card id. 36^24 ≈ 2^124 values: collisions are not a concern. The id is made as
+ * one string from its 24 character codes: appended a character at a time, it left 23
+ * intermediate strings (about 1 KB) for the garbage collector, and a string of pieces that
+ * was copied again when first hashed (an id is a Map key); a keyed write draws one for its
+ * claim and a new card one for itself (issue 26).
+ */
 export function newRecordId(): string {
-  let id = "";
   // 252 is the largest multiple of 36 below 256: rejecting bytes above it keeps every
   // character equally likely.
-  while (id.length < 24) {
+  for (let drawn = 0; drawn < 24; ) {
     const byte = randomByte();
-    if (byte < 252) id += ALPHANUMERIC[byte % 36];
+    if (byte < 252) drawnCodes[drawn++] = ALPHANUMERIC_CODES[byte % 36];
   }
-  return id;
+  return String.fromCharCode(...drawnCodes);
 }
 
 /**
@@ -59,10 +68,10 @@ export function newRecordId(): string {
  * undefined when they hold fewer than 24 usable bytes (the caller then digests again).
  */
 export function recordIdFromBytes(bytes: Uint8Array): string | undefined {
-  let id = "";
+  let drawn = 0;
   for (const byte of bytes) {
-    if (byte < 252) id += ALPHANUMERIC[byte % 36];
-    if (id.length === 24) return id;
+    if (byte < 252) drawnCodes[drawn++] = ALPHANUMERIC_CODES[byte % 36];
+    if (drawn === 24) return String.fromCharCode(...drawnCodes);
   }
   return undefined;
 }
