@@ -108,7 +108,7 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   // The tree's and the columns' sums stand until a card changes: moving from card to card in
   // a 100,000-card tree (issue 27) must not read every card again on each key.
   let stale = true;
-  const columnSums = new Map<number, number>();
+  const columnSums = new Map<number, Promise<number>>();
   // Not toLocaleString: its first call loads number-format data, tens of ms while a tree opens.
   const format = formatCount;
   // Which update last began: an earlier one still summing a subtree leaves the cells to it.
@@ -120,17 +120,18 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
     const editing = controller.editorText();
     const own = active ? (editing?.card === active ? countWords(editing.text) : cardWords(active)) : 0;
     cells.card.textContent = format(own);
-    cells.column.textContent = format(active ? columnWords(active._id) : 0);
     const ownChars = active ? countCharacters(editing?.card === active ? editing.text : active.content) : 0;
     cells.cardChars.textContent = format(ownChars);
-    // The first card of a 100,000-card tree has ~9,000 descendants: their first sums, in one
-    // task, were one of 50-100 ms right after the open (issue 27).
+    // The first card of a 100,000-card tree has ~9,000 descendants and thousands of cards
+    // beside it: their first sums, in one task, were one of 100-200 ms right after the open (issue 27).
     const descendants = active ? state.descendants(active._id) : [];
     const subtreeWords = await sumInSlices(descendants, cardWords);
     const subtreeChars = await sumInSlices(descendants, (card) => countCharacters(card.content));
+    const column = active ? await columnWords(active._id) : 0;
     if (run !== updates) return;
     cells.subtree.textContent = format(own + subtreeWords);
     cells.subtreeChars.textContent = format(ownChars + subtreeChars);
+    cells.column.textContent = format(column);
     void countTree().then((tree) => {
       atOpen ??= tree;
       cells.tree.textContent = format(tree);
@@ -141,10 +142,11 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   // The first count of a big tree reads every card: in slices, so the page never stalls.
   // Later counts reuse each card's cached count and only recount changed cards.
   let firstCount: Promise<number> | null = null;
-  const columnWords = (id: string): number => {
+  // A change empties the map, so a sum begun before it is never read after it.
+  const columnWords = (id: string): Promise<number> => {
     const depth = state.depth(id);
     let sum = columnSums.get(depth);
-    if (sum === undefined) columnSums.set(depth, (sum = sumWords(state.column(id))));
+    if (sum === undefined) columnSums.set(depth, (sum = sumInSlices(state.column(id), cardWords)));
     return sum;
   };
   const countTree = (): Promise<number> => {
