@@ -222,6 +222,17 @@ export class ColumnWindow {
     return first >= 0 ? { first, last } : null;
   }
 
+  /**
+   * A column's first drawing as a tree opens, not measured yet (the caller measures the columns
+   * it started together, then scrolls each to its span): a column drawn whole in the end, the
+   * first card of `span` (grow() draws the rest a card at a time, so a phone's task stays short);
+   * a larger one, its view around where `span` will be centred.
+   */
+  startAt(span: Span): void {
+    if (this.entries.length <= DRAW_ALL_UP_TO) this.drawRange(span.first, span.first + 1, false);
+    else this.drawAround(span);
+  }
+
   /** Draws the cards around where `span` will be centred (without measuring them yet). */
   drawAround(span: Span): void {
     this.drawRange(...this.rangeAt(this.scrollTopFor(span)), false);

@@ -209,19 +209,19 @@ export class ColumnsView {
   }
 
   /**
-   * Draws these columns' views where the active card puts them (grow() does the rest of a
-   * small column), as many as `deadline` allows and at least one, then measures them together
-   * and scrolls each there: one layout for them all. Each column drawn one card first and its
-   * view in the frame after its scroll was a frame a column between a 100,000-card tree's
-   * first screen and its answering keys; all of them in that frame was one task of 90 ms
-   * (every card under the active one is lit, so its Markdown is rendered as it is drawn; issue 27).
+   * Starts drawing these columns where the active card puts them (ColumnWindow.startAt), as
+   * many as `deadline` allows and at least one, then measures them together and scrolls each
+   * there: one layout for them all. A large column's view used to be drawn in the frame after
+   * its scroll, one column a frame between a 100,000-card tree's first screen and its answering
+   * keys (~170 ms); all of them in one frame was a task of 90 ms (every card under the active
+   * one is lit, so its Markdown is rendered as it is drawn; issue 27).
    */
   private place(columns: ColumnWindow[], deadline: number): void {
     const ids = this.activeId ? [this.activeId] : [];
     const plans: { column: ColumnWindow; span: Span }[] = [];
     for (const column of columns) {
       const span = column.span(ids, this.lit) ?? { first: 0, last: 0 };
-      column.drawAround(span);
+      column.startAt(span);
       plans.push({ column, span });
       if (performance.now() >= deadline) break;
     }
