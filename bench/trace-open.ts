@@ -108,7 +108,8 @@ try {
     // The server's CPU (all its threads: zlib's copies run in the thread pool) over the open and the settle after it.
     const during = serverTicks() - serverCpu;
     // Chromium's CPU by thread over the open (the network service's inflating, the renderer's
-    // threads, the GPU process): which stage of the download pipeline the two cores went to.
+    // threads, the GPU process): which stage of the download pipeline the two cores went to. A
+    // thread that ended meanwhile is not in it (the cards' worker: its CPU is in the trace).
     const browserAfter = browserThreadTicks();
     const byThread = [...browserAfter].map(([name, ms]) => [name, ms - (browserCpu.get(name) ?? 0)] as const).filter(([, ms]) => ms >= 20);
     console.log(`Chromium CPU by thread during the open: ${byThread.sort((a, b) => b[1] - a[1]).map(([name, ms]) => `${name} ${ms}`).join(", ")} ms`);

@@ -9,7 +9,7 @@ import type { AppBus } from "../bus.js";
 import type { OpenTree } from "../controller/tree-controller.js";
 import { h } from "../dom.js";
 import { formatCount } from "./progress.js";
-import { cardWords, countCharacters, countWords, searchCards, sumWords } from "../model/text-stats.js";
+import { cardCharacters, cardWords, countCharacters, countWords, searchCards, sumWords } from "../model/text-stats.js";
 
 export function mountTools(bus: AppBus, main: HTMLElement, controller: OpenTree): void {
   const search = searchBar(bus, controller);
@@ -111,11 +111,12 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   const columnSums = new Map<number, Promise<number>>();
   // Not toLocaleString: its first call loads number-format data, tens of ms while a tree opens.
   const format = formatCount;
-  // Which update last began: an earlier one still summing a subtree leaves the cells to it.
+  // Which update last began: an earlier one still summing a subtree stops, and leaves the cells to it.
   let updates = 0;
   const update = async () => {
     scheduled = false;
     const run = ++updates;
+    const current = () => run === updates;
     const active = controller.activeCard();
     const editing = controller.editorText();
     const own = active ? (editing?.card === active ? countWords(editing.text) : cardWords(active)) : 0;
@@ -125,10 +126,10 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
     // The first card of a 100,000-card tree has ~9,000 descendants and thousands of cards
     // beside it: their first sums, in one task, were one of 100-200 ms right after the open (issue 27).
     const descendants = active ? state.descendants(active._id) : [];
-    const subtreeWords = await sumInSlices(descendants, cardWords);
-    const subtreeChars = await sumInSlices(descendants, (card) => countCharacters(card.content));
-    const column = active ? await columnWords(active._id) : 0;
-    if (run !== updates) return;
+    const subtreeWords = await sumInSlices(descendants, cardWords, current);
+    const subtreeChars = current() ? await sumInSlices(descendants, cardCharacters, current) : 0;
+    const column = active && current() ? await columnWords(active._id) : 0;
+    if (!current()) return;
     cells.subtree.textContent = format(own + subtreeWords);
     cells.subtreeChars.textContent = format(ownChars + subtreeChars);
     cells.column.textContent = format(column);
@@ -192,14 +193,18 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   return footer;
 }
 
-/** The sum of `count` over `cards`, 8 ms of it a task, so a big tree's first count never stalls the page. */
-async function sumInSlices(cards: Card[], count: (card: Card) => number): Promise<number> {
+/**
+ * The sum of `count` over `cards`, 8 ms of it a task, so a big tree's first count never stalls
+ * the page. It stops between two tasks once `wanted` says no (its total is then a part).
+ */
+async function sumInSlices(cards: Card[], count: (card: Card) => number, wanted: () => boolean = () => true): Promise<number> {
   let total = 0;
   for (let i = 0; i < cards.length; ) {
     const until = performance.now() + 8;
     do for (const end = Math.min(cards.length, i + 200); i < end; i++) total += count(cards[i]);
     while (i < cards.length && performance.now() < until);
     if (i < cards.length) await new Promise((resolve) => window.setTimeout(resolve, 0));
+    if (!wanted()) break;
   }
   return total;
 }
