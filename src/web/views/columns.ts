@@ -191,7 +191,7 @@ export class ColumnsView {
     // Not before the first screen is painted and measured: a slice measures, and would lay the page out first.
     await this.firstScreen;
     while (this.growing && !this.stopped) {
-      await nextTaskUnclamped();
+      await new Promise((resolve) => window.setTimeout(resolve, 0));
       if (this.stopped) return;
       const deadline = performance.now() + SLICE_MS;
       // The columns nearest the active card's first: they are the ones in view.
