@@ -9,7 +9,7 @@
  * (npm run build first). The data directory is kept so the tree is generated once:
  * a second run on the same directory reuses it (a restart's cold read, unless TRACE_WARM=1).
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { chromium, type CDPSession, type Page } from "playwright-core";
 import { CardtreeClient } from "./cardtree-client.js";
@@ -72,12 +72,19 @@ try {
   }
   const page = await context.newPage();
   // A TimeStamp trace event when the tree page answers the keyboard (the bench's "interactive").
+  // The long tasks as the bench's observer sees them (bench/scenarios/browser.ts: its target is the longest).
   await page.addInitScript(`(() => {
     const look = () => {
-      if (location.pathname.startsWith("/trees/") && window.app && window.app.get("cardId") !== null && document.activeElement && document.activeElement.classList.contains("card")) console.timeStamp("interactive");
-      else setTimeout(look, 10);
+      if (location.pathname.startsWith("/trees/") && window.app && window.app.get("cardId") !== null && document.activeElement && document.activeElement.classList.contains("card")) {
+        console.timeStamp("interactive");
+        window.__interactiveAt = performance.now();
+      } else setTimeout(look, 10);
     };
     look();
+    window.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) window.__longTasks.push([Math.round(entry.startTime), Math.round(entry.duration)]);
+    }).observe({ type: "longtask", buffered: true });
   })()`);
   await page.goto("/");
   await page.waitForFunction(() => !document.getElementById("root")?.classList.contains("boot"));
@@ -94,14 +101,23 @@ try {
     await cdp.send("Profiler.start");
     const started = Date.now();
     const serverCpu = serverTicks();
+    const browserCpu = browserThreadTicks();
     await page.goto(`/trees/${state.treeId}`);
     await page.waitForFunction(() => (window as any).app.get("cardId") !== null && document.activeElement?.classList.contains("card"), undefined, { timeout: 120_000, polling: 10 });
     console.log(`open to interactive: ${Date.now() - started} ms (wall)`);
     // The server's CPU (all its threads: zlib's copies run in the thread pool) over the open and the settle after it.
     const during = serverTicks() - serverCpu;
+    // Chromium's CPU by thread over the open (the network service's inflating, the renderer's
+    // threads, the GPU process): which stage of the download pipeline the two cores went to. A
+    // thread that ended meanwhile is not in it (the cards' worker: its CPU is in the trace).
+    const browserAfter = browserThreadTicks();
+    const byThread = [...browserAfter].map(([name, ms]) => [name, ms - (browserCpu.get(name) ?? 0)] as const).filter(([, ms]) => ms >= 20);
+    console.log(`Chromium CPU by thread during the open: ${byThread.sort((a, b) => b[1] - a[1]).map(([name, ms]) => `${name} ${ms}`).join(", ")} ms`);
     const settle = Number(process.env.TRACE_SETTLE_MS ?? 1500);
     await page.waitForTimeout(settle);
     console.log(`server CPU: ${during} ms during the open, ${serverTicks() - serverCpu - during} ms in the ${settle} ms after`);
+    const { longTasks, interactiveAt } = await page.evaluate(() => ({ longTasks: (window as any).__longTasks as [number, number][], interactiveAt: (window as any).__interactiveAt as number }));
+    console.log(`long tasks (start ms from navigation: ms), interactive at ${interactiveAt.toFixed(0)} ms: ${longTasks.map(([at, ms]) => `${at}: ${ms}`).join(", ")}`);
     // TRACE_SETTLE_MS=500 (above): the keys start as soon after the open as the bench's do.
   });
   const { profile } = await cdp.send("Profiler.stop");
@@ -150,6 +166,52 @@ function serverTicks(): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * CPU so far of every thread of the Chromium processes this tool started (descendants of this
+ * process other than the server), in milliseconds, summed by process and thread name.
+ */
+function browserThreadTicks(): Map<string, number> {
+  const parents = new Map<number, number>();
+  const commands = new Map<number, string>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[1]));
+      commands.set(Number(entry), readFileSync(`/proc/${entry}/cmdline`, "utf8"));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  const ours = (pid: number): boolean => {
+    for (let at = parents.get(pid); at !== undefined && at > 1; at = parents.get(at)) if (at === process.pid) return true;
+    return false;
+  };
+  const ticks = new Map<string, number>();
+  for (const [pid, command] of commands) {
+    if (!command.includes("chromium") || pid === server.process.pid || !ours(pid)) continue;
+    const kind = /--type=([a-z-]+)/.exec(command)?.[1] ?? "browser";
+    let threads: string[];
+    try {
+      threads = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of threads) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+        const key = `${kind}/${name}`;
+        ticks.set(key, (ticks.get(key) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+  }
+  return ticks;
 }
 
 async function traced(cdp: CDPSession, run: () => Promise<void>): Promise<TraceEvent[]> {

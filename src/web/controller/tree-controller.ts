@@ -240,7 +240,8 @@ export class TreeController {
    */
   async prepare(): Promise<void> {
     await nextTaskUnclamped();
-    this.view.render({ draw: false });
+    await this.view.layOutInSlices();
+    if (this.stopped.signal.aborted) return;
     const cards = this.view.firstScreenCards(this.firstCard()?._id ?? null);
     for (let next = 0; next < cards.length; ) {
       await nextTaskUnclamped();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Card } from "../../shared/records.js";
-import { countCharacters, countWords, searchCards } from "./text-stats.js";
+import { cardCharacters, cardWords, countCharacters, countWords, searchCards } from "./text-stats.js";
 import { TreeState } from "./tree-state.js";
 
 function card(id: string, parentId: string | null, content: string, position = 0): Card {
@@ -40,5 +40,16 @@ describe("countCharacters", () => {
     expect(countCharacters("")).toBe(0);
     expect(countCharacters("Two words")).toBe(9);
     expect(countCharacters("e\u0301lan 😀")).toBe(6);
+  });
+});
+
+describe("cardWords and cardCharacters", () => {
+  it("count a card's text as it is now, after each change of it", () => {
+    const edited = card("e", null, "Two words");
+    expect([cardWords(edited), cardCharacters(edited)]).toEqual([2, 9]);
+    edited.content = "Now three words";
+    expect([cardCharacters(edited), cardWords(edited)]).toEqual([15, 3]);
+    edited.content = "";
+    expect([cardWords(edited), cardCharacters(edited)]).toEqual([0, 0]);
   });
 });

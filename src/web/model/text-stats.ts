@@ -21,15 +21,28 @@ export function countCharacters(text: string): number {
   return count;
 }
 
-const counted = new WeakMap<Card, { content: string; words: number }>();
+const counted = new WeakMap<Card, { content: string; words?: number; characters?: number }>();
+
+/** What is counted of `card`'s text as it is now (forgotten when the text changes). */
+function countsOf(card: Card): { content: string; words?: number; characters?: number } {
+  let known = counted.get(card);
+  if (!known || known.content !== card.content) counted.set(card, (known = { content: card.content }));
+  return known;
+}
 
 /** A card's words, computed once per text. */
 export function cardWords(card: Card): number {
-  const known = counted.get(card);
-  if (known && known.content === card.content) return known.words;
-  const words = countWords(card.content);
-  counted.set(card, { content: card.content, words });
-  return words;
+  const known = countsOf(card);
+  return (known.words ??= countWords(card.content));
+}
+
+/**
+ * A card's characters, computed once per text: the subtree's count after every key read them
+ * all again (`normalize` on each of a big subtree's cards; issue 27).
+ */
+export function cardCharacters(card: Card): number {
+  const known = countsOf(card);
+  return (known.characters ??= countCharacters(card.content));
 }
 
 export function sumWords(cards: Iterable<Card>): number {

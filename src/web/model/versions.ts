@@ -7,26 +7,57 @@
  *
  * The base moves only on the server's word: a save's answer, a create's answer, or a remote
  * change applied to a card with nothing of the writer's pending on it.
+ *
+ * The base is kept on the card object itself (`BaseSlot`), one per card object: a card object
+ * belongs to one open tree, so every CardVersions of that tree reads the same bases.
  */
 import type { Card } from "../../shared/records.js";
 
 export type CardBase = Pick<Card, "__v" | "content" | "parentId" | "position">;
 
-export class CardVersions {
-  private readonly bases = new WeakMap<Card, CardBase>();
+/**
+ * A class whose constructor returns the object it is given: a subclass's private fields are
+ * then added to that object (class fields are defined on whatever `super()` returned).
+ */
+class Stamp {
+  constructor(card: Card) {
+    return card as Stamp;
+  }
+}
 
+/**
+ * Each card's base, kept in a private field of the card object itself: like a WeakMap's entry
+ * it lives and dies with the card and no script, spread, JSON or structured clone sees it, but
+ * it costs what a property costs. A WeakMap of the 100,000 cards of a big tree's open was a
+ * quarter of the page's CPU for the cards as they arrived (its entries set one by one, its
+ * table grown, and the garbage collector's work for weak entries; issue 27).
+ */
+class BaseSlot extends Stamp {
+  #base: CardBase | undefined;
+
+  static read(card: Card): CardBase | undefined {
+    return #base in card ? (card as unknown as BaseSlot).#base : undefined;
+  }
+
+  static write(card: Card, base: CardBase): void {
+    if (!(#base in card)) new BaseSlot(card);
+    (card as unknown as BaseSlot).#base = base;
+  }
+}
+
+export class CardVersions {
   /** Records the server's copy of `card`; the card object's `__v` follows it, for scripts. */
   confirm(card: Card, server: CardBase): void {
-    this.bases.set(card, { __v: server.__v, content: server.content, parentId: server.parentId, position: server.position });
+    BaseSlot.write(card, { __v: server.__v, content: server.content, parentId: server.parentId, position: server.position });
     card.__v = server.__v;
   }
 
   /** The base of `card`: recorded, or (a card never confirmed) the card as it is now. */
   base(card: Card): CardBase {
-    let base = this.bases.get(card);
+    let base = BaseSlot.read(card);
     if (!base) {
       base = { __v: card.__v ?? 0, content: card.content, parentId: card.parentId, position: card.position };
-      this.bases.set(card, base);
+      BaseSlot.write(card, base);
     }
     return base;
   }
@@ -37,7 +68,7 @@ export class CardVersions {
    */
   rebase(card: Card, from: { __v: number; content: string }): void {
     if (from.__v >= this.base(card).__v) return;
-    this.bases.set(card, { __v: from.__v, content: from.content, parentId: card.parentId, position: card.position });
+    BaseSlot.write(card, { __v: from.__v, content: from.content, parentId: card.parentId, position: card.position });
     card.__v = from.__v;
   }
 

@@ -41,6 +41,8 @@ export interface Span {
   last: number;
 }
 
+/** Entries laid out between two yields of settingEntries (about a millisecond of this machine's time). */
+export const ENTRIES_A_STEP = 2_000;
 /** Columns with more cards than this draw only the part near their view. */
 const DRAW_ALL_UP_TO = 250;
 /** Space between two groups (CSS: .group margin-bottom). */
@@ -119,16 +121,32 @@ export class ColumnWindow {
   }
 
   setEntries(entries: ColumnEntry[]): void {
+    const steps = this.settingEntries(entries);
+    while (!steps.next().done);
+  }
+
+  /**
+   * setEntries in steps of ENTRIES_A_STEP entries (yields between them), for a column not in
+   * use until the last step is done: a tree's opening lays a column of 60,000 cards out in
+   * short tasks (views/columns.ts, `layOutInSlices`), where one task of it all was the longest
+   * of the open (issue 27).
+   */
+  *settingEntries(entries: ColumnEntry[]): Generator<void, void, void> {
     this.entries = entries;
     this.from = 0;
     this.to = 0;
-    this.reindex();
+    this.indexOf.clear();
     const width = this.element.isConnected ? this.element.clientWidth : 360;
     const fontSize = parseFloat(getComputedStyle(document.documentElement).getPropertyValue("--card-font-size")) || 16;
-    this.heights = entries.map(({ card }) => {
+    const heights: number[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      const { card } = entries[i];
+      this.indexOf.set(card._id, i);
       const known = this.measured.get(card._id);
-      return known && known.content === card.content ? known.height : estimateHeight(card.content, width, fontSize);
-    });
+      heights.push(known && known.content === card.content ? known.height : estimateHeight(card.content, width, fontSize));
+      if (i % ENTRIES_A_STEP === ENTRIES_A_STEP - 1) yield;
+    }
+    this.heights = heights;
     this.sum();
   }
 
@@ -205,12 +223,14 @@ export class ColumnWindow {
   }
 
   /**
-   * A growing column's first drawing: only the first card of `span`, measured and scrolled to
-   * where the span will be centred; grow() then draws the rest around it.
+   * A column's first drawing as a tree opens, not measured yet (the caller measures the columns
+   * it started together, then scrolls each to its span): a column drawn whole in the end, the
+   * first card of `span` (grow() draws the rest a card at a time, so a phone's task stays short);
+   * a larger one, its view around where `span` will be centred.
    */
-  placeAt(span: Span): void {
-    this.drawRange(span.first, span.first + 1);
-    this.scrollToSpan(span, "auto");
+  startAt(span: Span): void {
+    if (this.entries.length <= DRAW_ALL_UP_TO) this.drawRange(span.first, span.first + 1, false);
+    else this.drawAround(span);
   }
 
   /** Draws the cards around where `span` will be centred (without measuring them yet). */

@@ -15,9 +15,9 @@ import { h, setAttribute, syncChildren } from "../dom.js";
 import type { TreeReader } from "../model/tree-state.js";
 import { createCardElement, prepareCardContent, renameCardElement, renderCardContent, renderDeferred, type CardRendering } from "./card.js";
 import { remoteImagesFor, type RemoteImages } from "../remote-images.js";
-import { ColumnWindow, type ColumnEntry, type Span } from "./column-window.js";
+import { ColumnWindow, ENTRIES_A_STEP, type ColumnEntry, type Span } from "./column-window.js";
 import { DeferredRenderer } from "./deferred-render.js";
-import { nextFrame } from "./progress.js";
+import { nextFrame, nextTaskUnclamped } from "./progress.js";
 
 export type Role = "active" | "ancestor" | "descendant";
 
@@ -98,19 +98,46 @@ export class ColumnsView {
     return this.filter === null || this.filter.has(id);
   }
 
+  /** Brings the columns in line with the state; call after cards are added, removed or moved. */
+  render(): void {
+    const steps = this.layOut();
+    while (!steps.next().done);
+    for (const column of this.columns) column.draw(false);
+    this.measureAll(this.columns);
+    this.highlight(this.activeId, { scroll: false });
+  }
+
   /**
-   * Brings the columns in line with the state; call after cards are added, removed or moved.
-   * `draw: false` leaves the drawing to the next scrollIntoPlace (opening a tree: the cards
-   * are then drawn once, where the active card puts them, not first at the top and again).
+   * Opening a tree: render()'s columns and every card's place in them, without drawing (the
+   * next scrollIntoPlace draws the cards once, where the active card puts them, not first at
+   * the top and again), in tasks of about SLICE_MS: at 100,000 cards this was one task of
+   * 90-120 ms, the open's longest (issue 27). Call it once, before anything else renders.
    */
-  render(options: { draw?: boolean } = {}): void {
+  async layOutInSlices(): Promise<void> {
+    const steps = this.layOut();
+    for (;;) {
+      const until = performance.now() + SLICE_MS;
+      let step = steps.next();
+      while (!step.done && performance.now() < until) step = steps.next();
+      if (step.done || this.stopped) return;
+      await nextTaskUnclamped();
+    }
+  }
+
+  /** The columns laid out from the state, yielding every ENTRIES_A_STEP cards or so (layOutInSlices). */
+  private *layOut(): Generator<void, void, void> {
     const columns = this.state.columns();
     const next: ColumnWindow[] = [];
     for (const column of columns) {
       const entries: ColumnEntry[] = [];
+      let stepEnd = ENTRIES_A_STEP;
       for (const group of column.groups) {
         const cards = this.filter ? group.cards.filter((card) => this.filter!.has(card._id)) : group.cards;
         cards.forEach((card, index) => entries.push({ card, groupKey: group.parentId ?? "", index, count: cards.length }));
+        if (entries.length >= stepEnd) {
+          stepEnd = entries.length + ENTRIES_A_STEP;
+          yield;
+        }
       }
       if (entries.length === 0) continue;
       let window = this.columns[next.length];
@@ -118,7 +145,7 @@ export class ColumnsView {
         window = new ColumnWindow(next.length + 1, this.columnHooks());
         if (this.growing) window.startGrowing();
       }
-      window.setEntries(entries);
+      yield* window.settingEntries(entries);
       next.push(window);
     }
     for (const old of this.columns.slice(next.length)) old.element.remove();
@@ -133,10 +160,6 @@ export class ColumnsView {
         next.map((column) => column.element),
       );
     }
-    if (options.draw === false) return;
-    for (const column of this.columns) column.draw(false);
-    this.measureAll(this.columns);
-    this.highlight(this.activeId, { scroll: false });
   }
 
   /**
@@ -176,11 +199,7 @@ export class ColumnsView {
       const order = [...this.columns].sort((a, b) => Math.abs(a.depth - depth) - Math.abs(b.depth - depth));
       const undrawn = order.filter((column) => !column.drawn);
       if (undrawn.length > 0) {
-        // Each column started where the active card puts it, then grown.
-        for (const column of undrawn) {
-          this.place(column);
-          if (performance.now() >= deadline) break;
-        }
+        this.place(undrawn, deadline);
         continue;
       }
       let whole = true;
@@ -189,10 +208,25 @@ export class ColumnsView {
     }
   }
 
-  /** Starts drawing a column where the active card puts it, scrolled there (its first card; grow() does the rest). */
-  private place(column: ColumnWindow): void {
-    const span = column.span(this.activeId ? [this.activeId] : [], this.lit);
-    column.placeAt(span ?? { first: 0, last: 0 });
+  /**
+   * Starts drawing these columns where the active card puts them (ColumnWindow.startAt), as
+   * many as `deadline` allows and at least one, then measures them together and scrolls each
+   * there: one layout for them all. A large column's view used to be drawn in the frame after
+   * its scroll, one column a frame between a 100,000-card tree's first screen and its answering
+   * keys (~170 ms); all of them in one frame was a task of 90 ms (every card under the active
+   * one is lit, so its Markdown is rendered as it is drawn; issue 27).
+   */
+  private place(columns: ColumnWindow[], deadline: number): void {
+    const ids = this.activeId ? [this.activeId] : [];
+    const plans: { column: ColumnWindow; span: Span }[] = [];
+    for (const column of columns) {
+      const span = column.span(ids, this.lit) ?? { first: 0, last: 0 };
+      column.startAt(span);
+      plans.push({ column, span });
+      if (performance.now() >= deadline) break;
+    }
+    this.measureAll(plans.map(({ column }) => column));
+    for (const { column, span } of plans) column.scrollToSpan(span, "auto");
   }
 
   /** Stops background work; the view is going away. */

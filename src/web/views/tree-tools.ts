@@ -9,7 +9,7 @@ import type { AppBus } from "../bus.js";
 import type { OpenTree } from "../controller/tree-controller.js";
 import { h } from "../dom.js";
 import { formatCount } from "./progress.js";
-import { cardWords, countCharacters, countWords, searchCards, sumWords } from "../model/text-stats.js";
+import { cardCharacters, cardWords, countCharacters, countWords, searchCards, sumWords } from "../model/text-stats.js";
 
 export function mountTools(bus: AppBus, main: HTMLElement, controller: OpenTree): void {
   const search = searchBar(bus, controller);
@@ -108,20 +108,31 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   // The tree's and the columns' sums stand until a card changes: moving from card to card in
   // a 100,000-card tree (issue 27) must not read every card again on each key.
   let stale = true;
-  const columnSums = new Map<number, number>();
+  const columnSums = new Map<number, Promise<number>>();
   // Not toLocaleString: its first call loads number-format data, tens of ms while a tree opens.
   const format = formatCount;
-  const update = () => {
+  // Which update last began: an earlier one still summing a subtree stops, and leaves the cells to it.
+  let updates = 0;
+  const update = async () => {
     scheduled = false;
+    const run = ++updates;
+    const current = () => run === updates;
     const active = controller.activeCard();
     const editing = controller.editorText();
     const own = active ? (editing?.card === active ? countWords(editing.text) : cardWords(active)) : 0;
     cells.card.textContent = format(own);
-    cells.subtree.textContent = format(active ? own + sumWords(state.descendants(active._id)) : 0);
-    cells.column.textContent = format(active ? columnWords(active._id) : 0);
     const ownChars = active ? countCharacters(editing?.card === active ? editing.text : active.content) : 0;
     cells.cardChars.textContent = format(ownChars);
-    cells.subtreeChars.textContent = format(active ? ownChars + state.descendants(active._id).reduce((sum, card) => sum + countCharacters(card.content), 0) : 0);
+    // The first card of a 100,000-card tree has ~9,000 descendants and thousands of cards
+    // beside it: their first sums, in one task, were one of 100-200 ms right after the open (issue 27).
+    const descendants = active ? state.descendants(active._id) : [];
+    const subtreeWords = await sumInSlices(descendants, cardWords, current);
+    const subtreeChars = current() ? await sumInSlices(descendants, cardCharacters, current) : 0;
+    const column = active && current() ? await columnWords(active._id) : 0;
+    if (!current()) return;
+    cells.subtree.textContent = format(own + subtreeWords);
+    cells.subtreeChars.textContent = format(ownChars + subtreeChars);
+    cells.column.textContent = format(column);
     void countTree().then((tree) => {
       atOpen ??= tree;
       cells.tree.textContent = format(tree);
@@ -132,10 +143,11 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   // The first count of a big tree reads every card: in slices, so the page never stalls.
   // Later counts reuse each card's cached count and only recount changed cards.
   let firstCount: Promise<number> | null = null;
-  const columnWords = (id: string): number => {
+  // A change empties the map, so a sum begun before it is never read after it.
+  const columnWords = (id: string): Promise<number> => {
     const depth = state.depth(id);
     let sum = columnSums.get(depth);
-    if (sum === undefined) columnSums.set(depth, (sum = sumWords(state.column(id))));
+    if (sum === undefined) columnSums.set(depth, (sum = sumInSlices(state.column(id), cardWords)));
     return sum;
   };
   const countTree = (): Promise<number> => {
@@ -147,7 +159,7 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
     }
     if (firstCount === null) {
       stale = false;
-      firstCount = countInSlices(cards()).then((total) => (treeTotal = total));
+      firstCount = sumInSlices(cards(), cardWords).then((total) => (treeTotal = total));
     }
     return firstCount;
   };
@@ -159,7 +171,7 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   const schedule = () => {
     if (scheduled || !opened) return;
     scheduled = true;
-    window.setTimeout(update, 120);
+    window.setTimeout(() => void update(), 120);
   };
   const changed = () => {
     stale = true;
@@ -181,12 +193,18 @@ function wordCounts(bus: AppBus, controller: OpenTree): HTMLElement {
   return footer;
 }
 
-async function countInSlices(cards: Card[]): Promise<number> {
+/**
+ * The sum of `count` over `cards`, 8 ms of it a task, so a big tree's first count never stalls
+ * the page. It stops between two tasks once `wanted` says no (its total is then a part).
+ */
+async function sumInSlices(cards: Card[], count: (card: Card) => number, wanted: () => boolean = () => true): Promise<number> {
   let total = 0;
   for (let i = 0; i < cards.length; ) {
     const until = performance.now() + 8;
-    for (; i < cards.length && performance.now() < until; i += 200) total += sumWords(cards.slice(i, i + 200));
+    do for (const end = Math.min(cards.length, i + 200); i < end; i++) total += count(cards[i]);
+    while (i < cards.length && performance.now() < until);
     if (i < cards.length) await new Promise((resolve) => window.setTimeout(resolve, 0));
+    if (!wanted()) break;
   }
   return total;
 }
