@@ -78,7 +78,11 @@ function keptReadsOr<T>(ctx: Ports<"store" | "treeRaces">, treeId: string, attem
  *
  * A store that keeps a busy tree for its next write (PostgreSQL, `keptReads`) may answer
  * those reads from memory; an attempt that then does not end in its commit runs again from
- * fresh reads before anything counts (`keptReadsOr` below).
+ * fresh reads before anything counts (`keptReadsOr` below). Such a store may also hand the
+ * change over ahead of its commit and let the lock go at once (durability.ts
+ * `mayCommitAhead`), so that the writers waiting build on it and commit with it; when it is
+ * not written, nothing of this write was, and the whole write runs once more, committing
+ * before it lets the lock go.
  */
 export function withTree<T, P = undefined>(
   ctx: Ports<"store" | "treeLocks" | "treeRaces">,
