@@ -76,9 +76,10 @@ export async function commitChange(
   if (changes.commitEarly && durabilityDeferred()) {
     // The tree's lock is let go before the flush; the answer and the feed wait for it (durability.ts).
     const { durable } = await changes.commitEarly(change, next, key);
-    noteCommitted(change);
+    // Noted once durable: a change handed over ahead of its commit may still be refused, and its request then runs again.
     await afterDurable(durable, () => {
       if (key) keyedChangeDurable();
+      noteCommitted(change);
       ctx.feed.publish(change);
     });
     return { tree: next, change };

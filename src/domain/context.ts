@@ -17,6 +17,7 @@ import type { Peers } from "./ports/peers.js";
 import type { Exporter, SeedParser } from "./ports/formats.js";
 import type { Store } from "./ports/store.js";
 import { KeyedLock } from "./keyed-lock.js";
+import { committedUnder } from "./durability.js";
 import type { Clock } from "./ports/clock.js";
 import { systemClock } from "./ports/clock.js";
 import type { PasswordHasher } from "./ports/password-hasher.js";
@@ -118,7 +119,7 @@ export function createDomainContext(
     loginAttempts,
     clock,
     treeLocks,
-    ownerLocks: shared.ownerLocks ?? new KeyedLock(),
+    ownerLocks: committedUnder(shared.ownerLocks ?? new KeyedLock()),
     treeRaces: new TreeRaces(shared.treeLocks, peers),
     peers,
     treeRevisions: new TreeRevisions(feed),

@@ -16,23 +16,57 @@
  *
  * What a writer read while holding the lock may include such a change; an error answer it
  * builds from that (a 409, a 422) waits too, since it also waits for the end of the scope.
+ *
+ * A store whose commit can still be refused after the lock (PostgreSQL: another process took
+ * the revision, a kept record changed; postgres/kept-reads.ts) may hand a change over ahead
+ * of its commit only where the whole scope can run again: a scope opened with `runsAgain`,
+ * not nested in another, that has committed nothing yet (`mayCommitAhead`). When such a
+ * change is refused, its `durable` rejects with RunAgainError, nothing of the scope was
+ * written, and its owner (tree-access.ts `withTree`) runs it again.
  */
 import { AsyncSlot } from "./async-slot.js";
+import type { Locks } from "./ports/locks.js";
 
 class Pending {
   readonly waits: Promise<void>[] = [];
+  /** Another scope was opened inside this one (its commits join this one's). */
+  nested = false;
+
+  constructor(readonly runsAgain: boolean) {}
+}
+
+/**
+ * A change handed over ahead of its commit was not written (refused by the database, or
+ * built on one that was): nothing of its scope was, and the scope runs again from fresh
+ * reads. `lostRace`: another process took the tree's revision (tree-races.ts counts it).
+ */
+export class RunAgainError extends Error {
+  constructor(
+    readonly lostRace: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super("A change handed over ahead of its commit was not written; the write runs again.", options);
+  }
 }
 
 const scopes = new AsyncSlot<Pending>("durability scope");
+/** Set inside the work of locks whose commits are written before the lock goes (`committedUnder`). */
+const underOtherLock = new AsyncSlot<true>("under a lock besides the tree's");
 
 /**
  * Runs `work` under `lock` so that commits in it do not wait for stable storage; resolves
  * once every one of them is durable, after `lock` has released. Nested inside another
- * scope, the waits join the outer one (whose answer waits for them).
+ * scope, the waits join the outer one (whose answer waits for them). `runsAgain`: the caller
+ * runs the whole scope again on RunAgainError, so its first commit may go ahead of its
+ * checks (`mayCommitAhead`).
  */
-export async function deferDurability<T>(lock: (work: () => Promise<T>) => Promise<T>, work: () => Promise<T>): Promise<T> {
-  if (scopes.get()) return lock(work);
-  const pending = new Pending();
+export async function deferDurability<T>(lock: (work: () => Promise<T>) => Promise<T>, work: () => Promise<T>, runsAgain = false): Promise<T> {
+  const outer = scopes.get();
+  if (outer) {
+    outer.nested = true;
+    return lock(work);
+  }
+  const pending = new Pending(runsAgain);
   let value: T;
   try {
     value = await lock(() => scopes.run(pending, work));
@@ -59,4 +93,24 @@ export async function afterDurable(durable: Promise<void>, then: () => void): Pr
 /** Whether commits here may return before they are durable. */
 export function durabilityDeferred(): boolean {
   return scopes.get() !== undefined;
+}
+
+/**
+ * Whether a commit here may be handed over before the store knows it will be written: the
+ * scope runs again as a whole on RunAgainError, and nothing of it was committed before, nor
+ * can be by a scope nested in it, whose commits would not run again with it.
+ */
+export function mayCommitAhead(): boolean {
+  const pending = scopes.get();
+  return pending !== undefined && pending.runsAgain && !pending.nested && pending.waits.length === 0 && !underOtherLock.get();
+}
+
+/**
+ * `locks` whose work commits its changes before it returns, never ahead: writers of other
+ * trees, and of other processes, take the same lock (an owner's card allowance counts the
+ * owner's cards under it, card-batches.ts), and must find the change written once it is
+ * theirs.
+ */
+export function committedUnder(locks: Locks): Locks {
+  return { run: (key, work) => locks.run(key, () => underOtherLock.run(true, work)) };
 }

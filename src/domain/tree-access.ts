@@ -4,7 +4,7 @@
  * (src/domain/command.ts `treeCommand`, and the reads of history, exports, live streams).
  */
 import type { Ports } from "./context.js";
-import { deferDurability } from "./durability.js";
+import { deferDurability, RunAgainError } from "./durability.js";
 import { RevisionTakenError, ValidationError } from "../shared/errors.js";
 import { RECORD_ID } from "../shared/ids.js";
 import { confirmActor, confirmAgain } from "./login-confirmation.js";
@@ -78,7 +78,11 @@ function keptReadsOr<T>(ctx: Ports<"store" | "treeRaces">, treeId: string, attem
  *
  * A store that keeps a busy tree for its next write (PostgreSQL, `keptReads`) may answer
  * those reads from memory; an attempt that then does not end in its commit runs again from
- * fresh reads before anything counts (`keptReadsOr` below).
+ * fresh reads before anything counts (`keptReadsOr` below). Such a store may also hand the
+ * change over ahead of its commit and let the lock go at once (durability.ts
+ * `mayCommitAhead`), so that the writers waiting build on it and commit with it; when it is
+ * not written, nothing of this write was, and the whole write runs once more, committing
+ * before it lets the lock go.
  */
 export function withTree<T, P = undefined>(
   ctx: Ports<"store" | "treeLocks" | "treeRaces">,
@@ -89,6 +93,27 @@ export function withTree<T, P = undefined>(
   prefetch?: () => Promise<P>,
 ): Promise<T> {
   assertTreeIdSyntax(treeId);
+  const once = (ahead: boolean) => withTreeOnce(ctx, actor, treeId, action, change, prefetch, ahead);
+  return once(true).catch((err: unknown) => {
+    if (!(err instanceof RunAgainError)) throw err;
+    // Nothing of the first run was written. The second commits before it lets the lock go, as
+    // every write did before changes could go ahead, so it cannot be refused after the lock.
+    if (err.lostRace) ctx.treeRaces.lost(treeId);
+    confirmAgain(actor);
+    return once(false);
+  });
+}
+
+/** `withTree`'s work under the lock; `ahead`: its commit may be handed over before it is checked (durability.ts). */
+function withTreeOnce<T, P>(
+  ctx: Ports<"store" | "treeLocks" | "treeRaces">,
+  actor: Actor | null,
+  treeId: string,
+  action: TreeAction,
+  change: (tree: Tree, prefetched: P) => Promise<T>,
+  prefetch: (() => Promise<P>) | undefined,
+  ahead: boolean,
+): Promise<T> {
   // The lock is held until the change is applied, not until it is on disk; the answer waits for that (durability.ts).
   return deferDurability((work) => ctx.treeLocks.run(treeId, work), async () => {
     for (let attempt = 1; ; attempt++) {
@@ -120,5 +145,5 @@ export function withTree<T, P = undefined>(
         if (attempt >= 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(20, 2 * attempt)));
       }
     }
-  });
+  }, ahead);
 }

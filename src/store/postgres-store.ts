@@ -16,6 +16,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import type { ChangeKey, Session, Store, StoreStatus } from "../domain/ports/store.js";
+import { mayCommitAhead, RunAgainError } from "../domain/durability.js";
 import { idempotencyId } from "./idempotency-records.js";
 import type { Change } from "../shared/changes.js";
 import { ConflictError, KeyClaimedAtCommitError, KeyClaimLostError, RevisionTakenError, UnavailableError } from "../shared/errors.js";
@@ -24,7 +25,7 @@ import { claimColumns, postgresIdempotency } from "./postgres/idempotency.js";
 import { ProcessLiveness } from "./postgres/liveness.js";
 import { migrate, type MigrationReport } from "./postgres/migrate.js";
 import { CHANGES_CHANNEL, encodePeerNotice, encodeTreeNotice, PEERS_CHANNEL } from "./postgres/notices.js";
-import { GroupCommit } from "./postgres/group-commit.js";
+import { GroupCommit, notWritten } from "./postgres/group-commit.js";
 import { KeptReadChangedError, KeptReads, type UserGuard } from "./postgres/kept-reads.js";
 import { ReadBatch } from "./postgres/read-batch.js";
 import { transaction } from "./postgres/transaction.js";
@@ -183,6 +184,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
   // A read given as a named query config is prepared once per connection and then only
   // executed (postgres/read-batch.ts): the reads every card write makes skip parsing and planning.
   const read = async <R extends pg.QueryResultRow>(sql: string | pg.QueryConfig, params: unknown[] = []): Promise<pg.QueryResult<R>> => {
+    await kept.caughtUp();
     for (let attempt = 1; ; attempt++) {
       try {
         return await pool.query<R>(typeof sql === "string" ? { text: sql, values: params } : sql);
@@ -200,6 +202,26 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
   const kept = new KeptReads();
   const run = async (sql: string, params: unknown[] = []): Promise<void> => {
     await pool.query(sql, params);
+  };
+
+  /** What a change handed over ahead answers when it is not written: RunAgainError when nothing was (durability.ts), else the failure. */
+  const notWrittenAhead = (err: unknown): unknown => {
+    if (notWritten(err)) return new RunAgainError(err instanceof RevisionTakenError && !(err instanceof KeptReadChangedError), { cause: err });
+    return isUnreachable(err) ? new UnavailableError() : err;
+  };
+
+  const commit = async (change: Change, tree: Tree, key?: ChangeKey): Promise<void> => {
+    if (status === "closed") throw new UnavailableError();
+    const { guards, chain } = await kept.committing(change);
+    let claimRow: string | undefined;
+    try {
+      claimRow = await group.commit(change, tree, key, guards, chain);
+    } catch (err) {
+      kept.failed(change, err);
+      throw err;
+    }
+    kept.committed(change, tree);
+    if (key?.claim) idempotency.claimedAtCommit(key.claim, claimRow);
   };
 
   // One change in a transaction of its own: the group commit's way when its batch is
@@ -353,8 +375,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       list: () => rows<StoredUser>("SELECT record FROM users ORDER BY created_at, id"),
       // Read, merge, write under the row's lock: the merge is done here, not in SQL, which
       // would have to parse the record.
-      update: (id, fields) => {
-        kept.writing();
+      update: async (id, fields) => {
+        await kept.writing();
         kept.forgetUser(id);
         return transaction(pool, async (client) => {
           const { rows: found } = await client.query<Row<StoredUser>>("SELECT record FROM users WHERE id = $1 FOR UPDATE", [id]);
@@ -374,6 +396,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       byId: async (id) => {
         const known = kept.tree(id);
         if (known) return known;
+        await kept.caughtUp();
         const { record, statement } = await byKey.read<Tree>("tree", id);
         kept.treeRead(record, statement);
         return record;
@@ -384,7 +407,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       // a keyed deletion's row in tree_removals, and the other processes hear of it when it
       // commits (x: removed, r: its last revision).
       removeWithCards: async (id, keyed) => {
-        kept.writing();
+        await kept.writing();
         kept.forgetTree(id);
         // A keyed deletion's row ($4-$7: its key, step, time and expiry), from `rows`.
         const removalKept = (rows: string) => `removal_kept AS (INSERT INTO tree_removals (idem, idem_step, tree_id, at, expires_at) ${rows}
@@ -427,6 +450,7 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       liveById: async (id) => {
         const known = kept.liveCard(id);
         if (known) return known;
+        await kept.caughtUp();
         const { record, statement } = await byKey.read<StoredCard>("liveCard", id);
         kept.liveCardRead(record, statement);
         return record;
@@ -442,18 +466,21 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       },
     },
     changes: {
-      commit: async (change, tree, key) => {
-        if (status === "closed") throw new UnavailableError();
-        const guards = kept.committing(change);
-        let claimRow: string | undefined;
-        try {
-          claimRow = await group.commit(change, tree, key, guards);
-        } catch (err) {
-          kept.failed(change, err);
-          throw err;
+      commit,
+      // A busy tree's plain write goes ahead of its commit where the domain can run it again
+      // (kept-reads.ts, "Ahead of the commit"); anything else commits before it returns.
+      commitEarly: async (change, tree, key) => {
+        if (key || !mayCommitAhead() || !kept.mayGoAhead(change)) {
+          await commit(change, tree, key);
+          return { durable: Promise.resolve() };
         }
-        kept.committed(change, tree);
-        if (key?.claim) idempotency.claimedAtCommit(key.claim, claimRow);
+        if (status === "closed") throw new UnavailableError();
+        const durable = kept.goingAhead(change, tree, (guards, chain) =>
+          group.commit(change, tree, undefined, guards, chain).catch((err: unknown) => {
+            throw notWrittenAhead(err);
+          }),
+        );
+        return { durable };
       },
       byKey: async (userId, key, since) => {
         // The change that carried the key's claim is where the claim's row says (migration 8),

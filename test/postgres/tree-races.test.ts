@@ -18,6 +18,7 @@ import type { Actor } from "../../src/domain/policy.js";
 import { createTree, deleteTree } from "../../src/domain/trees.js";
 import { signUp } from "../../src/domain/users.js";
 import { RevisionTakenError } from "../../src/shared/errors.js";
+import { RunAgainError } from "../../src/domain/durability.js";
 import type { PostgresStore } from "../../src/store/postgres-store.js";
 import { DomainProcesses } from "../helpers/domain-processes.js";
 import { adminQuery, createTestDatabase, dropTestDatabase, withDatabase } from "../helpers/postgres.js";
@@ -41,31 +42,54 @@ function holdCommit(ctx: DomainContext): { reached: Promise<void>; release: () =
   return { reached: arrived, release };
 }
 
-/** A process of its own (test/helpers/domain-processes.ts), whose commits can be held and whose lost races are counted. */
+/**
+ * A process of its own (test/helpers/domain-processes.ts), whose commits can be held and whose
+ * lost races are counted: a commit refused as taken, or a change handed over ahead of its commit
+ * (kept-reads.ts) that is then refused for it.
+ */
 function startProcess(): Promise<DomainContext> {
-  return processes.start((store, self) => ({
-    ...store,
-    changes: {
-      ...store.changes,
-      commit: async (...args: Parameters<PostgresStore["changes"]["commit"]>) => {
-        const held = holdNextCommit.get(self());
-        holdNextCommit.delete(self());
-        if (held) {
-          held.reached();
-          await held.released;
-        }
-        try {
-          return await store.changes.commit(...args);
-        } catch (err) {
-          if (err instanceof RevisionTakenError) {
-            lost++;
-            lostBy.set(self(), (lostBy.get(self()) ?? 0) + 1);
+  return processes.start((store, self) => {
+    const losing = (err: unknown) => {
+      if (err instanceof RevisionTakenError || (err instanceof RunAgainError && err.lostRace)) {
+        lost++;
+        lostBy.set(self(), (lostBy.get(self()) ?? 0) + 1);
+      }
+    };
+    const held = async () => {
+      const hold = holdNextCommit.get(self());
+      holdNextCommit.delete(self());
+      if (hold) {
+        hold.reached();
+        await hold.released;
+      }
+    };
+    return {
+      ...store,
+      changes: {
+        ...store.changes,
+        commit: async (...args: Parameters<PostgresStore["changes"]["commit"]>) => {
+          await held();
+          try {
+            return await store.changes.commit(...args);
+          } catch (err) {
+            losing(err);
+            throw err;
           }
-          throw err;
-        }
+        },
+        commitEarly: async (...args: Parameters<NonNullable<PostgresStore["changes"]["commitEarly"]>>) => {
+          await held();
+          try {
+            const { durable } = await store.changes.commitEarly!(...args);
+            durable.catch(losing);
+            return { durable };
+          } catch (err) {
+            losing(err);
+            throw err;
+          }
+        },
       },
-    },
-  }));
+    };
+  });
 }
 
 let a: DomainContext;

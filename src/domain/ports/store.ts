@@ -122,7 +122,10 @@ export interface ChangeRepository {
    * process see it, with `durable`, which resolves once it is durable and rejects if it
    * never will be (the store has then failed, and so do the `durable` of every change
    * committed after it). Whoever calls this answers nothing about the change, nor about
-   * anything read after it, before `durable` resolved (domain/durability.ts).
+   * anything read after it, before `durable` resolved (domain/durability.ts). A store whose
+   * commits can be refused after the lock may hand the change over ahead of that check only
+   * where `mayCommitAhead()`; `durable` then rejects with RunAgainError when it was not
+   * written, and the caller runs its whole scope again (PostgreSQL: postgres/kept-reads.ts).
    * @throws ConflictError as `commit` does.
    */
   commitEarly?(change: Change, tree: Tree, key?: ChangeKey): Promise<{ durable: Promise<void> }>;

@@ -15,9 +15,16 @@
  *   one whose revision was taken gets RevisionTakenError, the others commit. A batch whose
  *   connection died mid-way may or may not have committed: every writer in it gets that
  *   error, as a lone write always did (a write is never tried again blindly).
- * - **One change per tree in a batch.** The domain holds a tree's lock until its commit
- *   resolves, so one process never hands two changes of one tree at once; should it, the
- *   second waits for the next batch, after the first is answered.
+ * - **One change per tree in a batch, or one tree's run.** A busy tree's plain writes may be
+ *   handed over ahead of their commit (kept-reads.ts, "ahead"), each built on the one before,
+ *   so a tree can have several changes waiting. When the next batch would hold only one
+ *   change and the changes of its tree that wait behind it continue it (each the next
+ *   revision, none keyed), they go together as RUN_SQL: one statement, one WAL flush for the
+ *   whole run. Otherwise a batch takes one change per tree, and the others wait for the next.
+ * - **A chain breaks whole.** Changes handed over ahead carry the `Chain` of the tree's state
+ *   they were built on. When one of them is not written, the chain is broken: every later
+ *   change built on it is refused before it is sent (KeptReadChangedError), since a revision
+ *   guard alone might pass it on top of another process's change of the same number.
  * - **The revision rule** is the lone commit's: the tree row moves only from the revision
  *   the change follows, the change log's key (tree, revision) refuses a taken revision, and
  *   a card never moves to another tree. Rows are written in tree-id order, so two processes'
@@ -46,7 +53,7 @@ import type { ChangeKey } from "../../domain/ports/store.js";
 import { idempotencyId } from "../idempotency-records.js";
 import type { Change } from "../../shared/changes.js";
 import type { StoredCard, Tree } from "../../shared/records.js";
-import { KeyClaimedAtCommitError, KeyClaimLostError } from "../../shared/errors.js";
+import { ConflictError, KeyClaimedAtCommitError, KeyClaimLostError, RevisionTakenError } from "../../shared/errors.js";
 import { claimColumns } from "./idempotency.js";
 import { KeptReadChangedError, type UserGuard } from "./kept-reads.js";
 import { CHANGES_CHANNEL, encodeTreeNotice } from "./notices.js";
@@ -56,12 +63,22 @@ const MOST_CHANGES = 64;
 /** Cards (written) after which a batch takes no more changes; a bigger change goes alone. */
 const MOST_CARDS = 2_000;
 
+/**
+ * The state of a tree that changes handed over ahead of their commit were built on, one after
+ * the other (kept-reads.ts): broken once one of them is not written, or its outcome unknown.
+ */
+export interface Chain {
+  broken: boolean;
+}
+
 interface Pending {
   change: Change;
   tree: Tree;
   key: ChangeKey | undefined;
   /** User rows that must still hold these records (kept-reads.ts), or the change is refused. */
   guards: readonly UserGuard[] | undefined;
+  /** The chain the change was built on, when it read a tree kept with changes not yet written. */
+  chain: Chain | undefined;
   /** With the row its key's claim was inserted as (`ctid`), when the change carried one. */
   resolve: (claimRow: string | undefined) => void;
   reject: (err: unknown) => void;
@@ -339,6 +356,47 @@ SELECT CASE WHEN fresh = 0 OR (moved = 1 AND logged = 1 AND written = cardinalit
 FROM counted`;
 
 /**
+ * A run of one tree's plain changes, each the next revision of the one before, none its
+ * tree's first (changes handed over ahead of their commit; kept-reads.ts): NEXT_PLAIN_SQL
+ * for several changes. Every change is logged, the tree's row moves once, from the revision
+ * before the first to the last, with the last one's record, and each card is written once, as
+ * the last change of the run left it (PostgreSQL cannot update one row twice in a statement).
+ * The rules are NEXT_PLAIN_SQL's: the user guards of every change first, and when they hold,
+ * the tree moves only from the revision before the run, each card only in its own tree, else
+ * the statement fails by the same cast; a notice per change, only with the write. The run
+ * goes whole or not at all.
+ * Parameters: NEXT_PLAIN_SQL's, but $2, $3, $5 and $17 hold one value per change (revision,
+ * time, record, notice), $6–$9 are the tree as the last change left it, $10, $11, $14 and $15
+ * the cards once each, and $18 with $4 each change's card ids and the change's place (from 1).
+ */
+const RUN_SQL = `
+WITH ${loneGuards()}
+ids AS (
+  SELECT n, array_agg(id ORDER BY k) AS card_ids FROM unnest($4::integer[], $18::text[]) WITH ORDINALITY AS c(n, id, k) GROUP BY n
+),
+logged AS (
+  INSERT INTO changes (tree_id, revision, at, card_ids, record)
+  SELECT $1, c.revision, c.at, coalesce(ids.card_ids, '{}'::text[]), c.record
+  FROM unnest($2::integer[], $3::text[], $5::json[]) WITH ORDINALITY AS c(revision, at, record, n) LEFT JOIN ids ON ids.n = c.n
+  WHERE EXISTS (SELECT 1 FROM checked)
+  RETURNING 1
+),
+advanced AS (
+  UPDATE trees SET users = $6::text[], public_url = $7, revision = $8::integer, record = $9::json
+  WHERE trees.id = $1 AND trees.revision = ($2::integer[])[1] - 1 AND EXISTS (SELECT 1 FROM checked)
+  RETURNING 1
+),
+${LONE_CARDS_WRITTEN}
+counted AS (
+  SELECT (SELECT count(*) FROM checked) AS fresh, (SELECT count(*) FROM logged) AS logged,
+    (SELECT count(*) FROM advanced) AS moved, (SELECT count(*) FROM written) AS written
+)
+SELECT CASE WHEN fresh = 0 OR (moved = 1 AND logged = cardinality($2::integer[]) AND written = cardinality($10::text[])) THEN fresh = 1
+         ELSE ('${REFUSED} ' || moved || ' ' || written)::boolean END AS fresh,
+       (SELECT count(pg_notify($16, t.notice)) FROM unnest($17::text[]) AS t(notice) WHERE EXISTS (SELECT 1 FROM checked)) AS told
+FROM counted`;
+
+/**
  * An error after which nothing of the statement was written: PostgreSQL answered with a
  * SQLSTATE and the connection is still there (class 08, connection exceptions, and 57P,
  * the server shutting down, leave it unknown whether the statement committed).
@@ -347,6 +405,15 @@ function definitelyRolledBack(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== "string" || !/^[0-9A-Z]{5}$/.test(code)) return false;
   return !code.startsWith("08") && !code.startsWith("57P");
+}
+
+/**
+ * A change's commit failed with nothing of it written: refused by a rule (a revision taken, a
+ * card of another tree, a kept record changed, a claim), or by PostgreSQL with the connection
+ * up. Anything else (a lost connection) leaves it unknown.
+ */
+export function notWritten(err: unknown): boolean {
+  return err instanceof RevisionTakenError || err instanceof ConflictError || definitelyRolledBack(err);
 }
 
 export class GroupCommit {
@@ -360,9 +427,9 @@ export class GroupCommit {
    * to the row (`ctid`) its key's claim was inserted as, when it carried one: the answer's
    * update finds the row there without the primary key (idempotency.ts).
    */
-  commit(change: Change, tree: Tree, key?: ChangeKey, guards?: readonly UserGuard[]): Promise<string | undefined> {
+  commit(change: Change, tree: Tree, key?: ChangeKey, guards?: readonly UserGuard[], chain?: Chain): Promise<string | undefined> {
     return new Promise<string | undefined>((resolve, reject) => {
-      this.queue.push({ change, tree, key, guards, resolve, reject });
+      this.queue.push({ change, tree, key, guards, chain, resolve, reject });
       this.pump();
     });
   }
@@ -381,8 +448,46 @@ export class GroupCommit {
     });
   }
 
-  /** The next batch: waiting changes in order, one per tree, up to the batch's bounds. */
+  /**
+   * The next batch: waiting changes in order, one per tree, up to the batch's bounds; or, when
+   * that is one change, its tree's run (`runAfter`). Changes built on a broken chain are
+   * refused first, unsent.
+   */
   private take(): Pending[] {
+    for (const pending of this.queue.filter((p) => p.chain?.broken)) {
+      this.queue.splice(this.queue.indexOf(pending), 1);
+      pending.reject(new KeptReadChangedError());
+    }
+    const batch = this.oneEach();
+    return batch.length === 1 ? [batch[0], ...this.runAfter(batch[0])] : batch;
+  }
+
+  /**
+   * The changes waiting that continue `first`'s run: of its tree and chain, each the next
+   * revision, none keyed, within the batch's bounds; taken from the queue.
+   */
+  private runAfter(first: Pending): Pending[] {
+    if (!first.chain || first.key || (first.tree.revision ?? 0) <= 1) return [];
+    const run: Pending[] = [];
+    let cards = first.change.after.length;
+    let revision = first.change.revision;
+    for (let i = 0; i < this.queue.length && run.length + 1 < MOST_CHANGES && cards < MOST_CARDS; ) {
+      const pending = this.queue[i];
+      if (pending.change.treeId !== first.change.treeId) {
+        i++;
+        continue;
+      }
+      if (pending.chain !== first.chain || pending.key || pending.change.revision !== revision + 1) break;
+      this.queue.splice(i, 1);
+      run.push(pending);
+      revision++;
+      cards += pending.change.after.length;
+    }
+    return run;
+  }
+
+  /** Waiting changes in order, one per tree, up to the batch's bounds. */
+  private oneEach(): Pending[] {
     const batch: Pending[] = [];
     const trees = new Set<string>();
     let cards = 0;
@@ -409,8 +514,15 @@ export class GroupCommit {
     let lost: ReadonlySet<string>;
     /** The row each change's claim was inserted as, by tree. */
     let claimRows: ReadonlyMap<string, string>;
+    const run = batch.length > 1 && batch[1].change.treeId === batch[0].change.treeId;
     try {
-      if (batch.length === 1) {
+      if (run) {
+        const { rows } = await this.options.pool.query<{ fresh: boolean }>(runQuery(batch, this.options));
+        stale = new Set(rows[0].fresh ? [] : [batch[0].change.treeId]);
+        lost = new Set();
+        unclaimed = new Set();
+        claimRows = new Map();
+      } else if (batch.length === 1) {
         // A batch of one goes as LONE_SQL; its flag says what the batch statement's list of stale changes would.
         // Its key's claim meeting the key's record fails the statement (below), never leaves it unclaimed.
         const { rows } = await this.options.pool.query<{ fresh: boolean; claim_row?: string | null; held?: boolean }>(loneQuery(batch[0], this.options));
@@ -431,23 +543,78 @@ export class GroupCommit {
       }
     } catch (err) {
       if (!definitelyRolledBack(err)) {
-        for (const pending of batch) pending.reject(err);
+        for (const pending of batch) refuse(pending, err);
         return;
       }
-      // Nothing was written: each change again on its own, for its own answer.
-      await Promise.all(batch.map((p) => this.options.commitOne(p.change, p.tree, p.key, p.guards).then(p.resolve, p.reject)));
+      // Nothing was written: each change again on its own, for its own answer; a run's in
+      // order, each on the one before, until one is not written (the rest were built on it).
+      if (run) {
+        for (const pending of batch) {
+          if (pending.chain?.broken) refuse(pending, new KeptReadChangedError());
+          else await this.options.commitOne(pending.change, pending.tree, pending.key, pending.guards).then(pending.resolve, (e: unknown) => refuse(pending, e));
+        }
+        return;
+      }
+      await Promise.all(batch.map((p) => this.options.commitOne(p.change, p.tree, p.key, p.guards).then(p.resolve, (e: unknown) => refuse(p, e))));
       return;
     }
-    this.options.onBatch?.(batch.length - unclaimed.size - stale.size);
+    // A run's changes share their tree: one stale guard leaves the whole run unwritten.
+    this.options.onBatch?.(run ? (stale.size > 0 ? 0 : batch.length) : batch.length - unclaimed.size - stale.size);
     // A change whose key's claim met the key's record, whose request's claim was taken over,
     // or whose guard found a user changed, wrote nothing; the others committed.
     for (const pending of batch) {
-      if (lost.has(pending.change.treeId)) pending.reject(new KeyClaimLostError());
-      else if (stale.has(pending.change.treeId)) pending.reject(new KeptReadChangedError());
-      else if (unclaimed.has(pending.change.treeId)) pending.reject(new KeyClaimedAtCommitError());
+      if (lost.has(pending.change.treeId)) refuse(pending, new KeyClaimLostError());
+      else if (stale.has(pending.change.treeId)) refuse(pending, new KeptReadChangedError());
+      else if (unclaimed.has(pending.change.treeId)) refuse(pending, new KeyClaimedAtCommitError());
       else pending.resolve(claimRows.get(pending.change.treeId));
     }
   }
+}
+
+/** `pending` was not written (or may not have been): so neither is anything built on it. */
+function refuse(pending: Pending, err: unknown): void {
+  if (pending.chain) pending.chain.broken = true;
+  pending.reject(err);
+}
+
+/** RUN_SQL with its parameters, for `run`: changes of one tree, in order, each the next revision. */
+function runQuery(run: readonly Pending[], options: GroupCommitOptions): pg.QueryConfig {
+  const last = run[run.length - 1];
+  const owners: number[] = [];
+  const ids: string[] = [];
+  run.forEach(({ change }, index) => {
+    for (const id of new Set([...change.before, ...change.after].map((c) => c._id))) {
+      owners.push(index + 1);
+      ids.push(id);
+    }
+  });
+  // Each card as the run's last change of it left it.
+  const cards = [...new Map(run.flatMap(({ change }) => change.after.map((c): [string, StoredCard] => [c._id, c]))).values()];
+  const guards = run.flatMap((p) => p.guards ?? []);
+  return {
+    name: "cardtree-run-commit",
+    text: RUN_SQL,
+    values: [
+      last.change.treeId,
+      run.map((p) => p.change.revision),
+      run.map((p) => p.change.at),
+      owners,
+      run.map((p) => JSON.stringify(p.change)),
+      last.tree.users,
+      last.tree.publicUrl ?? null,
+      last.tree.revision ?? 0,
+      JSON.stringify(last.tree),
+      cards.map((c) => c._id),
+      cards.map((c) => c.treeId),
+      guards.map((g) => g.userId),
+      guards.map((g) => g.record),
+      cards.map((c) => c.trashed ?? null),
+      cards.map(options.cardRecord),
+      CHANGES_CHANNEL,
+      run.map((p) => encodeTreeNotice(options.origin, p.change.treeId, p.change.revision)),
+      ids,
+    ],
+  };
 }
 
 /** The lone statement with its parameters: for a change that is not its tree's first, NEXT_PLAIN_SQL (plain) or NEXT_KEYED_SQL (keyed); else LONE_SQL. */

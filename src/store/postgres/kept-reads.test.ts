@@ -55,7 +55,7 @@ describe("kept reads: a busy tree's copy from write to write (issue 27)", () => 
       kept.tree(id);
       reads?.();
       const change: Change = { treeId: id, revision, at: AT, userId: null, kind: "card.update", before: [], after: cards };
-      kept.committing(change);
+      await kept.committing(change);
       kept.committed(change, tree(id, revision));
     });
   const content = (kept: KeptReads, letter: string) => kept.liveCard(letter.repeat(24))?.content;
@@ -99,7 +99,7 @@ describe("kept reads: a busy tree's copy from write to write (issue 27)", () => 
     await kept.run(id, async () => {
       kept.tree(id);
       const change: Change = { treeId: id, revision: 4, at: AT, userId: null, kind: "card.update", before: [], after: [] };
-      kept.committing(change);
+      await kept.committing(change);
       kept.committed(change, left);
     });
     left.name = "renamed after";
@@ -121,7 +121,7 @@ describe("kept reads: a busy tree's copy from write to write (issue 27)", () => 
       served.favoriteTrees.push("g");
       expect(kept.user(user._id)).toEqual(user);
       const change: Change = { treeId: id, revision: 3, at: AT, userId: null, kind: "card.create", before: [], after: [] };
-      guards = kept.committing(change);
+      guards = (await kept.committing(change)).guards;
       kept.committed(change, tree(id, 3));
     });
     expect(guards).toEqual([{ userId: user._id, record: JSON.stringify(user) }]);

@@ -24,10 +24,25 @@
  *
  * Only attempts run through `run` (tree-access.ts `withTree`, a write to that tree under its
  * lock) ever read from here; every other read of the store goes to the database.
+ *
+ * **Ahead of the commit.** An attempt's plain commit may be handed to the group commit and
+ * kept at once, before the database has written it (`goingAhead`, where the domain can run the
+ * whole write again: durability.ts `mayCommitAhead`). The tree's lock then goes to the next
+ * writer, which builds on the kept tree with that change in it, and a busy tree's writes
+ * waiting meanwhile go in one statement (group-commit.ts, RUN_SQL). So:
+ * - the kept tree carries the `Chain` of changes it holds that are not written yet; an
+ *   attempt that reads it carries that chain into its commit, and when one change of the
+ *   chain is not written, every later one is refused unsent, and the kept tree is forgotten;
+ * - an attempt's reads from the database wait until the tree's changes handed over ahead are
+ *   settled (`caughtUp`): what the database answers then includes them, or they failed;
+ * - an attempt that went ahead writes nothing more (another commit, a removal, a user's
+ *   record) before its change is written (`writing`, `committing`): if it is not, the write is
+ *   not sent, and the whole write runs again.
  */
 import { AsyncSlot } from "../../domain/async-slot.js";
 import type { Change } from "../../shared/changes.js";
 import { RevisionTakenError } from "../../shared/errors.js";
+import type { Chain } from "./group-commit.js";
 import type { StoredCard, StoredUser, Tree } from "../../shared/records.js";
 
 /** Trees kept at most; the one used longest ago is forgotten first. */
@@ -51,6 +66,8 @@ export interface UserGuard {
 
 interface KeptTree {
   revision: number;
+  /** The changes handed over ahead that this copy holds, unless they all came from commits that waited. */
+  chain: Chain | undefined;
   tree: Tree;
   cards: Map<string, StoredCard>;
   /** The kept cards' content, in characters (counted in `MOST_CHARS`). */
@@ -87,6 +104,17 @@ interface Attempt {
   committed: boolean;
   /** The first commit handed over was refused with nothing written (stale reads). */
   refused: boolean;
+  /** The chain of the kept tree this attempt read, or the one its commit ahead starts. */
+  chain: Chain | undefined;
+  /** The attempt's commit handed over ahead: settles once written (or not). */
+  ahead: Promise<void> | undefined;
+}
+
+/** A tree's changes handed over ahead and not settled yet. */
+interface Unsettled {
+  count: number;
+  settled: Promise<void>;
+  settle: () => void;
 }
 
 const revisionOf = (tree: Tree): number => tree.revision ?? 0;
@@ -137,6 +165,7 @@ export class KeptReads {
   private chars = 0;
   private readonly users = new Map<string, KeptUser>();
   private readonly attempts = new AsyncSlot<Attempt>("kept-read attempt");
+  private readonly unsettled = new Map<string, Unsettled>();
 
   /**
    * Runs `attempt` (a write's attempt on `treeId`, under the tree's lock) with reads from
@@ -167,6 +196,7 @@ export class KeptReads {
     if (!here || !kept) return undefined;
     here.usedKept = true;
     here.treeRead = { revision: kept.revision, statement: null };
+    here.chain = kept.chain;
     // Used: the last to be forgotten.
     this.trees.delete(id);
     this.trees.set(id, kept);
@@ -218,16 +248,73 @@ export class KeptReads {
    * attempt used). A commit of another tree while reads from memory are unchecked is
    * refused before it is sent (nothing is written; the attempt runs again).
    */
-  committing(change: Change): UserGuard[] | undefined {
+  async committing(change: Change): Promise<{ guards: UserGuard[] | undefined; chain: Chain | undefined }> {
     const here = this.attempts.get();
-    if (!here) return undefined;
+    if (!here) return { guards: undefined, chain: undefined };
     if (change.treeId !== here.treeId) {
-      this.writing();
-      return undefined;
+      await this.writing();
+      return { guards: undefined, chain: undefined };
     }
+    if (here.ahead) await here.ahead;
     here.handed++;
-    if (here.committed || here.guards.size === 0) return undefined;
-    return [...here.guards].map(([userId, record]) => ({ userId, record }));
+    if (here.committed || here.guards.size === 0) return { guards: undefined, chain: here.chain };
+    return { guards: [...here.guards].map(([userId, record]) => ({ userId, record })), chain: here.chain };
+  }
+
+  /**
+   * Whether the current attempt's commit of `change` may be handed over ahead of the
+   * database's answer (the domain allowing it too): its first commit, of its own tree, with
+   * reads that may be kept, and the tree's chain not broken.
+   */
+  mayGoAhead(change: Change): boolean {
+    const here = this.attempts.get();
+    return here !== undefined && !here.fresh && here.treeId === change.treeId && here.handed === 0 && !here.chain?.broken;
+  }
+
+  /**
+   * The attempt's commit of `change` is handed over ahead as `landing`: kept at once, leaving
+   * the tree as `tree`, with the chain it continues (or starts); the tree's reads from the
+   * database wait until it settles. Settles as `landing` does; on a failure, the kept tree
+   * is forgotten if it holds that chain.
+   */
+  goingAhead(change: Change, tree: Tree, landing: (guards: UserGuard[] | undefined, chain: Chain) => Promise<unknown>): Promise<void> {
+    const here = this.attempts.get()!;
+    const chain = (here.chain ??= { broken: false });
+    here.handed++;
+    const guards = here.guards.size === 0 ? undefined : [...here.guards].map(([userId, record]) => ({ userId, record }));
+    let unsettled = this.unsettled.get(change.treeId);
+    if (!unsettled) {
+      let settle!: () => void;
+      const settled = new Promise<void>((resolve) => (settle = resolve));
+      this.unsettled.set(change.treeId, (unsettled = { count: 0, settled, settle }));
+    }
+    unsettled.count++;
+    const counted = unsettled;
+    const done = () => {
+      if (--counted.count > 0) return;
+      if (this.unsettled.get(change.treeId) === counted) this.unsettled.delete(change.treeId);
+      counted.settle();
+    };
+    const ahead = landing(guards, chain).then(done, (err: unknown) => {
+      if (this.trees.get(change.treeId)?.chain === chain) this.forget(change.treeId);
+      done();
+      throw err;
+    });
+    here.ahead = ahead;
+    ahead.catch(() => undefined);
+    this.committed(change, tree);
+    const kept = this.trees.get(change.treeId);
+    if (kept) kept.chain = chain;
+    return ahead;
+  }
+
+  /**
+   * Resolves once the current attempt's tree has no change handed over ahead that is not
+   * settled, so that a read from the database sees them; undefined when there is none.
+   */
+  caughtUp(): Promise<void> | undefined {
+    const here = this.attempts.get();
+    return here && this.unsettled.get(here.treeId)?.settled;
   }
 
   /**
@@ -236,9 +323,11 @@ export class KeptReads {
    * memory there, so if it used any before its own commit, the write is refused before it
    * is sent and the attempt runs again from fresh reads.
    */
-  writing(): void {
+  async writing(): Promise<void> {
     const here = this.attempts.get();
     if (!here) return;
+    // Not sent before the attempt's change handed over ahead is written: if it is not, the whole write runs again.
+    if (here.ahead) await here.ahead;
     here.handed++;
     if (here.usedKept && !here.committed) {
       here.refused = here.handed === 1;
@@ -266,7 +355,13 @@ export class KeptReads {
     // follows: they carry on, changed in place, rather than copied into a new map each write.
     const carried = follows && read.statement === null && before?.revision === read.revision ? before : undefined;
     this.forget(change.treeId);
-    const now: KeptTree = { revision: change.revision, tree: copyRecord(tree), cards: carried?.cards ?? new Map(), chars: carried?.chars ?? 0 };
+    const now: KeptTree = {
+      revision: change.revision,
+      chain: carried?.chain,
+      tree: copyRecord(tree),
+      cards: carried?.cards ?? new Map(),
+      chars: carried?.chars ?? 0,
+    };
     if (follows) {
       for (const { card, statement } of own.cardsRead) {
         if (read.statement === null || statement === read.statement) keepCard(now, card);
@@ -326,6 +421,17 @@ export class KeptReads {
   }
 
   private attemptFor(treeId: string, fresh: boolean): Attempt {
-    return { treeId, fresh, usedKept: false, cardsRead: [], guards: new Map(), handed: 0, committed: false, refused: false };
+    return {
+      treeId,
+      fresh,
+      usedKept: false,
+      cardsRead: [],
+      guards: new Map(),
+      handed: 0,
+      committed: false,
+      refused: false,
+      chain: undefined,
+      ahead: undefined,
+    };
   }
 }
