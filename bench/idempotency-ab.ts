@@ -17,7 +17,7 @@ import { queryOnce } from "./pg-once.js";
 import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
 import { cpuSeconds, startPinned } from "./processes.js";
-import { runWrk } from "./wrk.js";
+import { runCardCreations } from "./wrk.js";
 
 const others = (process.argv[2] ?? ".").split(",").map((each) => path.resolve(each));
 const rounds = Number(process.argv[3] ?? 4);
@@ -80,14 +80,7 @@ try {
         const pid = each.server.process.pid!;
         const before = cpuSeconds(pid);
         const dbBefore = await backendSeconds(each.database);
-        const result = await runWrk({
-          url: `${each.server.url}/api/trees/${each.tree}/cards`,
-          headers: { Authorization: each.writer.authorization },
-          script: { BENCH_CARD_TREE: each.tree, BENCH_CARD_PARENT: each.parent, ...(kind === "keyed" ? { BENCH_IDEMPOTENCY_KEYS: "1" } : {}) },
-          seconds,
-          connections: 16,
-          targetPid: pid,
-        });
+        const result = await runCardCreations(each, kind === "keyed", seconds);
         const cpu = ((cpuSeconds(pid) - before) * 1000) / Math.max(1, result.requests);
         const db = (backendDelta(dbBefore, await backendSeconds(each.database)) * 1000) / Math.max(1, result.requests);
         const id = `${each.name} ${kind}`;

@@ -26,7 +26,7 @@ import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
 import { queryOnce } from "./pg-once.js";
 import { startPinned } from "./processes.js";
-import { runWrk } from "./wrk.js";
+import { runCardCreations } from "./wrk.js";
 
 const others = process.argv[2] ? process.argv[2].split(",").map((each) => path.resolve(each)) : [];
 const rounds = Number(process.argv[3] ?? 6);
@@ -119,14 +119,7 @@ try {
       for (const each of order) {
         const pid = each.server.process.pid!;
         const before = { cpu: threadSeconds(pid), calls: writeCalls(pid), logAt: statSync(each.log).size };
-        const result = await runWrk({
-          url: `${each.server.url}/api/trees/${each.tree}/cards`,
-          headers: { Authorization: each.writer.authorization },
-          script: { BENCH_CARD_TREE: each.tree, BENCH_CARD_PARENT: each.parent, ...(kind === "keyed" ? { BENCH_IDEMPOTENCY_KEYS: "1" } : {}) },
-          seconds,
-          connections: 16,
-          targetPid: pid,
-        });
+        const result = await runCardCreations(each, kind === "keyed", seconds);
         // The writes' lazily kept answers and the last group commit land in their own window.
         await new Promise((resolve) => setTimeout(resolve, 300));
         const cpu = threadSeconds(pid);

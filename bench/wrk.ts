@@ -94,3 +94,27 @@ export async function runWrk(options: LoadOptions): Promise<LoadResult> {
     peakRssMb: peak === undefined ? undefined : peak / 1e6,
   };
 }
+
+/** A server's tree that card creations go to: its address, the tree, the new cards' parent and the writer. */
+export interface CardCreationTarget {
+  server: { url: string; process: { pid?: number } };
+  tree: string;
+  parent: string;
+  writer: { authorization: string };
+}
+
+/**
+ * Card creations under `target.parent` for `seconds` (bench/wrk.lua), 16 connections, each
+ * request with its own Idempotency-Key when `keyed`: the two kinds the key's A/B benches
+ * (idempotency-ab.ts, idempotency-gc.ts) compare.
+ */
+export function runCardCreations(target: CardCreationTarget, keyed: boolean, seconds: number): Promise<LoadResult> {
+  return runWrk({
+    url: `${target.server.url}/api/trees/${target.tree}/cards`,
+    headers: { Authorization: target.writer.authorization },
+    script: { BENCH_CARD_TREE: target.tree, BENCH_CARD_PARENT: target.parent, ...(keyed ? { BENCH_IDEMPOTENCY_KEYS: "1" } : {}) },
+    seconds,
+    connections: 16,
+    targetPid: target.server.process.pid,
+  });
+}
