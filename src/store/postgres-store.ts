@@ -184,7 +184,9 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
   // A read given as a named query config is prepared once per connection and then only
   // executed (postgres/read-batch.ts): the reads every card write makes skip parsing and planning.
   const read = async <R extends pg.QueryResultRow>(sql: string | pg.QueryConfig, params: unknown[] = []): Promise<pg.QueryResult<R>> => {
-    await kept.caughtUp();
+    // Only a write's attempt behind changes handed over ahead waits; every other read goes at once.
+    const behind = kept.caughtUp();
+    if (behind) await behind;
     for (let attempt = 1; ; attempt++) {
       try {
         return await pool.query<R>(typeof sql === "string" ? { text: sql, values: params } : sql);
@@ -396,7 +398,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       byId: async (id) => {
         const known = kept.tree(id);
         if (known) return known;
-        await kept.caughtUp();
+        const behind = kept.caughtUp();
+        if (behind) await behind;
         const { record, statement } = await byKey.read<Tree>("tree", id);
         kept.treeRead(record, statement);
         return record;
@@ -450,7 +453,8 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
       liveById: async (id) => {
         const known = kept.liveCard(id);
         if (known) return known;
-        await kept.caughtUp();
+        const behind = kept.caughtUp();
+        if (behind) await behind;
         const { record, statement } = await byKey.read<StoredCard>("liveCard", id);
         kept.liveCardRead(record, statement);
         return record;

@@ -257,8 +257,7 @@ export class KeptReads {
     }
     if (here.ahead) await here.ahead;
     here.handed++;
-    if (here.committed || here.guards.size === 0) return { guards: undefined, chain: here.chain };
-    return { guards: [...here.guards].map(([userId, record]) => ({ userId, record })), chain: here.chain };
+    return { guards: here.committed ? undefined : guardsOf(here), chain: here.chain };
   }
 
   /**
@@ -281,7 +280,7 @@ export class KeptReads {
     const here = this.attempts.get()!;
     const chain = (here.chain ??= { broken: false });
     here.handed++;
-    const guards = here.guards.size === 0 ? undefined : [...here.guards].map(([userId, record]) => ({ userId, record }));
+    const guards = guardsOf(here);
     let unsettled = this.unsettled.get(change.treeId);
     if (!unsettled) {
       let settle!: () => void;
@@ -434,4 +433,9 @@ export class KeptReads {
       ahead: undefined,
     };
   }
+}
+
+/** The user records an attempt read from memory, as its commit's guards; undefined for none. */
+function guardsOf(attempt: Attempt): UserGuard[] | undefined {
+  return attempt.guards.size === 0 ? undefined : [...attempt.guards].map(([userId, record]) => ({ userId, record }));
 }
