@@ -31,11 +31,16 @@ import { ApiError, type ApiClient } from "../api.js";
 import { newIdempotencyKey, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
 import type { CardVersions } from "./versions.js";
 
+/**
+ * What the status line says. `unstored` counts the changes of `pending` not yet written to the
+ * device's outbox: until it is 0, a closed or crashed browser would lose them, so the status
+ * must not yet say they wait "on this device".
+ */
 export type SyncStatus =
   | { kind: "saved" }
-  | { kind: "saving"; pending: number; since: number | null }
-  | { kind: "retrying"; pending: number; since: number | null; retryAt: number; reason: string }
-  | { kind: "signed-out"; pending: number; since: number | null };
+  | { kind: "saving"; pending: number; unstored: number; since: number | null }
+  | { kind: "retrying"; pending: number; unstored: number; since: number | null; retryAt: number; reason: string }
+  | { kind: "signed-out"; pending: number; unstored: number; since: number | null };
 
 type OpKind = "create" | "update" | "delete" | "import";
 
@@ -151,6 +156,8 @@ export class SyncQueue {
   private tryEvenOffline = false;
   /** When `retryTimer` fires (meaningful while it is set). */
   private retryAt = 0;
+  /** Why `retryTimer` is set, for the status line. */
+  private retryReason = "";
   /** Outbox writes not finished yet: a closed tab would lose those. */
   private writing = 0;
   private release: Promise<() => void> | null = null;
@@ -417,13 +424,8 @@ export class SyncQueue {
       }, OFFLINE_TRY_MS);
     }
     // Each change made meanwhile is counted at once.
-    this.hooks.status({
-      kind: "retrying",
-      pending: this.pending,
-      since: this.since,
-      retryAt: this.retryAt,
-      reason: "This device is offline: the changes go as soon as it is back online.",
-    });
+    this.retryReason = "This device is offline: the changes go as soon as it is back online.";
+    this.report();
     return true;
   }
 
@@ -687,20 +689,21 @@ export class SyncQueue {
       this.retryTimer = undefined;
       this.pump();
     }, delay);
-    this.hooks.status({
-      kind: "retrying",
-      pending: this.pending,
-      since: this.since,
-      retryAt: this.retryAt,
-      reason: error instanceof Error ? error.message : String(error),
-    });
+    this.retryReason = error instanceof Error ? error.message : String(error);
+    this.report();
     return false;
   }
 
+  /**
+   * Tells the status line where the changes are. It is told again when an outbox write ends, also
+   * while a retry waits, so "on this device" appears only once the changes are there.
+   */
   private report(): void {
-    if (this.retryTimer !== undefined || this.stopped) return;
-    if (this.paused) this.hooks.status({ kind: "signed-out", pending: this.pending, since: this.since });
-    else if (this.pending > 0 || this.writing > 0) this.hooks.status({ kind: "saving", pending: this.pending, since: this.since });
+    if (this.stopped) return;
+    const counts = { pending: this.pending, unstored: this.writing, since: this.since };
+    if (this.paused) this.hooks.status({ kind: "signed-out", ...counts });
+    else if (this.retryTimer !== undefined) this.hooks.status({ kind: "retrying", ...counts, retryAt: this.retryAt, reason: this.retryReason });
+    else if (this.pending > 0 || this.writing > 0) this.hooks.status({ kind: "saving", ...counts });
     else this.hooks.status({ kind: "saved" });
   }
 }

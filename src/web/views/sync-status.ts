@@ -19,9 +19,14 @@ export function sinceText(since: number | null, now = Date.now()): string {
   return sameDay ? `since ${time}` : `since ${then.toLocaleDateString([], { day: "numeric", month: "short" })}, ${time}`;
 }
 
-export function waitingText(pending: number, since: number | null): string {
-  const count = `${pending} change${pending === 1 ? "" : "s"} waiting on this device`;
-  return since === null ? count : `${count} ${sinceText(since)}`;
+/**
+ * "3 changes waiting on this device since 14:05" once all are in the device's outbox; before,
+ * "3 changes waiting, keeping them on this device…": a browser closed then would lose some.
+ */
+export function waitingText(pending: number, since: number | null, unstored: number): string {
+  const count = `${pending} change${pending === 1 ? "" : "s"} waiting`;
+  if (unstored > 0) return `${count}, keeping ${pending === 1 ? "it" : "them"} on this device…`;
+  return since === null ? `${count} on this device` : `${count} on this device ${sinceText(since)}`;
 }
 
 export function renderSyncStatus(element: HTMLElement, status: SyncStatus, retryNow: () => void): void {
@@ -29,6 +34,8 @@ export function renderSyncStatus(element: HTMLElement, status: SyncStatus, retry
   countdown = undefined;
   element.dataset.state = status.kind;
   element.dataset.pending = String(status.kind === "saved" ? 0 : status.pending);
+  // Changes not yet written to the device's outbox (SyncStatus): tests and scripts wait for 0.
+  element.dataset.unstored = String(status.kind === "saved" ? 0 : status.unstored);
   const text = (value: string) => {
     element.title = value;
     return h("span", { class: "status-text" }, value);
@@ -41,13 +48,13 @@ export function renderSyncStatus(element: HTMLElement, status: SyncStatus, retry
       element.replaceChildren(h("span", { class: "status-dot" }), text(status.pending > 1 ? `Saving ${status.pending} changes…` : "Saving…"));
       return;
     case "signed-out":
-      element.replaceChildren(h("span", { class: "status-dot" }), text(`Logged out: ${waitingText(status.pending, status.since)}`));
+      element.replaceChildren(h("span", { class: "status-dot" }), text(`Logged out: ${waitingText(status.pending, status.since, status.unstored)}`));
       return;
     case "retrying": {
       const label = text("");
       const tick = () => {
         const seconds = Math.max(0, Math.ceil((status.retryAt - Date.now()) / 1000));
-        const value = `Not saved yet: ${waitingText(status.pending, status.since)}; retrying in ${seconds} s`;
+        const value = `Not saved yet: ${waitingText(status.pending, status.since, status.unstored)}; retrying in ${seconds} s`;
         label.textContent = value;
         element.title = `${value}. ${status.reason}`;
       };
