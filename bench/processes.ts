@@ -28,6 +28,44 @@ export function startEnvironment(): Record<string, string> {
   return env;
 }
 
+/** Children to end when the bench ends, however it ends: pid → whether it leads its own group. */
+const children = new Map<number, boolean>();
+let endingInstalled = false;
+
+function endChildren(): void {
+  for (const [pid, group] of children) {
+    try {
+      process.kill(group ? -pid : pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  children.clear();
+}
+
+/**
+ * Ends `child` (its whole process group when it was started detached) when this process exits,
+ * or is stopped with Ctrl+C or `kill`: a bench stopped half-way left its servers (each in its
+ * own group, so Ctrl+C never reached them) and Lighthouse's Chromium running. Returns the undo,
+ * for a child stopped the usual way.
+ */
+export function endWithBench(child: ChildProcess, ownGroup: boolean): () => void {
+  const pid = child.pid;
+  if (pid === undefined) return () => undefined;
+  if (!endingInstalled) {
+    endingInstalled = true;
+    process.once("exit", endChildren);
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+      process.once(signal, () => {
+        endChildren();
+        process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGTERM" ? 15 : 1));
+      });
+    }
+  }
+  children.set(pid, ownGroup);
+  return () => children.delete(pid);
+}
+
 export function hasCommand(name: string): boolean {
   return spawnSync("sh", ["-c", `command -v ${name}`], { stdio: "ignore" }).status === 0;
 }
@@ -159,6 +197,7 @@ export async function startPinned(options: {
     detached: true,
   });
   const url = `http://127.0.0.1:${port}`;
+  const forget = endWithBench(child, true);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const deadline = started + (options.timeoutMs ?? 60_000);
   for (;;) {
@@ -198,6 +237,7 @@ export async function startPinned(options: {
       // npm can exit before the server it started has closed its store: wait for the group.
       while (groupAlive(child.pid!)) await new Promise((resolve) => setTimeout(resolve, 20));
       clearTimeout(timer);
+      forget();
     },
   };
 }

@@ -25,7 +25,7 @@ import os from "node:os";
 import path from "node:path";
 import { CardtreeClient } from "../cardtree-client.js";
 import { generateTree } from "../generate.js";
-import { ROOT, startPinned, type Pinned } from "../processes.js";
+import { endWithBench, ROOT, startPinned, type Pinned } from "../processes.js";
 import { median, type Report } from "../report.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -62,7 +62,7 @@ export function buildBaseline(workDir: string, revision: string, name = "lightho
 }
 
 /** Headless Chromium with a DevTools port for Lighthouse; resolves with the port. */
-async function launchChromium(profile: string): Promise<{ port: number; endpoint: string; process: ChildProcess }> {
+async function launchChromium(profile: string): Promise<{ port: number; endpoint: string; process: ChildProcess; forget: () => void }> {
   const child = spawn(
     CHROMIUM,
     [
@@ -79,9 +79,11 @@ async function launchChromium(profile: string): Promise<{ port: number; endpoint
       `--user-data-dir=${profile}`,
       "about:blank",
     ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    // Its own process group, so one signal ends its helper processes with it.
+    { stdio: ["ignore", "ignore", "pipe"], detached: true },
   );
-  const endpoint = await new Promise<string>((resolve, reject) => {
+  const forget = endWithBench(child, true);
+  const started = new Promise<string>((resolve, reject) => {
     let text = "";
     const timer = setTimeout(() => reject(new Error(`Chromium gave no DevTools port:\n${text}`)), 30_000);
     child.stderr!.on("data", (chunk: Buffer) => {
@@ -94,7 +96,16 @@ async function launchChromium(profile: string): Promise<{ port: number; endpoint
     });
     child.once("exit", (code) => reject(new Error(`Chromium exited (${code}):\n${text}`)));
   });
-  return { port: Number(new URL(endpoint).port), endpoint, process: child };
+  const endpoint = await started.catch((error: unknown) => {
+    try {
+      process.kill(-child.pid!, "SIGKILL");
+    } catch {
+      // Gone already.
+    }
+    forget();
+    throw error;
+  });
+  return { port: Number(new URL(endpoint).port), endpoint, process: child, forget };
 }
 
 /**
@@ -267,9 +278,15 @@ export async function lighthouseScenarios(options: { report: Report; workDir: st
             all.set(key, [...(all.get(key) ?? []), figures]);
             console.log(`  lighthouse ${page.id} ${side.id} run ${run + 1}: ${figures.score}, ${describe(figures)}`);
           } finally {
+            const running = chromium.process.exitCode === null && chromium.process.signalCode === null;
             const exited = new Promise((resolve) => chromium.process.once("exit", resolve));
-            chromium.process.kill("SIGKILL");
-            await exited;
+            try {
+              process.kill(-chromium.process.pid!, "SIGKILL");
+            } catch {
+              // The whole group is gone already.
+            }
+            if (running) await exited;
+            chromium.forget();
             await removeProfile(profile);
           }
         }
