@@ -477,11 +477,12 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     changes: {
       commit,
       // A busy tree's write goes ahead of its commit where the domain can run it again
-      // (kept-reads.ts, "Ahead of the commit"): a plain one, or a keyed request's first change,
-      // carrying its key's claim. A later change of a keyed request (it holds its claim) and
-      // anything else commits before it returns.
+      // (kept-reads.ts, "Ahead of the commit"), keyed or not: a keyed request's first change
+      // carries its key's claim, a later one the check that the claim is still the request's
+      // (group-commit.ts; such a change goes in a statement of its own, never in a run).
+      // Anything else commits before it returns.
       commitEarly: async (change, tree, key) => {
-        if ((key && (!key.claim || key.held)) || !mayCommitAhead() || !kept.mayGoAhead(change)) {
+        if (!mayCommitAhead() || !kept.mayGoAhead(change)) {
           await commit(change, tree, key);
           return { durable: Promise.resolve() };
         }

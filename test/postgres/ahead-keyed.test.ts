@@ -226,6 +226,11 @@ describe("keyed writes on a busy tree handed over ahead of their commit", { time
     const kept = await keysOf(owner, keys);
     expect([...kept.keys()].sort()).toEqual([...keys].sort());
     for (const key of keys) expect(kept.get(key)).toEqual({ leadsTo: key, changes: [key] });
+    // What a take-over of each key would answer from: its one change, once.
+    for (const key of keys) {
+      const done = await deaf.store.changes.byKey(owner._id, key, "2000-01-01T00:00:00.000Z");
+      expect(done.map((step) => ("change" in step ? [step.step, step.change.after[0].content] : step))).toEqual([[0, key]]);
+    }
 
     // Replayed here (from memory, or the table) and in the other process (the table): the same body, nothing run.
     expect(await Promise.all(keys.map((key) => keyedCreate(deaf, tree._id, key, key)))).toEqual(answered.map((a) => ({ ...a, replayed: true })));
@@ -323,14 +328,14 @@ describe("keyed writes on a busy tree handed over ahead of their commit", { time
     for (const key of keys) expect(kept.get(key)).toEqual({ leadsTo: key, changes: [key] });
   });
 
-  it("a keyed request's later step, holding its claim, never joins a run: its claim is checked in its own statement", async () => {
+  it("a keyed request's later step, holding its claim, goes in a statement of its own, never in a run: its claim is checked there", async () => {
     const tree = await execute(deaf, owner, createTree, {}, { name: "Held step" });
     await create(deaf, tree._id, "first");
     const start = await startKeyed(deaf, { userId: owner._id, key: "two steps", fingerprint: "two steps" });
     if (!("run" in start)) throw new Error("expected the key to run");
     await start.run.enter(() => create(deaf, tree._id, "step one"));
     // A plain write's statement held; another plain write goes ahead behind it, then the
-    // request's second step (it holds its claim: committed under the tree's lock) behind that.
+    // request's second step (it holds its claim) behind that.
     const heldSteps = sent.get("cardtree-next-held-commit") ?? 0;
     const held = holdStatement("cardtree-next-plain-commit");
     const writes = [create(deaf, tree._id, "plain one")];
