@@ -12,7 +12,7 @@
  * its key's context, finished with its answer. Process `deaf` is not told of the other's changes.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createCard } from "../../src/domain/cards.js";
 import { commitChange } from "../../src/domain/changes.js";
@@ -42,6 +42,10 @@ const sent = new Map<string, number>();
 const failed = new Map<string, number>();
 const staleRuns = new Map<string, number>();
 const bump = (counts: Map<string, number>, name: string) => counts.set(name, (counts.get(name) ?? 0) + 1);
+/** Changes the deaf process's writes handed to its store (`commitEarly`), ahead or not. */
+let handed = 0;
+/** Resolves once the deaf process's writes have handed `count` more changes to the store than `from`. */
+const handedOver = (from: number, count: number) => vi.waitFor(() => expect(handed).toBeGreaterThanOrEqual(from + count), { timeout: 20_000, interval: 5 });
 
 function holdStatement(name: string): { reached: Promise<void>; release: () => void } {
   let release!: () => void;
@@ -76,7 +80,18 @@ beforeAll(async () => {
         throw err;
       }
     };
-    return { ...store, heard: undefined };
+    const changes = store.changes;
+    return {
+      ...store,
+      heard: undefined,
+      changes: {
+        ...changes,
+        commitEarly: (...args: Parameters<NonNullable<typeof changes.commitEarly>>) => {
+          handed++;
+          return changes.commitEarly!(...args);
+        },
+      },
+    };
   });
   other = await processes.start((store) => store);
   owner = await execute(other, null, signUp, {}, { email: "ahead-keyed@example.com", password: "correct horse battery" });
@@ -270,9 +285,11 @@ describe("keyed writes on a busy tree handed over ahead of their commit", { time
     const held = holdStatement("cardtree-next-keyed-commit");
     const mine = labels("mine", 9);
     const requests = [...mine.slice(0, 4), ...elsewhere, ...mine.slice(4)];
+    const from = handed;
     const answering = Promise.all(requests.map((key) => keyedCreate(deaf, tree._id, key, key)));
     await held.reached;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Every one of them handed over (ahead, built on the held one) before it goes.
+    await handedOver(from, requests.length);
     held.release();
     const answered = new Map((await answering).map((answer, i) => [requests[i], answer]));
     elsewhere.forEach((key, i) => expect(answered.get(key)).toEqual({ ...theirs[i], replayed: true }));
@@ -338,12 +355,13 @@ describe("keyed writes on a busy tree handed over ahead of their commit", { time
     // request's second step (it holds its claim) behind that.
     const heldSteps = sent.get("cardtree-next-held-commit") ?? 0;
     const held = holdStatement("cardtree-next-plain-commit");
+    const from = handed;
     const writes = [create(deaf, tree._id, "plain one")];
     await held.reached;
     writes.push(create(deaf, tree._id, "plain two"));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await handedOver(from, 2);
     const stepTwo = start.run.enter(() => create(deaf, tree._id, "step two"));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await handedOver(from, 3);
     held.release();
     await Promise.all([...writes, stepTwo]);
     await start.run.finish({ status: 200, headers: {}, body: Buffer.from("{}") });
