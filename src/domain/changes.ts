@@ -10,7 +10,7 @@
 import type { Change, ChangeKind } from "../shared/changes.js";
 import { noteCommitted } from "./commit-observer.js";
 import { afterDurable, durabilityDeferred } from "./durability.js";
-import { changeKeyHere, keyedChangeDurable } from "./idempotency.js";
+import { changeKeyHere, claimHandedOver, claimOnItsWay, keyedChangeDurable } from "./idempotency.js";
 import type { StoredCard, Tree } from "../shared/records.js";
 import type { Ports } from "./context.js";
 import type { Actor } from "./policy.js";
@@ -72,10 +72,14 @@ export async function commitChange(
   };
   if (draft.tree) change.tree = { before: tree, after: next };
   const { changes } = ctx.store;
+  // A change of this request that carried its claim ahead of its commit is written (or not) first.
+  const claimGoing = claimOnItsWay();
+  if (claimGoing) await claimGoing.catch(() => undefined);
   const key = changeKeyHere();
   if (changes.commitEarly && durabilityDeferred()) {
     // The tree's lock is let go before the flush; the answer and the feed wait for it (durability.ts).
     const { durable } = await changes.commitEarly(change, next, key);
+    if (key?.claim) claimHandedOver(durable);
     // Noted once durable: a change handed over ahead of its commit may still be refused, and its request then runs again.
     await afterDurable(durable, () => {
       if (key) keyedChangeDurable();

@@ -94,6 +94,11 @@ interface KeyedRun {
   lastReplayed?: Change;
   /** Whether a change carrying the key is durable (committed here), or a dead run's change or removal was found: it stands for the answer across a crash. */
   durablyChanged: boolean;
+  /**
+   * The durability of the last change handed to the store with the key's claim (`claimHandedOver`):
+   * until it settles, the request does not know whether its claim is in the store.
+   */
+  claimCarried?: Promise<void>;
 }
 
 /** The keyed request of this async context, and the command step running in it (null: between commands). */
@@ -261,6 +266,27 @@ export function changeKeyHere(): ChangeKey | undefined {
   if (!owner.claimed) changeKey.claim = owner.claimToInsert();
   else changeKey.held = owner.asRecord().claim;
   return changeKey;
+}
+
+/**
+ * What a change of this keyed request must wait for before it asks `changeKeyHere`, or
+ * undefined (the common case: nothing). A change that carried the key's claim may have gone
+ * ahead of its commit (durability.ts, `mayCommitAhead`) while the request goes on to another
+ * change: that one must carry the claim as held once the first is written (`claimedAtCommit`),
+ * not insert it a second time, which would refuse it as a claim met (KeyClaimedAtCommitError)
+ * and run the step again on top of the first change. No command commits twice in one scope
+ * today; this keeps a claim carried once if one does.
+ */
+export function claimOnItsWay(): Promise<void> | undefined {
+  const here = keyedContext.get();
+  if (!here || here.run.owner.claimed) return undefined;
+  return here.run.claimCarried;
+}
+
+/** The change carrying this request's claim was handed to the store; `durable` settles once it is written (or not). */
+export function claimHandedOver(durable: Promise<void>): void {
+  const here = keyedContext.get();
+  if (here) here.run.claimCarried = durable;
 }
 
 /**

@@ -42,9 +42,10 @@ const REVISION_RACE_TRIES = 25;
  * next write may then read the tree, its parent card and the writer from what this
  * process's last commit left, checked by its own commit, and runs again from fresh reads
  * unless that commit is what it ends in (postgres/kept-reads.ts). A keyed request is no
- * different: its claim rides on the commit that checks the kept reads, so a commit refused
- * as stale wrote no claim either, and a commit refused for the key (KeyClaimedAtCommitError)
- * is not run again here: what the key holds decides the answer, not the reads. A write to a
+ * different: its claim rides on the commit that checks the kept reads (under the lock, or
+ * handed over ahead of it), so a commit refused as stale wrote no claim either, and a commit
+ * refused for the key (KeyClaimedAtCommitError) is not run again here: what the key holds
+ * decides the answer, not the reads. A write to a
  * contended tree always reads fresh: another process writes it too, so a kept copy is
  * likely stale, and a commit refused for it would be a race lost while the processes take
  * turns (tree-races.ts).

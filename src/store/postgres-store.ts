@@ -206,7 +206,12 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     await pool.query(sql, params);
   };
 
-  /** What a change handed over ahead answers when it is not written: RunAgainError when nothing was (durability.ts), else the failure. */
+  /**
+   * What a change handed over ahead answers when it is not written: RunAgainError when nothing
+   * was (durability.ts), else the failure. A claim that met its key's record
+   * (KeyClaimedAtCommitError: nothing written either) is not run again: what the key holds
+   * answers the request (idempotency.ts, `commandStep`), as when it is refused under the lock.
+   */
   const notWrittenAhead = (err: unknown): unknown => {
     if (notWritten(err)) return new RunAgainError(err instanceof RevisionTakenError && !(err instanceof KeptReadChangedError), { cause: err });
     return isUnreachable(err) ? new UnavailableError() : err;
@@ -471,18 +476,27 @@ export async function openPostgresStore(databaseUrl: string, options: PostgresSt
     },
     changes: {
       commit,
-      // A busy tree's plain write goes ahead of its commit where the domain can run it again
-      // (kept-reads.ts, "Ahead of the commit"); anything else commits before it returns.
+      // A busy tree's write goes ahead of its commit where the domain can run it again
+      // (kept-reads.ts, "Ahead of the commit"), keyed or not: a keyed request's first change
+      // carries its key's claim, a later one the check that the claim is still the request's
+      // (group-commit.ts; such a change goes in a statement of its own, never in a run).
+      // Anything else commits before it returns.
       commitEarly: async (change, tree, key) => {
-        if (key || !mayCommitAhead() || !kept.mayGoAhead(change)) {
+        if (!mayCommitAhead() || !kept.mayGoAhead(change)) {
           await commit(change, tree, key);
           return { durable: Promise.resolve() };
         }
         if (status === "closed") throw new UnavailableError();
         const durable = kept.goingAhead(change, tree, (guards, chain) =>
-          group.commit(change, tree, undefined, guards, chain).catch((err: unknown) => {
-            throw notWrittenAhead(err);
-          }),
+          group.commit(change, tree, key, guards, chain).then(
+            // The claim is in the table with its change: this process runs it (as `commit` says).
+            (claimRow) => {
+              if (key?.claim) idempotency.claimedAtCommit(key.claim, claimRow);
+            },
+            (err: unknown) => {
+              throw notWrittenAhead(err);
+            },
+          ),
         );
         return { durable };
       },

@@ -15,12 +15,13 @@
  *   one whose revision was taken gets RevisionTakenError, the others commit. A batch whose
  *   connection died mid-way may or may not have committed: every writer in it gets that
  *   error, as a lone write always did (a write is never tried again blindly).
- * - **One change per tree in a batch, or one tree's run.** A busy tree's plain writes may be
- *   handed over ahead of their commit (kept-reads.ts, "ahead"), each built on the one before,
- *   so a tree can have several changes waiting. When the next batch would hold only one
- *   change and the changes of its tree that wait behind it continue it (each the next
- *   revision, none keyed), they go together as RUN_SQL: one statement, one WAL flush for the
- *   whole run. Otherwise a batch takes one change per tree, and the others wait for the next.
+ * - **One change per tree in a batch, or one tree's run.** A busy tree's writes may be handed
+ *   over ahead of their commit (kept-reads.ts, "ahead"), each built on the one before, so a
+ *   tree can have several changes waiting. When the next batch would hold only one change and
+ *   the changes of its tree that wait behind it continue it (each the next revision, plain or
+ *   carrying its key's claim), they go together as RUN_SQL (RUN_KEYED_SQL with claims): one
+ *   statement, one WAL flush for the whole run. Otherwise a batch takes one change per tree,
+ *   and the others wait for the next.
  * - **A chain breaks whole.** Changes handed over ahead carry the `Chain` of the tree's state
  *   they were built on. When one of them is not written, the chain is broken: every later
  *   change built on it is refused before it is sent (KeptReadChangedError), since a revision
@@ -356,28 +357,55 @@ SELECT CASE WHEN fresh = 0 OR (moved = 1 AND logged = 1 AND written = cardinalit
 FROM counted`;
 
 /**
- * A run of one tree's plain changes, each the next revision of the one before, none its
- * tree's first (changes handed over ahead of their commit; kept-reads.ts): NEXT_PLAIN_SQL
- * for several changes. Every change is logged, the tree's row moves once, from the revision
- * before the first to the last, with the last one's record, and each card is written once, as
- * the last change of the run left it (PostgreSQL cannot update one row twice in a statement).
- * The rules are NEXT_PLAIN_SQL's: the user guards of every change first, and when they hold,
- * the tree moves only from the revision before the run, each card only in its own tree, else
- * the statement fails by the same cast; a notice per change, only with the write. The run
- * goes whole or not at all.
+ * A run of one tree's changes, each the next revision of the one before, none its tree's
+ * first (changes handed over ahead of their commit; kept-reads.ts): NEXT_PLAIN_SQL for several
+ * changes. Every change is logged, the tree's row moves once, from the revision before the
+ * first to the last, with the last one's record, and each card is written once, as the last
+ * change of the run left it (PostgreSQL cannot update one row twice in a statement). The rules
+ * are NEXT_PLAIN_SQL's: the user guards of every change first, and when they hold, the tree
+ * moves only from the revision before the run, each card only in its own tree, else the
+ * statement fails by the same cast; a notice per change, only with the write. The run goes
+ * whole or not at all.
  * Parameters: NEXT_PLAIN_SQL's, but $2, $3, $5 and $17 hold one value per change (revision,
  * time, record, notice), $6–$9 are the tree as the last change left it, $10, $11, $14 and $15
  * the cards once each, and $18 with $4 each change's card ids and the change's place (from 1).
+ *
+ * `keyed` (RUN_KEYED_SQL): changes of the run carry their request's key and its claim (a
+ * request's first change; a later one, holding its claim already, never joins a run). Each
+ * claim is inserted with its change, as NEXT_KEYED_SQL inserts one: a plain `INSERT`, so a
+ * claim that meets its key's record (a replay that reached its commit, a duplicate from
+ * another process) fails the whole statement with nothing written, and the run is committed
+ * again one change at a time, in order (GroupCommit.run), where that change alone is refused
+ * (KeyClaimedAtCommitError) and the changes built on it with it (a broken chain). The claims
+ * go in key order, as BATCH_SQL's, so two processes' statements claiming the same keys wait
+ * for each other in one order. Parameters $19–$25: each claim's columns (`claimColumns`), $26
+ * the revision of its change; $27, $28: each change's key (`idem`, null for a plain one) and
+ * step. A keyed change is marked `idem_claimed` (every keyed change of a run carries its
+ * claim), and the statement answers each claim's row (`claim_rows`, "<revision> <ctid>").
  */
-const RUN_SQL = `
+function runStatement(keyed: boolean): string {
+  return `
 WITH ${loneGuards()}
 ids AS (
   SELECT n, array_agg(id ORDER BY k) AS card_ids FROM unnest($4::integer[], $18::text[]) WITH ORDINALITY AS c(n, id, k) GROUP BY n
-),
+),${
+    keyed
+      ? `
+claimed AS (
+  INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, lease_until, created_at, expires_at, change_tree, change_revision)
+  SELECT k.user_id, k.key, k.fingerprint, k.claim, k.lease_until, k.created_at, k.expires_at, $1, k.revision
+  FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::integer[])
+    AS k(user_id, key, fingerprint, claim, lease_until, created_at, expires_at, revision)
+  WHERE EXISTS (SELECT 1 FROM checked)
+  ORDER BY k.user_id, k.key
+  RETURNING change_revision, ctid
+),`
+      : ""
+  }
 logged AS (
-  INSERT INTO changes (tree_id, revision, at, card_ids, record)
-  SELECT $1, c.revision, c.at, coalesce(ids.card_ids, '{}'::text[]), c.record
-  FROM unnest($2::integer[], $3::text[], $5::json[]) WITH ORDINALITY AS c(revision, at, record, n) LEFT JOIN ids ON ids.n = c.n
+  INSERT INTO changes (tree_id, revision, at, card_ids, record${keyed ? ", idem, idem_step, idem_claimed" : ""})
+  SELECT $1, c.revision, c.at, coalesce(ids.card_ids, '{}'::text[]), c.record${keyed ? ", c.idem, c.idem_step, CASE WHEN c.idem IS NOT NULL THEN true END" : ""}
+  FROM unnest($2::integer[], $3::text[], $5::json[]${keyed ? ", $27::text[], $28::integer[]" : ""}) WITH ORDINALITY AS c(revision, at, record${keyed ? ", idem, idem_step" : ""}, n) LEFT JOIN ids ON ids.n = c.n
   WHERE EXISTS (SELECT 1 FROM checked)
   RETURNING 1
 ),
@@ -393,8 +421,15 @@ counted AS (
 )
 SELECT CASE WHEN fresh = 0 OR (moved = 1 AND logged = cardinality($2::integer[]) AND written = cardinality($10::text[])) THEN fresh = 1
          ELSE ('${REFUSED} ' || moved || ' ' || written)::boolean END AS fresh,
-       (SELECT count(pg_notify($16, t.notice)) FROM unnest($17::text[]) AS t(notice) WHERE EXISTS (SELECT 1 FROM checked)) AS told
+       (SELECT count(pg_notify($16, t.notice)) FROM unnest($17::text[]) AS t(notice) WHERE EXISTS (SELECT 1 FROM checked)) AS told${
+         keyed ? ",\n       ARRAY(SELECT change_revision || ' ' || ctid::text FROM claimed) AS claim_rows" : ""
+       }
 FROM counted`;
+}
+
+const RUN_SQL = runStatement(false);
+/** RUN_SQL for a run with keyed changes, each carrying its key's claim. */
+const RUN_KEYED_SQL = runStatement(true);
 
 /**
  * An error after which nothing of the statement was written: PostgreSQL answered with a
@@ -464,10 +499,11 @@ export class GroupCommit {
 
   /**
    * The changes waiting that continue `first`'s run: of its tree and chain, each the next
-   * revision, none keyed, within the batch's bounds; taken from the queue.
+   * revision, plain or carrying its key's claim (`joinsRuns`), within the batch's bounds; taken
+   * from the queue.
    */
   private runAfter(first: Pending): Pending[] {
-    if (!first.chain || first.key || (first.tree.revision ?? 0) <= 1) return [];
+    if (!first.chain || !joinsRuns(first.key) || (first.tree.revision ?? 0) <= 1) return [];
     const run: Pending[] = [];
     let cards = first.change.after.length;
     let revision = first.change.revision;
@@ -477,7 +513,7 @@ export class GroupCommit {
         i++;
         continue;
       }
-      if (pending.chain !== first.chain || pending.key || pending.change.revision !== revision + 1) break;
+      if (pending.chain !== first.chain || !joinsRuns(pending.key) || pending.change.revision !== revision + 1) break;
       this.queue.splice(i, 1);
       run.push(pending);
       revision++;
@@ -512,15 +548,18 @@ export class GroupCommit {
     let stale: ReadonlySet<string>;
     /** Changes whose request's claim, held already, was no longer its own (BATCH_HELD_SQL, HELD_SQL). */
     let lost: ReadonlySet<string>;
-    /** The row each change's claim was inserted as, by tree. */
+    /** The row each change's claim was inserted as, by tree; in a run, by revision. */
     let claimRows: ReadonlyMap<string, string>;
+    let runClaimRows: ReadonlyMap<number, string> = new Map();
     const run = batch.length > 1 && batch[1].change.treeId === batch[0].change.treeId;
     try {
       if (run) {
-        const { rows } = await this.options.pool.query<{ fresh: boolean }>(runQuery(batch, this.options));
+        const { rows } = await this.options.pool.query<{ fresh: boolean; claim_rows?: string[] }>(runQuery(batch, this.options));
         stale = new Set(rows[0].fresh ? [] : [batch[0].change.treeId]);
         lost = new Set();
         unclaimed = new Set();
+        // "<revision> <ctid>": a run's changes share their tree, so its claims' rows go by revision.
+        runClaimRows = new Map((rows[0].claim_rows ?? []).map((each) => [Number(each.slice(0, each.indexOf(" "))), each.slice(each.indexOf(" ") + 1)]));
         claimRows = new Map();
       } else if (batch.length === 1) {
         // A batch of one goes as LONE_SQL; its flag says what the batch statement's list of stale changes would.
@@ -566,7 +605,7 @@ export class GroupCommit {
       if (lost.has(pending.change.treeId)) refuse(pending, new KeyClaimLostError());
       else if (stale.has(pending.change.treeId)) refuse(pending, new KeptReadChangedError());
       else if (unclaimed.has(pending.change.treeId)) refuse(pending, new KeyClaimedAtCommitError());
-      else pending.resolve(claimRows.get(pending.change.treeId));
+      else pending.resolve(run ? runClaimRows.get(pending.change.revision) : claimRows.get(pending.change.treeId));
     }
   }
 }
@@ -577,7 +616,16 @@ function refuse(pending: Pending, err: unknown): void {
   pending.reject(err);
 }
 
-/** RUN_SQL with its parameters, for `run`: changes of one tree, in order, each the next revision. */
+/**
+ * Whether a change with `key` may join a run (RUN_SQL, RUN_KEYED_SQL): a plain one, or a
+ * request's first change, carrying its key's claim. A later change of a keyed request (`held`)
+ * goes on its own, in the statements that check the claim is still the request's.
+ */
+function joinsRuns(key: ChangeKey | undefined): boolean {
+  return key === undefined || (key.claim !== undefined && key.held === undefined);
+}
+
+/** RUN_SQL (RUN_KEYED_SQL when a change carries its key's claim) with its parameters, for `run`: changes of one tree, in order, each the next revision. */
 function runQuery(run: readonly Pending[], options: GroupCommitOptions): pg.QueryConfig {
   const last = run[run.length - 1];
   const owners: number[] = [];
@@ -591,9 +639,20 @@ function runQuery(run: readonly Pending[], options: GroupCommitOptions): pg.Quer
   // Each card as the run's last change of it left it.
   const cards = [...new Map(run.flatMap(({ change }) => change.after.map((c): [string, StoredCard] => [c._id, c]))).values()];
   const guards = run.flatMap((p) => p.guards ?? []);
+  const claimed = run.filter((p) => p.key?.claim);
+  const claims = claimed.map((p) => claimColumns(p.key!.claim!));
+  // Each claim's columns (claimColumns), then the revision of its change; each change's key and step.
+  const keyed = claimed.length === 0
+    ? []
+    : [
+        ...[0, 1, 2, 3, 4, 5, 6].map((column) => claims.map((columns) => columns[column])),
+        claimed.map((p) => p.change.revision),
+        run.map((p) => (p.key ? idempotencyId(p.key.userId, p.key.key) : null)),
+        run.map((p) => p.key?.step ?? null),
+      ];
   return {
-    name: "cardtree-run-commit",
-    text: RUN_SQL,
+    name: claimed.length === 0 ? "cardtree-run-commit" : "cardtree-run-keyed-commit",
+    text: claimed.length === 0 ? RUN_SQL : RUN_KEYED_SQL,
     values: [
       last.change.treeId,
       run.map((p) => p.change.revision),
@@ -613,6 +672,7 @@ function runQuery(run: readonly Pending[], options: GroupCommitOptions): pg.Quer
       CHANGES_CHANNEL,
       run.map((p) => encodeTreeNotice(options.origin, p.change.treeId, p.change.revision)),
       ids,
+      ...keyed,
     ],
   };
 }

@@ -25,11 +25,13 @@
  * Only attempts run through `run` (tree-access.ts `withTree`, a write to that tree under its
  * lock) ever read from here; every other read of the store goes to the database.
  *
- * **Ahead of the commit.** An attempt's plain commit may be handed to the group commit and
- * kept at once, before the database has written it (`goingAhead`, where the domain can run the
- * whole write again: durability.ts `mayCommitAhead`). The tree's lock then goes to the next
- * writer, which builds on the kept tree with that change in it, and a busy tree's writes
- * waiting meanwhile go in one statement (group-commit.ts, RUN_SQL). So:
+ * **Ahead of the commit.** An attempt's commit may be handed to the group commit and kept at
+ * once, before the database has written it (`goingAhead`, where the domain can run the whole
+ * write again: durability.ts `mayCommitAhead`): a plain change, or a keyed request's first,
+ * which carries its key's claim with it (postgres-store.ts `commitEarly`). The tree's lock
+ * then goes to the next writer, which builds on the kept tree with that change in it, and a
+ * busy tree's writes waiting meanwhile go in one statement (group-commit.ts, RUN_SQL, and
+ * RUN_KEYED_SQL with claims). So:
  * - the kept tree carries the `Chain` of changes it holds that are not written yet; an
  *   attempt that reads it carries that chain into its commit, and when one change of the
  *   chain is not written, every later one is refused unsent, and the kept tree is forgotten;
