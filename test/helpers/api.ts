@@ -114,3 +114,17 @@ export async function buildCard(
   if (res.status !== 201) throw new Error(`card creation failed: ${res.status} ${res.text}`);
   return res.body;
 }
+
+/**
+ * What a client's outbox does: sends again after Retry-After while the key is in flight (409
+ * with the header), until `deadlineMs` would pass; the last reply and how long it all took.
+ */
+export async function retryUntilAnswered(send: () => Promise<Reply>, deadlineMs: number): Promise<{ reply: Reply; tookMs: number }> {
+  const started = Date.now();
+  for (;;) {
+    const reply = await send();
+    const wait = Number(reply.headers.get("retry-after") ?? 0) * 1000;
+    if (reply.status !== 409 || wait === 0 || Date.now() + wait - started > deadlineMs) return { reply, tookMs: Date.now() - started };
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}

@@ -25,7 +25,7 @@ import { scryptHasherFor } from "../../src/auth/scrypt-hasher.js";
 import { formatsOffThread } from "../../src/formats/off-thread.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
 import { KeyAnsweredError } from "../../src/shared/errors.js";
-import { Api, buildTree, buildUser } from "../helpers/api.js";
+import { Api, buildTree, buildUser, retryUntilAnswered } from "../helpers/api.js";
 import { adminQuery, createTestDatabase } from "../helpers/postgres.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -66,17 +66,6 @@ async function heldOnA(a: TestServer, control: string, send: () => Promise<unkno
   );
   await vi.waitFor(() => expect(a.output.some((line) => line.includes(HELD))).toBe(true), { timeout: 20_000, interval: 20 });
   return { outcome };
-}
-
-/** What a client's outbox does: sends again after Retry-After while the key is in flight, until `deadlineMs`. */
-async function retryUntilAnswered(send: () => Promise<Awaited<ReturnType<Api["post"]>>>, deadlineMs: number) {
-  const started = Date.now();
-  for (;;) {
-    const reply = await send();
-    const wait = Number(reply.headers.get("retry-after") ?? 0) * 1000;
-    if (reply.status !== 409 || wait === 0 || Date.now() + wait - started > deadlineMs) return { reply, tookMs: Date.now() - started };
-    await new Promise((resolve) => setTimeout(resolve, wait));
-  }
 }
 
 describe("a dead process's claim on PostgreSQL, with the 30 s lease", { timeout: 90_000 }, () => {
