@@ -149,6 +149,26 @@ export class CredentialChecker {
   }
 
   /**
+   * What `check` would answer, when it can be told without waiting (issue 27): credentials
+   * verified here within the cache's lifetime, that pass the throttle (known), of a user the
+   * store can give at once (`Store.instant`, holding exactly what a read would give now) whose
+   * stored hash is still the one they were verified against. A password changed or an
+   * account made again under the email has another hash, so it misses here as it misses
+   * `check`'s cache. null whenever any of that cannot be told so (then `check`); never a
+   * refusal, which `check` alone gives (and counts).
+   */
+  checkInstant(email: string, password: string): StoredUser | null {
+    const instant = this.ctx.store.instant;
+    if (!instant) return null;
+    const normalised = email.trim().toLowerCase();
+    const credentials = this.credentialsKey(normalised, password);
+    const recent = this.recent.get(credentials);
+    if (!recent || recent.until <= Date.now() || !this.isKnown(credentials)) return null;
+    const user = instant.userByEmail(normalised);
+    return user !== undefined && user.passwordHash === recent.passwordHash ? user : null;
+  }
+
+  /**
    * For a write that confirms its log-in under the tree's lock (src/domain/login-confirmation.ts):
    * the user of credentials verified here within the cache's lifetime, as an actor of this
    * call alone carrying its confirmation, without reading the store now; null when they are

@@ -93,8 +93,9 @@ function adopt(app: Express, req: IncomingMessage, res: ServerResponse, params: 
   const response = res as Response;
   request.res = response;
   response.req = request;
-  Object.setPrototypeOf(req, app.request);
-  Object.setPrototypeOf(res, app.response);
+  // Built with express's prototypes in their chain by the server (src/app.ts `requestClasses`): nothing to swap.
+  if (!app.request.isPrototypeOf(req)) Object.setPrototypeOf(req, app.request);
+  if (!app.response.isPrototypeOf(res)) Object.setPrototypeOf(res, app.response);
   response.locals ??= Object.create(null) as Response["locals"];
   request.originalUrl = req.url ?? "";
   request.baseUrl = "";

@@ -32,6 +32,13 @@ export class Gate {
   private drained: (() => void) | null = null;
   private writer: Promise<void> | null = null;
   private tail: Promise<unknown> = Promise.resolve();
+  /** Writes begun so far: what was read under one count may have changed under the next. */
+  epoch = 0;
+
+  /** Whether a write is under way (begun, perhaps waiting for the readers to finish). */
+  get writing(): boolean {
+    return this.writer !== null;
+  }
 
   async read<T>(work: () => Promise<T>): Promise<T> {
     while (this.writer) await this.writer;
@@ -47,6 +54,7 @@ export class Gate {
     const result = this.tail.then(async () => {
       let done!: () => void;
       this.writer = new Promise<void>((resolve) => (done = resolve));
+      this.epoch++;
       try {
         while (this.readers > 0) await new Promise<void>((resolve) => (this.drained = resolve));
         this.drained = null;
@@ -123,12 +131,34 @@ export interface IndexDefinition {
   sparse?: boolean;
 }
 
+/** Records a collection keeps for {@link Collection.instantOne}, per field; the longest kept go first. */
+const KEPT_MAX = 10_000;
+
+/** The fields a collection answers `instantOne` for: each names one record at most (`email`: a unique index). */
+export type UniqueField = "_id" | "email";
+
+/** A record's own copy: records are JSON data (strings, numbers, arrays, plain objects). */
+function copied<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copied) as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (value === null || typeof value !== "object") return value;
+  const copy: Doc = {};
+  for (const [key, field] of Object.entries(value)) copy[key] = copied(field);
+  return copy as T;
+}
+
 /** One collection in one NeDB datastore (users, trees, sessions, scripts). */
 export class Collection {
   readonly gate = new Gate();
   readonly db: Db = newMemoryDb();
   /** Records held (what a compaction would write). */
   live = 0;
+  /**
+   * Records `readOne` found, by field and value, as of the gate's `keptEpoch`: all dropped
+   * once a write has begun since (whatever it changed), so what is here is what NeDB holds.
+   */
+  private readonly kept = new Map<UniqueField, Map<unknown, Doc>>();
+  private keptEpoch = 0;
 
   constructor(
     readonly name: string,
@@ -145,6 +175,43 @@ export class Collection {
 
   read<T>(work: (db: Db) => Promise<T>): Promise<T> {
     return this.gate.read(() => work(this.db));
+  }
+
+  /**
+   * `findOne({ [field]: value })`, kept for `instantOne` when no write began while it ran.
+   * Resolves to a record of the caller's own, as NeDB's reads do.
+   */
+  readOne(field: UniqueField, value: string): Promise<Doc | null> {
+    return this.gate.read(async () => {
+      const epoch = this.gate.epoch;
+      const doc = await this.db.findOne({ [field]: value });
+      if (doc && this.gate.epoch === epoch) this.keep(field, value, doc, epoch);
+      return doc;
+    });
+  }
+
+  /**
+   * The record `readOne(field, value)` would resolve to if called now, without waiting:
+   * one it found since the last write began, as a copy of the caller's own; undefined when
+   * there is none, or a write is under way (the read would wait for it), and then the caller
+   * reads. A record nobody read lately, or none at all, is never answered from here.
+   */
+  instantOne(field: UniqueField, value: string): Doc | undefined {
+    if (this.gate.writing || this.gate.epoch !== this.keptEpoch) return undefined;
+    const doc = this.kept.get(field)?.get(value);
+    return doc && copied(doc);
+  }
+
+  private keep(field: UniqueField, value: string, doc: Doc, epoch: number): void {
+    if (this.keptEpoch !== epoch) {
+      this.kept.clear();
+      this.keptEpoch = epoch;
+    }
+    let byValue = this.kept.get(field);
+    if (!byValue) this.kept.set(field, (byValue = new Map()));
+    byValue.delete(value);
+    byValue.set(value, copied(doc));
+    if (byValue.size > KEPT_MAX) byValue.delete(byValue.keys().next().value);
   }
 
   /** Runs `work` as this collection's one write; it writes through `put`. */
