@@ -35,11 +35,6 @@ export class Gate {
   /** Writes begun so far: what was read under one count may have changed under the next. */
   epoch = 0;
 
-  /** Whether a write is under way (begun, perhaps waiting for the readers to finish). */
-  get writing(): boolean {
-    return this.writer !== null;
-  }
-
   async read<T>(work: () => Promise<T>): Promise<T> {
     while (this.writer) await this.writer;
     this.readers++;
@@ -154,8 +149,8 @@ export class Collection {
   /** Records held (what a compaction would write). */
   live = 0;
   /**
-   * Records `readOne` found, by field and value, as of the gate's `keptEpoch`: all dropped
-   * once a write has begun since (whatever it changed), so what is here is what NeDB holds.
+   * Records `readOne` found, by field and value, each read under the gate's epoch `keptEpoch`:
+   * they count only while no write has begun since (whatever it changes).
    */
   private readonly kept = new Map<UniqueField, Map<unknown, Doc>>();
   private keptEpoch = 0;
@@ -178,30 +173,33 @@ export class Collection {
   }
 
   /**
-   * `findOne({ [field]: value })`, kept for `instantOne` when no write began while it ran.
-   * Resolves to a record of the caller's own, as NeDB's reads do.
+   * `findOne({ [field]: value })`, kept for `instantOne`. Resolves to a record of the
+   * caller's own, as NeDB's reads do.
    */
   readOne(field: UniqueField, value: string): Promise<Doc | null> {
     return this.gate.read(async () => {
+      // No write runs beside a read: what it finds is what the last write finished left.
       const epoch = this.gate.epoch;
       const doc = await this.db.findOne({ [field]: value });
-      if (doc && this.gate.epoch === epoch) this.keep(field, value, doc, epoch);
+      if (doc) this.keep(field, value, doc, epoch);
       return doc;
     });
   }
 
   /**
-   * The record `readOne(field, value)` would resolve to if called now, without waiting:
-   * one it found since the last write began, as a copy of the caller's own; undefined when
-   * there is none, or a write is under way (the read would wait for it), and then the caller
-   * reads. A record nobody read lately, or none at all, is never answered from here.
+   * The record `readOne(field, value)` would resolve to if called now, without waiting, when
+   * a read found it since the last write began: a copy of the caller's own. A write under way
+   * has begun, so nothing is answered from before it, and what it is changing is not answered
+   * either (no read found it yet). undefined when there is none: then the caller reads. A
+   * record nobody read lately, or none at all, is never answered from here.
    */
   instantOne(field: UniqueField, value: string): Doc | undefined {
-    if (this.gate.writing || this.gate.epoch !== this.keptEpoch) return undefined;
+    if (this.gate.epoch !== this.keptEpoch) return undefined;
     const doc = this.kept.get(field)?.get(value);
     return doc && copied(doc);
   }
 
+  /** Keeps a record read under `epoch`; a read under another epoch than the kept ones' replaces them all. */
   private keep(field: UniqueField, value: string, doc: Doc, epoch: number): void {
     if (this.keptEpoch !== epoch) {
       this.kept.clear();
