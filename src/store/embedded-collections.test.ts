@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Collection, type Doc } from "./embedded-collections.js";
+import { Collection, KEPT_MAX, type Doc } from "./embedded-collections.js";
 import type { Datafile } from "./datafile.js";
 
 /** A collection whose appends wait for `release()` when `hold` is set, and are counted. */
@@ -69,5 +69,14 @@ describe("a collection's instant reads (issue 27)", () => {
     await writing;
     expect(users.instantOne("_id", "u1")).toBeUndefined();
     expect((await users.readOne("_id", "u1"))!.passwordHash).toBe("h3");
+  });
+
+  it("keeps a bounded number of records: the longest kept go first", async () => {
+    const records = Array.from({ length: KEPT_MAX + 1 }, (_, i) => ({ _id: `u${i}`, email: `user${i}@example.test` }));
+    const { users } = await collection(records);
+    for (const { _id } of records) await users.readOne("_id", _id);
+    expect(users.instantOne("_id", "u0")).toBeUndefined();
+    expect(users.instantOne("_id", "u1")).toEqual(records[1]);
+    expect(users.instantOne("_id", `u${KEPT_MAX}`)).toEqual(records[KEPT_MAX]);
   });
 });

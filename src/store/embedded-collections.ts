@@ -127,7 +127,7 @@ export interface IndexDefinition {
 }
 
 /** Records a collection keeps for {@link Collection.instantOne}, per field; the longest kept go first. */
-const KEPT_MAX = 10_000;
+export const KEPT_MAX = 10_000;
 
 /** The fields a collection answers `instantOne` for: each names one record at most (`email`: a unique index). */
 export type UniqueField = "_id" | "email";
@@ -207,7 +207,6 @@ export class Collection {
     }
     let byValue = this.kept.get(field);
     if (!byValue) this.kept.set(field, (byValue = new Map()));
-    byValue.delete(value);
     byValue.set(value, copied(doc));
     if (byValue.size > KEPT_MAX) byValue.delete(byValue.keys().next().value);
   }
