@@ -7,7 +7,9 @@
  * no guesser: they skip the log-in throttle (login-throttle.ts), so failures made by
  * others on an account or from an address never lock out its rightful users. The user record
  * is read from the store on every check, so with several processes on one database (SPEC
- * §11) a password changed or an account removed through one is refused by all at once;
+ * §11) a password changed or an account removed through one is refused by all at once (the
+ * embedded store, whose writes all pass through this process, may answer that read from
+ * memory: `checkInstant`, `Store.instant`);
  * failed log-ins are told to the others (`ctx.peers`), whose throttles count them too, and
  * so are credentials verified for the first time, which then pass the throttle there too.
  *

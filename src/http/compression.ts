@@ -36,8 +36,11 @@ const gzip = promisify(zlib.gzip);
  * client that sends `br` decodes it); `*` stands for any coding not named.
  */
 export function chooseEncoding(header: string | undefined): Encoding | null {
-  if (!header) return null;
-  const weight = codingWeights(header);
+  return header ? preferred(codingWeights(header)) : null;
+}
+
+/** {@link chooseEncoding} from the weights already read from the header. */
+function preferred(weight: (coding: string) => number): Encoding | null {
   const br = weight("br");
   const gzip = weight("gzip");
   if (br > 0 && br >= gzip) return "br";
@@ -172,9 +175,11 @@ export type Now<T> = T | Promise<T>;
  * A copy already made (and the plain bytes) is answered at once, not as a promise.
  */
 function pickCopy(copies: Copies, plain: () => Buffer, length: number, header: string | undefined): Now<Picked | null> {
-  const wanted = chooseEncoding(header);
-  if (!wanted || !header) return null;
+  if (!header) return null;
+  // Read once: the header's weights decide the coding and the copies that may stand in for it.
   const weight = codingWeights(header);
+  const wanted = preferred(weight);
+  if (!wanted) return null;
   const takesGzip = weight("gzip") > 0;
   const order: Made[] = wanted === "br" ? ["br", "gzip", "gzip1"] : ["gzip", "gzip1"];
   for (const made of order) {
