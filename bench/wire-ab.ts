@@ -9,7 +9,8 @@
  * With no DIR, this checkout. Each DIR must hold a built dist/server.mjs (a baseline:
  * `git archive REV | tar -x -C DIR`, node_modules linked, `node scripts/build.mjs`).
  * AB_ONLY=br skips the plain reads; AB_PROFILE=DIR runs the servers with --cpu-prof there;
- * AB_LOG_OFF=1 runs them with LOG=off.
+ * AB_LOG_OFF=1 runs them with LOG=off; AB_STORE=postgres runs each on a database of its own
+ * (made at DATABASE_URL's server, or 127.0.0.1:5432, and dropped at the end).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -18,6 +19,7 @@ import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
 import { cpuTimes, pinSelfToLoadCore, ROOT, startPinned, type Pinned } from "./processes.js";
 import { runWrk } from "./wrk.js";
+import { databaseUrl, queryOnce } from "./pg-once.js";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -39,13 +41,20 @@ async function main() {
   const targets: { label: string; server: Pinned; url: string; headers: Record<string, string>; brHeaders: Record<string, string> }[] = [];
   let brBytes: Buffer | undefined;
   let plainBytes: Buffer | undefined;
+  const databases: string[] = [];
   for (const [i, dir] of dirs.entries()) {
     const dataDir = path.join(workDir, `data-${i}`);
     mkdirSync(dataDir);
+    const database = `cardtree_wire_ab_${process.pid}_${i}`;
+    if (process.env.AB_STORE === "postgres") {
+      await queryOnce(`CREATE DATABASE ${database}`);
+      databases.push(database);
+    }
+    const store = process.env.AB_STORE === "postgres" ? { STORE: "postgres", DATABASE_URL: databaseUrl(database) } : {};
     const server = await startPinned({
       command: () => [process.execPath, ...(process.env.AB_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.AB_PROFILE}`] : []), "dist/server.mjs"],
       cwd: dir,
-      env: { DATA_DIR: dataDir, MAX_CONNECTIONS_PER_ADDRESS: "0", ...(process.env.AB_LOG_OFF ? { LOG: "off" } : {}) },
+      env: { DATA_DIR: dataDir, MAX_CONNECTIONS_PER_ADDRESS: "0", ...store, ...(process.env.AB_LOG_OFF ? { LOG: "off" } : {}) },
       logFile: path.join(workDir, `server-${i}.log`),
       readyPath: "/healthz",
     });
@@ -117,6 +126,7 @@ async function main() {
   await rawBr.stop();
   await rawPlain.stop();
   for (const t of targets) await t.server.stop();
+  for (const database of databases) await queryOnce(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   rmSync(workDir, { recursive: true, force: true });
 }
 
