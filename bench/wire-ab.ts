@@ -50,7 +50,7 @@ async function main() {
       await queryOnce(`CREATE DATABASE ${database}`);
       databases.push(database);
     }
-    const store = process.env.AB_STORE === "postgres" ? { STORE: "postgres", DATABASE_URL: databaseUrl(database) } : {};
+    const store: Record<string, string> = process.env.AB_STORE === "postgres" ? { STORE: "postgres", DATABASE_URL: databaseUrl(database) } : {};
     const server = await startPinned({
       command: () => [process.execPath, ...(process.env.AB_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.AB_PROFILE}`] : []), "dist/server.mjs"],
       cwd: dir,
