@@ -92,9 +92,15 @@ export async function freePort(): Promise<number> {
  * may hold one).
  */
 export function cpuSeconds(pid: number): number {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
+}
+
+/** {@link cpuSeconds} in its two parts: in the process's own code (user) and in the kernel for it (system). */
+export function cpuTimes(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
 /** Resident set of `pid` and all its descendants, in bytes (tsx's CLI runs node as a child). */

@@ -9,15 +9,17 @@
  * With no DIR, this checkout. Each DIR must hold a built dist/server.mjs (a baseline:
  * `git archive REV | tar -x -C DIR`, node_modules linked, `node scripts/build.mjs`).
  * AB_ONLY=br skips the plain reads; AB_PROFILE=DIR runs the servers with --cpu-prof there;
- * AB_LOG_OFF=1 runs them with LOG=off.
+ * AB_LOG_OFF=1 runs them with LOG=off; AB_STORE=postgres runs each on a database of its own
+ * (made at DATABASE_URL's server, or 127.0.0.1:5432, and dropped at the end).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
-import { cpuSeconds, pinSelfToLoadCore, ROOT, startPinned, type Pinned } from "./processes.js";
+import { cpuTimes, pinSelfToLoadCore, ROOT, startPinned, type Pinned } from "./processes.js";
 import { runWrk } from "./wrk.js";
+import { databaseUrl, queryOnce } from "./pg-once.js";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -39,13 +41,20 @@ async function main() {
   const targets: { label: string; server: Pinned; url: string; headers: Record<string, string>; brHeaders: Record<string, string> }[] = [];
   let brBytes: Buffer | undefined;
   let plainBytes: Buffer | undefined;
+  const databases: string[] = [];
   for (const [i, dir] of dirs.entries()) {
     const dataDir = path.join(workDir, `data-${i}`);
     mkdirSync(dataDir);
+    const database = `cardtree_wire_ab_${process.pid}_${i}`;
+    if (process.env.AB_STORE === "postgres") {
+      await queryOnce(`CREATE DATABASE ${database}`);
+      databases.push(database);
+    }
+    const store: Record<string, string> = process.env.AB_STORE === "postgres" ? { STORE: "postgres", DATABASE_URL: databaseUrl(database) } : {};
     const server = await startPinned({
       command: () => [process.execPath, ...(process.env.AB_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.AB_PROFILE}`] : []), "dist/server.mjs"],
       cwd: dir,
-      env: { DATA_DIR: dataDir, MAX_CONNECTIONS_PER_ADDRESS: "0", ...(process.env.AB_LOG_OFF ? { LOG: "off" } : {}) },
+      env: { DATA_DIR: dataDir, MAX_CONNECTIONS_PER_ADDRESS: "0", ...store, ...(process.env.AB_LOG_OFF ? { LOG: "off" } : {}) },
       logFile: path.join(workDir, `server-${i}.log`),
       readyPath: "/healthz",
     });
@@ -83,15 +92,24 @@ async function main() {
   const rawBr = await startPinned({ command: () => [process.execPath, "bench/raw-server.mjs", path.join(workDir, "cards.br"), "br"], logFile: path.join(workDir, "raw.log"), readyPath: "/healthz" });
   const rawPlain = await startPinned({ command: () => [process.execPath, "bench/raw-server.mjs", path.join(workDir, "cards.json")], logFile: path.join(workDir, "raw.log"), readyPath: "/healthz" });
   console.log(`br ${brBytes!.length} bytes, plain ${plainBytes!.length} bytes; load ${os.loadavg().map((n) => n.toFixed(1)).join(" ")}`);
-  const rows: Record<string, { rps: number[]; cpuUs: number[] }> = {};
+  // CPU time per request, and its user part (the process's own code: JavaScript, GC, node's
+  // internals); the rest is the kernel's (the socket's copy, mostly), which the machine's load
+  // bends most.
+  const rows: Record<string, { rps: number[]; cpuUs: number[]; userUs: number[] }> = {};
   const run = async (label: string, pid: number, url: string, headers: Record<string, string>) => {
-    const before = cpuSeconds(pid);
+    const before = cpuTimes(pid);
     const result = await runWrk({ url, headers, seconds, connections: 8 });
-    const cpu = (cpuSeconds(pid) - before) * 1e6;
-    const row = (rows[label] ??= { rps: [], cpuUs: [] });
+    const after = cpuTimes(pid);
+    const perRequest = (seconds: number) => (seconds * 1e6) / result.requests;
+    const cpu = perRequest(after.user + after.system - before.user - before.system);
+    const user = perRequest(after.user - before.user);
+    const row = (rows[label] ??= { rps: [], cpuUs: [], userUs: [] });
     row.rps.push(result.requestsPerSecond);
-    row.cpuUs.push(cpu / result.requests);
-    console.log(`${label.padEnd(28)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  ${(cpu / result.requests).toFixed(0).padStart(5)} µs CPU/req  errors ${result.errors}  load ${os.loadavg()[0].toFixed(1)}`);
+    row.cpuUs.push(cpu);
+    row.userUs.push(user);
+    console.log(
+      `${label.padEnd(28)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  ${cpu.toFixed(0).padStart(5)} µs CPU/req (user ${user.toFixed(0)})  errors ${result.errors}  load ${os.loadavg()[0].toFixed(1)}`,
+    );
   };
   for (let round = 0; round < rounds; round++) {
     await run("raw br", rawBr.process.pid!, `${rawBr.url}/cards`, { "Accept-Encoding": "br" });
@@ -102,10 +120,13 @@ async function main() {
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(`\nmedians (load ${os.loadavg().map((n) => n.toFixed(1)).join(" ")}):`);
-  for (const [label, row] of Object.entries(rows)) console.log(`${label.padEnd(28)} ${med(row.rps).toFixed(0).padStart(6)} req/s  ${med(row.cpuUs).toFixed(0).padStart(5)} µs CPU/req`);
+  for (const [label, row] of Object.entries(rows)) {
+    console.log(`${label.padEnd(28)} ${med(row.rps).toFixed(0).padStart(6)} req/s  ${med(row.cpuUs).toFixed(0).padStart(5)} µs CPU/req (user ${med(row.userUs).toFixed(0)})`);
+  }
   await rawBr.stop();
   await rawPlain.stop();
   for (const t of targets) await t.server.stop();
+  for (const database of databases) await queryOnce(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   rmSync(workDir, { recursive: true, force: true });
 }
 

@@ -86,7 +86,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   const checkEvery = Math.max(250, Math.min(30_000, Math.floor(config.timeouts.headersMs / 4)));
   const { viaExpress } = hooks;
   const listener = viaExpress ? (req: http.IncomingMessage, res: http.ServerResponse) => (viaExpress(req) ? app(req, res) : app.serve(req, res)) : app.serve;
-  const server = http.createServer({ connectionsCheckingInterval: checkEvery }, listener);
+  const server = http.createServer({ connectionsCheckingInterval: checkEvery, ...app.classes }, listener);
   server.on("upgrade", app.upgrade);
   const unused = unusedConnections(server);
   if (config.limits.connectionsPerAddress > 0 && config.trustProxy === false) {

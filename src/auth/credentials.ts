@@ -7,7 +7,9 @@
  * no guesser: they skip the log-in throttle (login-throttle.ts), so failures made by
  * others on an account or from an address never lock out its rightful users. The user record
  * is read from the store on every check, so with several processes on one database (SPEC
- * §11) a password changed or an account removed through one is refused by all at once;
+ * §11) a password changed or an account removed through one is refused by all at once (the
+ * embedded store, whose writes all pass through this process, may answer that read from
+ * memory: `checkInstant`, `Store.instant`);
  * failed log-ins are told to the others (`ctx.peers`), whose throttles count them too, and
  * so are credentials verified for the first time, which then pass the throttle there too.
  *
@@ -146,6 +148,26 @@ export class CredentialChecker {
     if (!known) this.ctx.peers.credentialsVerified(credentials, Date.now());
     this.remember(credentials);
     return user;
+  }
+
+  /**
+   * What `check` would answer, when it can be told without waiting (issue 27): credentials
+   * verified here within the cache's lifetime, that pass the throttle (known), of a user the
+   * store can give at once (`Store.instant`, holding exactly what a read would give now) whose
+   * stored hash is still the one they were verified against. A password changed or an
+   * account made again under the email has another hash, so it misses here as it misses
+   * `check`'s cache. null whenever any of that cannot be told so (then `check`); never a
+   * refusal, which `check` alone gives (and counts).
+   */
+  checkInstant(email: string, password: string): StoredUser | null {
+    const instant = this.ctx.store.instant;
+    if (!instant) return null;
+    const normalised = email.trim().toLowerCase();
+    const credentials = this.credentialsKey(normalised, password);
+    const recent = this.recent.get(credentials);
+    if (!recent || recent.until <= Date.now() || !this.isKnown(credentials)) return null;
+    const user = instant.userByEmail(normalised);
+    return user !== undefined && user.passwordHash === recent.passwordHash ? user : null;
   }
 
   /**

@@ -7,11 +7,15 @@ const ID = "a".repeat(24);
 const CARD = "b".repeat(24);
 const USER = { _id: "u".repeat(24), email: "ada@example.test" } as StoredUser;
 
-/** Runs `authenticate` on one request with basic credentials; says which of the checker's ways it took. */
-async function wayTaken(method: string, path: string, headers: Record<string, string> = {}): Promise<string[]> {
+/**
+ * Runs `authenticate` on one request with basic credentials; says which of the checker's ways
+ * it took. `instant`: whether the checker can answer these credentials at once (`checkInstant`).
+ */
+async function wayTaken(method: string, path: string, headers: Record<string, string> = {}, instant = false): Promise<string[]> {
   const calls: string[] = [];
   const credentials = {
     recall: () => (calls.push("recall"), USER),
+    checkInstant: () => (calls.push("checkInstant"), instant ? USER : null),
     check: async () => (calls.push("check"), USER),
   };
   const all: Record<string, string> = { authorization: `Basic ${Buffer.from("ada@example.test:secret").toString("base64")}`, ...headers };
@@ -41,6 +45,13 @@ describe("which requests confirm their log-in late (issue 27)", () => {
       ["PUT", `/trees/${ID}`],
       ["POST", `/trees/${ID}`, { "idempotency-key": "k1" }],
     ];
-    for (const [method, path, headers] of others) expect(await wayTaken(method, path, headers), `${method} ${path}`).toEqual(["check"]);
+    for (const [method, path, headers] of others) expect(await wayTaken(method, path, headers), `${method} ${path}`).toEqual(["checkInstant", "check"]);
+  });
+
+  it("the others take credentials the checker can answer at once without its full check", async () => {
+    expect(await wayTaken("GET", `/trees/${ID}/cards`, {}, true)).toEqual(["checkInstant"]);
+    expect(await wayTaken("PUT", `/trees/${ID}`, {}, true)).toEqual(["checkInstant"]);
+    // A late-confirmed write is recalled before anything else is asked.
+    expect(await wayTaken("POST", `/trees/${ID}/cards`, {}, true)).toEqual(["recall"]);
   });
 });

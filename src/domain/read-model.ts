@@ -485,6 +485,19 @@ export class ReadModel {
   }
 
   /**
+   * `read(tree)` answered without waiting, when the model holds the tree at that revision or
+   * a later one; undefined otherwise (then `read`).
+   */
+  readHeld(tree: Pick<Tree, "_id" | "revision">): TreeSnapshot | undefined {
+    const entry = this.entries.get(tree._id);
+    if (!entry) return undefined;
+    const snapshot = this.settle(entry);
+    if (snapshot.revision < (tree.revision ?? 0)) return undefined;
+    this.touch(tree._id, entry);
+    return snapshot;
+  }
+
+  /**
    * The latest snapshot this process has heard of, without waiting; undefined when the tree
    * is not held. For fields that ask many times within one request after a `read`.
    */

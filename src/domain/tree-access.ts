@@ -30,6 +30,18 @@ export async function loadTree(ctx: Ports<"store">, actor: Actor | null, treeId:
 }
 
 /**
+ * `loadTree` answered at once, when the store can give the tree's record without reading
+ * (`Store.instant`: exactly the record a read would give now): the same id check and the same
+ * policy on it. undefined when it cannot (then `loadTree`), never for a refusal.
+ * @throws as loadTree
+ */
+export function loadTreeInstantly(ctx: Ports<"store">, actor: Actor | null, treeId: string, action: TreeAction): Tree | undefined {
+  assertTreeIdSyntax(treeId);
+  const tree = ctx.store.instant?.treeById(treeId);
+  return tree && authorizeTree(actor, action, tree);
+}
+
+/**
  * Tries of one write that keeps losing its revision to other processes before it answers
  * 409. Each try is a fresh race with the other process's next write, so a few tries still lose
  * now and then: with 8, the two-process kill test met a 409 once under CI's load. A try

@@ -17,7 +17,7 @@ import { removalKeyHere } from "./idempotency.js";
 import { parseSeedOffThread } from "./seed-limits.js";
 import { walkTreeOrder } from "../shared/tree-order.js";
 
-export { loadTree, withTree } from "./tree-access.js";
+export { loadTree, loadTreeInstantly, withTree } from "./tree-access.js";
 
 const MAX_NAME = 200;
 

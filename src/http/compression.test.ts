@@ -120,7 +120,7 @@ describe("CompressedBodies.pick", () => {
     // The second reader starts it, and gets brotli once it is there.
     expect(await bodies.pick([cold], '"c"', "gzip, deflate, br")).toMatchObject({ encoding: "gzip", made: "gzip1" });
     expect(bodies.started([cold], '"c"')).toContain("br");
-    await expect.poll(() => bodies.pick([cold], '"c"', "gzip, deflate, br").then((picked) => picked?.made)).toBe("br");
+    await expect.poll(async () => (await bodies.pick([cold], '"c"', "gzip, deflate, br"))?.made).toBe("br");
   });
 
   it("makes the brotli copy for the readers after a browser that found only a gzip copy", async () => {
@@ -130,7 +130,7 @@ describe("CompressedBodies.pick", () => {
     await bodies.copy([body], '"g"', "gzip");
     const browser = await bodies.pick([body], '"g"', "gzip, deflate, br");
     expect(browser).toMatchObject({ encoding: "gzip", made: "gzip" });
-    await expect.poll(() => bodies.pick([body], '"g"', "gzip, deflate, br").then((picked) => picked?.made)).toBe("br");
+    await expect.poll(async () => (await bodies.pick([body], '"g"', "gzip, deflate, br"))?.made).toBe("br");
   });
 
   it("sends a big body plain to a client taking only brotli until its copy exists, unless it refuses identity", async () => {

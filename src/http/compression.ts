@@ -36,8 +36,11 @@ const gzip = promisify(zlib.gzip);
  * client that sends `br` decodes it); `*` stands for any coding not named.
  */
 export function chooseEncoding(header: string | undefined): Encoding | null {
-  if (!header) return null;
-  const weight = codingWeights(header);
+  return header ? preferred(codingWeights(header)) : null;
+}
+
+/** {@link chooseEncoding} from the weights already read from the header. */
+function preferred(weight: (coding: string) => number): Encoding | null {
   const br = weight("br");
   const gzip = weight("gzip");
   if (br > 0 && br >= gzip) return "br";
@@ -157,6 +160,9 @@ class Copies {
   }
 }
 
+/** A value now, or a promise of it when it must be waited for: a request whose copy is there is answered without a promise (issue 27). */
+export type Now<T> = T | Promise<T>;
+
 /**
  * The copy to send for a request's Accept-Encoding, or null for the plain bytes:
  * - a copy already made, the client's preferred encoding first (brotli, else gzip; a ready
@@ -166,11 +172,14 @@ class Copies {
  * - a big one: its preferred copy is started, and meanwhile a client that takes gzip gets
  *   whichever is ready first of that copy and a gzip-1 copy; one that takes only brotli gets
  *   the plain bytes if it accepts them, else waits for brotli.
+ * A copy already made (and the plain bytes) is answered at once, not as a promise.
  */
-async function pickCopy(copies: Copies, plain: () => Buffer, length: number, header: string | undefined): Promise<Picked | null> {
-  const wanted = chooseEncoding(header);
-  if (!wanted || !header) return null;
+function pickCopy(copies: Copies, plain: () => Buffer, length: number, header: string | undefined): Now<Picked | null> {
+  if (!header) return null;
+  // Read once: the header's weights decide the coding and the copies that may stand in for it.
   const weight = codingWeights(header);
+  const wanted = preferred(weight);
+  if (!wanted) return null;
   const takesGzip = weight("gzip") > 0;
   const order: Made[] = wanted === "br" ? ["br", "gzip", "gzip1"] : ["gzip", "gzip1"];
   for (const made of order) {
@@ -259,10 +268,10 @@ export class CompressedBodies {
   }
 
   /** What to send for `acceptEncoding` (see {@link pickCopy}); null: the plain bytes. */
-  pick(parts: readonly Buffer[], etag: string, acceptEncoding: string | undefined): Promise<Picked | null> {
+  pick(parts: readonly Buffer[], etag: string, acceptEncoding: string | undefined): Now<Picked | null> {
     let length = 0;
     for (const part of parts) length += part.length;
-    if (length < COMPRESS_THRESHOLD || !acceptEncoding) return Promise.resolve(null);
+    if (length < COMPRESS_THRESHOLD || !acceptEncoding) return null;
     const { copies, plain } = this.copiesOf(parts, etag);
     return pickCopy(copies, plain, length, acceptEncoding);
   }
@@ -343,28 +352,30 @@ export function isEventStreamPath(path: string): boolean {
  * Accept-Encoding, with `Content-Encoding` and (given an `etag`) the copy's own ETag, or the
  * plain parts. Plain bytes sent on purpose to a client that takes compression (a big body
  * whose brotli copy is not there yet) are marked so that the streaming middleware leaves
- * them as they are.
+ * them as they are. Sent at once when the copy is there (or none is wanted); otherwise the
+ * promise settles once it is sent.
  */
-export async function sendCompressible(
-  req: Request,
-  res: Response,
-  parts: readonly Buffer[],
-  etag: string | null,
-  bodies: CompressedBodies,
-): Promise<void> {
+export function sendCompressible(req: Request, res: Response, parts: readonly Buffer[], etag: string | null, bodies: CompressedBodies): Now<void> {
   res.vary("Accept-Encoding");
   const header = req.get("accept-encoding");
-  const picked = req.method === "HEAD" || (etag === null && parts.length > 1) ? null : await bodies.pick(parts, etag ?? "", header);
+  const picked = req.method === "HEAD" || (etag === null && parts.length > 1) ? null : bodies.pick(parts, etag ?? "", header);
+  if (picked instanceof Promise) return picked.then((copy) => sendPicked(res, parts, etag, header, copy));
+  sendPicked(res, parts, etag, header, picked);
+}
+
+function sendPicked(res: Response, parts: readonly Buffer[], etag: string | null, header: string | undefined, picked: Picked | null): void {
+  // setHeader rather than express's res.set: the same headers, none a Content-Type.
   if (picked) {
-    res.set({ "Content-Encoding": picked.encoding, "Content-Length": String(picked.bytes.length) });
-    if (etag !== null) res.set("ETag", encodedEtag(etag, picked.made));
+    res.setHeader("Content-Encoding", picked.encoding);
+    res.setHeader("Content-Length", String(picked.bytes.length));
+    if (etag !== null) res.setHeader("ETag", encodedEtag(etag, picked.made));
     res.end(picked.bytes);
     return;
   }
   let length = 0;
   for (const part of parts) length += part.length;
   if (chooseEncoding(header) !== null) res.locals[SENT_AS_IS] = true;
-  res.set("Content-Length", String(length));
+  res.setHeader("Content-Length", String(length));
   for (const part of parts.slice(0, -1)) res.write(part);
   res.end(parts[parts.length - 1]);
 }

@@ -93,13 +93,18 @@ function adopt(app: Express, req: IncomingMessage, res: ServerResponse, params: 
   const response = res as Response;
   request.res = response;
   response.req = request;
-  Object.setPrototypeOf(req, app.request);
-  Object.setPrototypeOf(res, app.response);
+  // Built with express's prototypes in their chain by the server (src/app.ts `requestClasses`): nothing to swap.
+  if (!inherits(req, app.request)) Object.setPrototypeOf(req, app.request);
+  if (!inherits(res, app.response)) Object.setPrototypeOf(res, app.response);
   response.locals ??= Object.create(null) as Response["locals"];
   request.originalUrl = req.url ?? "";
   request.baseUrl = "";
   request.params = params;
   return request;
+}
+
+function inherits(object: object, prototype: object): boolean {
+  return Object.prototype.isPrototypeOf.call(prototype, object);
 }
 
 /**

@@ -4,15 +4,16 @@
  * revisions, src/domain/read-model.ts), so they cost nothing to check.
  */
 import type { Request, Response } from "express";
-import { cachedBodies, etagMatches, sendCompressible } from "./compression.js";
+import { cachedBodies, etagMatches, sendCompressible, type Now } from "./compression.js";
 
 /**
  * Sends a JSON body with its ETag, or 304 when the request's If-None-Match names it.
  * Plain, `parts` are written one after another without copying them into one buffer; where
  * the request accepts brotli or gzip, the body's compressed copy for this revision is sent
- * (made on the first such request, src/http/compression.ts).
+ * (made on the first such request, src/http/compression.ts). Sent at once when that copy is
+ * there; otherwise the promise settles once it is sent.
  */
-export async function sendJsonWithEtag(req: Request, res: Response, etag: string, parts: readonly Buffer[]): Promise<void> {
+export function sendJsonWithEtag(req: Request, res: Response, etag: string, parts: readonly Buffer[]): Now<void> {
   // setHeader, not express's res.set: the same headers, without its per-call look-up of the
   // content type's charset (this one names its own) on the hottest read.
   res.setHeader("Content-Type", "application/json; charset=utf-8");
@@ -24,7 +25,7 @@ export async function sendJsonWithEtag(req: Request, res: Response, etag: string
     res.status(304).end();
     return;
   }
-  await sendCompressible(req, res, parts, etag, cachedBodies);
+  return sendCompressible(req, res, parts, etag, cachedBodies);
 }
 
 /**

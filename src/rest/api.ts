@@ -61,7 +61,7 @@ export function restApi(rest: RestDeps): Router & { direct: DirectRoute[] } {
     jsonLimit: followedBy(rest.jsonLimit, idempotent),
     importLimit: followedBy(rest.importLimit, idempotent),
     idempotent,
-    cardsJson: { forTree: async (tree: Tree) => (await readModel.read(tree)).json() },
+    cardsJson: { forTree: async (tree: Tree) => (await readModel.read(tree)).json(), held: (tree: Tree) => readModel.readHeld(tree)?.json() },
   };
   router.get("/openapi.json", (_req, res) => {
     res.json(openApiDocument());

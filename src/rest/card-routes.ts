@@ -2,13 +2,15 @@
  * Cards: read in tree order, create, modify, delete, and import a seed.
  */
 import { execute } from "../domain/command.js";
-import { Router, type RequestHandler } from "express";
+import { Router, type Request, type RequestHandler, type Response } from "express";
 import { asConfirmedWriter, LATE_CONFIRMED_WRITES, requireUser } from "../auth/middleware.js";
 import { createHash } from "node:crypto";
 import { createCard, deleteCard, updateCard } from "../domain/cards.js";
 import { importSeed } from "../domain/import.js";
 import { presentCard } from "../domain/presenters.js";
-import { listTrees, loadTree } from "../domain/trees.js";
+import { listTrees, loadTree, loadTreeInstantly } from "../domain/trees.js";
+import type { CardsJson } from "../domain/read-model.js";
+import type { Now } from "../http/compression.js";
 import { sendJsonWithEtag } from "../http/etag.js";
 import type { RouteDeps } from "./deps.js";
 import { CARDS_REVISION_HEADER } from "../shared/changes.js";
@@ -37,19 +39,31 @@ const CLOSE_ARRAY = Buffer.from("]");
 
 /**
  * `GET /trees/:treeId/cards`: the tree's cached card list. Also a direct route
- * (src/http/direct-routes.ts): this same handler is run without the router.
+ * (src/http/direct-routes.ts): this same handler is run without the router. When the
+ * tree's record, its cards and their compressed copy are all in memory, it answers without
+ * a promise (issue 27); else it reads what is missing. Either way: the same checks, the same
+ * answer.
  */
 export function treeCardsRead({ ctx, cardsJson }: Pick<RouteDeps, "ctx" | "cardsJson">): RequestHandler<{ treeId: string }> {
-  return async (req, res) => {
+  return (req, res) => {
+    const user = requireUser(req);
     // Authorised on every request, before the cache is consulted.
-    const tree = await loadTree(ctx, requireUser(req), req.params.treeId, "read");
-    const { body, etag, count, revision } = await cardsJson.forTree(tree);
-    // How many cards are coming: the page counts them in as the body streams (issue 27).
-    res.setHeader("X-Card-Count", String(count));
-    // Which revision they are: the page asks for them beside the tree list, not after it.
-    res.setHeader(CARDS_REVISION_HEADER, String(revision));
-    await sendJsonWithEtag(req, res, etag, [body]);
+    const tree = loadTreeInstantly(ctx, user, req.params.treeId, "read");
+    const held = tree && cardsJson.held(tree);
+    if (held) return sendCards(req, res, held);
+    return (async () => {
+      const loaded = await loadTree(ctx, user, req.params.treeId, "read");
+      await sendCards(req, res, await cardsJson.forTree(loaded));
+    })();
   };
+}
+
+function sendCards(req: Request, res: Response, { body, etag, count, revision }: CardsJson): Now<void> {
+  // How many cards are coming: the page counts them in as the body streams (issue 27).
+  res.setHeader("X-Card-Count", String(count));
+  // Which revision they are: the page asks for them beside the tree list, not after it.
+  res.setHeader(CARDS_REVISION_HEADER, String(revision));
+  return sendJsonWithEtag(req, res, etag, [body]);
 }
 
 /**

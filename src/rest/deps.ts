@@ -26,8 +26,11 @@ export interface RestDeps {
 
 /** What the routers get: the deps plus what restApi builds once for all of them. */
 export interface RouteDeps extends RestDeps {
-  /** A tree's cards body and ETag at its revision, from the read model; the caller authorised the tree. */
-  cardsJson: { forTree(tree: Tree): Promise<CardsJson> };
+  /**
+   * A tree's cards body and ETag at its revision, from the read model; the caller authorised
+   * the tree. `held`: the same when the model holds it already, else undefined (then `forTree`).
+   */
+  cardsJson: { forTree(tree: Tree): Promise<CardsJson>; held(tree: Tree): CardsJson | undefined };
   /**
    * The Idempotency-Key step (SPEC §13, src/http/idempotency.ts), after the body is read:
    * `jsonLimit` and `importLimit` end with it; a write that reads no body, or its own, names it.

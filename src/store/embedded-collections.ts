@@ -32,6 +32,8 @@ export class Gate {
   private drained: (() => void) | null = null;
   private writer: Promise<void> | null = null;
   private tail: Promise<unknown> = Promise.resolve();
+  /** Writes begun so far: what was read under one count may have changed under the next. */
+  epoch = 0;
 
   async read<T>(work: () => Promise<T>): Promise<T> {
     while (this.writer) await this.writer;
@@ -47,6 +49,7 @@ export class Gate {
     const result = this.tail.then(async () => {
       let done!: () => void;
       this.writer = new Promise<void>((resolve) => (done = resolve));
+      this.epoch++;
       try {
         while (this.readers > 0) await new Promise<void>((resolve) => (this.drained = resolve));
         this.drained = null;
@@ -123,12 +126,35 @@ export interface IndexDefinition {
   sparse?: boolean;
 }
 
+/** Records a collection keeps for {@link Collection.instantOne}, per field; the longest kept go first. */
+export const KEPT_MAX = 10_000;
+
+/** The fields a collection answers `instantOne` for: each names one record at most (`email`: a unique index). */
+export type UniqueField = "_id" | "email";
+
+/** A record's own copy: records are JSON data (strings, numbers, arrays, plain objects). */
+function copied<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copied) as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (value === null || typeof value !== "object") return value;
+  const copy: Doc = {};
+  // for…in rather than Object.entries: no array per record and per field on each request.
+  for (const key in value) copy[key] = copied((value as Doc)[key]);
+  return copy as T;
+}
+
 /** One collection in one NeDB datastore (users, trees, sessions, scripts). */
 export class Collection {
   readonly gate = new Gate();
   readonly db: Db = newMemoryDb();
   /** Records held (what a compaction would write). */
   live = 0;
+  /**
+   * Records `readOne` found, by field and value, each read under the gate's epoch `keptEpoch`:
+   * they count only while no write has begun since (whatever it changes).
+   */
+  private readonly kept = new Map<UniqueField, Map<unknown, Doc>>();
+  private keptEpoch = 0;
 
   constructor(
     readonly name: string,
@@ -145,6 +171,45 @@ export class Collection {
 
   read<T>(work: (db: Db) => Promise<T>): Promise<T> {
     return this.gate.read(() => work(this.db));
+  }
+
+  /**
+   * `findOne({ [field]: value })`, kept for `instantOne`. Resolves to a record of the
+   * caller's own, as NeDB's reads do.
+   */
+  readOne(field: UniqueField, value: string): Promise<Doc | null> {
+    return this.gate.read(async () => {
+      // No write runs beside a read: what it finds is what the last write finished left.
+      const epoch = this.gate.epoch;
+      const doc = await this.db.findOne({ [field]: value });
+      if (doc) this.keep(field, value, doc, epoch);
+      return doc;
+    });
+  }
+
+  /**
+   * The record `readOne(field, value)` would resolve to if called now, without waiting, when
+   * a read found it since the last write began: a copy of the caller's own. A write under way
+   * has begun, so nothing is answered from before it, and what it is changing is not answered
+   * either (no read found it yet). undefined when there is none: then the caller reads. A
+   * record nobody read lately, or none at all, is never answered from here.
+   */
+  instantOne(field: UniqueField, value: string): Doc | undefined {
+    if (this.gate.epoch !== this.keptEpoch) return undefined;
+    const doc = this.kept.get(field)?.get(value);
+    return doc && copied(doc);
+  }
+
+  /** Keeps a record read under `epoch`; a read under another epoch than the kept ones' replaces them all. */
+  private keep(field: UniqueField, value: string, doc: Doc, epoch: number): void {
+    if (this.keptEpoch !== epoch) {
+      this.kept.clear();
+      this.keptEpoch = epoch;
+    }
+    let byValue = this.kept.get(field);
+    if (!byValue) this.kept.set(field, (byValue = new Map()));
+    byValue.set(value, copied(doc));
+    if (byValue.size > KEPT_MAX) byValue.delete(byValue.keys().next().value);
   }
 
   /** Runs `work` as this collection's one write; it writes through `put`. */

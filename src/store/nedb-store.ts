@@ -362,6 +362,13 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
 
   return {
     status: () => status,
+    // Every write to this data directory passes through this process (its lock), and a
+    // collection drops what it keeps when a write to it begins: what it answers here is what
+    // the read would answer now.
+    instant: {
+      userByEmail: (email) => (failure ? undefined : (users.instantOne("email", email) as StoredUser | undefined)),
+      treeById: (id) => (failure ? undefined : (trees.instantOne("_id", id) as Tree | undefined)),
+    },
     compactNow: async () => {
       const stats: Record<string, CompactionStats> = {};
       for (const [name, compactor] of compactors) stats[name] = await compactor.compact();
@@ -375,9 +382,9 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
       insert: async (user) => {
         await users.put([user], [], true);
       },
-      byId: (id) => read(async () => withoutNedbFields<StoredUser>(await users.read((db) => db.findOne({ _id: id })))),
+      byId: (id) => read(async () => withoutNedbFields<StoredUser>(await users.readOne("_id", id))),
       byIds: (ids) => read(async () => (await users.read((db) => db.find({ _id: { $in: [...ids] } }))) as unknown as StoredUser[]),
-      byEmail: (email) => read(async () => withoutNedbFields<StoredUser>(await users.read((db) => db.findOne({ email })))),
+      byEmail: (email) => read(async () => withoutNedbFields<StoredUser>(await users.readOne("email", email))),
       list: () => read(async () => (await users.read((db) => db.find({}).sort({ createdAt: 1 }))) as unknown as StoredUser[]),
       update: (id, fields) =>
         read(() =>
@@ -391,7 +398,7 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         ),
     },
     trees: {
-      byId: (id) => read(async () => withoutNedbFields<Tree>(await trees.read((db) => db.findOne({ _id: id })))),
+      byId: (id) => read(async () => withoutNedbFields<Tree>(await trees.readOne("_id", id))),
       byPublicUrl: (publicUrl) => read(async () => withoutNedbFields<Tree>(await trees.read((db) => db.findOne({ publicUrl })))),
       forUser: (userId) => read(async () => (await trees.read((db) => db.find({ users: userId }))) as unknown as Tree[]),
       removeWithCards: async (id, keyed) => {

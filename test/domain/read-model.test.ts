@@ -154,3 +154,18 @@ it("a tree written in bulk is prepared once the writes pause, with the edit afte
   await new Promise((resolve) => setTimeout(resolve, 700));
   expect(prepared.some((snapshot) => snapshot.treeId === slow._id)).toBe(false);
 });
+
+it("answers a read without waiting only at a revision it holds (issue 27): a later record's read goes to the store", async () => {
+  const tree = await execute(ctx, alice, createTree, {}, { name: "Held", seed: SEED });
+  const stored = (await ctx.store.trees.byId(tree._id))!;
+  expect(ctx.readModel.readHeld(stored)).toBeUndefined();
+  const read = await ctx.readModel.read(stored);
+  expect(ctx.readModel.readHeld(stored)).toBe(read);
+  // A record of a revision the model has not heard (another process's change, a notice without its change).
+  expect(ctx.readModel.readHeld({ _id: tree._id, revision: stored.revision! + 1 })).toBeUndefined();
+  // A change heard: held at once, at the new revision.
+  const [first] = read.places().cards;
+  await execute(ctx, alice, updateCard, { treeId: tree._id, cardId: first._id }, { content: "edited" });
+  const after = (await ctx.store.trees.byId(tree._id))!;
+  expect(ctx.readModel.readHeld(after)?.revision).toBe(after.revision);
+});

@@ -52,12 +52,18 @@ async function counted<T>(request: () => Promise<T>): Promise<{ value: T; reads:
 }
 
 /**
- * The store reads of authenticating `as` alone (basic credentials look the user up on
- * every request): what a request answered from the cache may read, and nothing more.
+ * The store reads of authenticating `as` alone: what a request answered from the cache may
+ * read, and nothing more. Basic credentials look the user up on every request, or, on the
+ * embedded store, find the record a read of it kept since the last write to users (issue 27,
+ * `Store.instant`): so the second of two probes is what the request after them reads.
  */
 async function authenticationReads(as: Api | null): Promise<number> {
-  const { value, reads } = await counted(() => post(as, { query: "{ __typename }" }));
-  expect(JSON.parse(value.text)).toEqual({ data: { __typename: "Query" } });
+  let reads = 0;
+  for (let probe = 0; probe < 2; probe++) {
+    const answer = await counted(() => post(as, { query: "{ __typename }" }));
+    expect(JSON.parse(answer.value.text)).toEqual({ data: { __typename: "Query" } });
+    reads = answer.reads;
+  }
   return reads;
 }
 

@@ -292,6 +292,26 @@ describe("two processes on one database", { timeout: 60_000 }, () => {
     expect((await new Api(b.url, { email: user.credentials!.email, password: "a brand new secret" }).get("/api/index")).status).toBe(200);
   });
 
+  it("refuse on B a tree's card list with the old password of a password changed on A, and to a collaborator removed on A", async () => {
+    const user = await buildUser(a.url, "cards-reader");
+    const reader = await buildUser(a.url, "cards-collaborator");
+    const tree = await buildTree(user, { seed: "# One\n\n# Two" });
+    expect((await user.post(`/api/trees/${tree._id}/collaborators`, { email: reader.user.email })).status).toBe(201);
+    const cards = `/api/trees/${tree._id}/cards`;
+    // B verifies both, and reads the list twice (the second from its caches).
+    for (let i = 0; i < 2; i++) {
+      expect((await on(b, user).get(cards, { "accept-encoding": "br" })).status).toBe(200);
+      expect((await on(b, reader).get(cards)).status).toBe(200);
+    }
+    expect((await user.put("/api/index", { currentPassword: user.credentials!.password, newPassword: "a brand new secret" })).status).toBe(200);
+    expect((await on(b, user).get(cards, { "accept-encoding": "br" })).status).toBe(401);
+    expect((await new Api(b.url, { email: user.credentials!.email, password: "a brand new secret" }).get(cards)).status).toBe(200);
+
+    const owner = new Api(a.url, { email: user.credentials!.email, password: "a brand new secret" });
+    expect((await owner.delete(`/api/trees/${tree._id}/collaborators/${reader.user._id}`)).status).toBe(204);
+    expect((await on(b, reader).get(cards)).status).toBe(404);
+  });
+
   it("refuse on B card writes with the old password of a password changed on A, or of an account removed (logins B took from its cache)", async () => {
     const user = await buildUser(a.url, "cached-writer");
     const tree = await buildTree(user);

@@ -6,13 +6,13 @@
  * the server's count of direct answers shows which way each request went.
  */
 import { rm } from "node:fs/promises";
-import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { startServer, type RunningServer } from "../../src/server.js";
 import { Api, buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { dropTestDatabase, storeEnv } from "../helpers/postgres.js";
 import { freshDataDir } from "../helpers/server.js";
+import { rawRequest as raw, type RawAnswer as Raw } from "../helpers/raw-request.js";
 
 /** A request carrying this header goes through express even where the direct route would take it. */
 const VIA_EXPRESS = "x-test-via-express";
@@ -58,30 +58,6 @@ async function logged<T>(work: () => Promise<T>): Promise<{ result: T; lines: Re
   } finally {
     spy.mockRestore();
   }
-}
-
-interface Raw {
-  status: number;
-  /** Every header but Date, in the order sent, names in lower case. */
-  headers: [string, string][];
-  bytes: Buffer;
-}
-
-function raw(baseUrl: string, method: string, path: string, headers: Record<string, string>): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(baseUrl + path, { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => {
-        const pairs: [string, string][] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i].toLowerCase(), res.rawHeaders[i + 1]]);
-        resolve({ status: res.statusCode!, headers: pairs.filter(([name]) => name !== "date"), bytes: Buffer.concat(chunks) });
-      });
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end();
-  });
 }
 
 /** A log line without what differs between any two requests (time, duration). */

@@ -27,6 +27,14 @@ export interface UserRepository {
   update(id: string, fields: Partial<Omit<StoredUser, "_id">>): Promise<StoredUser | null>;
 }
 
+/** See `Store.instant`: each answers what the repository's read would, or undefined when it cannot say without reading. */
+export interface InstantReads {
+  /** `users.byEmail(email)`, when held; undefined for a user not held (or none). */
+  userByEmail(email: string): StoredUser | undefined;
+  /** `trees.byId(id)`, when held; undefined for a tree not held (or none). */
+  treeById(id: string): Tree | undefined;
+}
+
 /** Trees are read here; they are written only through `changes.commit` (and removed whole). */
 export interface TreeRepository {
   byId(id: string): Promise<Tree | null>;
@@ -300,6 +308,14 @@ export interface Store {
    * `again`, whatever it derived from the first run's reads (a confirmed log-in).
    */
   keptReads?<T>(treeId: string, attempt: (again: boolean) => Promise<T>): Promise<T>;
+  /**
+   * Optional (issue 27): a few reads answered at once from this process's memory, where the
+   * store can tell that this is exactly what the read would answer now (the embedded store:
+   * every write to it passes through this process, and drops what it kept). Otherwise they
+   * answer undefined, and the caller reads as usual. A store shared with other processes
+   * (PostgreSQL) has none.
+   */
+  instant?: InstantReads;
   /** Optional: told of every change notice (any process's), so that copies `keptReads` keeps older than it are dropped. */
   heard?(notice: ChangeNotice): void;
   /** Flushes pending writes and releases the files. */
