@@ -261,6 +261,22 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     await expect.poll(() => columnTexts(page)).toEqual(["One", "Two saved, then the page left", "Doomed"]);
   });
 
+  it.concurrent("a tree renamed elsewhere just before the page went keeps its new name offline", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { api, treeId, page } = await device.writer();
+    expect((await api.put(`/api/trees/${treeId}`, { name: "Train notes, renamed" })).status).toBe(200);
+    // The live stream brings the new name; keys meanwhile, so the copy is not made after a pause.
+    for (let i = 0; (await page.locator(".tree-title").innerText()) !== "Train notes, renamed"; i++) {
+      expect(i, "renamed on the page within 30 s").toBeLessThan(100);
+      await page.keyboard.press(i % 2 === 0 ? "ArrowDown" : "ArrowUp");
+      await page.waitForTimeout(300);
+    }
+    await device.context.setOffline(true);
+    await page.reload();
+    await page.locator(".columns .card").first().waitFor();
+    expect(await page.locator(".tree-title").innerText()).toBe("Train notes, renamed");
+  });
+
   it.concurrent("a tree that did not change is not written to the device again as its page goes", async ({ onTestFinished, expect }) => {
     const device = await openDevice({ onTestFinished, expect });
     const { treeId, page } = await device.writer();
