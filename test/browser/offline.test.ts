@@ -11,6 +11,7 @@ import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, it, type ExpectStatic } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
+import { forwardingProxy } from "../helpers/forwarding-proxy.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { CHROMIUM, describeInBrowser, hasCopy, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
 
@@ -119,8 +120,8 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
   });
 
   /** A fresh profile for this test, closed when it ends; no console error may have been logged. */
-  const openDevice = async ({ onTestFinished, expect }: { onTestFinished: (fn: () => Promise<void>) => void; expect: ExpectStatic }): Promise<Device> => {
-    const opened = await Device.open(server, expect);
+  const openDevice = async ({ onTestFinished, expect }: { onTestFinished: (fn: () => Promise<void>) => void; expect: ExpectStatic }, through: TestServer = server): Promise<Device> => {
+    const opened = await Device.open(through, expect);
     onTestFinished(async () => {
       await opened.close();
       expect(opened.errors.flat()).toEqual([]);
@@ -291,6 +292,26 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     await page.reload();
     await page.locator(".columns .card").first().waitFor();
     expect(await keptAt(page, treeId)).toBe(kept);
+  });
+
+  it.concurrent("online, a page is asked for as its navigation starts (navigation preload), and the server's page is shown", async ({ onTestFinished, expect }) => {
+    // Between the browser and the server, a proxy that notes the pages the browser preloaded.
+    const preloaded: string[] = [];
+    const proxy = await forwardingProxy(server.url, {
+      request: (req) => {
+        if (req.headers["service-worker-navigation-preload"]) preloaded.push(req.url ?? "");
+      },
+    });
+    onTestFinished(() => proxy.close());
+    const device = await openDevice({ onTestFinished, expect }, { ...server, url: proxy.url });
+    const { api, treeId, page } = await device.writer();
+    expect(preloaded).toEqual([]);
+    // The service worker now answers the tree's page: the browser asked for it itself.
+    expect((await api.put(`/api/trees/${treeId}`, { name: "Train notes, preloaded" })).status).toBe(200);
+    await page.reload();
+    await expect.poll(() => columnTexts(page)).toEqual(["One", "Two", "Three", "Doomed"]);
+    expect(preloaded).toEqual([`/trees/${treeId}`]);
+    expect(await page.locator(".tree-title").innerText()).toBe("Train notes, preloaded");
   });
 
   it.concurrent("a typeface chosen online draws the cards offline too, from the service worker's cache", async ({ onTestFinished, expect }) => {
