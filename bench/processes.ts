@@ -75,6 +75,11 @@ export function pinSelfToLoadCore(): boolean {
   return spawnSync("taskset", ["-a", "-p", "-c", String(LOAD_CORE), String(process.pid)], { stdio: "ignore" }).status === 0;
 }
 
+/** Moves a running process (every thread) to the servers' core, as the bench starts its servers. */
+export function pinToServerCore(pid: number): boolean {
+  return spawnSync("taskset", ["-a", "-p", "-c", String(SERVER_CORE), String(pid)], { stdio: "ignore" }).status === 0;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();

@@ -327,7 +327,7 @@ async function main(): Promise<void> {
       readyPath: "/healthz",
     });
     console.log("Offline writing...");
-    await offlineScenarios({ report, baseUrl: offline.url, quick, serverArgs: ["dist/server.mjs"], noSimulation: flag("no-simulation") });
+    await offlineScenarios({ report, baseUrl: offline.url, quick, serverArgs: ["dist/server.mjs"], noSimulation: flag("no-simulation"), serverPid: offline.process.pid });
     await offline.stop();
     report.print();
     report.write(path.join(ROOT, "bench", "results.json"));
@@ -489,7 +489,7 @@ async function main(): Promise<void> {
   if (quick) report.note("--quick: browser scenarios on the 5,000-card tree only");
   await liveBrowserScenarios({ report, baseUrl: server.url, writes: quick ? 10 : 30 });
   console.log("Offline writing...");
-  await offlineScenarios({ report, baseUrl: server.url, quick, serverArgs: ["dist/server.mjs"] });
+  await offlineScenarios({ report, baseUrl: server.url, quick, serverArgs: ["dist/server.mjs"], serverPid: server.process.pid });
   await server.stop();
 
   await startup();

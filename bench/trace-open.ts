@@ -14,6 +14,7 @@ import path from "node:path";
 import { chromium, type CDPSession, type Page } from "playwright-core";
 import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
+import { pinSelfToLoadCore, pinToServerCore } from "./processes.js";
 import { startTestServer } from "../test/helpers/server.js";
 
 interface TraceEvent {
@@ -40,6 +41,8 @@ const server = await startTestServer({
   env: { LOG: "off" },
   args: process.env.TRACE_SERVER ? ["--enable-source-maps", process.env.TRACE_SERVER] : undefined,
 });
+// TRACE_PIN=1: as the bench runs it, the server on core 0, this tool and so Chromium on core 1.
+if (process.env.TRACE_PIN === "1" && !(pinSelfToLoadCore() && pinToServerCore(server.process.pid!))) throw new Error("taskset could not pin the processes");
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
   headless: true,

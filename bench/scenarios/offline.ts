@@ -23,6 +23,7 @@ import { SimDevice, SimTab } from "../../test/offline/sim-client.js";
 import { runSimulation, type SimulationReport } from "../../test/offline/simulation.js";
 import { CardtreeClient } from "../cardtree-client.js";
 import { databaseUrl, queryOnce } from "../pg-once.js";
+import { cpuSeconds } from "../processes.js";
 import { generateTree } from "../generate.js";
 import { spread, type Report } from "../report.js";
 
@@ -37,6 +38,8 @@ export interface OfflineOptions {
   quick?: boolean;
   /** Leave out the simulation (the two timings alone). */
   noSimulation?: boolean;
+  /** The measured server's process, whose CPU over the sync is noted (bench/run.ts's pinned server). */
+  serverPid?: number;
 }
 
 export async function offlineScenarios(options: OfflineOptions): Promise<void> {
@@ -59,15 +62,22 @@ export async function offlineScenarios(options: OfflineOptions): Promise<void> {
   const changes = 1_000;
   for (let i = 0; i < changes; i++) await tab.edit(cards[(i * 5) % cards.length], `offline${i}`);
   online = true;
+  // CPU as well as wall time: which side a loaded machine's figure waited for.
+  const serverCpu = options.serverPid ? cpuSeconds(options.serverPid) : null;
+  const clientCpu = process.cpuUsage();
   const started = performance.now();
   tab.sync.retryNow();
   await tab.settle(Date.now() + 120_000);
   const syncMs = performance.now() - started;
+  const client = process.cpuUsage(clientCpu);
+  const clientMs = (client.user + client.system) / 1000;
+  const serverMs = serverCpu === null || !options.serverPid ? null : (cpuSeconds(options.serverPid) - serverCpu) * 1000;
   report.add({
     id: "offline-1000-sync",
     scenario: "1,000 changes made offline on a 5,000-card tree, sent on reconnecting (client save queue, one request each)",
     ms: syncMs,
     requestsPerSecond: changes / (syncMs / 1000),
+    note: `CPU: ${serverMs === null ? "" : `server ${serverMs.toFixed(0)} ms, `}client ${clientMs.toFixed(0)} ms`,
   });
   report.target({ name: "1,000 offline changes synced after reconnecting (5,000-card tree)", wanted: "<= 5 s", measured: `${(syncMs / 1000).toFixed(2)} s`, met: syncMs <= 5_000 });
   const after = await writer.json<{ content: string }[]>("GET", `/api/trees/${treeId}/cards`);

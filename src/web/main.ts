@@ -30,7 +30,7 @@ import { renderPublicPage } from "./views/public-page.js";
 import { createUserScripts } from "./user-scripts.js";
 import { renderTreePage } from "./views/tree-page.js";
 import { fetchTree, type TreeFetch } from "./model/tree-fetch.js";
-import { mayBeSignedIn } from "./session.js";
+import { keptUserId, mayBeSignedIn } from "./session.js";
 import { renderTrees } from "./views/trees.js";
 import { pageMessage } from "./views/tree-frame.js";
 // Its own modules are the entry's anyway; imported here too so that it is no file of its own.
@@ -183,7 +183,8 @@ async function boot(): Promise<void> {
     if (mayBeSignedIn()) {
       if (route.page === "home" || route.page === "tree") userScripts.prefetch();
       treeFetch?.cancel();
-      treeFetch = route.page === "tree" ? fetchTree(app.api, route.treeId) : null;
+      const kept = keptUserId();
+      treeFetch = route.page === "tree" ? fetchTree(app.api, route.treeId, kept ? deviceFor(kept) : null) : null;
     }
     await loading;
     if (app.session.offline) {

@@ -77,6 +77,11 @@ function forgetSignedIn(): void {
   if (typeof document !== "undefined") document.cookie = `${SIGNED_IN_COOKIE}=; Max-Age=0; path=/; SameSite=Lax`;
 }
 
+/** The id of the user this browser last saw (kept for opening offline), if any. */
+export function keptUserId(): string | null {
+  return keptUser()?._id ?? null;
+}
+
 function keptUser(): UserView | null {
   try {
     const user = JSON.parse(localStorage.getItem(KEPT_USER) ?? "null") as UserView | null;

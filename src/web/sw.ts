@@ -7,7 +7,10 @@
  *   (offline/idb.ts), never here: this cache holds nothing of anyone's.
  * - Pages of the app (a navigation) are asked of the server first and come from the cache
  *   only when it cannot be reached, so a deployed version is what an online writer gets. The
- *   hashed files never change under their names: from the cache first.
+ *   browser asks for the page itself as the navigation starts (navigation preload), not once
+ *   this worker has started and run its handler: a stopped worker's start (tens of
+ *   milliseconds, more on a phone) no longer comes before every page's request (issue 26).
+ *   The hashed files never change under their names: from the cache first.
  * - The typefaces (hashed `.woff2`/`.woff` files) are not in the shell: a writer uses one or
  *   two of the ten. Each is kept in the build's cache the first time the page loads it, and
  *   comes from there after, so a face chosen online is there offline.
@@ -53,6 +56,7 @@ self.addEventListener("activate", (event) => {
   event.waitUntil(
     (async () => {
       for (const name of await caches.keys()) if (name.startsWith(PREFIX) && name !== CACHE) await caches.delete(name);
+      await self.registration.navigationPreload?.enable();
       await self.clients.claim();
     })(),
   );
@@ -70,7 +74,7 @@ self.addEventListener("fetch", (event) => {
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return;
   if (request.mode === "navigate" && APP_PAGES.test(url.pathname)) {
-    event.respondWith(pageFor(request));
+    event.respondWith(pageFor(event));
   } else if (BUILD.shell.includes(url.pathname)) {
     event.respondWith(shellFile(request, url.pathname));
   } else if (FONT.test(url.pathname)) {
@@ -78,9 +82,11 @@ self.addEventListener("fetch", (event) => {
   }
 });
 
-async function pageFor(request: Request): Promise<Response> {
+async function pageFor(event: FetchEvent): Promise<Response> {
   try {
-    return await fetch(request);
+    // The preloaded answer when the browser made one (undefined where it has no preload).
+    const preloaded = (await event.preloadResponse) as Response | undefined;
+    return preloaded ?? (await fetch(event.request));
   } catch (error) {
     const cached = await caches.match(PAGE, { cacheName: CACHE });
     if (cached) return cached;

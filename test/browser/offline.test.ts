@@ -11,6 +11,7 @@ import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, it, type ExpectStatic } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
+import { forwardingProxy } from "../helpers/forwarding-proxy.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { CHROMIUM, describeInBrowser, hasCopy, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
 
@@ -119,8 +120,8 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
   });
 
   /** A fresh profile for this test, closed when it ends; no console error may have been logged. */
-  const openDevice = async ({ onTestFinished, expect }: { onTestFinished: (fn: () => Promise<void>) => void; expect: ExpectStatic }): Promise<Device> => {
-    const opened = await Device.open(server, expect);
+  const openDevice = async ({ onTestFinished, expect }: { onTestFinished: (fn: () => Promise<void>) => void; expect: ExpectStatic }, through: TestServer = server): Promise<Device> => {
+    const opened = await Device.open(through, expect);
     onTestFinished(async () => {
       await opened.close();
       expect(opened.errors.flat()).toEqual([]);
@@ -230,6 +231,87 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     await device.context.setOffline(true);
     await page.reload();
     await expect.poll(() => columnTexts(page)).toContain("Two, kept the old way");
+  });
+
+  it.concurrent("a change the server took just before the page went is in the copy the page leaves: offline, the tree shows it", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { api, treeId, page } = await device.writer();
+    const keptFirst = await keptAt(page, treeId);
+
+    // Saved, and out of the outbox, before the copy is made again after the writer's pause:
+    // only the copy written as the page goes can hold it.
+    await activate(page, "Two");
+    await typeAtEnd(page, " saved, then the page left");
+    await savedWhileBusy(expect, page);
+    expect(await keptAt(page, treeId)).toBe(keptFirst);
+    await device.context.setOffline(true);
+    await page.reload();
+    await expect.poll(() => columnTexts(page)).toEqual(["One", "Two saved, then the page left", "Three", "Doomed"]);
+
+    // Again with a card deleted (a change of the tree's cards, not of a card's text).
+    await device.context.setOffline(false);
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+    await activate(page, "Three");
+    await page.keyboard.press("Control+Backspace");
+    await expect.poll(() => columnTexts(page)).toEqual(["One", "Two saved, then the page left", "Doomed"]);
+    await savedWhileBusy(expect, page);
+    expect((await serverCards(api, treeId)).map((card) => card.content)).not.toContain("Three");
+    await device.context.setOffline(true);
+    await page.reload();
+    await page.locator(".columns .card").first().waitFor();
+    await expect.poll(() => columnTexts(page)).toEqual(["One", "Two saved, then the page left", "Doomed"]);
+  });
+
+  it.concurrent("a tree renamed elsewhere just before the page went keeps its new name offline", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { api, treeId, page } = await device.writer();
+    expect((await api.put(`/api/trees/${treeId}`, { name: "Train notes, renamed" })).status).toBe(200);
+    // The live stream brings the new name; keys meanwhile, so the copy is not made after a pause.
+    for (let i = 0; (await page.locator(".tree-title").innerText()) !== "Train notes, renamed"; i++) {
+      expect(i, "renamed on the page within 30 s").toBeLessThan(100);
+      await page.keyboard.press(i % 2 === 0 ? "ArrowDown" : "ArrowUp");
+      await page.waitForTimeout(300);
+    }
+    await device.context.setOffline(true);
+    await page.reload();
+    await page.locator(".columns .card").first().waitFor();
+    expect(await page.locator(".tree-title").innerText()).toBe("Train notes, renamed");
+  });
+
+  it.concurrent("a tree that did not change is not written to the device again as its page goes", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { treeId, page } = await device.writer();
+    const kept = await keptAt(page, treeId);
+    // Opened online and kept, then twice offline from the copy: each page leaves it as it was.
+    await device.context.setOffline(true);
+    for (let i = 0; i < 2; i++) {
+      await page.reload();
+      await expect.poll(() => columnTexts(page)).toEqual(["One", "Two", "Three", "Doomed"]);
+      await page.waitForFunction(() => (window as any).app?.get("cardId") != null);
+    }
+    await page.reload();
+    await page.locator(".columns .card").first().waitFor();
+    expect(await keptAt(page, treeId)).toBe(kept);
+  });
+
+  it.concurrent("online, a page is asked for as its navigation starts (navigation preload), and the server's page is shown", async ({ onTestFinished, expect }) => {
+    // Between the browser and the server, a proxy that notes the pages the browser preloaded.
+    const preloaded: string[] = [];
+    const proxy = await forwardingProxy(server.url, {
+      request: (req) => {
+        if (req.headers["service-worker-navigation-preload"]) preloaded.push(req.url ?? "");
+      },
+    });
+    onTestFinished(() => proxy.close());
+    const device = await openDevice({ onTestFinished, expect }, { ...server, url: proxy.url });
+    const { api, treeId, page } = await device.writer();
+    expect(preloaded).toEqual([]);
+    // The service worker now answers the tree's page: the browser asked for it itself.
+    expect((await api.put(`/api/trees/${treeId}`, { name: "Train notes, preloaded" })).status).toBe(200);
+    await page.reload();
+    await expect.poll(() => columnTexts(page)).toEqual(["One", "Two", "Three", "Doomed"]);
+    expect(preloaded).toEqual([`/trees/${treeId}`]);
+    expect(await page.locator(".tree-title").innerText()).toBe("Train notes, preloaded");
   });
 
   it.concurrent("a typeface chosen online draws the cards offline too, from the service worker's cache", async ({ onTestFinished, expect }) => {
@@ -450,6 +532,39 @@ async function outboxSize(page: Page): Promise<number> {
       db.close();
     }
   });
+}
+
+/** When the tree's copy on the device was written (its `savedAt`), or null when there is none. */
+async function keptAt(page: Page, treeId: string): Promise<number | null> {
+  return page.evaluate(async (id) => {
+    const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const request = indexedDB.open(`cardtree-${user._id}`);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    try {
+      return await new Promise<number | null>((resolve) => {
+        const request = db.transaction("trees").objectStore("trees").get(id);
+        request.onsuccess = () => resolve((request.result as { savedAt: number } | undefined)?.savedAt ?? null);
+      });
+    } finally {
+      db.close();
+    }
+  }, treeId);
+}
+
+/**
+ * Waits until every change reached the server and left the outbox, pressing a key every 300 ms
+ * meanwhile, so that the writer never pauses the 2 s the copy waits for (src/web/idle.ts).
+ */
+async function savedWhileBusy(expect: ExpectStatic, page: Page): Promise<void> {
+  for (let i = 0; ; i++) {
+    if ((await page.locator(".topbar-status").getAttribute("data-state")) === "saved" && (await outboxSize(page)) === 0) return;
+    expect(i, "saved within 30 s").toBeLessThan(100);
+    await page.keyboard.press(i % 2 === 0 ? "ArrowDown" : "ArrowUp");
+    await page.waitForTimeout(300);
+  }
 }
 
 async function revision(api: Api, treeId: string): Promise<number> {

@@ -46,6 +46,8 @@ export interface ControllerDevice {
   store: DeviceStore | null;
   coordinator: Coordinator;
   userId: string;
+  /** The cards are the device's copy of the tree (opened offline): the store holds them already. */
+  fromCopy?: boolean;
 }
 
 /** How long after a change the tree's copy on the device is written again. */
@@ -80,6 +82,8 @@ export class TreeController {
   private readonly savedIds = new Map<string, string>();
   private readonly device: ControllerDevice | null;
   private copyTimer: number | undefined;
+  /** What the device's copy was made from (copyKey), once written or opened from; null: not known. */
+  private copyKept: string | null = null;
   /** A copy waits for the writer to pause (keepCopySoon). */
   private copyWaiting = false;
   private adoptTimer: number | undefined;
@@ -103,6 +107,7 @@ export class TreeController {
       for (const card of cards) this.versions.confirm(card, card);
     }
     this.state = new TreeState(tree, cards);
+    if (device?.fromCopy) this.copyKept = this.copyKey();
     this.view = new ColumnsView(this.state, readOnly);
     this.sync = readOnly
       ? null
@@ -361,6 +366,10 @@ export class TreeController {
     window.clearTimeout(this.copyTimer);
     const store = this.device?.store;
     if (!store || !this.sync) return;
+    // The device holds this very tree already: leaving its page made the whole copy again
+    // (JSON of every card, in the page's last task) each time, for nothing (issue 26).
+    const key = this.copyKey();
+    if (key === this.copyKept) return;
     const cards: Card[] = [];
     const creating = this.sync.pendingCreates();
     for (const { card } of this.state.treeOrder()) {
@@ -370,10 +379,20 @@ export class TreeController {
     }
     try {
       await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() }, options);
+      this.copyKept = key;
     } catch (error) {
       // Logged out meanwhile: nothing is to be kept.
       if ((error as Error | null)?.name !== "DeviceClosedError") console.error("Keeping the tree on this device failed", error);
     }
+  }
+
+  /**
+   * What keepCopy's copy is made of, in a few numbers: the cards' places and which cards there
+   * are (TreeState's generation), each card's base (CardVersions' generation; a create's
+   * answer records one too) and the tree's record. Equal keys, equal copies.
+   */
+  private copyKey(): string {
+    return `${this.state.generation}/${this.versions.generation}/${JSON.stringify(this.state.tree)}`;
   }
 
   /** Aborted when the tree closes: DOM listeners tied to this tree pass it. */

@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ApiClient, Card, Tree } from "../api.js";
+import { MemoryDevice, type TreeCopy } from "../offline/outbox.js";
 import { fetchTree } from "./tree-fetch.js";
 
 const TREE = "t".repeat(24);
@@ -82,5 +83,46 @@ describe("a tree page's requests (model/tree-fetch.ts)", () => {
     pending.cards[0]({ cards: [card(1)], revision: 1 });
     await turn();
     expect(asked).toEqual(["trees", "cards"]);
+  });
+
+  describe("the device's copy", () => {
+    afterEach(() => {
+      vi.unstubAllGlobals();
+    });
+
+    /** A device holding the tree's copy, which says what was asked of it. */
+    function deviceWithCopy() {
+      const device = new MemoryDevice();
+      const asked: string[] = [];
+      const copy: TreeCopy = { tree: treeAt(4), cards: [card(1)], savedAt: 1 };
+      void device.saveTree(copy);
+      vi.spyOn(device, "open").mockImplementation(() => void asked.push("open"));
+      const loadTree = device.loadTree.bind(device);
+      vi.spyOn(device, "loadTree").mockImplementation((id) => (asked.push("read"), loadTree(id)));
+      return { device, asked };
+    }
+
+    it("online, opens the device's store beside the requests and reads the copy only when asked", async () => {
+      vi.stubGlobal("navigator", { onLine: true });
+      const { api } = fakeApi();
+      const { device, asked } = deviceWithCopy();
+      const fetching = fetchTree(api, TREE, device);
+      expect(asked).toEqual(["open"]);
+      expect((await fetching.deviceCopy(device))?.cards).toEqual([card(1)]);
+      expect(asked).toEqual(["open", "read"]);
+    });
+
+    it("when the browser says it is offline, reads the copy at once and hands that read to the page", async () => {
+      vi.stubGlobal("navigator", { onLine: false });
+      const { api } = fakeApi();
+      const { device, asked } = deviceWithCopy();
+      const fetching = fetchTree(api, TREE, device);
+      expect(asked).toEqual(["read"]);
+      expect((await fetching.deviceCopy(device))?.tree.revision).toBe(4);
+      expect(asked).toEqual(["read"]);
+      // Another user's store (the session said someone else): read from it, not the early one.
+      const other = new MemoryDevice();
+      expect(await fetching.deviceCopy(other)).toBeNull();
+    });
   });
 });

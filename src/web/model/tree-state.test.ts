@@ -61,6 +61,22 @@ describe("TreeState", () => {
     expect(state.parent("B1")?._id).toBe("B-saved");
   });
 
+  it("counts each change of which cards there are and where, and not the questions asked of them", () => {
+    const state = sample();
+    state.treeOrder();
+    state.columns();
+    expect(state.generation).toBe(0);
+    state.add(card("C", null, 3));
+    state.removeSubtree("A1");
+    state.renameId("B", "B-saved");
+    expect(state.generation).toBe(3);
+    state.get("A")!.position = 5;
+    state.changed();
+    expect(state.generation).toBe(4);
+    state.descendants("A");
+    expect(state.generation).toBe(4);
+  });
+
   it("shows a card whose parent is gone in the first column", () => {
     const state = new TreeState(tree, [card("A", null, 1), card("orphan", "deleted", 1)]);
     expect(state.children(null).map((c) => c._id)).toEqual(["A", "orphan"]);

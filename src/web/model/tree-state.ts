@@ -29,6 +29,8 @@ export class TreeState {
   private order: { card: Card; depth: number }[] | null = null;
   private byDepth: Card[][] | null = null;
   private byColumn: Column[] | null = null;
+  /** Counts changed(): what is derived from the cards' places (the device's copy) is keyed by it. */
+  private changes = 0;
 
   /** `cards` indexed as they arrived (model/indexed-cards.ts) are taken over, indexes and all. */
   constructor(
@@ -58,8 +60,13 @@ export class TreeState {
     return id ? this.byId.get(id) : undefined;
   }
 
+  get generation(): number {
+    return this.changes;
+  }
+
   /** Call after changing any card's parentId or position, or adding and removing cards. */
   changed(): void {
+    this.changes++;
     this.byParent = null;
     this.order = null;
     this.byDepth = null;

@@ -47,4 +47,20 @@ describe("CardVersions", () => {
     expect(versions.base(loaded)).toEqual({ __v: 2, content: "Older", parentId: null, position: 0 });
     expect(loaded.__v).toBe(2);
   });
+
+  it("counts every base recorded, by the server's word or a draft's rebase, and not a base only read", () => {
+    const versions = new CardVersions();
+    const loaded = card("Loaded", 3);
+    versions.base(loaded);
+    expect(versions.generation).toBe(0);
+    versions.confirm(loaded, loaded);
+    expect(versions.generation).toBe(1);
+    versions.confirm(loaded, { __v: 4, content: "Saved", parentId: null, position: 0 });
+    expect(versions.generation).toBe(2);
+    versions.rebase(loaded, { __v: 1, content: "Older" });
+    expect(versions.generation).toBe(3);
+    versions.base(loaded);
+    versions.differs(loaded);
+    expect(versions.generation).toBe(3);
+  });
 });

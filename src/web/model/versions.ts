@@ -46,10 +46,21 @@ class BaseSlot extends Stamp {
 }
 
 export class CardVersions {
+  /**
+   * Counts the bases recorded (confirm, rebase): what is derived from the bases (the tree's
+   * copy on the device, tree-controller.ts) is keyed by it and made again only when it moved.
+   */
+  private recorded = 0;
+
+  get generation(): number {
+    return this.recorded;
+  }
+
   /** Records the server's copy of `card`; the card object's `__v` follows it, for scripts. */
   confirm(card: Card, server: CardBase): void {
     BaseSlot.write(card, { __v: server.__v, content: server.content, parentId: server.parentId, position: server.position });
     card.__v = server.__v;
+    this.recorded++;
   }
 
   /** The base of `card`: recorded, or (a card never confirmed) the card as it is now. */
@@ -70,6 +81,7 @@ export class CardVersions {
     if (from.__v >= this.base(card).__v) return;
     BaseSlot.write(card, { __v: from.__v, content: from.content, parentId: card.parentId, position: card.position });
     card.__v = from.__v;
+    this.recorded++;
   }
 
   /** The writer changed something of `card` that the server does not have yet. */

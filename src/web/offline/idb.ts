@@ -84,12 +84,19 @@ export class IndexedDbDevice implements DeviceStore {
     return this.db;
   }
 
+  open(): void {
+    this.database().catch(() => undefined);
+  }
+
   private async write(storeName: string, act: (store: IDBObjectStore) => IDBRequest | void): Promise<unknown> {
     const db = await this.database();
     // "strict" durability: the write is on disk when the promise resolves (Chromium's default
     // is relaxed, which can lose the last writes in a power cut).
     const transaction = db.transaction(storeName, "readwrite", { durability: "strict" });
     const request = act(transaction.objectStore(storeName));
+    // Committed now, not when the page's task ends: a write made as the page goes (pagehide,
+    // tree-page.ts) was otherwise dropped with the page, in Chromium even one made at once.
+    if (typeof transaction.commit === "function") transaction.commit();
     const result = request ? promised(request) : Promise.resolve(undefined);
     await finished(transaction);
     return result;

@@ -52,6 +52,8 @@ export interface OutboxEntry {
 
 /** The device's keeping of one user's outbox and tree copies. */
 export interface DeviceStore {
+  /** Gets ready for the first read or write (IndexedDB's database opened), which then does not wait for that. */
+  open(): void;
   /** Adds an entry and returns it with its sequence number. */
   add(entry: OutboxEntry): Promise<OutboxEntry>;
   /** Replaces an entry (same `seq`). */
@@ -86,6 +88,8 @@ export class MemoryDevice implements DeviceStore {
   private readonly outbox = new Map<number, OutboxEntry>();
   private readonly trees = new Map<string, TreeCopy>();
   private list: Tree[] | null = null;
+
+  open(): void {}
 
   async add(entry: OutboxEntry): Promise<OutboxEntry> {
     const stored = { ...structuredClone(entry), seq: this.next++ };

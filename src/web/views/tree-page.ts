@@ -71,7 +71,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
         refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
         signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
       },
-      { store: device, coordinator: deviceCoordinator(), userId },
+      { store: device, coordinator: deviceCoordinator(), userId, fromCopy: fromDevice !== null },
     );
     undo = new UndoStack(app.bus, app.api, controller);
     fillBar(app, bar, tree, true);
@@ -123,10 +123,10 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   };
 
   /** The tree as this device kept it, when the server cannot be reached. */
-  const fromDevice = async (error: unknown): Promise<boolean> => {
+  const fromDevice = async (error: unknown, fetching: TreeFetch): Promise<boolean> => {
     const unreachable = error instanceof NetworkError || (error instanceof ApiError && error.transient);
     if (!unreachable || !device) return false;
-    const copy = await device.loadTree(treeId).catch(() => null);
+    const copy = await fetching.deviceCopy(device).catch(() => null);
     if (!copy || disposed) return false;
     await open(copy.tree, copy.cards, copy.savedAt);
     return true;
@@ -153,7 +153,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
         });
       } catch (error) {
         fetching.cancel();
-        if (await fromDevice(error)) return;
+        if (await fromDevice(error, fetching)) return;
         throw error;
       }
       rememberTrees(app, trees);
