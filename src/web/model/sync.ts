@@ -184,8 +184,12 @@ export class SyncQueue {
 
   /** When the oldest change waiting was made (ms), null when none waits. */
   get since(): number | null {
-    const all = [...this.inFlight, ...this.ops];
-    return all.length === 0 ? null : Math.min(...all.map((op) => op.entry.at));
+    // A loop, not spread arrays: it runs on every status report, several per change, and
+    // 1,000 changes made offline made the copies a visible share of the sync's CPU.
+    let oldest = Infinity;
+    for (const op of this.inFlight) if (op.entry.at < oldest) oldest = op.entry.at;
+    for (const op of this.ops) if (op.entry.at < oldest) oldest = op.entry.at;
+    return oldest === Infinity ? null : oldest;
   }
 
   /** Changes handed over but not yet written to the device's outbox. */
