@@ -23,26 +23,7 @@ import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
 import { ROOT, startPinned, type Pinned } from "./processes.js";
 import { buildBaseline } from "./scenarios/lighthouse.js";
-
-interface TraceEvent {
-  name: string;
-  cat: string;
-  ph: string;
-  ts: number;
-  dur?: number;
-  /** The thread's CPU time in the event, µs (not stretched by other processes on the machine). */
-  tdur?: number;
-  pid: number;
-  tid: number;
-  args?: { name?: string; data?: Record<string, unknown> };
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  /** Samples by line of the function's script (1-based), when the profiler kept them. */
-  positionTicks?: { line: number; ticks: number }[];
-}
+import type { ProfileNode, TraceEvent } from "./trace-types.js";
 
 interface Profile {
   nodes: ProfileNode[];

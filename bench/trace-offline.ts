@@ -26,22 +26,7 @@ import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
 import { pinSelfToLoadCore, pinToServerCore } from "./processes.js";
 import { startTestServer } from "../test/helpers/server.js";
-
-interface TraceEvent {
-  name: string;
-  ph: string;
-  ts: number;
-  dur?: number;
-  tdur?: number;
-  pid: number;
-  tid: number;
-  args?: { name?: string; data?: Record<string, unknown> };
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
+import type { ProfileNode, TraceEvent } from "./trace-types.js";
 
 interface Profile {
   nodes: ProfileNode[];

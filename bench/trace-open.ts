@@ -16,19 +16,7 @@ import { CardtreeClient } from "./cardtree-client.js";
 import { generateTree } from "./generate.js";
 import { pinSelfToLoadCore, pinToServerCore } from "./processes.js";
 import { startTestServer } from "../test/helpers/server.js";
-
-interface TraceEvent {
-  name: string;
-  cat: string;
-  ph: string;
-  ts: number;
-  dur?: number;
-  /** Thread (CPU) time, when the event has it. */
-  tdur?: number;
-  pid: number;
-  tid: number;
-  args?: { name?: string; data?: Record<string, unknown> };
-}
+import type { ProfileNode, TraceEvent } from "./trace-types.js";
 
 const cards = Number(process.argv[2] ?? 100_000);
 const dataDir = process.argv[3] ?? `/tmp/bigtree-trace-${cards}`;
@@ -240,13 +228,6 @@ async function timedKey(page: Page, key: string): Promise<number> {
   }); undefined`);
   await page.keyboard.press(key);
   return page.evaluate<number>("window.__keyTime");
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
-  children?: number[];
 }
 
 function summarize(label: string, events: TraceEvent[], profile: { nodes: ProfileNode[]; startTime: number; samples?: number[]; timeDeltas?: number[] }): void {

@@ -89,3 +89,30 @@ export async function instanceSecret(dataDir: string): Promise<string> {
   const { rows } = await adminQuery("SELECT value FROM settings WHERE key = 'secret'", url);
   return (rows[0] as { value: string }).value;
 }
+
+/**
+ * Reads of a test database at `url()` (read when called: suites set it in `beforeAll`) that the
+ * ahead-of-commit suites share: plain rows, a tree's change log by transaction, and its cards'
+ * contents.
+ */
+export function treeQueries(url: () => string) {
+  async function sql<R>(query: string, params: unknown[] = []): Promise<R[]> {
+    return (await adminQuery(query, withDatabase(url(), new URL(url()).pathname.slice(1)), params)).rows as R[];
+  }
+  /** The tree's logged revisions, in order, and how many each transaction wrote. */
+  async function logOf(treeId: string): Promise<{ revisions: number[]; perTransaction: number[] }> {
+    const rows = await sql<{ revision: number; tx: string }>("SELECT revision, xmin::text AS tx FROM changes WHERE tree_id = $1 ORDER BY revision", [treeId]);
+    const counts = new Map<string, number>();
+    for (const row of rows) counts.set(row.tx, (counts.get(row.tx) ?? 0) + 1);
+    return { revisions: rows.map((r) => r.revision), perTransaction: [...counts.values()] };
+  }
+  /** The contents of the tree's live cards but its first, empty one, sorted. */
+  async function contentsOf(treeId: string): Promise<string[]> {
+    const rows = await sql<{ content: string }>(
+      "SELECT record->>'content' AS content FROM cards WHERE tree_id = $1 AND trashed IS NULL AND record->>'content' <> ''",
+      [treeId],
+    );
+    return rows.map((r) => r.content).sort();
+  }
+  return { sql, logOf, contentsOf };
+}

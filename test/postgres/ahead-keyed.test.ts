@@ -27,7 +27,7 @@ import { newRecordId } from "../../src/shared/ids.js";
 import type { StoredCard } from "../../src/shared/records.js";
 import { idempotencyId } from "../../src/store/idempotency-records.js";
 import { DomainProcesses } from "../helpers/domain-processes.js";
-import { adminQuery, createTestDatabase, dropTestDatabase, withDatabase } from "../helpers/postgres.js";
+import { createTestDatabase, dropTestDatabase, treeQueries } from "../helpers/postgres.js";
 
 let url: string;
 let processes: DomainProcesses;
@@ -102,9 +102,7 @@ afterAll(async () => {
   if (url) await dropTestDatabase(url);
 });
 
-async function sql<R>(query: string, params: unknown[] = []): Promise<R[]> {
-  return (await adminQuery(query, withDatabase(url, new URL(url).pathname.slice(1)), params)).rows as R[];
-}
+const { sql, logOf, contentsOf } = treeQueries(() => url);
 
 const create = (ctx: DomainContext, treeId: string, content: string, actor: Actor = owner) =>
   execute(ctx, actor, createCard, { treeId }, { treeId, content, position: 0, parentId: null });
@@ -140,22 +138,6 @@ async function keyedCreate(ctx: DomainContext, treeId: string, key: string, cont
   throw outcome.refuse;
 }
 
-/** The tree's logged revisions, in order, and how many each transaction wrote. */
-async function logOf(treeId: string): Promise<{ revisions: number[]; perTransaction: number[] }> {
-  const rows = await sql<{ revision: number; tx: string }>("SELECT revision, xmin::text AS tx FROM changes WHERE tree_id = $1 ORDER BY revision", [treeId]);
-  const counts = new Map<string, number>();
-  for (const row of rows) counts.set(row.tx, (counts.get(row.tx) ?? 0) + 1);
-  return { revisions: rows.map((r) => r.revision), perTransaction: [...counts.values()] };
-}
-
-/** The contents of the tree's live cards but its first, empty one, sorted. */
-async function contentsOf(treeId: string): Promise<string[]> {
-  const rows = await sql<{ content: string }>(
-    "SELECT record->>'content' AS content FROM cards WHERE tree_id = $1 AND trashed IS NULL AND record->>'content' <> ''",
-    [treeId],
-  );
-  return rows.map((r) => r.content).sort();
-}
 
 /**
  * Each key's record and the changes carrying the key, by key: the change the claim leads to

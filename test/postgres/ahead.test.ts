@@ -19,7 +19,7 @@ import { createTree, updateTree } from "../../src/domain/trees.js";
 import { signUp } from "../../src/domain/users.js";
 import { MissingParentError } from "../../src/shared/errors.js";
 import { DomainProcesses } from "../helpers/domain-processes.js";
-import { adminQuery, createTestDatabase, dropTestDatabase, withDatabase } from "../helpers/postgres.js";
+import { createTestDatabase, dropTestDatabase, treeQueries } from "../helpers/postgres.js";
 
 let url: string;
 let processes: DomainProcesses;
@@ -69,29 +69,11 @@ afterAll(async () => {
   if (url) await dropTestDatabase(url);
 });
 
-async function sql<R>(query: string, params: unknown[] = []): Promise<R[]> {
-  return (await adminQuery(query, withDatabase(url, new URL(url).pathname.slice(1)), params)).rows as R[];
-}
+const { sql, logOf, contentsOf } = treeQueries(() => url);
 
 const create = (ctx: DomainContext, treeId: string, content: string, parentId: string | null = null, actor: Actor = owner) =>
   execute(ctx, actor, createCard, { treeId }, { treeId, content, position: 0, parentId });
 
-/** The tree's logged revisions, in order, and how many each transaction wrote. */
-async function logOf(treeId: string): Promise<{ revisions: number[]; perTransaction: number[] }> {
-  const rows = await sql<{ revision: number; tx: string }>("SELECT revision, xmin::text AS tx FROM changes WHERE tree_id = $1 ORDER BY revision", [treeId]);
-  const counts = new Map<string, number>();
-  for (const row of rows) counts.set(row.tx, (counts.get(row.tx) ?? 0) + 1);
-  return { revisions: rows.map((r) => r.revision), perTransaction: [...counts.values()] };
-}
-
-/** The contents of the tree's live cards but its first, empty one, sorted. */
-async function contentsOf(treeId: string): Promise<string[]> {
-  const rows = await sql<{ content: string }>(
-    "SELECT record->>'content' AS content FROM cards WHERE tree_id = $1 AND trashed IS NULL AND record->>'content' <> ''",
-    [treeId],
-  );
-  return rows.map((r) => r.content).sort();
-}
 
 const labels = (label: string, count: number) => Array.from({ length: count }, (_, i) => `${label} ${i}`);
 
