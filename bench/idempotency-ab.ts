@@ -88,7 +88,7 @@ try {
         figures[id].rps.push(result.requestsPerSecond);
         figures[id].cpu.push(cpu);
         figures[id].db.push(db);
-        console.log(`round ${round + 1}: ${id}: ${result.requestsPerSecond.toFixed(0)} req/s, server CPU ${cpu.toFixed(2)} ms a write, database ${db.toFixed(2)} ms, ${result.errors} errors (load ${os.loadavg()[0].toFixed(1)})`);
+        console.log(`round ${round + 1}: ${id}: ${result.requestsPerSecond.toFixed(0)} req/s, server CPU ${cpu.toFixed(3)} ms a write, database ${db.toFixed(3)} ms, ${result.errors} errors (load ${os.loadavg()[0].toFixed(1)})`);
       }
     }
   }
@@ -96,8 +96,8 @@ try {
     const plain = figures[`${side.name} plain`];
     const keyed = figures[`${side.name} keyed`];
     console.log(
-      `${side.name} (${side.root}): plain ${median(plain.rps).toFixed(0)} req/s, ${median(plain.cpu).toFixed(2)} + ${median(plain.db).toFixed(2)} ms; ` +
-        `keyed ${median(keyed.rps).toFixed(0)} req/s, ${median(keyed.cpu).toFixed(2)} + ${median(keyed.db).toFixed(2)} ms; ` +
+      `${side.name} (${side.root}): plain ${median(plain.rps).toFixed(0)} req/s, ${median(plain.cpu).toFixed(3)} + ${median(plain.db).toFixed(3)} ms; ` +
+        `keyed ${median(keyed.rps).toFixed(0)} req/s, ${median(keyed.cpu).toFixed(3)} + ${median(keyed.db).toFixed(3)} ms; ` +
         `keyed/plain req/s ${(median(keyed.rps) / median(plain.rps)).toFixed(2)}, CPU plain/keyed: server ${(median(plain.cpu) / median(keyed.cpu)).toFixed(2)}, ` +
         (embedded ? "(embedded store: no database)" : `database ${(median(plain.db) / median(keyed.db)).toFixed(2)}`),
     );
