@@ -29,6 +29,8 @@ const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** The headers of an answer a replay repeats; others (Set-Cookie above all) are not kept. */
 const KEPT_HEADERS = ["content-type", "x-tree-revision", "location", "etag"];
+/** A REST answer's error codes for `isKept`: none (shared, not an array a keyed write). */
+const NO_ERROR_CODES: readonly string[] = [];
 
 export interface IdempotencyOptions {
   logger: Logger;
@@ -146,7 +148,7 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
       const sent = text ?? body;
       return callback ? end.call(res, sent, callback) : end.call(res, sent);
     };
-    const errorCodes = options.errorCodes?.(answer) ?? [];
+    const errorCodes = options.errorCodes?.(answer) ?? NO_ERROR_CODES;
     // A log-in from the cache that did not hold: the error handler answered the refusal once
     // the confirmation failed, so it is known now; nothing ran, and the key is let go.
     if (unconfirmed && confirmationFailed(unconfirmed)) running.loginRefused();
