@@ -377,15 +377,6 @@ export function isoAt(ms: number): string {
 }
 
 const later = (now: string, ms: number) => isoAt(Date.parse(now) + ms);
-/**
- * A lease's end, `ctx`'s lease from now: from the clock's milliseconds where it has them,
- * without the text `now` formats and `later` parses again (issue 26: the two were some 0.5 µs
- * of each keyed write's claim).
- */
-function leaseFromNow(ctx: KeyPorts): string {
-  const ms = ctx.clock.nowMs?.();
-  return ms === undefined ? later(ctx.clock.now(), ctx.config.timeouts.idempotencyLeaseMs) : isoAt(ms + ctx.config.timeouts.idempotencyLeaseMs);
-}
 
 /** What the key's record, found there, says to a request with `fingerprint` at `now`. */
 type Verdict = { replay: KeptAnswer } | { refuse: DomainError } | { takeOver: string };
@@ -416,9 +407,8 @@ export async function startKeyed(ctx: KeyPorts, request: KeyedRequest): Promise<
   const repository = ctx.store.idempotency;
   if (repository.claimsAtCommit) return startUnclaimed(ctx, request);
   for (;;) {
-    const ms = ctx.clock.nowMs?.();
-    const now = ms === undefined ? ctx.clock.now() : isoAt(ms);
-    const record = newRecord(ctx, request, now, ms);
+    const now = ctx.clock.now();
+    const record = newRecord(ctx, request, now);
     const there = await repository.claim(record);
     if (!there) return { run: new RunningKey(ctx, record) };
     const verdict = verdictOn(there, request.fingerprint, now);
@@ -443,9 +433,8 @@ export function startKeyedNow(ctx: KeyPorts, request: KeyedRequest): KeyedStart 
   const repository = ctx.store.idempotency;
   if (repository.claimsAtCommit) return startUnclaimed(ctx, request);
   if (!repository.claimNow) return undefined;
-  const ms = ctx.clock.nowMs?.();
-  const now = ms === undefined ? ctx.clock.now() : isoAt(ms);
-  const record = newRecord(ctx, request, now, ms);
+  const now = ctx.clock.now();
+  const record = newRecord(ctx, request, now);
   const there = repository.claimNow(record);
   if (!there) return { run: new RunningKey(ctx, record) };
   const verdict = verdictOn(there, request.fingerprint, now);
@@ -461,8 +450,7 @@ function startUnclaimed(ctx: KeyPorts, request: KeyedRequest): KeyedStart {
   const id = `${request.userId} ${request.key}`;
   let here = unclaimedRuns.get(ctx);
   if (!here) unclaimedRuns.set(ctx, (here = new Map()));
-  const ms = ctx.clock.nowMs?.();
-  const now = ms === undefined ? ctx.clock.now() : isoAt(ms);
+  const now = ctx.clock.now();
   const running = here.get(id);
   const known = running ? running.asRecord() : repository.known?.(request.userId, request.key);
   if (known) {
@@ -474,14 +462,13 @@ function startUnclaimed(ctx: KeyPorts, request: KeyedRequest): KeyedStart {
     // with its lease, and is taken over through the store, as another process would.
     if (running) throw new KeyInFlightError(RETRY_AFTER_SECONDS);
   }
-  const run = new RunningKey(ctx, newRecord(ctx, request, now, ms), NO_STEPS_DONE, false);
+  const run = new RunningKey(ctx, newRecord(ctx, request, now), [], false);
   here.set(id, run);
   return { run };
 }
 
-/** A new claim of `request`'s key made `now` (`ms`, its milliseconds, when known). */
-function newRecord(ctx: KeyPorts, request: KeyedRequest, now: string, ms?: number): IdempotencyRecord {
-  const at = ms ?? Date.parse(now);
+function newRecord(ctx: KeyPorts, request: KeyedRequest, now: string): IdempotencyRecord {
+  const at = Date.parse(now);
   return {
     userId: request.userId,
     key: request.key,
@@ -524,7 +511,7 @@ function renewAll(ctx: KeyPorts, keys: Set<RunningKey>): void {
     running.timer = undefined;
     return;
   }
-  const leaseUntil = leaseFromNow(ctx);
+  const leaseUntil = later(ctx.clock.now(), ctx.config.timeouts.idempotencyLeaseMs);
   for (const key of keys) key.renew(leaseUntil);
 }
 
@@ -532,13 +519,9 @@ function renewAll(ctx: KeyPorts, keys: Set<RunningKey>): void {
 const NOTHING_COMMITTED: ReadonlyMap<number, Change> = new Map();
 const NOTHING_REMOVED: ReadonlyMap<number, string> = new Map();
 
-const NOTHING_DONE: Pick<KeyedRun, "committed" | "removed"> = { committed: NOTHING_COMMITTED, removed: NOTHING_REMOVED };
-/** What a run that took over no dead run's claim is handed: no steps (shared, never written to). */
-const NO_STEPS_DONE: readonly KeyedChange[] = [];
-
 /** What a dead run made durable, by step: its changes, and the trees it removed. */
 function doneBySteps(done: readonly KeyedChange[]): Pick<KeyedRun, "committed" | "removed"> {
-  if (done.length === 0) return NOTHING_DONE;
+  if (done.length === 0) return { committed: NOTHING_COMMITTED, removed: NOTHING_REMOVED };
   const committed = new Map<number, Change>();
   const removed = new Map<number, string>();
   for (const step of done) {
@@ -574,20 +557,17 @@ export class RunningKey {
     private readonly ctx: KeyPorts,
     private record: IdempotencyRecord,
     /** What a run of this key that died had committed or removed (after a takeover). */
-    done: readonly KeyedChange[] = NO_STEPS_DONE,
+    done: readonly KeyedChange[] = [],
     /** Whether the key is claimed in the store (false: claimed at commit, or later). */
     public claimed = true,
   ) {
-    // Its fields set one by one, not spread from `doneBySteps`'s object: a run is made for every keyed write.
-    const { committed, removed } = doneBySteps(done);
     this.run = {
       owner: this,
       userId: record.userId,
       key: record.key,
       fingerprint: record.fingerprint,
       nextStep: 0,
-      committed,
-      removed,
+      ...doneBySteps(done),
       changed: done.length > 0,
       durablyChanged: done.length > 0,
     };
@@ -623,7 +603,7 @@ export class RunningKey {
 
   /** The claim a change of this request carries into the store, its lease from now. */
   claimToInsert(): IdempotencyRecord {
-    this.record = { ...this.record, leaseUntil: leaseFromNow(this.ctx) };
+    this.record = { ...this.record, leaseUntil: later(this.ctx.clock.now(), this.ctx.config.timeouts.idempotencyLeaseMs) };
     return this.record;
   }
 
@@ -693,7 +673,7 @@ export class RunningKey {
   async renewNow(): Promise<boolean> {
     const { userId, key, claim } = this.record;
     if (!this.holdsClaim()) return false;
-    return this.ctx.store.idempotency.renew(userId, key, claim!, leaseFromNow(this.ctx));
+    return this.ctx.store.idempotency.renew(userId, key, claim!, later(this.ctx.clock.now(), this.ctx.config.timeouts.idempotencyLeaseMs));
   }
 
   /**

@@ -29,8 +29,6 @@ const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** The headers of an answer a replay repeats; others (Set-Cookie above all) are not kept. */
 const KEPT_HEADERS = ["content-type", "x-tree-revision", "location", "etag"];
-/** A REST answer's error codes for `isKept`: none (shared, not an array a keyed write). */
-const NO_ERROR_CODES: readonly string[] = [];
 
 export interface IdempotencyOptions {
   logger: Logger;
@@ -148,7 +146,7 @@ function keepAnswer(res: Response, running: RunningKey, options: IdempotencyOpti
       const sent = text ?? body;
       return callback ? end.call(res, sent, callback) : end.call(res, sent);
     };
-    const errorCodes = options.errorCodes?.(answer) ?? NO_ERROR_CODES;
+    const errorCodes = options.errorCodes?.(answer) ?? [];
     // A log-in from the cache that did not hold: the error handler answered the refusal once
     // the confirmation failed, so it is known now; nothing ran, and the key is let go.
     if (unconfirmed && confirmationFailed(unconfirmed)) running.loginRefused();

@@ -5,11 +5,6 @@
  */
 export interface Clock {
   now(): string;
-  /**
-   * The same instant as `now`, in milliseconds since 1970, where the clock has it without
-   * parsing its text (the system clock's `Date.now`). Absent: `Date.parse(now())`.
-   */
-  nowMs?(): number;
 }
 
-export const systemClock: Clock = Object.freeze({ now: () => new Date().toISOString(), nowMs: () => Date.now() });
+export const systemClock: Clock = Object.freeze({ now: () => new Date().toISOString() });

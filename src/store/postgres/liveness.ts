@@ -79,8 +79,6 @@ export class ProcessLiveness extends KeptConnection {
 
   /** False for a claim this process made under a dedicated connection it lost since: another process may have taken it over. */
   holds(claim: string): boolean {
-    // Nothing lost (the common case): no claim's name is read (a match array every keyed change, issue 26).
-    if (this.lost.size === 0) return true;
     const connection = OWNED_TOKEN.exec(claim)?.[2];
     return connection === undefined || !this.lost.has(connection);
   }
