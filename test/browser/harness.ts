@@ -285,29 +285,42 @@ function ready<T>(value: T | undefined, what: string): T {
   return value;
 }
 
+/**
+ * Reads the device's database of the user this browser last saw, never creating it: the record
+ * of `store` at `key` (null when absent), or with no key how many records `store` holds; null
+ * when there is no such user, database or store.
+ */
+export async function deviceRead(page: Page, store: "outbox" | "trees", key: string | null = null): Promise<unknown> {
+  return page.evaluate(
+    async ({ store, key }) => {
+      const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
+      if (!user) return null;
+      const names = (await indexedDB.databases()).map((db) => db.name);
+      if (!names.includes(`cardtree-${user._id}`)) return null;
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const request = indexedDB.open(`cardtree-${user._id}`);
+        request.onsuccess = () => resolve(request.result);
+        request.onerror = () => reject(request.error);
+      });
+      try {
+        if (!db.objectStoreNames.contains(store)) return null;
+        return await new Promise<unknown>((resolve) => {
+          const records = db.transaction(store).objectStore(store);
+          const request: IDBRequest = key === null ? records.count() : records.get(key);
+          request.onsuccess = () => resolve(request.result ?? null);
+          request.onerror = () => resolve(null);
+        });
+      } finally {
+        db.close();
+      }
+    },
+    { store, key },
+  );
+}
+
 /** Whether the tree is kept on the device now. */
 export async function hasCopy(page: Page, treeId: string): Promise<boolean> {
-  return page.evaluate(async (id) => {
-    const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
-    if (!user) return false;
-    const names = (await indexedDB.databases()).map((db) => db.name);
-    if (!names.includes(`cardtree-${user._id}`)) return false;
-    const db = await new Promise<IDBDatabase>((resolve, reject) => {
-      const request = indexedDB.open(`cardtree-${user._id}`);
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-    try {
-      if (!db.objectStoreNames.contains("trees")) return false;
-      return await new Promise<boolean>((resolve) => {
-        const request = db.transaction("trees").objectStore("trees").get(id);
-        request.onsuccess = () => resolve(request.result !== undefined);
-        request.onerror = () => resolve(false);
-      });
-    } finally {
-      db.close();
-    }
-  }, treeId);
+  return (await deviceRead(page, "trees", treeId)) !== null;
 }
 
 /**

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, it, type ExpectStatic } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
 import { forwardingProxy } from "../helpers/forwarding-proxy.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { CHROMIUM, describeInBrowser, hasCopy, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
+import { CHROMIUM, describeInBrowser, deviceRead, hasCopy, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
 
 const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 
@@ -515,43 +515,16 @@ async function databases(page: Page): Promise<string[]> {
   return page.evaluate(async () => (await indexedDB.databases()).map((db) => db.name ?? ""));
 }
 
+/** How many changes wait in the device's outbox (which must exist: no outbox is not an empty one). */
 async function outboxSize(page: Page): Promise<number> {
-  return page.evaluate(async () => {
-    const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
-    const db = await new Promise<IDBDatabase>((resolve, reject) => {
-      const request = indexedDB.open(`cardtree-${user._id}`);
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-    try {
-      return await new Promise<number>((resolve) => {
-        const request = db.transaction("outbox").objectStore("outbox").count();
-        request.onsuccess = () => resolve(request.result);
-      });
-    } finally {
-      db.close();
-    }
-  });
+  const count = await deviceRead(page, "outbox");
+  if (count === null) throw new Error("This browser has no outbox for the user it last saw.");
+  return count as number;
 }
 
 /** When the tree's copy on the device was written (its `savedAt`), or null when there is none. */
 async function keptAt(page: Page, treeId: string): Promise<number | null> {
-  return page.evaluate(async (id) => {
-    const user = JSON.parse(localStorage.getItem("cardtree:user") ?? "null");
-    const db = await new Promise<IDBDatabase>((resolve, reject) => {
-      const request = indexedDB.open(`cardtree-${user._id}`);
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-    try {
-      return await new Promise<number | null>((resolve) => {
-        const request = db.transaction("trees").objectStore("trees").get(id);
-        request.onsuccess = () => resolve((request.result as { savedAt: number } | undefined)?.savedAt ?? null);
-      });
-    } finally {
-      db.close();
-    }
-  }, treeId);
+  return ((await deviceRead(page, "trees", treeId)) as { savedAt: number } | null)?.savedAt ?? null;
 }
 
 /**
