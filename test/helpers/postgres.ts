@@ -116,3 +116,30 @@ export function treeQueries(url: () => string) {
   }
   return { sql, logOf, contentsOf };
 }
+
+/**
+ * Holds a process's next statement of a given name, for tests that must act while it waits:
+ * `hold(name)` arms it (`reached` once the statement waits, `release` sends it); the test's
+ * wrapper of the pool's `query` awaits `passing(name)` before each statement.
+ */
+export class StatementHold {
+  private next: { name: string; reached: () => void; released: Promise<void> } | undefined;
+
+  hold(name: string): { reached: Promise<void>; release: () => void } {
+    let release!: () => void;
+    let reached!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const arrived = new Promise<void>((resolve) => (reached = resolve));
+    this.next = { name, reached, released };
+    return { reached: arrived, release };
+  }
+
+  /** Resolves at once, or once released when `name` is the statement held. */
+  async passing(name: string | undefined): Promise<void> {
+    const hold = this.next;
+    if (!hold || name !== hold.name) return;
+    this.next = undefined;
+    hold.reached();
+    await hold.released;
+  }
+}

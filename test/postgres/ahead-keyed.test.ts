@@ -27,7 +27,7 @@ import { newRecordId } from "../../src/shared/ids.js";
 import type { StoredCard } from "../../src/shared/records.js";
 import { idempotencyId } from "../../src/store/idempotency-records.js";
 import { DomainProcesses } from "../helpers/domain-processes.js";
-import { createTestDatabase, dropTestDatabase, treeQueries } from "../helpers/postgres.js";
+import { createTestDatabase, dropTestDatabase, StatementHold, treeQueries } from "../helpers/postgres.js";
 
 let url: string;
 let processes: DomainProcesses;
@@ -35,8 +35,8 @@ let deaf: DomainContext;
 let other: DomainContext;
 let owner: Actor;
 
-/** When set, the deaf process's next statement of that name waits for the release. */
-let holdNext: { name: string; reached: () => void; released: Promise<void> } | undefined;
+/** The deaf process's next statement of a name, held until released. */
+const statements = new StatementHold();
 /** The deaf process's statements by name: sent, refused by PostgreSQL, and runs that wrote nothing (a guard failed). */
 const sent = new Map<string, number>();
 const failed = new Map<string, number>();
@@ -47,14 +47,7 @@ let handed = 0;
 /** Resolves once the deaf process's writes have handed `count` more changes to the store than `from`. */
 const handedOver = (from: number, count: number) => vi.waitFor(() => expect(handed).toBeGreaterThanOrEqual(from + count), { timeout: 20_000, interval: 5 });
 
-function holdStatement(name: string): { reached: Promise<void>; release: () => void } {
-  let release!: () => void;
-  let reached!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const arrived = new Promise<void>((resolve) => (reached = resolve));
-  holdNext = { name, reached, released };
-  return { reached: arrived, release };
-}
+const holdStatement = (name: string) => statements.hold(name);
 
 beforeAll(async () => {
   url = await createTestDatabase();
@@ -64,12 +57,7 @@ beforeAll(async () => {
     (store.pool as { query: unknown }).query = async (...args: unknown[]) => {
       const config = args[0] as { name?: string } | string;
       const name = typeof config === "object" && config.name ? config.name : "";
-      const hold = holdNext;
-      if (hold && name === hold.name) {
-        holdNext = undefined;
-        hold.reached();
-        await hold.released;
-      }
+      await statements.passing(name);
       bump(sent, name);
       try {
         const result = await query(...args);

@@ -19,7 +19,7 @@ import { createTree, updateTree } from "../../src/domain/trees.js";
 import { signUp } from "../../src/domain/users.js";
 import { MissingParentError } from "../../src/shared/errors.js";
 import { DomainProcesses } from "../helpers/domain-processes.js";
-import { createTestDatabase, dropTestDatabase, treeQueries } from "../helpers/postgres.js";
+import { createTestDatabase, dropTestDatabase, StatementHold, treeQueries } from "../helpers/postgres.js";
 
 let url: string;
 let processes: DomainProcesses;
@@ -27,20 +27,11 @@ let deaf: DomainContext;
 let other: DomainContext;
 let owner: Actor;
 
-/** When set, the deaf process's next statement of that name waits for the release. */
-let holdNext: { name: string; reached: () => void; released: Promise<void> } | undefined;
 /** Runs the deaf process sent that wrote nothing, their guards having failed. */
 let refusedRuns = 0;
-
-/** Holds the deaf process's next statement named `name`: `reached` once it waits, `release` sends it. */
-function holdStatement(name: string): { reached: Promise<void>; release: () => void } {
-  let release!: () => void;
-  let reached!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const arrived = new Promise<void>((resolve) => (reached = resolve));
-  holdNext = { name, reached, released };
-  return { reached: arrived, release };
-}
+/** The deaf process's next statement of a name, held until released. */
+const statements = new StatementHold();
+const holdStatement = (name: string) => statements.hold(name);
 
 beforeAll(async () => {
   url = await createTestDatabase();
@@ -48,12 +39,7 @@ beforeAll(async () => {
   deaf = await processes.start((store) => {
     const query = store.pool.query.bind(store.pool) as (config: { name?: string }) => Promise<{ rows: { fresh?: boolean }[] }>;
     (store.pool as { query: unknown }).query = async (config: { name?: string }) => {
-      const hold = holdNext;
-      if (hold && config.name === hold.name) {
-        holdNext = undefined;
-        hold.reached();
-        await hold.released;
-      }
+      await statements.passing(config.name);
       const result = await query(config);
       if (config.name === "cardtree-run-commit" && result.rows[0]?.fresh === false) refusedRuns++;
       return result;
