@@ -73,8 +73,11 @@ self.addEventListener("fetch", (event) => {
   if (request.method !== "GET") return;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return;
-  if (request.mode === "navigate" && APP_PAGES.test(url.pathname)) {
-    event.respondWith(pageFor(event));
+  if (request.mode === "navigate") {
+    // Every page, the app's or not (an export, the API document, the print view): the browser
+    // has asked for it already (navigation preload), and a page left to the browser would be
+    // asked for a second time.
+    event.respondWith(APP_PAGES.test(url.pathname) ? pageFor(event) : fromServer(event));
   } else if (BUILD.shell.includes(url.pathname)) {
     event.respondWith(shellFile(request, url.pathname));
   } else if (FONT.test(url.pathname)) {
@@ -82,11 +85,15 @@ self.addEventListener("fetch", (event) => {
   }
 });
 
+/** The server's answer to a navigation: the preloaded one when the browser made one (none where it has no preload). */
+async function fromServer(event: FetchEvent): Promise<Response> {
+  const preloaded = (await event.preloadResponse) as Response | undefined;
+  return preloaded ?? fetch(event.request);
+}
+
 async function pageFor(event: FetchEvent): Promise<Response> {
   try {
-    // The preloaded answer when the browser made one (undefined where it has no preload).
-    const preloaded = (await event.preloadResponse) as Response | undefined;
-    return preloaded ?? (await fetch(event.request));
+    return await fromServer(event);
   } catch (error) {
     const cached = await caches.match(PAGE, { cacheName: CACHE });
     if (cached) return cached;

@@ -314,6 +314,27 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     expect(await page.locator(".tree-title").innerText()).toBe("Train notes, preloaded");
   });
 
+  it.concurrent("a page the app does not draw (the API document) is asked for once, by the preload, and shown as the server sent it", async ({ onTestFinished, expect }) => {
+    // Navigation preload asks for every page of the worker's scope; one the worker left to the
+    // browser was asked for a second time (an export opened in a tab: made twice).
+    const asked: string[] = [];
+    const proxy = await forwardingProxy(server.url, {
+      request: (req) => {
+        if ((req.url ?? "").startsWith("/api/openapi.json")) asked.push(`${req.url} ${req.headers["service-worker-navigation-preload"] ? "preload" : "page"}`);
+      },
+    });
+    onTestFinished(() => proxy.close());
+    const device = await openDevice({ onTestFinished, expect }, { ...server, url: proxy.url });
+    const { page } = await device.writer();
+    await page.reload();
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });
+    asked.length = 0;
+    const response = await page.goto("/api/openapi.json");
+    expect(response?.status()).toBe(200);
+    expect(JSON.parse(await page.locator("body").innerText()).openapi).toMatch(/^3\./);
+    expect(asked).toEqual(["/api/openapi.json preload"]);
+  });
+
   it.concurrent("a typeface chosen online draws the cards offline too, from the service worker's cache", async ({ onTestFinished, expect }) => {
     const device = await openDevice({ onTestFinished, expect });
     const { api, treeId, page } = await device.writer();
