@@ -9,7 +9,7 @@
  * With no DIR, this checkout. Each DIR must hold a built dist/server.mjs (a baseline:
  * `git archive REV | tar -x -C DIR`, node_modules linked, `node scripts/build.mjs`).
  * AB_ONLY=br skips the plain reads; AB_PROFILE=DIR runs the servers with --cpu-prof there;
- * AB_STORE=postgres runs each on a database of its own
+ * AB_LOG_OFF=1 runs them with LOG=off; AB_STORE=postgres runs each on a database of its own
  * (made at DATABASE_URL's server, or 127.0.0.1:5432, and dropped at the end).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -54,7 +54,7 @@ async function main() {
     const server = await startPinned({
       command: () => [process.execPath, ...(process.env.AB_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.AB_PROFILE}`] : []), "dist/server.mjs"],
       cwd: dir,
-      env: { DATA_DIR: dataDir, MAX_CONNECTIONS_PER_ADDRESS: "0", ...store },
+      env: { DATA_DIR: dataDir, MAX_CONNECTIONS_PER_ADDRESS: "0", ...store, ...(process.env.AB_LOG_OFF ? { LOG: "off" } : {}) },
       logFile: path.join(workDir, `server-${i}.log`),
       readyPath: "/healthz",
     });
