@@ -10,11 +10,14 @@
  *   browser asks for the page itself as the navigation starts (navigation preload), not once
  *   this worker has started and run its handler: a stopped worker's start (tens of
  *   milliseconds, more on a phone) no longer comes before every page's request (issue 26).
- *   The hashed files never change under their names: from the cache first.
+ *   The preload is made for every page of the scope, so every page is answered with it, the
+ *   app's or not (an export or the API document opened in a tab): one left to the browser was
+ *   asked for a second time. The hashed files never change under their names: from the cache
+ *   first.
  * - The typefaces (hashed `.woff2`/`.woff` files) are not in the shell: a writer uses one or
  *   two of the ten. Each is kept in the build's cache the first time the page loads it, and
  *   comes from there after, so a face chosen online is there offline.
- * - The API is not touched: requests to /api and /graphql go to the network as they are.
+ * - The API is not touched otherwise: its requests (not navigations) go to the network as they are.
  * - A new build's worker installs beside the old one and waits; the page shows "A new version
  *   is ready" (offline/service-worker.ts) and sends `skip-waiting` when the writer reloads.
  */
