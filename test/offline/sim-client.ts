@@ -185,6 +185,9 @@ export class SimTab {
           card.parentId = parentId !== null && !this.state.get(parentId) ? null : parentId;
           this.state.changed();
         },
+        placed: (card) => {
+          if (this.state.get(card._id) === card) this.state.changed();
+        },
         imported: () => undefined,
       },
       this.versions,

@@ -124,6 +124,7 @@ export class TreeController {
             conflict: (kind, card, current) => this.live!.settleConflict(kind, card, current),
             gone: (card, entry) => this.bringBack(card, entry),
             relocated: (card, parentId, why) => this.relocated(card, parentId, why),
+            placed: (card) => this.placed(card),
             imported: (entry, saved) => this.imported(entry, saved),
           },
           this.versions,
@@ -594,6 +595,14 @@ export class TreeController {
         : "The card above one of your cards was deleted by someone else meanwhile; your card moved up to the nearest card still there.",
       { timeout: 8000 },
     );
+  }
+
+  /** A change sent before this page loaded the tree was answered: the card stands where the server put it (SyncHooks.placed). */
+  private placed(card: Card): void {
+    if (this.state.get(card._id) !== card) return;
+    this.state.changed();
+    this.view.render();
+    this.view.highlight(this.active, { scroll: false });
   }
 
   /** The server made the cards of an import or paste (sent from the outbox). */

@@ -80,6 +80,14 @@ export interface SyncHooks {
    * it meanwhile (`cycle`: back where the server has it; the edit that went with it is kept).
    */
   relocated(card: Card, parentId: string | null, why?: "parent-deleted" | "cycle"): void;
+  /**
+   * A create or an edit answered put the card elsewhere than this tab shows it, and nothing
+   * else of the card waits here: the card now stands where the server has it (its `parentId`
+   * and `position` are set already). It happens to a change sent before this tab loaded the
+   * tree (a reload, a closed tab's outbox adopted): it goes again under its key exactly as it
+   * went, while the tree as loaded put the card where it could (replay.ts).
+   */
+  placed(card: Card): void;
   /** An import or paste was made by the server: these are its cards. */
   imported(entry: OutboxEntry, cards: Card[]): void;
 }
@@ -525,12 +533,14 @@ export class SyncQueue {
       // Typed again meanwhile: what the server has is the text sent, the base of what follows.
       this.versions.confirm(card, saved);
       if (saved._id !== card._id) this.hooks.idChanged(card._id, saved._id);
+      this.placeAsAnswered(op, card, saved);
     } else if (entry.kind === "update" && card) {
       if (!entry.sent) entry.base = { ...this.versions.base(card) };
       await this.markSent(op);
       const saved = await this.api.updateCard(this.treeId, card._id, { ...entry.fields!, __v: entry.base!.__v }, entry.key);
       card.updatedAt = saved.updatedAt;
       this.versions.confirm(card, saved);
+      this.placeAsAnswered(op, card, saved);
     } else if (entry.kind === "delete" && card) {
       await this.markSent(op);
       if (this.options.environment.now() - entry.at > DELAYED_MS) await this.checkSubtree(entry, card);
@@ -546,6 +556,24 @@ export class SyncQueue {
       const cards = await this.api.importSeed(this.treeId, entry.seed.parentId, entry.seed.text, entry.key);
       this.hooks.imported(entry, cards);
     }
+  }
+
+  /**
+   * After a create or an edit is answered, the card stands where the server put it, unless
+   * another change of it waits here (that one says where the writer wants it, and goes as the
+   * card is). They differ only for a change sent before this tab loaded the tree: what went
+   * under its key goes again as it went (its answer may be a replay), while the tree as loaded
+   * put the card where it could, under its nearest card still there when its parent was not in
+   * the copy kept offline (replay.ts). Its version is then the server's, so no catch-up would
+   * ever move it: the tab would show the card where the server does not have it, for good.
+   */
+  private placeAsAnswered(op: Op, card: Card, saved: Card): void {
+    if (card.parentId === saved.parentId && card.position === saved.position) return;
+    for (const other of this.ops) if (other !== op && other.card === card) return;
+    for (const other of this.inFlight) if (other !== op && other.card === card) return;
+    card.parentId = saved.parentId;
+    card.position = saved.position;
+    this.hooks.placed(card);
   }
 
   /**
