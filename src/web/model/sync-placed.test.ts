@@ -126,3 +126,42 @@ describe("a change sent before the tree was loaded: the card stands where its an
     expect(placed).toEqual([]);
   });
 });
+
+describe("an edit made while the card's create is on its way", () => {
+  it("is based on what the create sent, so a replay into a tree without the card brings the words back", async () => {
+    const state = new TreeState(TREE, [card("p", null, 0)]);
+    const versions = new CardVersions();
+    versions.confirm(state.get("p")!, state.get("p")!);
+    const made: Card = { ...card("c", "p", 0, 0), content: "first" };
+    state.add(made);
+    const device = new MemoryDevice();
+    // The create fails (offline): it stays in the outbox, sent once, under its key.
+    const api = { createCard: () => Promise.reject(new TypeError("fetch failed (offline)")) };
+    const hooks = { status: () => undefined } as unknown as SyncHooks;
+    const queue = new SyncQueue(api as never, "t", hooks, versions, {
+      device,
+      coordinator: { hold: async () => () => undefined, alive: async () => new Set(), exclusive: (_name, run) => run() },
+      owner: "closed-tab",
+      userId: "u",
+      environment: { setTimeout: () => 0, clearTimeout: () => undefined, onOnline: () => () => undefined, now: () => Date.now() },
+    });
+    void queue.create(made).catch(() => undefined);
+    await queue.stored();
+    while (!(await device.entries()).some((e) => e.sent)) await new Promise((resolve) => setTimeout(resolve, 1));
+    // The writer types on: an edit of its own, behind the create that went.
+    made.content = "first second";
+    void queue.update(made, ["p"]).catch(() => undefined);
+    await queue.stored();
+    const entries = await device.entries();
+    const edit = entries.find((e) => e.kind === "update")!;
+    expect(edit.base?.content).toBe("first");
+    expect(edit.fields?.content).toBe("first second");
+    queue.stop();
+    // The create was answered and left the outbox, but the copy kept offline was made before:
+    // the next tab opens without the card, and replays the edit alone.
+    const next = new TreeState(TREE, [card("p", null, 0)]);
+    const replayed = replayEntries(next, new CardVersions(), [edit]);
+    expect(replayed.dropped).toEqual([]);
+    expect(replayed.orphaned.map((e) => e.fields?.content)).toEqual(["first second"]);
+  });
+});

@@ -519,6 +519,12 @@ export class SyncQueue {
       entry.fields = { content: card.content, parentId: card.parentId, position: card.position };
     }
     if (entry.kind === "create" && card) {
+      // What goes now is what the server holds at version 0 once it is answered: a change of
+      // the card made while it is on its way is based on it. Without this, that change's base
+      // was the card as it stood when the change was made (CardVersions.base of a card never
+      // confirmed), the writer's new words taken for the server's: a closed tab's outbox
+      // replayed into a tree without the card then took the edit for a move and dropped it.
+      if (!entry.sent) this.versions.confirm(card, { __v: 0, ...entry.fields! });
       await this.markSent(op);
       let saved: Card;
       try {
