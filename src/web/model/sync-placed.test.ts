@@ -100,7 +100,8 @@ describe("a change sent before the tree was loaded: the card stands where its an
     versions.confirm(state.get("r")!, state.get("r")!);
     const replayed = replayEntries(state, versions, [entry(1, { kind: "create", fields: { content: "mine", parentId: "p", position: 1 }, path: [] })]);
     const made = state.get("c")!;
-    let answer: () => void = () => undefined;
+    /** Set once the create has been asked for: it is on its way, unanswered. */
+    let answer: (() => void) | undefined;
     const moves: (string | null | undefined)[] = [];
     const api = {
       createCard: (_tree: string, fields: Card) =>
@@ -111,8 +112,7 @@ describe("a change sent before the tree was loaded: the card stands where its an
     const queue = queueOn(api, versions, placed);
     queue.adopt(replayed.items);
     // While the create is on its way, the writer moves the card under "r".
-    while (queue.pending === 0 || !answer) await new Promise((resolve) => setTimeout(resolve, 1));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    while (!answer) await new Promise((resolve) => setTimeout(resolve, 1));
     made.parentId = "r";
     made.position = 0;
     const moved = queue.update(made, ["r"]);
