@@ -575,8 +575,8 @@ export class SyncQueue {
    */
   private placeAsAnswered(op: Op, card: Card, saved: Card): void {
     if (card.parentId === saved.parentId && card.position === saved.position) return;
-    for (const other of this.ops) if (other !== op && other.card === card) return;
-    for (const other of this.inFlight) if (other !== op && other.card === card) return;
+    // Only the queue can hold one: two changes of a card are never in flight together (`startable`).
+    for (const other of this.ops) if (other.card === card) return;
     card.parentId = saved.parentId;
     card.position = saved.position;
     this.hooks.placed(card);
