@@ -147,6 +147,7 @@ export class SimTab {
   async open(): Promise<void> {
     let cards: Card[] | null = null;
     let tree: { _id: string; name: string; revision?: number } | undefined;
+    let fromCopy = false;
     while (!cards) {
       try {
         tree = (await this.api.trees()).find((t) => t._id === this.treeId);
@@ -156,6 +157,7 @@ export class SimTab {
         if (copy) {
           tree = copy.tree;
           cards = copy.cards;
+          fromCopy = true;
         } else await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
@@ -206,7 +208,7 @@ export class SimTab {
     await this.device.coordinator.exclusive(`adopt-${this.treeId}`, async () => {
       const alive = await this.device.coordinator.alive();
       const orphans = (await this.device.store.entries(this.treeId)).filter((entry) => entry.owner !== this.owner && !alive.has(entry.owner));
-      const replayed = replayEntries(this.state, this.versions, orphans);
+      const replayed = replayEntries(this.state, this.versions, orphans, { fromCopy });
       for (const entry of replayed.dropped) await this.device.store.remove(entry.seq!);
       this.sync.adopt(replayed.items);
       for (const entry of replayed.orphaned) {
@@ -220,6 +222,7 @@ export class SimTab {
 
   /** As the page's TreeController.keepCopy: the tree as the server confirmed it. */
   async keepCopy(): Promise<void> {
+    const answered = this.sync.copyTaken();
     const cards: Card[] = [];
     for (const { card } of this.state.treeOrder()) {
       if (this.sync.hasPendingCreate(card)) continue;
@@ -227,6 +230,7 @@ export class SimTab {
       cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
     }
     await this.device.store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() });
+    await answered();
   }
 
   /** The tab dies: nothing more runs in it; its outbox stays on the device. */

@@ -84,6 +84,8 @@ export class TreeController {
   private copyTimer: number | undefined;
   /** What the device's copy was made from (copyKey), once written or opened from; null: not known. */
   private copyKept: string | null = null;
+  /** The cards are the device's copy, and no adoption of the outbox has met them yet (adoptOutbox). */
+  private copyUnchanged: boolean;
   /** A copy waits for the writer to pause (keepCopySoon). */
   private copyWaiting = false;
   private adoptTimer: number | undefined;
@@ -108,6 +110,7 @@ export class TreeController {
     }
     this.state = new TreeState(tree, cards);
     if (device?.fromCopy) this.copyKept = this.copyKey();
+    this.copyUnchanged = device?.fromCopy === true;
     this.view = new ColumnsView(this.state, readOnly);
     this.sync = readOnly
       ? null
@@ -316,9 +319,13 @@ export class TreeController {
       const entries = await store.entries(treeId);
       const orphans = entries.filter((entry) => entry.owner !== sync.owner && (alive === null || !alive.has(entry.owner)));
       // Another tab of this tree has changes waiting: if it closes, this one takes them over.
-      if (entries.some((entry) => entry.owner !== sync.owner && alive?.has(entry.owner))) this.adoptLater();
+      // (A create answered and kept until that tab's copy holds the card does not wait.)
+      if (entries.some((entry) => entry.owner !== sync.owner && alive?.has(entry.owner) && !entry.answered)) this.adoptLater();
       if (orphans.length === 0) return;
-      const replayed = replayEntries(this.state, this.versions, orphans);
+      // Only the first adoption of a tree opened offline meets the copy as it was taken: later
+      // ones meet cards the live stream brought since.
+      const replayed = replayEntries(this.state, this.versions, orphans, { fromCopy: this.copyUnchanged });
+      this.copyUnchanged = false;
       for (const entry of replayed.dropped) await store.remove(entry.seq!);
       sync.adopt(replayed.items);
       for (const entry of replayed.orphaned) {
@@ -365,12 +372,17 @@ export class TreeController {
    */
   async keepCopy(options: { now?: boolean } = {}): Promise<void> {
     window.clearTimeout(this.copyTimer);
+    if (!this.sync) return;
+    // The creates answered so far are in this copy: once it is kept, the outbox lets them go.
+    const answered = this.sync.copyTaken();
     const store = this.device?.store;
-    if (!store || !this.sync) return;
+    // No device store (no IndexedDB): nothing survives the tab, so nothing is to be kept for it.
+    if (!store) return void answered();
     // The device holds this very tree already: leaving its page made the whole copy again
-    // (JSON of every card, in the page's last task) each time, for nothing (issue 26).
+    // (JSON of every card, in the page's last task) each time, for nothing (issue 26). The
+    // creates answered so far were answered before it was taken (each moves the key).
     const key = this.copyKey();
-    if (key === this.copyKept) return;
+    if (key === this.copyKept) return void answered();
     const cards: Card[] = [];
     const creating = this.sync.pendingCreates();
     for (const { card } of this.state.treeOrder()) {
@@ -381,6 +393,7 @@ export class TreeController {
     try {
       await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() }, options);
       this.copyKept = key;
+      await answered();
     } catch (error) {
       // Logged out meanwhile: nothing is to be kept.
       if ((error as Error | null)?.name !== "DeviceClosedError") console.error("Keeping the tree on this device failed", error);

@@ -35,7 +35,7 @@ describe("a card deleted on the server comes back once", () => {
     const replayed = replayEntries(state, new CardVersions(), [
       entry(1, { fields: { content: "one two", parentId: "p", position: 0 }, base }),
       entry(2, { fields: { content: "one two three", parentId: "p", position: 0 }, base: { ...base, content: "one two", __v: 2 } }),
-    ]);
+    ], { fromCopy: false });
     expect(replayed.orphaned).toHaveLength(1);
     expect(replayed.orphaned[0].fields?.content).toBe("one two three");
     // Compared with the first edit's base: the text changed, so it comes back.
@@ -50,7 +50,7 @@ describe("a card deleted on the server comes back once", () => {
     const replayed = replayEntries(state, new CardVersions(), [
       entry(1, { fields: { content: "one two", parentId: "p", position: 0 }, base }),
       entry(2, { kind: "delete", base, subtree: [{ id: "c", v: 1 }] }),
-    ]);
+    ], { fromCopy: false });
     expect(replayed.orphaned).toEqual([]);
     expect(replayed.dropped.map((e) => e.seq)).toEqual([1]);
     // The delete still goes (the server answers 404: done).

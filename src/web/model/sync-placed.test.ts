@@ -50,7 +50,7 @@ describe("a change sent before the tree was loaded: the card stands where its an
     const state = new TreeState(TREE, [card("r", null, 0)]);
     const versions = new CardVersions();
     versions.confirm(state.get("r")!, state.get("r")!);
-    const replayed = replayEntries(state, versions, [entry(1, { kind: "create", fields: { content: "mine", parentId: "p", position: 1 }, path: ["q"] })]);
+    const replayed = replayEntries(state, versions, [entry(1, { kind: "create", fields: { content: "mine", parentId: "p", position: 1 }, path: ["q"] })], { fromCopy: true });
     const made = state.get("c")!;
     expect(made.parentId).toBeNull();
     const sent: unknown[] = [];
@@ -78,7 +78,7 @@ describe("a change sent before the tree was loaded: the card stands where its an
     const versions = new CardVersions();
     for (const each of state.treeOrder()) versions.confirm(each.card, each.card);
     const base = { __v: 1, content: "c", parentId: "r", position: 0 };
-    const replayed = replayEntries(state, versions, [entry(1, { fields: { content: "c", parentId: "p", position: 2 }, base })]);
+    const replayed = replayEntries(state, versions, [entry(1, { fields: { content: "c", parentId: "p", position: 2 }, base })], { fromCopy: true });
     // "p" is not here: the card stays where it was loaded, its content and position as sent.
     expect(c.parentId).toBe("r");
     const api = {
@@ -98,7 +98,7 @@ describe("a change sent before the tree was loaded: the card stands where its an
     const state = new TreeState(TREE, [card("r", null, 0)]);
     const versions = new CardVersions();
     versions.confirm(state.get("r")!, state.get("r")!);
-    const replayed = replayEntries(state, versions, [entry(1, { kind: "create", fields: { content: "mine", parentId: "p", position: 1 }, path: [] })]);
+    const replayed = replayEntries(state, versions, [entry(1, { kind: "create", fields: { content: "mine", parentId: "p", position: 1 }, path: [] })], { fromCopy: true });
     const made = state.get("c")!;
     /** Set once the create has been asked for: it is on its way, unanswered. */
     let answer: (() => void) | undefined;
@@ -160,7 +160,7 @@ describe("an edit made while the card's create is on its way", () => {
     // The create was answered and left the outbox, but the copy kept offline was made before:
     // the next tab opens without the card, and replays the edit alone.
     const next = new TreeState(TREE, [card("p", null, 0)]);
-    const replayed = replayEntries(next, new CardVersions(), [edit]);
+    const replayed = replayEntries(next, new CardVersions(), [edit], { fromCopy: true });
     expect(replayed.dropped).toEqual([]);
     expect(replayed.orphaned.map((e) => e.fields?.content)).toEqual(["first second"]);
   });

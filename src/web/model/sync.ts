@@ -152,6 +152,8 @@ export class SyncQueue {
   private readonly ops: Op[] = [];
   /** Sent and not answered yet: up to WINDOW at once, never two of one card (see `startable`). */
   private readonly inFlight = new Set<Op>();
+  /** Creates answered and still in the outbox until a copy of the tree holds their cards (`copyTaken`). */
+  private readonly answered: Op[] = [];
   /** Resolves when the creates now in flight are answered. */
   private createsDone: Promise<void> = Promise.resolve();
   private failures = 0;
@@ -469,7 +471,9 @@ export class SyncQueue {
       await this.options.coordinator.exclusive(lock, () => this.send(op));
       this.inFlight.delete(op);
       this.failures = 0;
-      this.forget(op);
+      if (op.entry.kind === "create" && op.card) this.keepAnswered(op);
+      else this.forget(op);
+      if (op.entry.kind === "delete") this.forgetAnsweredOf(op.entry);
       for (const waiter of op.waiters) waiter.resolve();
     } catch (error) {
       await this.settle(op, error);
@@ -492,6 +496,52 @@ export class SyncQueue {
     this.store(op, async () => {
       if (op.entry.seq !== undefined) await this.options.device.remove(op.entry.seq);
     });
+  }
+
+  /**
+   * A create answered stays in the outbox, marked answered, until the device's copy of the
+   * tree holds its card (`copyTaken`): a tab killed before that copy is written leaves the
+   * create for the next tab, which puts the card back (it goes once more under its key, and
+   * the server answers it again) and applies the writer's later changes of it to it. Forgotten
+   * at once, the next tab opened offline from the older copy found edits of a card it did not
+   * have, took them for edits of a card deleted elsewhere, and brought them back as a second
+   * card beside the original (replay.ts). The page writes its copy a moment after a change,
+   * its own answered changes among them (they come back on the live stream), so an answered
+   * create rarely stays long; one left when the tab goes is let go by the next tab, which
+   * finds the card in its tree.
+   */
+  private keepAnswered(op: Op): void {
+    op.entry.answered = true;
+    this.store(op, () => this.options.device.put(op.entry));
+    this.answered.push(op);
+  }
+
+  /** A delete answered: creates kept of the cards it took away have nothing left to hold. */
+  private forgetAnsweredOf(entry: OutboxEntry): void {
+    const gone = new Set([entry.cardId, ...(entry.subtree ?? []).map((each) => each.id)]);
+    for (let i = this.answered.length - 1; i >= 0; i--) {
+      const op = this.answered[i];
+      if (!gone.has(op.entry.cardId)) continue;
+      this.answered.splice(i, 1);
+      this.forget(op);
+    }
+  }
+
+  /**
+   * A copy of the tree is being taken now. Once it is kept, call the returned function: the
+   * creates answered before now are in it, and leave the outbox. Resolves when they have.
+   */
+  copyTaken(): () => Promise<void> {
+    const taken = [...this.answered];
+    return async () => {
+      for (const op of taken) {
+        const at = this.answered.indexOf(op);
+        if (at === -1) continue;
+        this.answered.splice(at, 1);
+        this.forget(op);
+      }
+      await Promise.allSettled(taken.map((op) => op.stored));
+    };
   }
 
   /** Sends it again later under a new key: the server answered this one for good. */
@@ -536,9 +586,12 @@ export class SyncQueue {
       }
       card.createdAt = saved.createdAt;
       card.updatedAt = saved.updatedAt;
+      if (saved._id !== card._id) this.hooks.idChanged(card._id, saved._id);
+      // A create sent again (a closed tab's outbox) is answered as it was the first time:
+      // later saves of the card, which this tab knows of (their base), are not undone by it.
+      if (saved.__v < this.versions.base(card).__v) return;
       // Typed again meanwhile: what the server has is the text sent, the base of what follows.
       this.versions.confirm(card, saved);
-      if (saved._id !== card._id) this.hooks.idChanged(card._id, saved._id);
       this.placeAsAnswered(op, card, saved);
     } else if (entry.kind === "update" && card) {
       if (!entry.sent) entry.base = { ...this.versions.base(card) };

@@ -48,6 +48,13 @@ export interface OutboxEntry {
   seed?: { parentId: string | null; text: string; at?: number; kind: "import" | "paste" };
   /** Sent at least once: what is sent under `key` never changes again. */
   sent: boolean;
+  /**
+   * Create: answered, and kept only until the device's copy of the tree holds the card. A tab
+   * killed in between left a copy without the card and an outbox without its create: the next
+   * tab, opened offline, took the writer's later edits of it for edits of a card deleted
+   * elsewhere and brought them back as a second card beside the original (SyncQueue.copyTaken).
+   */
+  answered?: boolean;
 }
 
 /** The device's keeping of one user's outbox and tree copies. */

@@ -27,11 +27,19 @@ export interface Replayed {
   dropped: OutboxEntry[];
 }
 
+export interface ReplayOptions {
+  /**
+   * The tree as loaded is the device's copy (opened offline) and nothing of the server has
+   * been applied to it since: a create answered after the copy was taken is not in it.
+   */
+  fromCopy: boolean;
+}
+
 /**
  * Applies outbox entries (in order) to the tree as loaded. Cards keep the version each edit
  * was made from, so an edit over someone else's newer change is refused and merged (SPEC §10).
  */
-export function replayEntries(state: TreeState, versions: CardVersions, entries: OutboxEntry[]): Replayed {
+export function replayEntries(state: TreeState, versions: CardVersions, entries: OutboxEntry[], options: ReplayOptions): Replayed {
   const out: Replayed = { items: [], orphaned: [], dropped: [] };
   // Edits of one card no longer here come back as one card, with the last edit's fields
   // (each entry holds the card's whole text) from the first one's base; none if the writer
@@ -50,6 +58,18 @@ export function replayEntries(state: TreeState, versions: CardVersions, entries:
     }
     if (entry.kind === "create" && entry.fields) {
       let card = state.get(entry.cardId);
+      if (entry.answered) {
+        // Answered, and kept until a copy held the card (SyncQueue.keepAnswered). Here
+        // already, or the tree is the server's (a card it lacks was deleted since, or made
+        // after the cards were read, and the live stream brings it): nothing to do. Not in the
+        // device's copy, which was taken before the answer: the card is put back and goes once
+        // more under its key (the server answers it again), the writer's later changes after it.
+        if (card || !options.fromCopy) {
+          out.dropped.push(entry);
+          continue;
+        }
+        delete entry.answered;
+      }
       if (!card) {
         const parentId = entry.fields.parentId === null ? null : nearestSurvivor(state, [entry.fields.parentId, ...(entry.path ?? [])]);
         const at = new Date(entry.at).toISOString();
@@ -68,7 +88,12 @@ export function replayEntries(state: TreeState, versions: CardVersions, entries:
         } else out.dropped.push(entry);
         continue;
       }
-      if (entry.base) versions.rebase(card, entry.base);
+      // The edit was made from `base`. Older than the card as loaded (a reload of the writer's
+      // recovered text): refused if the card changed since, and merged. Newer (the card put
+      // back from its answered create, or a copy taken before later saves of it): the server
+      // had that version when the edit was made, and the edit goes from it.
+      if (entry.base && entry.base.__v > versions.base(card).__v) versions.confirm(card, entry.base);
+      else if (entry.base) versions.rebase(card, entry.base);
       const parentId = entry.fields.parentId === null || state.get(entry.fields.parentId) ? entry.fields.parentId : card.parentId;
       Object.assign(card, { content: entry.fields.content, position: entry.fields.position, parentId });
       out.items.push({ entry, card });
