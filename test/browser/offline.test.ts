@@ -262,6 +262,47 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     await expect.poll(() => columnTexts(page)).toEqual(["One", "Two saved, then the page left", "Doomed"]);
   });
 
+  it.concurrent("a tab that dies just after a new card is saved, with an edit of it waiting: reopened offline from the older copy, the card is there once, with the edit", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { api, treeId, page } = await device.writer();
+    const keptFirst = await keptAt(page, treeId);
+    await activate(page, "Three");
+    await page.keyboard.press("Control+ArrowDown");
+    await page.keyboard.type("Made online");
+    await page.keyboard.press("Control+Enter");
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+    expect((await serverCards(api, treeId)).map((card) => card.content)).toContain("Made online");
+
+    await device.context.setOffline(true);
+    await typeAtEnd(page, " then typed offline");
+    await expect.poll(() => status(page)).toContain("1 change waiting on this device");
+    // The copy on the device was taken before the card was made (it is written again once the
+    // writer pauses, and the tab dies before that): it holds neither the card nor its create.
+    expect(await keptAt(page, treeId)).toBe(keptFirst);
+    // The renderer dies: no pagehide, no last copy, the outbox as it stands.
+    const cdp = await device.context.newCDPSession(page);
+    const crashed = page.waitForEvent("crash");
+    // Its answer never comes: the page it would come from is gone.
+    void cdp.send("Page.crash").catch(() => undefined);
+    await crashed;
+    // The dead tab closed, so the browser can be taken back online.
+    await page.close();
+
+    const reopened = device.watch(await device.context.newPage());
+    await reopened.goto(`/trees/${treeId}`);
+    await expect.poll(() => columnTexts(reopened)).toEqual(["One", "Two", "Three", "Made online then typed offline", "Doomed"]);
+    await device.context.setOffline(false);
+    await expect.poll(() => reopened.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+    // One card, with the writer's words: not the original beside a second card brought back with the edit.
+    const made = (await serverCards(api, treeId)).filter((card) => card.content.startsWith("Made online"));
+    expect(made.map((card) => card.content)).toEqual(["Made online then typed offline"]);
+    await expect.poll(() => columnTexts(reopened)).toEqual(["One", "Two", "Three", "Made online then typed offline", "Doomed"]);
+    expect(await reopened.locator(`#card${made[0]._id}`).count()).toBe(1);
+    // The create, answered again, leaves the outbox once the tree's copy on the device holds the card.
+    await expect.poll(() => outboxSize(reopened), { timeout: 30_000 }).toBe(0);
+    expect(await keptAt(reopened, treeId)).toBeGreaterThan(keptFirst!);
+  });
+
   it.concurrent("a tree renamed elsewhere just before the page went keeps its new name offline", async ({ onTestFinished, expect }) => {
     const device = await openDevice({ onTestFinished, expect });
     const { api, treeId, page } = await device.writer();
@@ -484,6 +525,11 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
     expect((await serverCards(api, treeId)).map((card) => card.content)).toEqual(expect.arrayContaining(["One offline", "New while offline"]));
     expect(await revision(api, treeId)).toBe(before + 2);
+    // The create answered stays in the outbox until the tree's copy on the device holds its
+    // card; the copy is written again for it, with no key pressed since.
+    const kept = await keptAt(page, treeId);
+    await expect.poll(() => outboxSize(page), { timeout: 30_000 }).toBe(0);
+    expect(await keptAt(page, treeId)).toBeGreaterThan(kept!);
   });
 
   // Alone, after the others: it times the writer's keys against the 2 s pause.
