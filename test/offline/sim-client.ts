@@ -91,6 +91,8 @@ export class SimTab {
   /** Conflicts kept visible (overlapping edits, both texts between markers). */
   conflicts = 0;
   broughtBack = 0;
+  /** Answered creates this tab put back, opened from a copy taken before their answer. */
+  createsPutBack = 0;
   /** Moves the server refused as cycles (another writer moved the target under this card meanwhile). */
   movesRefused = 0;
   /** Cards brought back: the id the writer edited, and the new card's (shared by a device's tabs). */
@@ -208,6 +210,7 @@ export class SimTab {
     await this.device.coordinator.exclusive(`adopt-${this.treeId}`, async () => {
       const alive = await this.device.coordinator.alive();
       const orphans = (await this.device.store.entries(this.treeId)).filter((entry) => entry.owner !== this.owner && !alive.has(entry.owner));
+      this.createsPutBack += orphans.filter((entry) => fromCopy && entry.answered && !this.state.get(entry.cardId)).length;
       const replayed = replayEntries(this.state, this.versions, orphans, { fromCopy });
       for (const entry of replayed.dropped) await this.device.store.remove(entry.seq!);
       this.sync.adopt(replayed.items);

@@ -55,6 +55,13 @@ export interface SimulationReport {
   serverKills: number;
   conflictsKept: number;
   broughtBack: number;
+  /**
+   * Cards brought back whose original is still on the server at the end: the writer's words
+   * twice over, or beside their card (a copy without the card, its create forgotten).
+   */
+  duplicates: number;
+  /** Creates answered and kept in the outbox that a tab opened from an older copy put back (sync.ts keepAnswered). */
+  createsPutBack: number;
   /** Moves refused as cycles (two writers moving cards under each other): the card went back, its text kept. */
   movesRefused: number;
   /** Edits withdrawn by their own writer: the card deleted on the same device before the edit went. */
@@ -85,6 +92,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     serverKills: 0,
     conflictsKept: 0,
     broughtBack: 0,
+    duplicates: 0,
+    createsPutBack: 0,
     movesRefused: 0,
     withdrawn: 0,
     finalCards: 0,
@@ -215,6 +224,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   report.accepted = accepted.length;
   report.conflictsKept = tabs.reduce((sum, tab) => sum + tab.conflicts, 0);
   report.broughtBack = tabs.reduce((sum, tab) => sum + tab.broughtBack, 0);
+  report.createsPutBack = tabs.reduce((sum, tab) => sum + tab.createsPutBack, 0);
   report.movesRefused = tabs.reduce((sum, tab) => sum + tab.movesRefused, 0);
 
   // The checks, through a server up now (a killed one came back on another port).
@@ -248,6 +258,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   // A token is written into one card. It is in more only when a later edit of that card came
   // back as a new card after someone deleted it (its text carries the earlier words along).
   const broughtBackIds = new Set(devices.flatMap((d) => [...d.cameBack.values()].flat()));
+  const onServer = new Set(server.map((card) => card._id));
+  for (const device of devices) for (const [original, backs] of device.cameBack) if (onServer.has(original)) report.duplicates += backs.filter((id) => onServer.has(id)).length;
   for (const [word, ids] of holders) {
     const originals = ids.filter((id) => !broughtBackIds.has(id));
     if (originals.length > 1) problems.push(`${word} is in ${originals.length} cards (${originals.join(", ")}): applied twice?`);
