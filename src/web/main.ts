@@ -11,6 +11,7 @@ import { describeError } from "./api.js";
 import { confirmDialog } from "./dialogs/confirm.js";
 import { deviceFor, forgetDevice } from "./offline/device.js";
 import { forgetLocalData } from "./offline/local-data.js";
+import { waitingEntries } from "./offline/outbox.js";
 import { registerServiceWorker } from "./offline/service-worker.js";
 import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
@@ -137,7 +138,7 @@ bus.on("ui:logout", async () => {
   const user = app.session.user;
   // What this browser keeps for the user goes with the log-out (SPEC §13); changes not yet on
   // the server would go with it, so the writer chooses first.
-  const waiting = user ? ((await deviceFor(user._id)?.entries().catch(() => [])) ?? []).length : 0;
+  const waiting = user ? waitingEntries((await deviceFor(user._id)?.entries().catch(() => [])) ?? []).length : 0;
   if (waiting > 0) {
     const discard = await confirmDialog({
       title: "Changes not saved yet",

@@ -415,18 +415,29 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     const device = await openDevice({ onTestFinished, expect });
     const { api, treeId, page } = await device.writer();
     const userId = await page.evaluate(() => JSON.parse(localStorage.getItem("cardtree:user") ?? "null")._id);
+    // A card made and saved: its create stays in the outbox until the tree's copy holds the
+    // card (a few seconds), and is no change waiting.
+    await activate(page, "Three");
+    await page.keyboard.press("Control+ArrowDown");
+    await page.keyboard.type("Saved");
+    await page.keyboard.press("Control+Enter");
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state")).toBe("saved");
     // The server cannot be reached for card writes: the change waits in the outbox.
     await device.context.route("**/api/trees/*/cards/*", (route) => (route.request().method() === "PUT" ? route.abort("internetdisconnected") : route.fallback()));
     await activate(page, "One");
     await typeAtEnd(page, " never sent");
     await expect.poll(() => status(page)).toContain("1 change waiting on this device");
+    // Two entries when the copy was not written again meanwhile (the writer kept pressing keys):
+    // the dialog below must still count one change.
+    const entries = await outboxSize(page);
+    expect(entries).toBeGreaterThanOrEqual(1);
 
     const dialog = page.locator("dialog[open]");
     await page.locator(".topbar-user button", { hasText: "Log out" }).click();
     await expect.poll(() => dialog.innerText()).toContain("1 change made on this device has not reached the server yet");
     await dialog.locator("button", { hasText: "Stay logged in" }).click();
     expect(await databases(page)).toContain(`cardtree-${userId}`);
-    expect(await outboxSize(page)).toBe(1);
+    expect(await outboxSize(page)).toBeGreaterThanOrEqual(1);
 
     await page.locator(".topbar-user button", { hasText: "Log out" }).click();
     await dialog.locator("button", { hasText: "Discard and log out" }).click();

@@ -25,7 +25,7 @@ import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
 import { rebaseDraft, recoverDraft, reportBroughtBack } from "./recovery.js";
 import { bringBack, nearestSurvivor, replayEntries } from "../offline/replay.js";
-import { MemoryDevice, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
+import { MemoryDevice, waitingEntries, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
 import { newOwnerName } from "../offline/locks.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
 import { copyActive, cutActive, pasteCards } from "./clipboard.js";
@@ -319,8 +319,7 @@ export class TreeController {
       const entries = await store.entries(treeId);
       const orphans = entries.filter((entry) => entry.owner !== sync.owner && (alive === null || !alive.has(entry.owner)));
       // Another tab of this tree has changes waiting: if it closes, this one takes them over.
-      // (A create answered and kept until that tab's copy holds the card does not wait.)
-      if (entries.some((entry) => entry.owner !== sync.owner && alive?.has(entry.owner) && !entry.answered)) this.adoptLater();
+      if (waitingEntries(entries).some((entry) => entry.owner !== sync.owner && alive?.has(entry.owner))) this.adoptLater();
       if (orphans.length === 0) return;
       // Only the first adoption of a tree opened offline meets the copy as it was taken: later
       // ones meet cards the live stream brought since.

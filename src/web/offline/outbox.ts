@@ -82,6 +82,11 @@ export interface TreeCopy {
   savedAt: number;
 }
 
+/** The entries still waiting for the server: not the creates answered and kept until a copy holds their card. */
+export function waitingEntries(entries: OutboxEntry[]): OutboxEntry[] {
+  return entries.filter((entry) => !entry.answered);
+}
+
 /** Idempotency keys: `ct-` and 32 random hex digits (visible ASCII, SPEC §13), one per change. */
 export function newIdempotencyKey(): string {
   let key = "ct-";
