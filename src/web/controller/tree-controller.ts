@@ -379,9 +379,10 @@ export class TreeController {
     if (!store) return void answered();
     // The device holds this very tree already: leaving its page made the whole copy again
     // (JSON of every card, in the page's last task) each time, for nothing (issue 26). The
-    // creates answered so far were answered before it was taken (each moves the key).
+    // answered creates stay for the next copy written: a create sent again may be answered
+    // without moving the key (SyncQueue.send), its card left out of the copy kept.
     const key = this.copyKey();
-    if (key === this.copyKept) return void answered();
+    if (key === this.copyKept) return;
     const cards: Card[] = [];
     const creating = this.sync.pendingCreates();
     for (const { card } of this.state.treeOrder()) {
