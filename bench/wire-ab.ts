@@ -31,8 +31,22 @@ const option = (name: string, fallback: string) => {
 const cards = Number(option("cards", "20020"));
 const seconds = Number(option("seconds", "5"));
 const rounds = Number(option("rounds", "3"));
+const authBy = option("auth", "basic");
+if (authBy !== "basic" && authBy !== "cookie") throw new Error(`--auth ${authBy}: basic or cookie`);
 const dirs = args.length > 0 ? args.map((dir) => path.resolve(dir)) : [ROOT];
 
+
+/** Logs in as the browser does (POST /api/login) and returns the session cookie to send. */
+async function sessionCookie(baseUrl: string, client: CardtreeClient): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/login`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ email: client.email, password: client.password }),
+  });
+  const cookie = res.headers.getSetCookie()[0];
+  if (res.status !== 200 || !cookie) throw new Error(`log-in failed: ${res.status} ${await res.text()}`);
+  return cookie.split(";")[0];
+}
 
 async function main() {
   pinSelfToLoadCore();
@@ -61,7 +75,8 @@ async function main() {
     const client = await CardtreeClient.signUp(server.url, "ab@bench.example");
     const treeId = await client.treeWith("AB", seed);
     const url = `${server.url}/api/trees/${treeId}/cards`;
-    const auth = { Authorization: client.authorization };
+    // Basic credentials on every request (scripts, curl -u), or a log-in's session cookie (the browser).
+    const auth: Record<string, string> = authBy === "basic" ? { Authorization: client.authorization } : { Cookie: await sessionCookie(server.url, client) };
     // Wait for the full brotli copy.
     for (let tries = 0; ; tries++) {
       const res = await fetch(url, { headers: { ...auth, "Accept-Encoding": "br" } });
