@@ -13,7 +13,8 @@ import { MOVE_CYCLE } from "../../shared/errors.js";
 import { ApiError } from "../api.js";
 import { MemoryDevice, type OutboxEntry } from "../offline/outbox.js";
 import { replayEntries } from "../offline/replay.js";
-import { SyncQueue, type SyncHooks } from "./sync.js";
+import { queueForTest } from "./sync-fixture.js";
+import type { SyncHooks } from "./sync.js";
 import { TreeState } from "./tree-state.js";
 import { CardVersions } from "./versions.js";
 
@@ -78,13 +79,7 @@ describe("a card deleted on the server comes back once", () => {
       gone: (_card: Card, e: OutboxEntry) => gone.push({ content: e.fields?.content, seq: e.seq }),
     } as unknown as SyncHooks;
     const device = new MemoryDevice();
-    const queue = new SyncQueue(api, "t", hooks, versions, {
-      device,
-      coordinator: { hold: async () => () => undefined, alive: async () => new Set(), exclusive: (_name, run) => run() },
-      owner: "me",
-      userId: "u",
-      environment: { setTimeout: () => 0, clearTimeout: () => undefined, onOnline: () => () => undefined, now: () => Date.now() },
-    });
+    const queue = queueForTest(api, hooks, versions, { device });
     c.content = "one two";
     const first = queue.update(c);
     await queue.stored();
@@ -128,13 +123,7 @@ describe("a move refused because someone moved its new parent under the card", (
         throw new Error("refused");
       },
     } as unknown as SyncHooks;
-    const queue = new SyncQueue(api, "t", hooks, versions, {
-      device: new MemoryDevice(),
-      coordinator: { hold: async () => () => undefined, alive: async () => new Set(), exclusive: (_name, run) => run() },
-      owner: "me",
-      userId: "u",
-      environment: { setTimeout: () => 0, clearTimeout: () => undefined, onOnline: () => () => undefined, now: () => Date.now() },
-    });
+    const queue = queueForTest(api, hooks, versions);
     // Offline, the writer types in the card and moves it under q; meanwhile someone moved q under it.
     c.content = "one two";
     c.parentId = "q";

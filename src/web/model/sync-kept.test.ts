@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import type { Card, Tree } from "../../shared/records.js";
 import { MemoryDevice } from "../offline/outbox.js";
 import { replayEntries } from "../offline/replay.js";
-import { SyncQueue, type SyncHooks } from "./sync.js";
+import { queueForTest } from "./sync-fixture.js";
+import type { SyncHooks, SyncQueue } from "./sync.js";
 import { TreeState } from "./tree-state.js";
 import { CardVersions } from "./versions.js";
 
@@ -50,13 +51,7 @@ function queueOn(device: MemoryDevice, versions: CardVersions, api: Record<strin
       return (api.deleteCard as (tree: string, id: string) => Promise<void>)(tree, id);
     },
   };
-  const queue = new SyncQueue(counted as never, "t", hooks, versions, {
-    device,
-    coordinator: { hold: async () => () => undefined, alive: async () => new Set(), exclusive: (_name, run) => run() },
-    owner,
-    userId: "u",
-    environment: { setTimeout: () => 0, clearTimeout: () => undefined, onOnline: () => () => undefined, offline, now: () => Date.now() },
-  });
+  const queue = queueForTest(counted, hooks, versions, { device, owner, environment: { offline } });
   return { queue, calls };
 }
 

@@ -11,7 +11,8 @@ import { describe, expect, it } from "vitest";
 import type { Card, Tree } from "../../shared/records.js";
 import { MemoryDevice, type OutboxEntry } from "../offline/outbox.js";
 import { replayEntries } from "../offline/replay.js";
-import { SyncQueue, type SyncHooks } from "./sync.js";
+import { queueForTest } from "./sync-fixture.js";
+import type { SyncHooks, SyncQueue } from "./sync.js";
 import { TreeState } from "./tree-state.js";
 import { CardVersions } from "./versions.js";
 
@@ -35,13 +36,7 @@ function queueOn(api: unknown, versions: CardVersions, placed: string[]): SyncQu
       throw error;
     },
   } as unknown as SyncHooks;
-  return new SyncQueue(api as never, "t", hooks, versions, {
-    device: new MemoryDevice(),
-    coordinator: { hold: async () => () => undefined, alive: async () => new Set(), exclusive: (_name, run) => run() },
-    owner: "me",
-    userId: "u",
-    environment: { setTimeout: () => 0, clearTimeout: () => undefined, onOnline: () => () => undefined, now: () => Date.now() },
-  });
+  return queueForTest(api, hooks, versions);
 }
 
 describe("a change sent before the tree was loaded: the card stands where its answer puts it", () => {
@@ -138,13 +133,7 @@ describe("an edit made while the card's create is on its way", () => {
     // The create fails (offline): it stays in the outbox, sent once, under its key.
     const api = { createCard: () => Promise.reject(new TypeError("fetch failed (offline)")) };
     const hooks = { status: () => undefined } as unknown as SyncHooks;
-    const queue = new SyncQueue(api as never, "t", hooks, versions, {
-      device,
-      coordinator: { hold: async () => () => undefined, alive: async () => new Set(), exclusive: (_name, run) => run() },
-      owner: "closed-tab",
-      userId: "u",
-      environment: { setTimeout: () => 0, clearTimeout: () => undefined, onOnline: () => () => undefined, now: () => Date.now() },
-    });
+    const queue = queueForTest(api, hooks, versions, { device, owner: "closed-tab" });
     void queue.create(made).catch(() => undefined);
     await queue.stored();
     while (!(await device.entries()).some((e) => e.sent)) await new Promise((resolve) => setTimeout(resolve, 1));
@@ -157,8 +146,9 @@ describe("an edit made while the card's create is on its way", () => {
     expect(edit.base?.content).toBe("first");
     expect(edit.fields?.content).toBe("first second");
     queue.stop();
-    // The create was answered and left the outbox, but the copy kept offline was made before:
-    // the next tab opens without the card, and replays the edit alone.
+    // The create was answered and let go, while the copy the next tab opens from lacks the
+    // card (one written by another tab of the tree that had not received it yet): the edit is
+    // replayed alone.
     const next = new TreeState(TREE, [card("p", null, 0)]);
     const replayed = replayEntries(next, new CardVersions(), [edit], { fromCopy: true });
     expect(replayed.dropped).toEqual([]);

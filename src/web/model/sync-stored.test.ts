@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import type { Card } from "../../shared/records.js";
 import { MemoryDevice, type OutboxEntry } from "../offline/outbox.js";
 import { waitingText } from "../views/sync-status.js";
-import { SyncQueue, type SyncHooks, type SyncStatus } from "./sync.js";
+import { queueForTest } from "./sync-fixture.js";
+import type { SyncHooks, SyncStatus } from "./sync.js";
 import { CardVersions } from "./versions.js";
 
 /** A device whose outbox writes wait until the test lets them finish. */
@@ -44,14 +45,8 @@ describe("the status line and the device's outbox", () => {
     const statuses: SyncStatus[] = [];
     const hooks = { status: (status: SyncStatus) => statuses.push(status) } as unknown as SyncHooks;
     const device = new SlowDevice();
-    const queue = new SyncQueue({} as never, "t", hooks, versions, {
-      device,
-      coordinator: { hold: async () => () => undefined, alive: async () => new Set(), exclusive: (_name, run) => run() },
-      owner: "me",
-      userId: "u",
-      // Offline: nothing is sent, a try waits on a timer that never fires here.
-      environment: { setTimeout: () => 1, clearTimeout: () => undefined, onOnline: () => () => undefined, now: () => Date.now(), offline: () => true },
-    });
+    // Offline: nothing is sent, a try waits on a timer that never fires here.
+    const queue = queueForTest({}, hooks, versions, { device, environment: { setTimeout: () => 1, offline: () => true } });
 
     c.content = "one two";
     void queue.update(c);
