@@ -25,6 +25,11 @@ export interface Replayed {
   orphaned: OutboxEntry[];
   /** Entries with nothing left to do (a move of a card deleted since). */
   dropped: OutboxEntry[];
+  /**
+   * Creates answered, with nothing to send: kept by the queue that takes them over until a
+   * copy on the device is of their revision (SyncQueue.adoptAnswered).
+   */
+  answered: OutboxEntry[];
 }
 
 export interface ReplayOptions {
@@ -40,7 +45,7 @@ export interface ReplayOptions {
  * was made from, so an edit over someone else's newer change is refused and merged (SPEC §10).
  */
 export function replayEntries(state: TreeState, versions: CardVersions, entries: OutboxEntry[], options: ReplayOptions): Replayed {
-  const out: Replayed = { items: [], orphaned: [], dropped: [] };
+  const out: Replayed = { items: [], orphaned: [], dropped: [], answered: [] };
   // Edits of one card no longer here come back as one card, with the last edit's fields
   // (each entry holds the card's whole text) from the first one's base; none if the writer
   // deleted the card afterwards.
@@ -61,11 +66,12 @@ export function replayEntries(state: TreeState, versions: CardVersions, entries:
       if (entry.answered) {
         // Answered, and kept until a copy held the card (SyncQueue.keepAnswered). Here
         // already, or the tree is the server's (a card it lacks was deleted since, or made
-        // after the cards were read, and the live stream brings it): nothing to do. Not in the
-        // device's copy, which was taken before the answer: the card is put back and goes once
-        // more under its key (the server answers it again), the writer's later changes after it.
+        // after the cards were read, and the live stream brings it): nothing to send, and it
+        // stays until a copy of its revision is kept. Not in the device's copy, which was
+        // taken before the answer: the card is put back and goes once more under its key (the
+        // server answers it again), the writer's later changes after it.
         if (card || !options.fromCopy) {
-          out.dropped.push(entry);
+          out.answered.push(entry);
           continue;
         }
         delete entry.answered;
