@@ -153,13 +153,15 @@ export class IndexedDbDevice implements DeviceStore {
       // gone, and nothing written. What the tabs note of the copies they keep says at once.
       const noted = keptNote(this.userId, id);
       if (keepsStoredCopy(noted, copy, options)) return copyRevision(noted!);
-      // Noted before the write: after it, the page may be gone.
+      // Noted before the write: after it, the page may be gone. Never once closed (logged
+      // out: the note would outlive the user's data, which local-data.ts removed already).
+      if (this.closed) throw new DeviceClosedError();
       noteKept(this.userId, id, copy);
       await this.write("trees", (store) => store.put(stored));
       held = copyRevision(copy);
     } else {
       held = await this.putUnlessLater(stored, copy, options);
-      if (held === copyRevision(copy)) noteKept(this.userId, id, copy);
+      if (held === copyRevision(copy) && !this.closed) noteKept(this.userId, id, copy);
     }
     await this.prune();
     return held;
