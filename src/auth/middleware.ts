@@ -179,12 +179,20 @@ export function authenticate(deps: { store: Store; credentials: CredentialChecke
   };
 }
 
-/** The caller of a request without an Authorization header: its session cookie's user, or nobody. */
-async function fromSession(sessions: SessionManager, req: Request, next: NextFunction): Promise<void> {
+/**
+ * The caller of a request without an Authorization header: its session cookie's user, or
+ * nobody. Settled without a promise when the store holds the session and its user
+ * (`SessionManager.signedInInstant`), as Basic credentials are (issue 27: the browser's way in).
+ */
+function fromSession(sessions: SessionManager, req: Request, next: NextFunction): void | Promise<void> {
   const token = readCookie(req, SESSION_COOKIE);
-  const signedIn = token ? await sessions.signedIn(token) : null;
-  if (!signedIn) return next();
-  const { session, user } = signedIn;
+  if (!token) return next();
+  const instant = sessions.signedInInstant(token);
+  if (instant) return signedInAs(instant, req, next);
+  return sessions.signedIn(token).then((signedIn) => (signedIn ? signedInAs(signedIn, req, next) : next()));
+}
+
+function signedInAs({ session, user }: { session: Session; user: StoredUser }, req: Request, next: NextFunction): void {
   if (!SAFE_METHODS.has(req.method) && !CSRF_EXEMPT.has(req.baseUrl + req.path) && !csrfMatches(session, req.get("x-csrf-token"))) {
     throw new ForbiddenError("This request needs the X-CSRF-Token header of your session.");
   }

@@ -368,6 +368,12 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
     instant: {
       userByEmail: (email) => (failure ? undefined : (users.instantOne("email", email) as StoredUser | undefined)),
       treeById: (id) => (failure ? undefined : (trees.instantOne("_id", id) as Tree | undefined)),
+      sessionWithUser: (id) => {
+        if (failure) return undefined;
+        const session = sessions.instantOne("_id", id) as Session | undefined;
+        const user = session && (users.instantOne("_id", session.userId) as StoredUser | undefined);
+        return user ? { session: session!, user } : undefined;
+      },
     },
     compactNow: async () => {
       const stats: Record<string, CompactionStats> = {};
@@ -473,11 +479,12 @@ export async function openNedbStore(dataDir: string, options: StoreOptions = {})
         await sessions.put([session], [], true);
       },
       byId: (id) => read(async () => withoutNedbFields<Session>(await sessions.read((db) => db.findOne({ _id: id })))),
+      // Both records kept for `instant.sessionWithUser`.
       withUser: (id) =>
         read(async () => {
-          const session = withoutNedbFields<Session>(await sessions.read((db) => db.findOne({ _id: id })));
+          const session = withoutNedbFields<Session>(await sessions.readOne("_id", id));
           if (!session) return null;
-          return { session, user: withoutNedbFields<StoredUser>(await users.read((db) => db.findOne({ _id: session.userId }))) };
+          return { session, user: withoutNedbFields<StoredUser>(await users.readOne("_id", session.userId)) };
         }),
       remove: async (id) => {
         await sessions.put([], [id]);

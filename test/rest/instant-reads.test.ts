@@ -164,3 +164,51 @@ describe("the card list answered from memory", () => {
     expect(Number(headerOf(after.answer, "x-cards-revision"))).toBe(Number(headerOf(before.answer, "x-cards-revision")) + 1);
   });
 });
+
+describe("the browser's way in (a session cookie) answered from memory", () => {
+  /** Logs in as the browser does; the cookie to send, and the session's CSRF token. */
+  async function logIn(user: Api): Promise<{ cookie: string; csrf: string }> {
+    const res = await fetch(`${server.url}/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(user.credentials) });
+    expect(res.status).toBe(200);
+    return { cookie: res.headers.getSetCookie()[0].split(";")[0], csrf: ((await res.json()) as { csrf: string }).csrf };
+  }
+
+  it("sends what a read of the store sends, without reading the session or its user", async () => {
+    const writer = await buildUser(server.url, "cookie-reader");
+    const own = await buildTree(writer, { seed: "# One\n\n# Two" });
+    const { cookie } = await logIn(writer);
+    for (const headers of [{ cookie }, { cookie, "accept-encoding": "br" }]) {
+      // The first read keeps the session, its user and the tree.
+      expect((await rawRequest(server.url, "GET", cardsPath(own._id), headers)).status).toBe(200);
+      const read = await fromStore("GET", cardsPath(own._id), headers);
+      const { answer, reads } = await fromMemory("GET", cardsPath(own._id), headers);
+      expect(reads, JSON.stringify(headers)).toBe(KEEPS_RECORDS ? 0 : 2);
+      expect(answer.status).toBe(200);
+      expect(answer.headers).toEqual(read.headers);
+      expect(answer.bytes.equals(read.bytes)).toBe(true);
+    }
+  });
+
+  it("refuses the cookie on the very next read after its log-out, and after a password change ends the user's other sessions", async () => {
+    const writer = await buildUser(server.url, "cookie-leaves");
+    const own = await buildTree(writer, { seed: "# One" });
+    const first = await logIn(writer);
+    const second = await logIn(writer);
+    for (const { cookie } of [first, second]) {
+      expect((await rawRequest(server.url, "GET", cardsPath(own._id), { cookie })).status).toBe(200);
+      const cached = await fromMemory("GET", cardsPath(own._id), { cookie });
+      expect(cached.answer.status).toBe(200);
+      expect(cached.reads).toBe(KEEPS_RECORDS ? 0 : 2);
+    }
+    const out = await fetch(`${server.url}/api/logout`, { method: "POST", headers: { cookie: first.cookie, "x-csrf-token": first.csrf } });
+    expect(out.status).toBe(204);
+    expect((await rawRequest(server.url, "GET", cardsPath(own._id), { cookie: first.cookie })).status).toBe(401);
+    expect((await rawRequest(server.url, "GET", "/api/index", { cookie: first.cookie })).status).toBe(401);
+    expect((await fromMemory("GET", cardsPath(own._id), { cookie: second.cookie })).answer.status).toBe(200);
+
+    // Changed through Basic credentials: every session of the user ends.
+    expect((await writer.put("/api/index", { currentPassword: writer.credentials!.password, newPassword: "the cookie's last password" })).status).toBe(200);
+    expect((await rawRequest(server.url, "GET", "/api/index", { cookie: second.cookie })).status).toBe(401);
+    expect((await rawRequest(server.url, "GET", cardsPath(own._id), { cookie: second.cookie })).status).toBe(401);
+  });
+});

@@ -33,6 +33,8 @@ export interface InstantReads {
   userByEmail(email: string): StoredUser | undefined;
   /** `trees.byId(id)`, when held; undefined for a tree not held (or none). */
   treeById(id: string): Tree | undefined;
+  /** `sessions.withUser(id)`, when both records are held; undefined otherwise (none, a user gone, or not held). */
+  sessionWithUser(id: string): { session: Session; user: StoredUser } | undefined;
 }
 
 /** Trees are read here; they are written only through `changes.commit` (and removed whole). */
