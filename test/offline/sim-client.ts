@@ -217,8 +217,8 @@ export class SimTab {
     await this.device.coordinator.exclusive(`adopt-${this.treeId}`, async () => {
       const alive = await this.device.coordinator.alive();
       const orphans = (await this.device.store.entries(this.treeId)).filter((entry) => entry.owner !== this.owner && !alive.has(entry.owner));
-      this.createsPutBack += orphans.filter((entry) => fromCopy && entry.answered && !this.state.get(entry.cardId)).length;
       const replayed = replayEntries(this.state, this.versions, orphans, { fromCopy });
+      this.createsPutBack += replayed.putBack.length;
       for (const entry of replayed.dropped) await this.device.store.remove(entry.seq!);
       this.sync.adoptAnswered(replayed.answered);
       this.sync.adopt(replayed.items);

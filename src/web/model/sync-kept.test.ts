@@ -139,6 +139,7 @@ describe("a create answered stays in the outbox until a copy of the tree holds t
     const replayed = replayEntries(next, versions, entries, { fromCopy: true });
     expect(replayed.orphaned).toEqual([]);
     expect(replayed.dropped).toEqual([]);
+    expect(replayed.putBack.map((e) => e.cardId)).toEqual(["c"]);
     expect(next.get("c")?.content).toBe("first more second");
 
     // Back online: the create goes once more under its key (the server answers it again), then the edit.
@@ -173,6 +174,7 @@ describe("a create answered stays in the outbox until a copy of the tree holds t
     const next = new TreeState(TREE, [card("p", null, 0)]);
     const replayed = replayEntries(next, new CardVersions(), await device.entries("t"), { fromCopy: false });
     expect(replayed.dropped).toEqual([]);
+    expect(replayed.putBack).toEqual([]);
     expect(replayed.answered.map((e) => e.kind)).toEqual(["create"]);
     expect(replayed.orphaned.map((e) => e.fields?.content)).toEqual(["first more second"]);
     expect(next.get("c")).toBeUndefined();

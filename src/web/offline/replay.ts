@@ -30,6 +30,8 @@ export interface Replayed {
    * copy on the device is of their revision (SyncQueue.adoptAnswered).
    */
   answered: OutboxEntry[];
+  /** Of `items`, the answered creates whose card the copy lacked: put back, to go again under their key. */
+  putBack: OutboxEntry[];
 }
 
 export interface ReplayOptions {
@@ -45,7 +47,7 @@ export interface ReplayOptions {
  * was made from, so an edit over someone else's newer change is refused and merged (SPEC §10).
  */
 export function replayEntries(state: TreeState, versions: CardVersions, entries: OutboxEntry[], options: ReplayOptions): Replayed {
-  const out: Replayed = { items: [], orphaned: [], dropped: [], answered: [] };
+  const out: Replayed = { items: [], orphaned: [], dropped: [], answered: [], putBack: [] };
   // Edits of one card no longer here come back as one card, with the last edit's fields
   // (each entry holds the card's whole text) from the first one's base; none if the writer
   // deleted the card afterwards.
@@ -75,6 +77,7 @@ export function replayEntries(state: TreeState, versions: CardVersions, entries:
           continue;
         }
         delete entry.answered;
+        out.putBack.push(entry);
       }
       if (!card) {
         const parentId = entry.fields.parentId === null ? null : nearestSurvivor(state, [entry.fields.parentId, ...(entry.path ?? [])]);
