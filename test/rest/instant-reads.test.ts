@@ -177,7 +177,7 @@ describe("the browser's way in (a session cookie) answered from memory", () => {
     const writer = await buildUser(server.url, "cookie-reader");
     const own = await buildTree(writer, { seed: "# One\n\n# Two" });
     const { cookie } = await logIn(writer);
-    for (const headers of [{ cookie }, { cookie, "accept-encoding": "br" }]) {
+    for (const headers of [{ cookie }, { cookie, "accept-encoding": "br" }] as Record<string, string>[]) {
       // The first read keeps the session, its user and the tree.
       expect((await rawRequest(server.url, "GET", cardsPath(own._id), headers)).status).toBe(200);
       const read = await fromStore("GET", cardsPath(own._id), headers);
