@@ -83,6 +83,23 @@ class Device {
     return page;
   }
 
+  /**
+   * The tab's renderer dies (CDP `Page.crash`): no `pagehide`, so no last copy of the tree, and
+   * the outbox as it stands. The dead tab is closed (so the browser can be taken back online),
+   * and a new tab opens the tree.
+   */
+  async crashAndReopen(page: Page, treeId: string): Promise<Page> {
+    const cdp = await this.context.newCDPSession(page);
+    const crashed = page.waitForEvent("crash");
+    // Its answer never comes: the page it would come from is gone.
+    void cdp.send("Page.crash").catch(() => undefined);
+    await crashed;
+    await page.close();
+    const reopened = this.watch(await this.context.newPage());
+    await reopened.goto(`/trees/${treeId}`);
+    return reopened;
+  }
+
   /** A writer with a tree, logged in in this fresh profile. */
   async writer(options: { phone?: boolean } = {}) {
     const api = await oneAtATime(() => buildUser(this.server.url, "offline"));
@@ -279,17 +296,7 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     // The copy on the device was taken before the card was made (it is written again once the
     // writer pauses, and the tab dies before that): it holds neither the card nor its create.
     expect(await keptAt(page, treeId)).toBe(keptFirst);
-    // The renderer dies: no pagehide, no last copy, the outbox as it stands.
-    const cdp = await device.context.newCDPSession(page);
-    const crashed = page.waitForEvent("crash");
-    // Its answer never comes: the page it would come from is gone.
-    void cdp.send("Page.crash").catch(() => undefined);
-    await crashed;
-    // The dead tab closed, so the browser can be taken back online.
-    await page.close();
-
-    const reopened = device.watch(await device.context.newPage());
-    await reopened.goto(`/trees/${treeId}`);
+    const reopened = await device.crashAndReopen(page, treeId);
     await expect.poll(() => columnTexts(reopened)).toEqual(["One", "Two", "Three", "Made online then typed offline", "Doomed"]);
     await device.context.setOffline(false);
     await expect.poll(() => reopened.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
@@ -349,14 +356,7 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     await activate(page, "Made in tab one");
     await typeAtEnd(page, " then typed offline");
     await expect.poll(() => status(page)).toContain("1 change waiting on this device");
-    const cdp = await device.context.newCDPSession(page);
-    const crashed = page.waitForEvent("crash");
-    void cdp.send("Page.crash").catch(() => undefined);
-    await crashed;
-    await page.close();
-
-    const reopened = device.watch(await device.context.newPage());
-    await reopened.goto(`/trees/${treeId}`);
+    const reopened = await device.crashAndReopen(page, treeId);
     const made = async (p: Page) => (await columnTexts(p)).filter((text) => text.startsWith("Made in tab one"));
     await expect.poll(() => made(reopened)).toEqual(["Made in tab one then typed offline"]);
     await device.context.setOffline(false);
