@@ -176,20 +176,9 @@ export function createApi(options: ApiOptions = {}) {
       });
       return { cards, revision: cardsRevision(said) };
     },
-    /**
-     * `_id` is the client's own id for the card (SPEC §13); `key` its idempotency key;
-     * `made` is told the tree revision the create made (`X-Tree-Revision`, a replay's too).
-     */
-    createCard: (
-      treeId: string,
-      card: { _id?: string; parentId: string | null; position: number; content: string },
-      key?: string,
-      made?: (revision: number) => void,
-    ) =>
-      request<Card>(csrf, "POST", `/api/trees/${enc(treeId)}/cards`, { ...card, treeId }, keyed(key), options, (headers) => {
-        const revision = Number(headers.get(TREE_REVISION_HEADER));
-        if (made && revision > 0) made(revision);
-      }),
+    /** `_id` is the client's own id for the card (SPEC §13); `key` its idempotency key. */
+    createCard: (treeId: string, card: { _id?: string; parentId: string | null; position: number; content: string }, key?: string) =>
+      call<Card>("POST", `/api/trees/${enc(treeId)}/cards`, { ...card, treeId }, keyed(key)),
     /** With `__v`, a conditional write (SPEC §10): a card changed since answers 409 `conflict`. */
     updateCard: (treeId: string, cardId: string, fields: Pick<Card, "content" | "position" | "parentId"> & { __v?: number }, key?: string) =>
       call<Card>("PUT", `/api/trees/${enc(treeId)}/cards/${enc(cardId)}`, fields, keyed(key)),

@@ -100,8 +100,6 @@ export class SimTab {
     return this.device.cameBack;
   }
   private readonly owner = `${Math.random().toString(36).slice(2)}`;
-  /** When this tab asked the server for the tree (absent: opened from the device's copy). */
-  private readAt: number | undefined;
   private died!: () => void;
   /** Resolves when the tab dies: a lock it holds is then free, as the browser frees a dead tab's. */
   private readonly death = new Promise<never>((_resolve, reject) => (this.died = () => reject(new Error("tab killed"))));
@@ -154,13 +152,8 @@ export class SimTab {
     let fromCopy = false;
     while (!cards) {
       try {
-        const readAt = Date.now();
         tree = (await this.api.trees()).find((t) => t._id === this.treeId);
-        const read = await this.api.cardsAt(this.treeId);
-        // The copies this tab keeps are of the revision its cards are (as the page's are).
-        if (tree && read.revision !== null) tree = { ...tree, revision: read.revision };
-        cards = read.cards;
-        this.readAt = readAt;
+        cards = await this.api.cards(this.treeId);
       } catch {
         const copy = await this.device.store.loadTree(this.treeId);
         if (copy) {
@@ -220,7 +213,6 @@ export class SimTab {
       const replayed = replayEntries(this.state, this.versions, orphans, { fromCopy });
       this.createsPutBack += replayed.putBack.length;
       for (const entry of replayed.dropped) await this.device.store.remove(entry.seq!);
-      this.sync.adoptAnswered(replayed.answered);
       this.sync.adopt(replayed.items);
       for (const entry of replayed.orphaned) {
         await this.device.store.remove(entry.seq!);
@@ -240,8 +232,8 @@ export class SimTab {
       const base = this.versions.base(card);
       cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
     }
-    const held = await this.device.store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() }, { readAt: this.readAt });
-    await answered(held);
+    await this.device.store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() });
+    await answered();
   }
 
   /** The tab dies: nothing more runs in it; its outbox stays on the device. */
@@ -302,9 +294,7 @@ export class SimTab {
   async catchUp(): Promise<boolean> {
     let cards: Card[];
     try {
-      const read = await this.api.cardsAt(this.treeId);
-      cards = read.cards;
-      if (read.revision !== null) this.state.tree = { ...this.state.tree, revision: read.revision };
+      cards = await this.api.cards(this.treeId);
     } catch {
       return false;
     }

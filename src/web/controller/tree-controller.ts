@@ -48,8 +48,6 @@ export interface ControllerDevice {
   userId: string;
   /** The cards are the device's copy of the tree (opened offline): the store holds them already. */
   fromCopy?: boolean;
-  /** When the cards were asked of the server (ms since the epoch; tree-fetch.ts), when they were. */
-  readAt?: number;
 }
 
 /** How long after a change the tree's copy on the device is written again. */
@@ -328,7 +326,6 @@ export class TreeController {
       const replayed = replayEntries(this.state, this.versions, orphans, { fromCopy: this.copyUnchanged });
       this.copyUnchanged = false;
       for (const entry of replayed.dropped) await store.remove(entry.seq!);
-      sync.adoptAnswered(replayed.answered);
       sync.adopt(replayed.items);
       for (const entry of replayed.orphaned) {
         await store.remove(entry.seq!);
@@ -379,7 +376,7 @@ export class TreeController {
     const answered = this.sync.copyTaken();
     const store = this.device?.store;
     // No device store (no IndexedDB): nothing survives the tab, so nothing is to be kept for it.
-    if (!store) return void answered(Infinity);
+    if (!store) return void answered();
     // The device holds this very tree already: leaving its page made the whole copy again
     // (JSON of every card, in the page's last task) each time, for nothing (issue 26). The
     // answered creates stay for the next copy written: a create sent again may be answered
@@ -394,9 +391,9 @@ export class TreeController {
       cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
     }
     try {
-      const held = await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() }, { ...options, readAt: this.device?.readAt });
+      await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() }, options);
       this.copyKept = key;
-      await answered(held);
+      await answered();
     } catch (error) {
       // Logged out meanwhile: nothing is to be kept.
       if ((error as Error | null)?.name !== "DeviceClosedError") console.error("Keeping the tree on this device failed", error);

@@ -516,18 +516,6 @@ export class SyncQueue {
     this.answered.push(op);
   }
 
-  /**
-   * Creates a closed tab left answered, taken over as they are (replay.ts): they leave the
-   * outbox as this tab's own do, once a copy held on the device is of their revision.
-   */
-  adoptAnswered(entries: OutboxEntry[]): void {
-    for (const entry of entries) {
-      const op: Op = { entry: { ...entry, owner: this.owner }, card: null, stored: Promise.resolve(), waiters: [] };
-      this.store(op, () => this.options.device.put(op.entry));
-      this.answered.push(op);
-    }
-  }
-
   /** A delete answered: creates kept of the cards it took away have nothing left to hold. */
   private forgetAnsweredOf(entry: OutboxEntry): void {
     const gone = new Set([entry.cardId, ...(entry.subtree ?? []).map((each) => each.id)]);
@@ -540,23 +528,19 @@ export class SyncQueue {
   }
 
   /**
-   * A copy of the tree is being taken now. Once the device has kept it, call the returned
-   * function with the revision of the copy the device holds (DeviceStore.saveTree): the creates
-   * answered before now whose revision it reaches are in it (or were deleted since), and leave
-   * the outbox. A create whose answer did not say its revision goes with any copy taken after
-   * it. Resolves when they have left.
+   * A copy of the tree is being taken now. Once it is kept, call the returned function: the
+   * creates answered before now are in it, and leave the outbox. Resolves when they have.
    */
-  copyTaken(): (held: number) => Promise<void> {
+  copyTaken(): () => Promise<void> {
     const taken = [...this.answered];
-    return async (held) => {
-      const going = taken.filter((op) => op.entry.answeredAt === undefined || op.entry.answeredAt <= held);
-      for (const op of going) {
+    return async () => {
+      for (const op of taken) {
         const at = this.answered.indexOf(op);
         if (at === -1) continue;
         this.answered.splice(at, 1);
         this.forget(op);
       }
-      await Promise.allSettled(going.map((op) => op.stored));
+      await Promise.allSettled(taken.map((op) => op.stored));
     };
   }
 
@@ -594,7 +578,7 @@ export class SyncQueue {
       await this.markSent(op);
       let saved: Card;
       try {
-        saved = await this.api.createCard(this.treeId, { _id: entry.cardId, ...entry.fields! }, entry.key, (revision) => (entry.answeredAt = revision));
+        saved = await this.api.createCard(this.treeId, { _id: entry.cardId, ...entry.fields! }, entry.key);
       } catch (error) {
         // The id is taken: our own create, made so long ago that its key expired (SPEC §13).
         if (error instanceof ApiError && error.status === 409 && !error.stillRunning) return;

@@ -24,8 +24,6 @@ import type { IndexedCards } from "./indexed-cards.js";
 
 export interface TreeFetch {
   readonly treeId: string;
-  /** When the requests were sent (ms since the epoch): the cards are of the server's tree at that time or later. */
-  readonly readAt: number;
   /** The user's trees, as `GET /api/trees` answers. */
   readonly trees: Promise<Tree[]>;
   /**
@@ -41,7 +39,6 @@ export interface TreeFetch {
 
 /** `device`: the store of the user this browser last saw, whose copy is read at once offline. */
 export function fetchTree(api: ApiClient, treeId: string, device: DeviceStore | null = null): TreeFetch {
-  const readAt = Date.now();
   const offline = typeof navigator !== "undefined" && navigator.onLine === false;
   const early = device && offline ? device.loadTree(treeId) : null;
   if (early) early.catch(() => undefined);
@@ -66,7 +63,6 @@ export function fetchTree(api: ApiClient, treeId: string, device: DeviceStore | 
   cards.catch(() => undefined);
   return {
     treeId,
-    readAt,
     trees,
     cards(told) {
       progress = told;

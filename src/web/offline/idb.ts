@@ -12,7 +12,7 @@
  * over requests, which is all this file does.
  */
 import type { Card, Tree } from "../../shared/records.js";
-import { copyRevision, keepsStoredCopy, type DeviceStore, type OutboxEntry, type SaveCopyOptions, type TreeCopy } from "./outbox.js";
+import type { DeviceStore, OutboxEntry, TreeCopy } from "./outbox.js";
 
 const VERSION = 1;
 const PREFIX = "cardtree-";
@@ -133,7 +133,7 @@ export class IndexedDbDevice implements DeviceStore {
    * after it opened (issue 27); its text clones in a few milliseconds. `copy.cards` must not
    * change meanwhile (the callers hand over copies made for it).
    */
-  async saveTree(copy: TreeCopy, options: SaveCopyOptions = {}): Promise<number> {
+  async saveTree(copy: TreeCopy, options: { now?: boolean } = {}): Promise<void> {
     const id = copy.tree._id;
     const turn = (this.turns += 1);
     this.saving.set(id, turn);
@@ -142,50 +142,12 @@ export class IndexedDbDevice implements DeviceStore {
       if (from > 0 && !options.now) await new Promise((resolve) => setTimeout(resolve, 0));
       slices.push(JSON.stringify(copy.cards.slice(from, from + COPY_SLICE)));
     }
-    // A later copy of the same tree, started meanwhile, is the one kept (and lets go of what
-    // this one would have: its outbox look came later).
-    if (this.saving.get(id) !== turn) return -1;
+    // A later copy of the same tree, started meanwhile, is the one kept.
+    if (this.saving.get(id) !== turn) return;
     this.saving.delete(id);
     const stored: StoredCopy = { tree: copy.tree, savedAt: copy.savedAt, slices };
-    let held: number;
-    if (options.now) {
-      // The page is going: a look into IndexedDB first would be answered after the page is
-      // gone, and nothing written. What the tabs note of the copies they keep says at once.
-      const noted = keptNote(this.userId, id);
-      if (keepsStoredCopy(noted, copy, options)) return copyRevision(noted!);
-      // Noted before the write: after it, the page may be gone. Never once closed (logged
-      // out: the note would outlive the user's data, which local-data.ts removed already).
-      if (this.closed) throw new DeviceClosedError();
-      noteKept(this.userId, id, copy);
-      await this.write("trees", (store) => store.put(stored));
-      held = copyRevision(copy);
-    } else {
-      held = await this.putUnlessLater(stored, copy, options);
-      if (held === copyRevision(copy) && !this.closed) noteKept(this.userId, id, copy);
-    }
+    await this.write("trees", (store) => store.put(stored));
     await this.prune();
-    return held;
-  }
-
-  /**
-   * Reads the copy held and writes `stored` unless that one stays (keepsStoredCopy), in one
-   * transaction: another tab's copy cannot come between the look and the write.
-   */
-  private async putUnlessLater(stored: StoredCopy, copy: TreeCopy, options: SaveCopyOptions): Promise<number> {
-    const db = await this.database();
-    const transaction = db.transaction("trees", "readwrite", { durability: "strict" });
-    const trees = transaction.objectStore("trees");
-    let held = copyRevision(copy);
-    const look = trees.get(copy.tree._id) as IDBRequest<StoredCopy | undefined>;
-    look.onsuccess = () => {
-      const before = look.result;
-      if (keepsStoredCopy(before, copy, options)) held = copyRevision(before!);
-      else trees.put(stored);
-      // As in write(): committed now, not when the page's task ends.
-      if (typeof transaction.commit === "function") transaction.commit();
-    };
-    await finished(transaction);
-    return held;
   }
 
   async loadTree(treeId: string): Promise<TreeCopy | null> {
@@ -215,48 +177,12 @@ export class IndexedDbDevice implements DeviceStore {
     await this.write("trees", (store) => {
       for (const copy of old) store.delete(copy.tree._id);
     });
-    for (const copy of old) forgetKeptNote(this.userId, copy.tree._id);
   }
 
   close(): void {
     this.closed = true;
     void this.db?.then((db) => db.close()).catch(() => undefined);
     this.db = null;
-  }
-}
-
-/**
- * The revision and time of the copy of a tree kept last on this browser, noted in localStorage
- * by the tab that kept it, which every tab reads at once: a copy written as a page goes
- * (saveTree's `now`) has no time to look into IndexedDB first. Removed at log-out (local-data.ts).
- */
-function keptNoteKey(userId: string, treeId: string): string {
-  return `cardtree:copy:${userId}:${treeId}`;
-}
-
-function keptNote(userId: string, treeId: string): { tree: { revision: number }; savedAt: number } | null {
-  try {
-    const noted = JSON.parse(localStorage.getItem(keptNoteKey(userId, treeId)) ?? "null") as { revision?: unknown; savedAt?: unknown } | null;
-    if (typeof noted?.revision !== "number" || typeof noted.savedAt !== "number") return null;
-    return { tree: { revision: noted.revision }, savedAt: noted.savedAt };
-  } catch {
-    return null;
-  }
-}
-
-function noteKept(userId: string, treeId: string, copy: TreeCopy): void {
-  try {
-    localStorage.setItem(keptNoteKey(userId, treeId), JSON.stringify({ revision: copyRevision(copy), savedAt: copy.savedAt }));
-  } catch {
-    // Storage full or disabled: a copy written as a page goes is then not checked.
-  }
-}
-
-function forgetKeptNote(userId: string, treeId: string): void {
-  try {
-    localStorage.removeItem(keptNoteKey(userId, treeId));
-  } catch {
-    // Storage disabled: nothing was noted.
   }
 }
 

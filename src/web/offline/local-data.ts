@@ -1,9 +1,9 @@
 /**
  * The small things the app keeps in localStorage per tree (the active card, an editor's
- * draft, the card clipboard, the revision of the tree's copy kept last): removed at log-out with the user's IndexedDB database, so the
+ * draft, the card clipboard): removed at log-out with the user's IndexedDB database, so the
  * next person on this browser finds nothing of theirs (SPEC §13).
  */
-const PER_USER = /^cardtree:(draft|active|unsaved|clipboard|copy)/;
+const PER_USER = /^cardtree:(draft|active|unsaved|clipboard)/;
 
 export function forgetLocalData(): void {
   try {

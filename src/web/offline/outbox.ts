@@ -55,12 +55,6 @@ export interface OutboxEntry {
    * elsewhere and brought them back as a second card beside the original (SyncQueue.copyTaken).
    */
   answered?: boolean;
-  /**
-   * Create answered: the tree's revision its answer made (`X-Tree-Revision`), when the answer
-   * said. It leaves the outbox only once the device's copy is of that revision or later: a copy
-   * taken earlier, by another tab that had not received the card yet, may lack it (copyHeld).
-   */
-  answeredAt?: number;
 }
 
 /** The device's keeping of one user's outbox and tree copies. */
@@ -74,12 +68,8 @@ export interface DeviceStore {
   remove(seq: number): Promise<void>;
   /** The entries of one tree (all trees without), in order. */
   entries(treeId?: string): Promise<OutboxEntry[]>;
-  /**
-   * Keeps `copy` unless the device holds a copy of a later revision (see `keepsStoredCopy`),
-   * and returns the revision of the copy held afterwards. `now`: in one go (the page is going
-   * away), not spread over tasks.
-   */
-  saveTree(copy: TreeCopy, options?: SaveCopyOptions): Promise<number>;
+  /** `now`: in one go (the page is going away), not spread over tasks. */
+  saveTree(copy: TreeCopy, options?: { now?: boolean }): Promise<void>;
   loadTree(treeId: string): Promise<TreeCopy | null>;
   saveTreeList(trees: Tree[]): Promise<void>;
   loadTreeList(): Promise<Tree[] | null>;
@@ -90,36 +80,6 @@ export interface TreeCopy {
   tree: Tree;
   cards: Card[];
   savedAt: number;
-}
-
-export interface SaveCopyOptions {
-  now?: boolean;
-  /**
-   * When the tab asked the server for the tree (ms since the epoch; absent when it opened from
-   * the device's copy). A copy of a later revision than the tab's, kept before that, is of a
-   * history the server no longer has (restored from a backup): the tab's copy replaces it.
-   */
-  readAt?: number;
-}
-
-/** The revision a copy is of (a tree record from before revisions has none: 0). */
-export function copyRevision(copy: { tree: { revision?: number } }): number {
-  return copy.tree.revision ?? 0;
-}
-
-/**
- * Whether the copy on the device stays rather than `copy` replacing it: it is of a later
- * revision. Tabs of one tree each write their copy, and a tab whose live stream is behind
- * another's would otherwise replace a copy that holds a card another tab made and was
- * answered for (its create then let go of the outbox) with one that lacks it; the next tab
- * opened offline took the writer's later edits of that card for edits of a card deleted
- * elsewhere and brought them back as a second card. Equal revisions hold the same server
- * changes, so the later copy is kept. A stored copy kept before the tab read the server and
- * yet of a later revision than the server gave is of a history the server went back on.
- */
-export function keepsStoredCopy(stored: { tree: { revision?: number }; savedAt: number } | null | undefined, copy: TreeCopy, options: SaveCopyOptions = {}): boolean {
-  if (!stored || copyRevision(stored) <= copyRevision(copy)) return false;
-  return !(options.readAt !== undefined && stored.savedAt < options.readAt);
 }
 
 /** The entries still waiting for the server: not the creates answered and kept until a copy holds their card. */
@@ -165,11 +125,8 @@ export class MemoryDevice implements DeviceStore {
       .map((entry) => structuredClone(entry));
   }
 
-  async saveTree(copy: TreeCopy, options: SaveCopyOptions = {}): Promise<number> {
-    const stored = this.trees.get(copy.tree._id);
-    if (keepsStoredCopy(stored, copy, options)) return copyRevision(stored!);
+  async saveTree(copy: TreeCopy): Promise<void> {
     this.trees.set(copy.tree._id, structuredClone(copy));
-    return copyRevision(copy);
   }
 
   async loadTree(treeId: string): Promise<TreeCopy | null> {

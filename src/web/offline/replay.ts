@@ -25,11 +25,6 @@ export interface Replayed {
   orphaned: OutboxEntry[];
   /** Entries with nothing left to do (a move of a card deleted since). */
   dropped: OutboxEntry[];
-  /**
-   * Creates answered, with nothing to send: kept by the queue that takes them over until a
-   * copy on the device is of their revision (SyncQueue.adoptAnswered).
-   */
-  answered: OutboxEntry[];
   /** Of `items`, the answered creates whose card the copy lacked: put back, to go again under their key. */
   putBack: OutboxEntry[];
 }
@@ -47,7 +42,7 @@ export interface ReplayOptions {
  * was made from, so an edit over someone else's newer change is refused and merged (SPEC §10).
  */
 export function replayEntries(state: TreeState, versions: CardVersions, entries: OutboxEntry[], options: ReplayOptions): Replayed {
-  const out: Replayed = { items: [], orphaned: [], dropped: [], answered: [], putBack: [] };
+  const out: Replayed = { items: [], orphaned: [], dropped: [], putBack: [] };
   // Edits of one card no longer here come back as one card, with the last edit's fields
   // (each entry holds the card's whole text) from the first one's base; none if the writer
   // deleted the card afterwards.
@@ -68,12 +63,11 @@ export function replayEntries(state: TreeState, versions: CardVersions, entries:
       if (entry.answered) {
         // Answered, and kept until a copy held the card (SyncQueue.keepAnswered). Here
         // already, or the tree is the server's (a card it lacks was deleted since, or made
-        // after the cards were read, and the live stream brings it): nothing to send, and it
-        // stays until a copy of its revision is kept. Not in the device's copy, which was
-        // taken before the answer: the card is put back and goes once more under its key (the
-        // server answers it again), the writer's later changes after it.
+        // after the cards were read, and the live stream brings it): nothing to do. Not in the
+        // device's copy, which was taken before the answer: the card is put back and goes once
+        // more under its key (the server answers it again), the writer's later changes after it.
         if (card || !options.fromCopy) {
-          out.answered.push(entry);
+          out.dropped.push(entry);
           continue;
         }
         delete entry.answered;
@@ -86,6 +80,11 @@ export function replayEntries(state: TreeState, versions: CardVersions, entries:
         // Not sent yet: it goes where it now lands. Sent: what went under its key stays as it was.
         if (!entry.sent && parentId !== entry.fields.parentId) entry.fields = { ...entry.fields, parentId };
         state.add(card);
+        // Sent (an answered create put back among them): the server has, or will have, the
+        // card as the create carried it, at version 0, and that is what later edits of it were
+        // made from. Left unrecorded, its base became the card as it next stood, an edit's text
+        // included, and a conflict's merge then took the edit for the server's and dropped it.
+        if (entry.sent) versions.confirm(card, { ...entry.fields, __v: 0 });
       }
       out.items.push({ entry, card });
     } else if (entry.kind === "update" && entry.fields) {

@@ -56,7 +56,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
   const keepCopy = () => void controller?.keepCopy({ now: true });
   window.addEventListener("pagehide", keepCopy);
 
-  const open = async (tree: Tree, cards: Card[] | IndexedCards, fromDevice: number | null, readAt?: number) => {
+  const open = async (tree: Tree, cards: Card[] | IndexedCards, fromDevice: number | null) => {
     // The cards' renderer is a chunk of its own (markdown.ts), asked for as the page started;
     // its warm-up, when the app started one, is done first.
     await markdownReady();
@@ -71,7 +71,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
         refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
         signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
       },
-      { store: device, coordinator: deviceCoordinator(), userId, fromCopy: fromDevice !== null, readAt },
+      { store: device, coordinator: deviceCoordinator(), userId, fromCopy: fromDevice !== null },
     );
     undo = new UndoStack(app.bus, app.api, controller);
     fillBar(app, bar, tree, true);
@@ -165,7 +165,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       progress.step(`Drawing ${formatCount(cards.length)} cards`);
       await nextTask();
       if (disposed) return;
-      await open(tree, cards, null, fetching.readAt);
+      await open(tree, cards, null);
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
