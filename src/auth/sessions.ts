@@ -9,6 +9,13 @@ import type { StoredUser } from "../shared/records.js";
 export const SESSION_COOKIE = "cardtree_session";
 export { SIGNED_IN_COOKIE } from "../shared/cookies.js";
 
+/** A cookie token as `start` makes it: 32 random bytes in base64url. */
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+function expired(session: Session): boolean {
+  return session.expiresAt <= new Date().toISOString();
+}
+
 export class SessionManager {
   constructor(
     private readonly store: Store,
@@ -43,11 +50,11 @@ export class SessionManager {
    * its account gone): one read of the store for both (`withUser`).
    */
   async signedIn(token: string): Promise<{ session: Session; user: StoredUser } | null> {
-    if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+    if (!TOKEN.test(token)) return null;
     const found = await this.store.sessions.withUser(this.idOf(token));
     if (!found) return null;
     const { session, user } = found;
-    if (session.expiresAt <= new Date().toISOString()) {
+    if (expired(session)) {
       await this.store.sessions.remove(session._id);
       this.ended(session._id);
       return null;
@@ -62,9 +69,9 @@ export class SessionManager {
    * undefined when it cannot say, or when the session has run out (`signedIn` removes it).
    */
   signedInInstant(token: string): { session: Session; user: StoredUser } | undefined {
-    if (!this.store.instant || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
+    if (!this.store.instant || !TOKEN.test(token)) return undefined;
     const found = this.store.instant.sessionWithUser(this.idOf(token));
-    if (!found || found.session.expiresAt <= new Date().toISOString()) return undefined;
+    if (!found || expired(found.session)) return undefined;
     return found;
   }
 
