@@ -85,3 +85,18 @@ it("deletes expired sessions from the store on its timer, and only those", async
   }
   expect(await sessions.byId(fresh._id)).toMatchObject({ _id: fresh._id, userId });
 });
+
+it("a session read lately is refused once it has expired, though the hourly sweep has not removed it yet", async ({ onTestFinished }) => {
+  // The embedded store answers a session it read lately from memory (Store.instant); the
+  // expiry must hold there too, not only once the sweep (an hour by default) deletes it.
+  const short = await startInProcessServer({ SESSION_TTL_MS: "1500" });
+  onTestFinished(() => short.stop());
+  const writer = await buildUser(short.url, "expires-from-memory");
+  const res = await fetch(`${short.url}/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(writer.credentials) });
+  expect(res.status).toBe(200);
+  const cookie = res.headers.getSetCookie()[0].split(";")[0];
+  for (let i = 0; i < 2; i++) expect((await fetch(`${short.url}/api/index`, { headers: { cookie } })).status).toBe(200);
+  await new Promise((resolve) => setTimeout(resolve, 1_700));
+  expect((await fetch(`${short.url}/api/index`, { headers: { cookie } })).status).toBe(401);
+});
+
