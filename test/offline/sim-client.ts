@@ -93,6 +93,8 @@ export class SimTab {
   broughtBack = 0;
   /** Answered creates this tab put back, opened from a copy taken before their answer. */
   createsPutBack = 0;
+  /** Edits of cards this tab's tree as loaded lacked, stood in until the server answered. */
+  editsStoodIn = 0;
   /** Moves the server refused as cycles (another writer moved the target under this card meanwhile). */
   movesRefused = 0;
   /** Cards brought back: the id the writer edited, and the new card's (shared by a device's tabs). */
@@ -212,12 +214,9 @@ export class SimTab {
       const orphans = (await this.device.store.entries(this.treeId)).filter((entry) => entry.owner !== this.owner && !alive.has(entry.owner));
       const replayed = replayEntries(this.state, this.versions, orphans, { fromCopy });
       this.createsPutBack += replayed.putBack.length;
+      this.editsStoodIn += replayed.stoodIn.length;
       for (const entry of replayed.dropped) await this.device.store.remove(entry.seq!);
       this.sync.adopt(replayed.items);
-      for (const entry of replayed.orphaned) {
-        await this.device.store.remove(entry.seq!);
-        this.bringBack(null, entry);
-      }
       await this.sync.stored();
     });
     await this.keepCopy();
@@ -271,9 +270,9 @@ export class SimTab {
   }
 
   /** As the page's TreeController.bringBack. */
-  private bringBack(card: Card | null, entry: OutboxEntry): void {
+  private bringBack(card: Card, entry: OutboxEntry): void {
     if (!entry.fields) return;
-    if (card && this.state.get(card._id) === card) this.state.removeSubtree(card._id);
+    if (this.state.get(card._id) === card) this.state.removeSubtree(card._id);
     if (entry.base && entry.fields.content === entry.base.content) {
       this.state.changed();
       return;
@@ -282,7 +281,7 @@ export class SimTab {
     this.state.add(back.card);
     this.broughtBack++;
     this.cameBack.set(entry.cardId, [...(this.cameBack.get(entry.cardId) ?? []), back.card._id]);
-    if (process.env.SIM_TRACE) console.error(`${new Date().toISOString().slice(14, 23)} [${this.device.name}/${this.owner.slice(0, 4)}] bring back ${entry.cardId} as ${back.card._id} (${card ? "gone" : "orphaned"}): ${back.card.content}`);
+    if (process.env.SIM_TRACE) console.error(`${new Date().toISOString().slice(14, 23)} [${this.device.name}/${this.owner.slice(0, 4)}] bring back ${entry.cardId} as ${back.card._id}: ${back.card.content}`);
     void this.sync.create(back.card, back.parentId === null ? [] : this.state.ancestors(back.parentId).map((c) => c._id));
   }
 

@@ -62,6 +62,8 @@ export interface SimulationReport {
   duplicates: number;
   /** Creates answered and kept in the outbox that a tab opened from an older copy put back (sync.ts keepAnswered). */
   createsPutBack: number;
+  /** Edits of cards a tab's tree as loaded lacked, sent for the server to say whether it has the card (replay.ts, standIn). */
+  editsStoodIn: number;
   /** Moves refused as cycles (two writers moving cards under each other): the card went back, its text kept. */
   movesRefused: number;
   /** Edits withdrawn by their own writer: the card deleted on the same device before the edit went. */
@@ -94,6 +96,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     broughtBack: 0,
     duplicates: 0,
     createsPutBack: 0,
+    editsStoodIn: 0,
     movesRefused: 0,
     withdrawn: 0,
     finalCards: 0,
@@ -225,6 +228,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   report.conflictsKept = tabs.reduce((sum, tab) => sum + tab.conflicts, 0);
   report.broughtBack = tabs.reduce((sum, tab) => sum + tab.broughtBack, 0);
   report.createsPutBack = tabs.reduce((sum, tab) => sum + tab.createsPutBack, 0);
+  report.editsStoodIn = tabs.reduce((sum, tab) => sum + tab.editsStoodIn, 0);
   report.movesRefused = tabs.reduce((sum, tab) => sum + tab.movesRefused, 0);
 
   // The checks, through a server up now (a killed one came back on another port).

@@ -327,10 +327,6 @@ export class TreeController {
       this.copyUnchanged = false;
       for (const entry of replayed.dropped) await store.remove(entry.seq!);
       sync.adopt(replayed.items);
-      for (const entry of replayed.orphaned) {
-        await store.remove(entry.seq!);
-        this.bringBack(null, entry);
-      }
       await sync.stored();
       this.view.render();
       this.view.highlight(this.active, { scroll: false });
@@ -565,14 +561,14 @@ export class TreeController {
   }
 
   /**
-   * A card the writer changed was deleted on the server before the change arrived (`card`,
-   * null when it was already gone on opening): the writer's text comes back as a new card,
-   * where it was or under its nearest surviving ancestor, and the writer is told.
+   * A card the writer changed was deleted on the server before the change arrived (its
+   * update answered 404): the writer's text comes back as a new card, where it was or under
+   * its nearest surviving ancestor, and the writer is told.
    */
-  private bringBack(card: Card | null, entry: OutboxEntry): void {
+  private bringBack(card: Card, entry: OutboxEntry): void {
     if (!entry.fields) return;
-    if (card && this.editing?.card === card) return;
-    if (card && this.state.get(card._id) === card) {
+    if (this.editing?.card === card) return;
+    if (this.state.get(card._id) === card) {
       // The live stream has not removed it yet: it is gone on the server with its subtree.
       this.state.removeSubtree(card._id);
     }

@@ -30,32 +30,78 @@ function entry(seq: number, fields: Partial<OutboxEntry>): OutboxEntry {
 }
 
 describe("a card deleted on the server comes back once", () => {
-  it("from a closed tab's outbox: two edits of it come back as one card with the last text", () => {
+  it("from a closed tab's outbox: the card stands in until the server answers 404, then two edits of it come back as one card with the last text", async () => {
     const state = new TreeState(TREE, [card("p", "parent")]);
+    const versions = new CardVersions();
     const base = { __v: 1, content: "one", parentId: "p", position: 0 };
-    const replayed = replayEntries(state, new CardVersions(), [
-      entry(1, { fields: { content: "one two", parentId: "p", position: 0 }, base }),
-      entry(2, { fields: { content: "one two three", parentId: "p", position: 0 }, base: { ...base, content: "one two", __v: 2 } }),
-    ], { fromCopy: false });
-    expect(replayed.orphaned).toHaveLength(1);
-    expect(replayed.orphaned[0].fields?.content).toBe("one two three");
-    // Compared with the first edit's base: the text changed, so it comes back.
-    expect(replayed.orphaned[0].base?.content).toBe("one");
-    expect(replayed.dropped.map((e) => e.seq)).toEqual([2]);
-    expect(replayed.items).toEqual([]);
+    const device = new MemoryDevice();
+    const entries = [
+      await device.add(entry(1, { fields: { content: "one two", parentId: "p", position: 0 }, base })),
+      await device.add(entry(2, { fields: { content: "one two three", parentId: "p", position: 0 }, base: { ...base, content: "one two", __v: 2 }, sent: false })),
+    ];
+    const firstKey = entries[0].key;
+    const replayed = replayEntries(state, versions, entries, { fromCopy: false });
+    // Not taken for deleted on the tree's word: the card stands where the writer left it,
+    // with the last text, and only the server says whether it still has it.
+    expect(replayed.dropped).toEqual([]);
+    expect(replayed.stoodIn.map((e) => e.seq)).toEqual([1]);
+    expect(state.children("p").map((c) => c.content)).toEqual(["one two three"]);
+    expect(versions.base(state.get("c")!)).toMatchObject({ __v: 2, content: "one two" });
+    const sent: { key: string; content: string }[] = [];
+    const api = {
+      updateCard: (_tree: string, _id: string, fields: { content: string }, key: string) => {
+        sent.push({ key, content: fields.content });
+        return Promise.reject(new ApiError(404, "not_found", "Card was not found."));
+      },
+    };
+    const gone: (string | undefined)[] = [];
+    const hooks = { status: () => undefined, gone: (_card: Card, e: OutboxEntry) => gone.push(e.fields?.content) } as unknown as SyncHooks;
+    const queue = queueForTest(api, hooks, versions, { device });
+    queue.adopt(replayed.items);
+    await queue.flush();
+    // Sent before under its key, the first goes under a new one: a stored answer would hide
+    // a deletion made since.
+    expect(sent).toHaveLength(1);
+    expect(sent[0].key).not.toBe(firstKey);
+    expect(gone).toEqual(["one two three"]);
+    expect(await device.entries()).toEqual([]);
   });
 
-  it("from a closed tab's outbox: an edit the writer followed with a delete of the card does not come back", () => {
+  it("from a closed tab's outbox: a card the tree lacks but the server has takes the edit, and nothing comes back", async () => {
+    const state = new TreeState(TREE, [card("p", "parent")]);
+    const versions = new CardVersions();
+    const base = { __v: 1, content: "one", parentId: "p", position: 0 };
+    const replayed = replayEntries(state, versions, [entry(1, { fields: { content: "one two", parentId: "p", position: 0 }, base, sent: false })], { fromCopy: true });
+    const sent: { content: string; __v: number }[] = [];
+    const api = {
+      updateCard: async (_tree: string, id: string, fields: { content: string; __v: number }) => (sent.push(fields), { ...card(id, fields.content, "p"), __v: fields.__v + 1 }),
+    };
+    const hooks = { status: () => undefined, placed: () => undefined } as unknown as SyncHooks;
+    const queue = queueForTest(api, hooks, versions);
+    queue.adopt(replayed.items);
+    await queue.flush();
+    expect(sent.map((f) => [f.content, f.__v])).toEqual([["one two", 1]]);
+    expect(state.children("p").map((c) => [c._id, c.content])).toEqual([["c", "one two"]]);
+    expect(versions.base(state.get("c")!).__v).toBe(2);
+  });
+
+  it("from a closed tab's outbox: an edit the writer followed with a delete of the card does not come back", async () => {
     const state = new TreeState(TREE, [card("p", "parent")]);
     const base = { __v: 1, content: "one", parentId: "p", position: 0 };
     const replayed = replayEntries(state, new CardVersions(), [
       entry(1, { fields: { content: "one two", parentId: "p", position: 0 }, base }),
       entry(2, { kind: "delete", base, subtree: [{ id: "c", v: 1 }] }),
     ], { fromCopy: false });
-    expect(replayed.orphaned).toEqual([]);
-    expect(replayed.dropped.map((e) => e.seq)).toEqual([1]);
-    // The delete still goes (the server answers 404: done).
-    expect(replayed.items.map((item) => item.entry.seq)).toEqual([2]);
+    expect(state.get("c")).toBeUndefined();
+    // Both go; the edit's 404 takes the delete waiting behind it, and nothing comes back.
+    expect(replayed.items.map((item) => item.entry.seq)).toEqual([1, 2]);
+    const api = { updateCard: () => Promise.reject(new ApiError(404, "not_found", "Card was not found.")), deleteCard: () => Promise.reject(new ApiError(404, "not_found", "Card was not found.")) };
+    const gone: unknown[] = [];
+    const hooks = { status: () => undefined, gone: (_card: Card, e: OutboxEntry) => gone.push(e) } as unknown as SyncHooks;
+    const queue = queueForTest(api, hooks, new CardVersions());
+    queue.adopt(replayed.items);
+    await queue.flush();
+    expect(gone).toEqual([]);
   });
 
   it("from the save queue: an edit answered 404 takes the edits typed behind it, and the card comes back once", async () => {

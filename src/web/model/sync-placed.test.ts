@@ -123,7 +123,7 @@ describe("a change sent before the tree was loaded: the card stands where its an
 });
 
 describe("an edit made while the card's create is on its way", () => {
-  it("is based on what the create sent, so a replay into a tree without the card brings the words back", async () => {
+  it("is based on what the create sent, so a replay into a tree without the card keeps the words on it", async () => {
     const state = new TreeState(TREE, [card("p", null, 0)]);
     const versions = new CardVersions();
     versions.confirm(state.get("p")!, state.get("p")!);
@@ -148,10 +148,13 @@ describe("an edit made while the card's create is on its way", () => {
     queue.stop();
     // The create was answered and let go, while the copy the next tab opens from lacks the
     // card (one written by another tab of the tree that had not received it yet): the edit is
-    // replayed alone.
+    // replayed alone. The card stands in with it, from the create's version.
     const next = new TreeState(TREE, [card("p", null, 0)]);
-    const replayed = replayEntries(next, new CardVersions(), [edit], { fromCopy: true });
+    const nextVersions = new CardVersions();
+    const replayed = replayEntries(next, nextVersions, [edit], { fromCopy: true });
     expect(replayed.dropped).toEqual([]);
-    expect(replayed.orphaned.map((e) => e.fields?.content)).toEqual(["first second"]);
+    expect(replayed.stoodIn).toEqual([edit]);
+    expect(next.children("p").map((c) => c.content)).toEqual(["first second"]);
+    expect(nextVersions.base(next.get("c")!)).toMatchObject({ __v: 0, content: "first" });
   });
 });

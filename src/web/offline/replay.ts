@@ -7,7 +7,7 @@ import type { Card } from "../../shared/records.js";
 import { newRecordId } from "../../shared/ids.js";
 import type { TreeState } from "../model/tree-state.js";
 import type { CardVersions } from "../model/versions.js";
-import type { OutboxEntry } from "./outbox.js";
+import { newIdempotencyKey, type EntryBase, type OutboxEntry } from "./outbox.js";
 
 /** The nearest card of `candidates` still in the tree (null: the top). */
 export function nearestSurvivor(state: TreeState, candidates: (string | null | undefined)[], except?: string): string | null {
@@ -21,8 +21,11 @@ export function nearestSurvivor(state: TreeState, candidates: (string | null | u
 export interface Replayed {
   /** Entries to send again, each with its card. */
   items: { entry: OutboxEntry; card: Card | null }[];
-  /** Edits of cards no longer here: their text comes back as new cards (made by the caller). */
-  orphaned: OutboxEntry[];
+  /**
+   * Of `items`, the edits of cards the tree as loaded lacks: each card stands in its place
+   * until the server says whether it still has it (`standIn`).
+   */
+  stoodIn: OutboxEntry[];
   /** Entries with nothing left to do (a move of a card deleted since). */
   dropped: OutboxEntry[];
   /** Of `items`, the answered creates whose card the copy lacked: put back, to go again under their key. */
@@ -42,22 +45,8 @@ export interface ReplayOptions {
  * was made from, so an edit over someone else's newer change is refused and merged (SPEC §10).
  */
 export function replayEntries(state: TreeState, versions: CardVersions, entries: OutboxEntry[], options: ReplayOptions): Replayed {
-  const out: Replayed = { items: [], orphaned: [], dropped: [], putBack: [] };
-  // Edits of one card no longer here come back as one card, with the last edit's fields
-  // (each entry holds the card's whole text) from the first one's base; none if the writer
-  // deleted the card afterwards.
-  const orphanOf = new Map<string, OutboxEntry>();
+  const out: Replayed = { items: [], stoodIn: [], dropped: [], putBack: [] };
   for (const entry of entries) {
-    const waiting = orphanOf.get(entry.cardId);
-    if (waiting && entry.kind === "delete") {
-      orphanOf.delete(entry.cardId);
-      out.orphaned.splice(out.orphaned.indexOf(waiting), 1);
-      out.dropped.push(waiting);
-    } else if (waiting && entry.kind === "update" && entry.fields) {
-      waiting.fields = { ...entry.fields };
-      out.dropped.push(entry);
-      continue;
-    }
     if (entry.kind === "create" && entry.fields) {
       let card = state.get(entry.cardId);
       if (entry.answered) {
@@ -88,12 +77,9 @@ export function replayEntries(state: TreeState, versions: CardVersions, entries:
       }
       out.items.push({ entry, card });
     } else if (entry.kind === "update" && entry.fields) {
-      const card = state.get(entry.cardId);
+      const card = state.get(entry.cardId) ?? (entry.base ? standIn(state, versions, entry, entry.base, out) : undefined);
       if (!card) {
-        if (entry.base && entry.fields.content !== entry.base.content) {
-          out.orphaned.push(entry);
-          orphanOf.set(entry.cardId, entry);
-        } else out.dropped.push(entry);
+        out.dropped.push(entry);
         continue;
       }
       // The edit was made from `base`. Older than the card as loaded (a reload of the writer's
@@ -117,6 +103,36 @@ export function replayEntries(state: TreeState, versions: CardVersions, entries:
   }
   state.changed();
   return out;
+}
+
+/**
+ * An edit of a card the tree as loaded lacks. Deleted elsewhere, or made on this device and
+ * answered after the copy was taken: the device's copy is written by every tab of the tree,
+ * and one whose live stream had not brought the card yet leaves it out. Only the server can
+ * tell which. Taken for deleted, the edit came back as a second card beside the original
+ * (issue 26, session 24's Chromium test). So the card stands where the edit left it, at the
+ * version the edit was made from, and the edit goes to the server: answered, it is the card;
+ * a 404 brings the writer's text back as a new card then (SyncQueue's `gone`, once).
+ *
+ * Sent before under its key, it goes under a new one: a deletion since would be hidden by the
+ * stored answer, the card kept here and gone on the server. Again is safe, as an edit is
+ * conditional on its version (SPEC §10): applied the first time, it is refused with the
+ * card's newer version, and the merge finds the writer's text in it.
+ */
+function standIn(state: TreeState, versions: CardVersions, entry: OutboxEntry, base: EntryBase, out: Replayed): Card {
+  const parentId = nearestSurvivor(state, [base.parentId, ...(entry.path ?? [])]);
+  const at = new Date(entry.at).toISOString();
+  const card: Card = { _id: entry.cardId, treeId: entry.treeId, parentId, content: base.content, position: base.position, createdAt: at, updatedAt: at, __v: base.__v };
+  state.add(card);
+  // The base as the server had it, but for a parent the tree lacks: the device's copy is
+  // written from the bases, and a card under a parent it lacks would be out of its tree.
+  versions.confirm(card, { ...base, parentId });
+  if (entry.sent) {
+    entry.key = newIdempotencyKey();
+    entry.sent = false;
+  }
+  out.stoodIn.push(entry);
+  return card;
 }
 
 /**
