@@ -503,9 +503,10 @@ export class SyncQueue {
    * tree holds its card (`copyTaken`): a tab killed before that copy is written leaves the
    * create for the next tab, which puts the card back (it goes once more under its key, and
    * the server answers it again) and applies the writer's later changes of it to it. Forgotten
-   * at once, the next tab opened offline from the older copy found edits of a card it did not
-   * have, took them for edits of a card deleted elsewhere, and brought them back as a second
-   * card beside the original (replay.ts). The page writes its copy a moment after a change,
+   * at once, the next tab opened offline from the older copy would not show the card until
+   * the server is reached (an edit of it stands the card in: replay.ts, `standIn`; before
+   * that rule, session 25, such an edit came back as a second card beside the original).
+   * The page writes its copy a moment after a change,
    * its own answered changes among them (they come back on the live stream), so an answered
    * create rarely stays long; one left when the tab goes is let go by the next tab, which
    * finds the card in its tree.

@@ -51,8 +51,7 @@ export interface OutboxEntry {
   /**
    * Create: answered, and kept only until the device's copy of the tree holds the card. A tab
    * killed in between left a copy without the card and an outbox without its create: the next
-   * tab, opened offline, took the writer's later edits of it for edits of a card deleted
-   * elsewhere and brought them back as a second card beside the original (SyncQueue.copyTaken).
+   * tab, opened offline, did not show the card the writer made (SyncQueue.copyTaken).
    */
   answered?: boolean;
 }
