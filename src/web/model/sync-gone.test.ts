@@ -85,6 +85,23 @@ describe("a card deleted on the server comes back once", () => {
     expect(versions.base(state.get("c")!).__v).toBe(2);
   });
 
+  it("a card stood in whose parent the tree lacks stands under the nearest card still there, as the device's copy will keep it", () => {
+    // The copy holds "p" but not "q", the card's parent when the edit was made ("q" under "p").
+    const state = new TreeState(TREE, [card("p", "parent")]);
+    const versions = new CardVersions();
+    const base = { __v: 3, content: "one", parentId: "q", position: 0 };
+    const replayed = replayEntries(state, versions, [entry(1, { fields: { content: "one two", parentId: "q", position: 0 }, base, path: ["p"] })], { fromCopy: true });
+    expect(replayed.stoodIn.map((e) => e.seq)).toEqual([1]);
+    const c = state.get("c")!;
+    expect(c.parentId).toBe("p");
+    expect(state.children("p")).toEqual([c]);
+    // The copy is written from the bases: under "q", which the copy lacks, the card would be
+    // out of place there; and a conflict's merge would take "p" for the writer's move.
+    expect(versions.base(c)).toEqual({ __v: 3, content: "one", parentId: "p", position: 0 });
+    // What goes to the server is the edit as it was made.
+    expect(replayed.items[0].entry.fields).toEqual({ content: "one two", parentId: "q", position: 0 });
+  });
+
   it("from a closed tab's outbox: an edit the writer followed with a delete of the card does not come back", async () => {
     const state = new TreeState(TREE, [card("p", "parent")]);
     const base = { __v: 1, content: "one", parentId: "p", position: 0 };
