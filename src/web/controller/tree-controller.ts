@@ -24,7 +24,7 @@ import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
 import { rebaseDraft, recoverDraft, reportBroughtBack } from "./recovery.js";
-import { bringBack, nearestSurvivor, replayEntries } from "../offline/replay.js";
+import { bringBack, keepFollowers, nearestSurvivor, replayEntries } from "../offline/replay.js";
 import { MemoryDevice, waitingEntries, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
 import { newOwnerName } from "../offline/locks.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
@@ -563,15 +563,14 @@ export class TreeController {
   /**
    * A card the writer changed was deleted on the server before the change arrived (its
    * update answered 404): the writer's text comes back as a new card, where it was or under
-   * its nearest surviving ancestor, and the writer is told.
+   * its nearest surviving ancestor, with what the writer made under it here, and the writer
+   * is told.
    */
   private bringBack(card: Card, entry: OutboxEntry): void {
     if (!entry.fields) return;
     if (this.editing?.card === card) return;
-    if (this.state.get(card._id) === card) {
-      // The live stream has not removed it yet: it is gone on the server with its subtree.
-      this.state.removeSubtree(card._id);
-    }
+    // The live stream has not removed it yet: it is gone on the server with its subtree.
+    const removed = this.state.get(card._id) === card ? this.state.removeSubtree(card._id) : [];
     if (entry.base && entry.fields.content === entry.base.content) {
       // Only moved: the card the writer moved was deleted meanwhile, nothing of theirs is lost.
       this.state.changed();
@@ -583,6 +582,8 @@ export class TreeController {
     const change = new ChangeBuilder("add");
     change.create(back.card);
     void this.commit(change);
+    // What the writer made or moved under the card goes with it (SyncQueue.follow).
+    if (this.sync && keepFollowers(this.state, this.sync, card._id, back.card, removed) > 0) this.view.render();
     reportBroughtBack(this.state, back.card);
     if (this.active === null || !this.state.get(this.active)) this.activate(back.card._id);
   }

@@ -8,9 +8,10 @@
  *   queued and is sent again with the same key, so the server applies it once whatever the
  *   network did (and at once when the browser comes back online); the status line says so;
  * - 401: the queue pauses until the writer logs in again, then carries on;
- * - a card edited here but deleted meanwhile elsewhere comes back (`hooks.gone`), once; a new
- *   card or a move whose parent was deleted meanwhile lands under the nearest ancestor still
- *   there; a move refused because the new parent was moved under the card meanwhile goes
+ * - a card edited here but deleted meanwhile elsewhere comes back (`hooks.gone`), once, and
+ *   what the writer made or moved under it here goes under it there (`follow`); any other
+ *   new card or move whose parent was deleted meanwhile lands under the nearest ancestor
+ *   still there; a move refused because the new parent was moved under the card meanwhile goes
  *   back to where the server has the card, and its text is sent from there;
  * - any other refusal: the change is dropped and reported with its text, so it can be copied.
  *
@@ -53,6 +54,11 @@ interface Op {
   /** The entry written to the outbox, with its sequence number. */
   stored: Promise<void>;
   waiters: { resolve: () => void; reject: (error: unknown) => void }[];
+  /**
+   * Goes only after this change is answered: a card refused for a missing parent waits for an
+   * edit of that parent, whose 404 may bring the parent back (`follow`).
+   */
+  after?: Op;
 }
 
 export interface SyncHooks {
@@ -154,6 +160,10 @@ export class SyncQueue {
   private readonly inFlight = new Set<Op>();
   /** Creates answered and still in the outbox until a copy of the tree holds their cards (`copyTaken`). */
   private readonly answered: Op[] = [];
+  /** While above 0, nothing is started (a card being brought back; see `settle`). */
+  private holding = 0;
+  /** Cards deleted elsewhere and brought back here (`follow`): the old id, the new card. */
+  private readonly followed = new Map<string, Card>();
   /** Resolves when the creates now in flight are answered. */
   private createsDone: Promise<void> = Promise.resolve();
   private failures = 0;
@@ -298,6 +308,49 @@ export class SyncQueue {
   }
 
   /**
+   * The card `oldId`, deleted elsewhere, came back here as `back` (TreeController.bringBack;
+   * its create is queued already): what the writer made or moved under the old card and has
+   * not sent yet goes under the new one, and the new card's create goes first. Without this,
+   * each of those cards met the missing parent and went up to the nearest ancestor, beside
+   * the card brought back instead of under it. A change of them sent already goes again under
+   * `back` when it is refused for the missing parent (`settle`). Returns the cards that moved.
+   */
+  follow(oldId: string, back: Card): Card[] {
+    const create = this.ops.find((op) => op.card === back && op.entry.kind === "create");
+    if (!create) return [];
+    this.followed.set(oldId, back);
+    const moved: Card[] = [];
+    // Sent already: what went under its key goes again as it went; refused for the missing
+    // parent, it then goes under `back` (`waitForParent`). The card shows there meanwhile.
+    for (const op of [...this.inFlight, ...this.ops]) {
+      if (!op.entry.sent || !op.card || parentOf(op.entry) !== oldId) continue;
+      op.card.parentId = back._id;
+      moved.push(op.card);
+    }
+    let first = -1;
+    this.ops.forEach((op, at) => {
+      if (op === create || op.entry.sent || parentOf(op.entry) !== oldId) return;
+      this.reparent(op, back);
+      if (op.card) moved.push(op.card);
+      if (first === -1) first = at;
+    });
+    if (first !== -1 && this.ops.indexOf(create) > first) {
+      this.ops.splice(this.ops.indexOf(create), 1);
+      this.ops.splice(first, 0, create);
+    }
+    return moved;
+  }
+
+  /** The change puts its card (or an import's cards) under `parent` instead. */
+  private reparent(op: Op, parent: Card): void {
+    const { entry } = op;
+    if (entry.fields) entry.fields = { ...entry.fields, parentId: parent._id };
+    if (entry.seed) entry.seed = { ...entry.seed, parentId: parent._id };
+    if (op.card) op.card.parentId = parent._id;
+    this.store(op, () => this.options.device.put(op.entry));
+  }
+
+  /**
    * Takes over changes from the outbox that no live queue sends (a reloaded or closed tab's),
    * each with its card as the controller placed it (null when it has none, e.g. an import).
    */
@@ -399,10 +452,11 @@ export class SyncQueue {
    * Many changes of many cards (1,000 made offline) then go without one round trip each.
    */
   private pump(): void {
-    if (this.waitsForNetwork()) return;
+    if (this.holding > 0 || this.waitsForNetwork()) return;
     while (!this.paused && !this.stopped && this.retryTimer === undefined && this.inFlight.size < WINDOW && this.ops.length > 0) {
       if (!this.startable(this.ops[0])) break;
       const op = this.ops.shift()!;
+      op.after = undefined;
       this.inFlight.add(op);
       void this.run(op);
     }
@@ -446,6 +500,7 @@ export class SyncQueue {
   /** Whether `op` may go while the changes in flight are not answered yet. */
   private startable(op: Op): boolean {
     if (this.inFlight.size === 0) return true;
+    if (op.after && this.inFlight.has(op.after)) return false;
     if (op.entry.kind === "import") return false;
     for (const other of this.inFlight) {
       if (other.entry.kind === "import" || other.holding) return false;
@@ -486,9 +541,19 @@ export class SyncQueue {
   /** Puts a change back in the queue at its place (by sequence number), to go again. */
   private requeue(op: Op): void {
     this.inFlight.delete(op);
-    const at = this.ops.findIndex((other) => (other.entry.seq ?? Infinity) > (op.entry.seq ?? Infinity));
-    if (at === -1) this.ops.push(op);
-    else this.ops.splice(at, 0, op);
+    let at = this.ops.findIndex((other) => (other.entry.seq ?? Infinity) > (op.entry.seq ?? Infinity));
+    if (at === -1) at = this.ops.length;
+    // Never ahead of what it waits for: the change it goes after, or the create of its parent
+    // (a card brought back is made after the cards that follow it were).
+    const parentId = parentOf(op.entry);
+    for (let i = this.ops.length - 1; i >= at; i--) {
+      const other = this.ops[i];
+      if (other === op.after || (parentId !== null && other.entry.kind === "create" && other.entry.cardId === parentId)) {
+        at = i + 1;
+        break;
+      }
+    }
+    this.ops.splice(at, 0, op);
   }
 
   /** The change is answered for good: out of the outbox. */
@@ -551,6 +616,28 @@ export class SyncQueue {
     op.entry.sent = false;
     this.store(op, () => this.options.device.put(op.entry));
     this.requeue(op);
+  }
+
+  /**
+   * A change refused for its missing parent, where the parent may still come back here:
+   * brought back already (`follow`), its create waiting here (a card brought back before a
+   * reload), or an edit of it waiting here, whose 404 will bring it back. The change then
+   * goes again under it, after it; true when it does.
+   */
+  private waitForParent(op: Op): boolean {
+    const parentId = parentOf(op.entry);
+    if (parentId === null) return false;
+    const back = this.followed.get(parentId);
+    if (back) {
+      this.reparent(op, back);
+      return true;
+    }
+    const waiting = [...this.inFlight, ...this.ops];
+    if (waiting.some((other) => other.entry.kind === "create" && other.entry.cardId === parentId)) return true;
+    const edit = waiting.find((other) => other !== op && other.entry.kind === "update" && other.entry.cardId === parentId);
+    if (!edit) return false;
+    op.after = edit;
+    return true;
   }
 
   /** Marks the entry as sent before it first goes: what goes under its key never changes after. */
@@ -711,9 +798,20 @@ export class SyncQueue {
       const deleted = later.some((other) => other.entry.kind === "delete");
       if (!deleted) {
         const fields = later.length > 0 ? { content: card.content, parentId: card.parentId, position: card.position } : entry.fields;
-        this.hooks.gone(card, { ...entry, fields });
+        // Nothing starts while the card comes back: its create is queued first, then what
+        // follows it is moved under it (`follow`), and only then may the changes go.
+        this.holding++;
+        try {
+          this.hooks.gone(card, { ...entry, fields });
+        } finally {
+          this.holding--;
+        }
       }
       for (const waiter of [op, ...later].flatMap((o) => o.waiters)) waiter.resolve();
+      return false;
+    }
+    if (error instanceof ApiError && isMissingParent(error) && entry.kind !== "delete" && this.waitForParent(op)) {
+      this.again(op);
       return false;
     }
     if (error instanceof ApiError && isMissingParent(error) && (entry.path?.length ?? 0) > 0 && entry.kind !== "delete") {
@@ -814,6 +912,11 @@ function currentCard(error: ApiError): Card | null {
 }
 
 /** A refusal saying the parent card is not (any longer) in the tree: 404 (MISSING_PARENT) now, 400 from older servers. */
+/** Where a change puts its card, or an import its cards; null for the top or a delete. */
+function parentOf(entry: OutboxEntry): string | null {
+  return entry.fields?.parentId ?? entry.seed?.parentId ?? null;
+}
+
 function isMissingParent(error: ApiError): boolean {
   if (error.status === 404 && error.message.startsWith(MISSING_PARENT)) return true;
   if (error.status !== 400 && error.status !== 422 && error.status !== 404) return false;

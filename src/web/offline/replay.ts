@@ -5,6 +5,7 @@
  */
 import type { Card } from "../../shared/records.js";
 import { newRecordId } from "../../shared/ids.js";
+import type { SyncQueue } from "../model/sync.js";
 import type { TreeState } from "../model/tree-state.js";
 import type { CardVersions } from "../model/versions.js";
 import { newIdempotencyKey, type EntryBase, type OutboxEntry } from "./outbox.js";
@@ -150,3 +151,39 @@ export function bringBack(state: TreeState, entry: OutboxEntry): { card: Card; p
   return { card, parentId };
 }
 
+
+/**
+ * After `bringBack`: what the writer made or moved under the deleted card and has not sent
+ * yet follows the card brought back (SyncQueue.follow), and shows there again with what is
+ * under it. `removed` is the deleted card's subtree as this tab just took it away (empty when
+ * the live stream took it earlier): its cards under a follower are the writer's or the
+ * server's under a card moved there, not deleted with the card. Cards made here and still
+ * waiting for their create come back under a follower too, should the stream have taken them.
+ * Returns how many cards followed.
+ */
+export function keepFollowers(state: TreeState, sync: Pick<SyncQueue, "follow" | "pendingCreates">, oldId: string, back: Card, removed: Card[]): number {
+  const kept = new Set<string>();
+  for (const card of sync.follow(oldId, back)) {
+    kept.add(card._id);
+    state.add(card);
+  }
+  const followers = kept.size;
+  if (followers === 0) return 0;
+  // Tree order: a card comes after its parent.
+  for (const card of removed) {
+    if (kept.has(card._id) || card.parentId === null || !kept.has(card.parentId)) continue;
+    kept.add(card._id);
+    state.add(card);
+  }
+  const waiting = [...sync.pendingCreates()].filter((card) => !state.get(card._id));
+  for (let added = true; added; ) {
+    added = false;
+    for (const card of waiting) {
+      if (state.get(card._id) || card.parentId === null || !kept.has(card.parentId)) continue;
+      kept.add(card._id);
+      state.add(card);
+      added = true;
+    }
+  }
+  return followers;
+}

@@ -1,0 +1,255 @@
+/**
+ * A card the writer edited offline, deleted elsewhere meanwhile, comes back as a new card
+ * (sync-gone.test.ts). What the writer made or moved under it offline follows it there
+ * (SyncQueue.follow, replay.ts keepFollowers), rather than each card going up to the nearest
+ * ancestor beside it: the structure the writer built stays, whichever answer comes first.
+ */
+import { describe, expect, it } from "vitest";
+import type { Card, Tree } from "../../shared/records.js";
+import { MISSING_PARENT } from "../../shared/errors.js";
+import { ApiError } from "../api.js";
+import { MemoryDevice, type OutboxEntry } from "../offline/outbox.js";
+import { bringBack, keepFollowers } from "../offline/replay.js";
+import { queueForTest } from "./sync-fixture.js";
+import type { SyncHooks, SyncQueue } from "./sync.js";
+import { TreeState } from "./tree-state.js";
+import { CardVersions } from "./versions.js";
+
+const TREE = { _id: "t", name: "T", revision: 1 } as Tree;
+const AT = "2026-11-26T00:00:00.000Z";
+
+function card(id: string, content: string, parentId: string | null, position = 0): Card {
+  return { _id: id, treeId: "t", parentId, content, position, createdAt: AT, updatedAt: AT, __v: 1 };
+}
+
+type Fields = { _id?: string; parentId: string | null; position: number; content: string; __v?: number };
+
+/** The server's cards, answering as ours does: 404 for a card or a parent it does not have. */
+class Server {
+  readonly cards = new Map<string, Card>();
+  /** Each answer waits for this; a test delays one kind to order the answers. */
+  delay: (kind: "create" | "update", id: string) => Promise<void> = () => Promise.resolve();
+  readonly log: string[] = [];
+
+  constructor(cards: Card[]) {
+    for (const each of cards) this.cards.set(each._id, { ...each });
+  }
+
+  private parentMissing(parentId: string | null): boolean {
+    return parentId !== null && !this.cards.has(parentId);
+  }
+
+  createCard = async (_tree: string, fields: Fields): Promise<Card> => {
+    await this.delay("create", fields._id!);
+    // A queue sending one change again and again would otherwise spin here for ever.
+    if (this.log.length > 20) throw new ApiError(400, "bad_request", "too many requests");
+    if (this.parentMissing(fields.parentId)) {
+      this.log.push(`create ${fields._id}: parent ${fields.parentId} missing`);
+      throw new ApiError(404, "not_found", `${MISSING_PARENT} was not found.`);
+    }
+    this.log.push(`create ${fields._id} under ${fields.parentId}`);
+    const made = { ...card(fields._id!, fields.content, fields.parentId, fields.position), __v: 0 };
+    this.cards.set(made._id, made);
+    return { ...made };
+  };
+
+  updateCard = async (_tree: string, id: string, fields: Fields): Promise<Card> => {
+    await this.delay("update", id);
+    const current = this.cards.get(id);
+    if (!current) {
+      this.log.push(`update ${id}: gone`);
+      throw new ApiError(404, "not_found", "Card was not found.");
+    }
+    if (this.parentMissing(fields.parentId)) {
+      this.log.push(`update ${id}: parent ${fields.parentId} missing`);
+      throw new ApiError(404, "not_found", `${MISSING_PARENT} was not found.`);
+    }
+    this.log.push(`update ${id} under ${fields.parentId}`);
+    const saved = { ...current, content: fields.content, parentId: fields.parentId, position: fields.position, __v: current.__v + 1 };
+    this.cards.set(id, saved);
+    return { ...saved };
+  };
+
+  importSeed = async (_tree: string, parentId: string | null, text: string): Promise<Card[]> => {
+    this.log.push(`import "${text}" under ${parentId}`);
+    return [];
+  };
+
+  /** Parent of each card by content, the shape a writer sees. */
+  shape(): Record<string, string | null> {
+    const out: Record<string, string | null> = {};
+    for (const each of this.cards.values()) out[each.content] = each.parentId === null ? null : this.cards.get(each.parentId)!.content;
+    return out;
+  }
+}
+
+function shapeOf(state: TreeState): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const { card: each } of state.treeOrder()) out[each.content] = state.parent(each._id)?.content ?? null;
+  return out;
+}
+
+/** A tab's queue whose hooks do what TreeController's do with the tree (as the simulation's). */
+function tab(state: TreeState, versions: CardVersions, api: Server, device = new MemoryDevice()): { queue: SyncQueue; broughtBack: string[] } {
+  const broughtBack: string[] = [];
+  const path = (parentId: string | null) => (parentId === null ? [] : state.ancestors(parentId).map((c) => c._id));
+  const hooks: Partial<SyncHooks> = {
+    status: () => undefined,
+    placed: () => state.changed(),
+    relocated: (moved, parentId) => {
+      if (state.get(moved._id) !== moved) return;
+      moved.parentId = parentId;
+      state.changed();
+    },
+    gone: (gone: Card, entry: OutboxEntry) => {
+      const removed = state.get(gone._id) === gone ? state.removeSubtree(gone._id) : [];
+      const back = bringBack(state, entry);
+      state.add(back.card);
+      broughtBack.push(back.card.content);
+      void queue.create(back.card, path(back.parentId));
+      keepFollowers(state, queue, gone._id, back.card, removed);
+      state.changed();
+    },
+    refused: () => undefined,
+    imported: () => undefined,
+  };
+  const queue = queueForTest(api, hooks, versions, { device });
+  return { queue, broughtBack };
+}
+
+/**
+ * The writer's tree: p (top) with a and x under it. Offline, they edit a, add b under a and
+ * c under b, and move x under a. Meanwhile someone deleted a on the server.
+ */
+function offlineWork(): { state: TreeState; versions: CardVersions; server: Server; work: (queue: SyncQueue) => Promise<void>[] } {
+  const p = card("p", "P", null);
+  const a = card("a", "A", "p", 0);
+  const x = card("x", "X", "p", 1);
+  const under = card("y", "Y", "x");
+  const state = new TreeState(TREE, [p, a, x, under]);
+  const versions = new CardVersions();
+  for (const each of [p, a, x, under]) versions.confirm(each, each);
+  const server = new Server([p, x, under]);
+  const work = (queue: SyncQueue) => {
+    const done: Promise<void>[] = [];
+    a.content = "A, edited offline";
+    done.push(queue.update(a, ["p"]));
+    const b: Card = { ...card("b", "B", "a"), __v: 0 };
+    state.add(b);
+    done.push(queue.create(b, ["a", "p"]));
+    const c: Card = { ...card("c", "C", "b"), __v: 0 };
+    state.add(c);
+    done.push(queue.create(c, ["b", "a", "p"]));
+    x.parentId = "a";
+    x.position = 1;
+    state.changed();
+    done.push(queue.update(x, ["a", "p"]));
+    return done;
+  };
+  return { state, versions, server, work };
+}
+
+const WANTED = { P: null, "A, edited offline": "P", B: "A, edited offline", C: "B", X: "A, edited offline", Y: "X" };
+
+describe("what the writer made under a card deleted elsewhere follows the card brought back", () => {
+  it("the edit's 404 answered first: the new cards and the moved one go under the card brought back, after its create", async () => {
+    const { state, versions, server, work } = offlineWork();
+    const { queue, broughtBack } = tab(state, versions, server);
+    // The edit is answered before the create sent beside it.
+    let editAnswered!: () => void;
+    const edited = new Promise<void>((resolve) => (editAnswered = resolve));
+    server.delay = async (kind) => {
+      if (kind === "create") await edited;
+    };
+    const asked = server.updateCard;
+    server.updateCard = async (...args) => {
+      try {
+        return await asked(...args);
+      } finally {
+        if (args[1] === "a") editAnswered();
+      }
+    };
+    await Promise.all(work(queue));
+    await queue.flush();
+    expect(broughtBack).toEqual(["A, edited offline"]);
+    expect(server.shape()).toEqual(WANTED);
+    expect(shapeOf(state)).toEqual(WANTED);
+    expect(queue.pending).toBe(0);
+  });
+
+  it("the create's missing parent answered first: it waits for the edit of its parent, then follows the card brought back", async () => {
+    const { state, versions, server, work } = offlineWork();
+    const { queue, broughtBack } = tab(state, versions, server);
+    let createAnswered!: () => void;
+    const created = new Promise<void>((resolve) => (createAnswered = resolve));
+    server.delay = async (kind, id) => {
+      if (kind === "update" && id === "a") await created;
+    };
+    const asked = server.createCard;
+    server.createCard = async (...args) => {
+      try {
+        return await asked(...args);
+      } finally {
+        createAnswered();
+      }
+    };
+    await Promise.all(work(queue));
+    await queue.flush();
+    // b went once before a's edit was answered, and was refused for its missing parent.
+    expect(server.log.filter((line) => line.includes("missing"))).toEqual(["create b: parent a missing"]);
+    expect(broughtBack).toEqual(["A, edited offline"]);
+    expect(server.shape()).toEqual(WANTED);
+    expect(shapeOf(state)).toEqual(WANTED);
+  });
+
+  it("with the deleted card gone from the tab already (the live stream took it), the writer's cards still show under the card brought back", async () => {
+    const { state, versions, server, work } = offlineWork();
+    const { queue } = tab(state, versions, server);
+    const done = work(queue);
+    // The stream's deletion, as LiveTree.remove applies it: the card and all under it.
+    state.removeSubtree("a");
+    await Promise.all(done);
+    await queue.flush();
+    expect(server.shape()).toEqual(WANTED);
+    // Y is under X on the server: the tab shows X without it until the tree is read again.
+    const { Y: _y, ...shown } = WANTED;
+    expect(shapeOf(state)).toEqual(shown);
+  });
+
+  it("after a reload, a card waiting to follow is sent after the create of the card brought back, though it was queued first", async () => {
+    const server = new Server([card("p", "P", null)]);
+    const state = new TreeState(TREE, [card("p", "P", null), { ...card("n", "A again", "p"), __v: 0 }, { ...card("b", "B", "n"), __v: 0 }]);
+    const versions = new CardVersions();
+    versions.confirm(state.get("p")!, state.get("p")!);
+    const device = new MemoryDevice();
+    // The outbox as the closed tab left it: b's create, rewritten to go under n, before n's.
+    const entries = [
+      await device.add({ key: "k1", treeId: "t", owner: "closed", at: 1, sent: false, kind: "create", cardId: "b", fields: { content: "B", parentId: "n", position: 0 }, path: ["p"] }),
+      await device.add({ key: "k2", treeId: "t", owner: "closed", at: 2, sent: false, kind: "create", cardId: "n", fields: { content: "A again", parentId: "p", position: 0 }, path: [] }),
+    ];
+    const { queue } = tab(state, versions, server, device);
+    queue.adopt(entries.map((entry) => ({ entry, card: state.get(entry.cardId)! })));
+    await queue.flush();
+    expect(server.log).toEqual(["create b: parent n missing", "create n under p", "create b under n"]);
+    expect(server.shape()).toEqual({ P: null, "A again": "P", B: "A again" });
+    expect(await device.entries()).toHaveLength(2); // answered creates wait for the copy (sync-kept.test.ts)
+  });
+
+  it("a card refused for a parent whose create waits in the queue, not yet sent, goes again after that create", async () => {
+    const server = new Server([card("p", "P", null)]);
+    const state = new TreeState(TREE, [card("p", "P", null), { ...card("n", "A again", "p"), __v: 0 }, { ...card("b", "B", "n"), __v: 0 }]);
+    const versions = new CardVersions();
+    versions.confirm(state.get("p")!, state.get("p")!);
+    const device = new MemoryDevice();
+    // Between them a paste, which goes alone: n's create cannot start beside b's.
+    const entries = [
+      await device.add({ key: "k1", treeId: "t", owner: "closed", at: 1, sent: false, kind: "create", cardId: "b", fields: { content: "B", parentId: "n", position: 0 }, path: ["p"] }),
+      await device.add({ key: "k2", treeId: "t", owner: "closed", at: 2, sent: false, kind: "import", cardId: "", seed: { parentId: "p", text: "pasted", kind: "paste" } }),
+      await device.add({ key: "k3", treeId: "t", owner: "closed", at: 3, sent: false, kind: "create", cardId: "n", fields: { content: "A again", parentId: "p", position: 0 }, path: [] }),
+    ];
+    const { queue } = tab(state, versions, server, device);
+    queue.adopt(entries.map((entry) => ({ entry, card: entry.kind === "import" ? null : state.get(entry.cardId)! })));
+    await queue.flush();
+    expect(server.log).toEqual(["create b: parent n missing", 'import "pasted" under p', "create n under p", "create b under n"]);
+  });
+});
