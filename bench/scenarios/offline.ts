@@ -116,7 +116,7 @@ export async function offlineScenarios(options: OfflineOptions): Promise<void> {
       scenario: `nothing-lost simulation (${label}): ${result.accepted} changes accepted, ${result.offlineWindows} offline windows, ${result.droppedAnswers} answers dropped, ${result.tabKills} tabs and ${result.serverKills} servers killed`,
       ms: performance.now() - began,
       errors: result.problems.length,
-      note: `${result.conflictsKept} conflicts kept visible, ${result.broughtBack} cards brought back (${result.duplicates} beside an original still there), ${result.createsPutBack} answered creates put back from the outbox, ${result.editsStoodIn} edits of cards the tree as opened lacked stood in, settled ${(result.settleMs / 1000).toFixed(1)} s after the last fault healed`,
+      note: `${result.conflictsKept} conflicts kept visible, ${result.broughtBack} cards brought back (${result.duplicates} beside an original still there), ${result.createsPutBack} answered creates put back from the outbox, ${result.editsStoodIn} edits of cards the tree as opened lacked stood in, ${result.followers} cards followed a card brought back, settled ${(result.settleMs / 1000).toFixed(1)} s after the last fault healed`,
     });
     report.target({ name: `nothing lost (${label})`, wanted: "0 problems", measured: `${result.problems.length} problems`, met: result.problems.length === 0 });
     for (const problem of result.problems.slice(0, 5)) report.note(`simulation ${store} (seed ${result.seed}): ${problem}`);

@@ -44,7 +44,7 @@ describe(`nothing lost: seeded simulation on ${TEST_STORE === "postgres" ? "two 
       servers = report.servers;
       if (report.problems.length > 0) console.error(`Simulation failed with seed ${seed} (SIM_SEED=${seed} runs it again):\n${report.problems.join("\n")}`);
       expect(report.problems, `seed ${seed}`).toEqual([]);
-      console.log(`seed ${seed}: ${report.broughtBack} cards brought back (${report.duplicates} beside an original still there), ${report.createsPutBack} answered creates put back, ${report.editsStoodIn} edits of cards missing on opening stood in`);
+      console.log(`seed ${seed}: ${report.broughtBack} cards brought back (${report.duplicates} beside an original still there), ${report.createsPutBack} answered creates put back, ${report.editsStoodIn} edits of cards missing on opening stood in, ${report.followers} cards followed a card brought back`);
       // The run did what it claims: writes, and each kind of fault.
       expect(report.accepted).toBeGreaterThan(50);
       expect(report.offlineWindows).toBeGreaterThan(0);

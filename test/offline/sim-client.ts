@@ -19,7 +19,7 @@ import { SyncQueue, type Coordinator, type SyncEnvironment } from "../../src/web
 import { TreeState } from "../../src/web/model/tree-state.js";
 import { CardVersions } from "../../src/web/model/versions.js";
 import { MemoryDevice, type OutboxEntry } from "../../src/web/offline/outbox.js";
-import { bringBack, replayEntries } from "../../src/web/offline/replay.js";
+import { bringBack, keepFollowers, replayEntries } from "../../src/web/offline/replay.js";
 
 /** Cross-tab locks of one simulated browser: who is alive, and one holder per name at a time. */
 export class MemoryCoordinator implements Coordinator {
@@ -95,6 +95,8 @@ export class SimTab {
   createsPutBack = 0;
   /** Edits of cards this tab's tree as loaded lacked, stood in until the server answered. */
   editsStoodIn = 0;
+  /** Cards made or moved under a card brought back that followed it (SyncQueue.follow). */
+  followers = 0;
   /** Moves the server refused as cycles (another writer moved the target under this card meanwhile). */
   movesRefused = 0;
   /** Cards brought back: the id the writer edited, and the new card's (shared by a device's tabs). */
@@ -272,7 +274,7 @@ export class SimTab {
   /** As the page's TreeController.bringBack. */
   private bringBack(card: Card, entry: OutboxEntry): void {
     if (!entry.fields) return;
-    if (this.state.get(card._id) === card) this.state.removeSubtree(card._id);
+    const removed = this.state.get(card._id) === card ? this.state.removeSubtree(card._id) : [];
     if (entry.base && entry.fields.content === entry.base.content) {
       this.state.changed();
       return;
@@ -283,6 +285,8 @@ export class SimTab {
     this.cameBack.set(entry.cardId, [...(this.cameBack.get(entry.cardId) ?? []), back.card._id]);
     if (process.env.SIM_TRACE) console.error(`${new Date().toISOString().slice(14, 23)} [${this.device.name}/${this.owner.slice(0, 4)}] bring back ${entry.cardId} as ${back.card._id}: ${back.card.content}`);
     void this.sync.create(back.card, back.parentId === null ? [] : this.state.ancestors(back.parentId).map((c) => c._id));
+    this.followers += keepFollowers(this.state, this.sync, card._id, back.card, removed);
+    this.state.changed();
   }
 
   /**

@@ -64,6 +64,8 @@ export interface SimulationReport {
   createsPutBack: number;
   /** Edits of cards a tab's tree as loaded lacked, sent for the server to say whether it has the card (replay.ts, standIn). */
   editsStoodIn: number;
+  /** Cards made or moved under a card brought back that went under it (SyncQueue.follow). */
+  followers: number;
   /** Moves refused as cycles (two writers moving cards under each other): the card went back, its text kept. */
   movesRefused: number;
   /** Edits withdrawn by their own writer: the card deleted on the same device before the edit went. */
@@ -97,6 +99,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     duplicates: 0,
     createsPutBack: 0,
     editsStoodIn: 0,
+    followers: 0,
     movesRefused: 0,
     withdrawn: 0,
     finalCards: 0,
@@ -229,6 +232,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   report.broughtBack = tabs.reduce((sum, tab) => sum + tab.broughtBack, 0);
   report.createsPutBack = tabs.reduce((sum, tab) => sum + tab.createsPutBack, 0);
   report.editsStoodIn = tabs.reduce((sum, tab) => sum + tab.editsStoodIn, 0);
+  report.followers = tabs.reduce((sum, tab) => sum + tab.followers, 0);
   report.movesRefused = tabs.reduce((sum, tab) => sum + tab.movesRefused, 0);
 
   // The checks, through a server up now (a killed one came back on another port).
