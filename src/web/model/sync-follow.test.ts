@@ -235,7 +235,7 @@ describe("what the writer made under a card deleted elsewhere follows the card b
     expect(await device.entries()).toHaveLength(2); // answered creates wait for the copy (sync-kept.test.ts)
   });
 
-  it("a card refused for a parent whose create waits in the queue, not yet sent, goes again after that create", async () => {
+  it("a card refused for a parent whose create waits behind it in the queue goes again after that create, which moves ahead", async () => {
     const server = new Server([card("p", "P", null)]);
     const state = new TreeState(TREE, [card("p", "P", null), { ...card("n", "A again", "p"), __v: 0 }, { ...card("b", "B", "n"), __v: 0 }]);
     const versions = new CardVersions();
@@ -250,6 +250,37 @@ describe("what the writer made under a card deleted elsewhere follows the card b
     const { queue } = tab(state, versions, server, device);
     queue.adopt(entries.map((entry) => ({ entry, card: entry.kind === "import" ? null : state.get(entry.cardId)! })));
     await queue.flush();
-    expect(server.log).toEqual(["create b: parent n missing", 'import "pasted" under p', "create n under p", "create b under n"]);
+    // n's create moves ahead of b (b never moves back: its own later changes would go first).
+    expect(server.log).toEqual(["create b: parent n missing", "create n under p", "create b under n", 'import "pasted" under p']);
+  });
+
+  it("a card brought back that must go higher (its parent deleted too) is still created before the cards that follow it, and their own later changes wait for them", async () => {
+    // P, X under it, C under X: someone deleted X with C. The writer's outbox: an edit of C,
+    // G made under C (sent once already), AE made under G, an edit of G.
+    const server = new Server([card("p", "P", null)]);
+    const cards = [card("p", "P", null), card("x", "X", "p"), card("c", "C", "x"), { ...card("g", "G", "c"), __v: 0 }, { ...card("ae", "AE", "g"), __v: 0 }];
+    const state = new TreeState(TREE, cards);
+    const versions = new CardVersions();
+    for (const each of cards.slice(0, 3)) versions.confirm(each, each);
+    versions.confirm(state.get("g")!, { __v: 0, content: "G", parentId: "c", position: 0 });
+    state.get("c")!.content = "C edited";
+    state.get("g")!.content = "G edited";
+    const device = new MemoryDevice();
+    const base = (id: string) => ({ ...versions.base(state.get(id)!) });
+    const entries = [
+      await device.add({ key: "k1", treeId: "t", owner: "closed", at: 1, sent: false, kind: "update", cardId: "c", fields: { content: "C edited", parentId: "x", position: 0 }, base: base("c"), path: ["p"] }),
+      await device.add({ key: "k2", treeId: "t", owner: "closed", at: 2, sent: true, kind: "create", cardId: "g", fields: { content: "G", parentId: "c", position: 0 }, path: ["x", "p"] }),
+      await device.add({ key: "k3", treeId: "t", owner: "closed", at: 3, sent: false, kind: "create", cardId: "ae", fields: { content: "AE", parentId: "g", position: 0 }, path: ["c", "x", "p"] }),
+      await device.add({ key: "k4", treeId: "t", owner: "closed", at: 4, sent: false, kind: "update", cardId: "g", fields: { content: "G edited", parentId: "c", position: 0 }, base: base("g"), path: ["x", "p"] }),
+    ];
+    const { queue, broughtBack } = tab(state, versions, server, device);
+    queue.adopt(entries.map((entry) => ({ entry, card: state.get(entry.cardId)! })));
+    await queue.flush();
+    expect(broughtBack).toEqual(["C edited"]);
+    expect(server.shape()).toEqual({ P: null, "C edited": "P", "G edited": "C edited", AE: "G edited" });
+    // No change of a card went before the card's create.
+    expect(server.log.filter((line) => line.includes("gone"))).toEqual(["update c: gone"]);
+    // The card brought back, refused for its own parent, goes again ahead of G: G is refused once.
+    expect(server.log.filter((line) => line.startsWith("create g:"))).toEqual(["create g: parent c missing"]);
   });
 });

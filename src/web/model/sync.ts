@@ -55,10 +55,12 @@ interface Op {
   stored: Promise<void>;
   waiters: { resolve: () => void; reject: (error: unknown) => void }[];
   /**
-   * Goes only after this change is answered: a card refused for a missing parent waits for an
-   * edit of that parent, whose 404 may bring the parent back (`follow`).
+   * Starts only once this change is no longer in flight: a card refused for a missing parent
+   * waits for the edit of that parent on its way, whose 404 may bring the parent back (`follow`).
    */
   after?: Op;
+  /** How often it went again for a missing parent that may come back (`waitForParent`). */
+  parentWaits?: number;
 }
 
 export interface SyncHooks {
@@ -145,6 +147,9 @@ export const OFFLINE_TRY_MS = 30_000;
 
 /** Changes in flight at once (of different cards). */
 const WINDOW = 8;
+
+/** A change refused for a missing parent waits for the parent this often at most (`waitForParent`). */
+const PARENT_WAITS = 3;
 
 /** A change this long in the outbox before it is sent was made without the server's view. */
 const DELAYED_MS = 3000;
@@ -541,19 +546,39 @@ export class SyncQueue {
   /** Puts a change back in the queue at its place (by sequence number), to go again. */
   private requeue(op: Op): void {
     this.inFlight.delete(op);
-    let at = this.ops.findIndex((other) => (other.entry.seq ?? Infinity) > (op.entry.seq ?? Infinity));
-    if (at === -1) at = this.ops.length;
-    // Never ahead of what it waits for: the change it goes after, or the create of its parent
-    // (a card brought back is made after the cards that follow it were).
-    const parentId = parentOf(op.entry);
-    for (let i = this.ops.length - 1; i >= at; i--) {
-      const other = this.ops[i];
-      if (other === op.after || (parentId !== null && other.entry.kind === "create" && other.entry.cardId === parentId)) {
-        at = i + 1;
-        break;
+    const at = this.ops.findIndex((other) => (other.entry.seq ?? Infinity) > (op.entry.seq ?? Infinity));
+    if (at === -1) this.ops.push(op);
+    else this.ops.splice(at, 0, op);
+    if (op.entry.kind === "create") {
+      // A create goes again ahead of the changes under its card (a card brought back, refused
+      // for its own parent, was created after the cards that follow it were made).
+      const first = this.ops.findIndex((other) => parentOf(other.entry) === op.entry.cardId);
+      const now = this.ops.indexOf(op);
+      if (first !== -1 && first < now) {
+        this.ops.splice(now, 1);
+        this.ops.splice(first, 0, op);
       }
     }
-    this.ops.splice(at, 0, op);
+    this.parentsFirst(op);
+  }
+
+  /**
+   * The create of the card a change goes under, waiting behind it, moves ahead of it (and so
+   * on up): a card brought back is created after the cards that follow it were made
+   * (`follow`), and the outbox keeps that order across a reload. The change itself never moves
+   * back: a later change of its own card, or a card made under it, would then go first.
+   */
+  private parentsFirst(op: Op): void {
+    for (let child = op; ; ) {
+      const parentId = parentOf(child.entry);
+      if (parentId === null) return;
+      const at = this.ops.indexOf(child);
+      const create = this.ops.findIndex((other, i) => i > at && other.entry.kind === "create" && other.entry.cardId === parentId);
+      if (create === -1) return;
+      const [parent] = this.ops.splice(create, 1);
+      this.ops.splice(at, 0, parent);
+      child = parent;
+    }
   }
 
   /** The change is answered for good: out of the outbox. */
@@ -621,8 +646,8 @@ export class SyncQueue {
   /**
    * A change refused for its missing parent, where the parent may still come back here:
    * brought back already (`follow`), its create waiting here (a card brought back before a
-   * reload), or an edit of it waiting here, whose 404 will bring it back. The change then
-   * goes again under it, after it; true when it does.
+   * reload), or an edit of it on its way, whose 404 will bring it back. The change then goes
+   * again under it, after it; true when it does.
    */
   private waitForParent(op: Op): boolean {
     const parentId = parentOf(op.entry);
@@ -632,12 +657,21 @@ export class SyncQueue {
       this.reparent(op, back);
       return true;
     }
-    const waiting = [...this.inFlight, ...this.ops];
-    if (waiting.some((other) => other.entry.kind === "create" && other.entry.cardId === parentId)) return true;
-    const edit = waiting.find((other) => other !== op && other.entry.kind === "update" && other.entry.cardId === parentId);
-    if (!edit) return false;
-    op.after = edit;
-    return true;
+    // Never for ever: whatever holds the parent back, the change goes up to the nearest
+    // ancestor after a few tries, as it did before `follow`.
+    op.parentWaits = (op.parentWaits ?? 0) + 1;
+    if (op.parentWaits > PARENT_WAITS) return false;
+    // Its create waits here: it goes first (`parentsFirst`).
+    if ([...this.inFlight, ...this.ops].some((other) => other.entry.kind === "create" && other.entry.cardId === parentId)) return true;
+    // An edit of the parent on its way: this change goes once it is answered. One still in the
+    // queue may wait behind changes that wait themselves (the queue is not in sequence order
+    // once a create has moved ahead), and this change would go again and again meanwhile.
+    for (const other of this.inFlight) {
+      if (other.entry.kind !== "update" || other.entry.cardId !== parentId) continue;
+      op.after = other;
+      return true;
+    }
+    return false;
   }
 
   /** Marks the entry as sent before it first goes: what goes under its key never changes after. */
