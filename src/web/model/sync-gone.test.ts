@@ -201,3 +201,48 @@ describe("a move refused because someone moved its new parent under the card", (
     expect(state.get("c")).toBe(c);
   });
 });
+
+describe("an edit merged after a conflict, with a later edit of the card queued behind it", () => {
+  it("the writer's next words reach every waiting change of the card in the outbox, so a reload replays them", async () => {
+    const c = card("c", "one");
+    const versions = new CardVersions();
+    versions.confirm(c, c);
+    let offline = false;
+    let refuse: (error: unknown) => void = () => undefined;
+    const api = {
+      // The first edit waits for the test to refuse it; nothing is sent after that (offline).
+      updateCard: () => new Promise<Card>((_resolve, reject) => (refuse = reject)),
+    } as never;
+    const current = { ...card("c", "one, theirs"), __v: 2 };
+    const hooks = {
+      status: () => undefined,
+      conflict: async (_kind: string, mine: Card, theirs: Card) => {
+        versions.confirm(mine, theirs);
+        mine.content = "one two three, theirs";
+        return "send" as const;
+      },
+    } as unknown as SyncHooks;
+    const device = new MemoryDevice();
+    const queue = queueForTest(api, hooks, versions, { device, environment: { offline: () => offline } });
+    c.content = "one two";
+    void queue.update(c);
+    await queue.stored();
+    while (queue.pending === 1 && (await device.entries()).every((e) => !e.sent)) await new Promise((resolve) => setTimeout(resolve, 1));
+    // On its way: the next words queue behind it.
+    c.content = "one two three";
+    void queue.update(c);
+    await queue.stored();
+    offline = true;
+    refuse(new ApiError(409, "conflict", "The card changed since you read it.", undefined, { current }));
+    while (c.content !== "one two three, theirs") await new Promise((resolve) => setTimeout(resolve, 1));
+    // Merged, the first goes back to the queue unsent, ahead of the second. The writer types on.
+    c.content = "one two three, theirs four";
+    void queue.update(c);
+    await queue.stored();
+    queue.stop();
+    // The tab is gone; the next one replays the outbox on the card as the server has it.
+    const reopened = new TreeState(TREE, [{ ...current }]);
+    replayEntries(reopened, new CardVersions(), await device.entries(), { fromCopy: false });
+    expect(reopened.get("c")!.content).toBe("one two three, theirs four");
+  });
+});

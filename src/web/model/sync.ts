@@ -265,13 +265,19 @@ export class SyncQueue {
 
   /** Sends the card's current content, position and parent; `path` as in create. */
   update(card: Card, path: string[] = []): Promise<void> {
-    // A queued create or update of this card not sent yet takes the new fields instead.
-    const queued = this.ops.find((op) => op.card === card && (op.entry.kind === "create" || op.entry.kind === "update") && !op.entry.sent);
-    if (queued) {
-      queued.entry.fields = { content: card.content, parentId: card.parentId, position: card.position };
-      if (path.length > 0) queued.entry.path = path;
-      this.store(queued, () => this.options.device.put(queued.entry));
-      return this.wait(queued);
+    // A queued create or update of this card not sent yet takes the new fields instead. There
+    // can be two: one sent, then another queued behind it, and the first put back unsent (its
+    // conflict merged) ahead of it. Each takes them: the outbox is replayed in order after a
+    // reload, and the later one, left with older fields, put the card back to them over the
+    // writer's last words (the nothing-lost simulation, seed 27610 on PostgreSQL).
+    const queued = this.ops.filter((op) => op.card === card && (op.entry.kind === "create" || op.entry.kind === "update") && !op.entry.sent);
+    if (queued.length > 0) {
+      for (const op of queued) {
+        op.entry.fields = { content: card.content, parentId: card.parentId, position: card.position };
+        if (path.length > 0) op.entry.path = path;
+        this.store(op, () => this.options.device.put(op.entry));
+      }
+      return this.wait(queued[queued.length - 1]);
     }
     const base = this.versions.base(card);
     return this.enqueue(card, {
