@@ -371,11 +371,7 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
 
   it.concurrent("an edit left by a tab closed offline, of a card deleted elsewhere since: reopened online, the words come back once, as a new card where the card was", async ({ onTestFinished, expect }) => {
     const device = await openDevice({ onTestFinished, expect });
-    const { api, treeId, page } = await device.writer();
-    const two = (await serverCards(api, treeId)).find((card) => card.content === "Two")!;
-    await device.context.setOffline(true);
-    await activate(page, "Two");
-    await typeAtEnd(page, " typed offline");
+    const { api, treeId, page, two } = await editTwoOffline(device);
     await expect.poll(() => status(page)).toContain("1 change waiting on this device");
     // Someone deletes the card meanwhile; the tab is closed with the edit in the outbox.
     expect((await api.request("DELETE", `/api/trees/${treeId}/cards/${two._id}`)).body).toEqual({ deleted: [two._id] });
@@ -385,14 +381,37 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     // Reopened online: the tree as read has no "Two". The card stands in with the edit
     // (offline/replay.ts, standIn) until the server's 404, which brings the words back once.
     await reopened.goto(`/trees/${treeId}`);
-    await expect.poll(() => reopened.locator(".toast-text").allInnerTexts(), { timeout: 30_000 }).toContainEqual(expect.stringContaining("Someone deleted a card you changed"));
-    await expect.poll(() => reopened.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
-    const back = (await serverCards(api, treeId)).filter((card) => card.content.startsWith("Two"));
-    expect(back.map((card) => card.content)).toEqual(["Two typed offline"]);
-    expect(back[0]._id).not.toBe(two._id);
+    await broughtBackOnce(expect, api, treeId, reopened, two);
     // Where it was: its parent (the top) is still there, at its position.
     await expect.poll(() => columnTexts(reopened)).toEqual(["One", "Two typed offline", "Three", "Doomed"]);
     await expect.poll(() => outboxSize(reopened), { timeout: 30_000 }).toBe(0);
+  });
+
+  it.concurrent("a card edited offline, with a card added under it, deleted elsewhere meanwhile: back online, it comes back with the new card under it", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { api, treeId, page, two } = await editTwoOffline(device);
+    // A child of it, written at once.
+    await page.keyboard.press("Control+ArrowRight");
+    await page.keyboard.type("Under Two, offline");
+    await page.keyboard.press("Control+Enter");
+    await expect.poll(() => status(page)).toContain("2 changes waiting on this device");
+    expect((await api.request("DELETE", `/api/trees/${treeId}/cards/${two._id}`)).body).toEqual({ deleted: [two._id] });
+    await device.context.setOffline(false);
+    // On the server: the card once, under a new id, and the new card under it, not beside it.
+    const back = await broughtBackOnce(expect, api, treeId, page, two);
+    const cards = await serverCards(api, treeId);
+    expect(cards.filter((card) => card.content === "Under Two, offline").map((card) => card.parentId)).toEqual([back[0]._id]);
+    // On the page: the same.
+    await expect.poll(() => columnTexts(page)).toEqual(["One", "Two typed offline", "Three", "Doomed"]);
+    await activate(page, "Two typed offline");
+    await expect.poll(() => page.locator(".columns .column").nth(1).locator(".card > .card-content").allInnerTexts()).toContainEqual(expect.stringContaining("Under Two, offline"));
+    // As a user script reads it (SPEC §8): the page's card, under the card brought back.
+    const parentOfChild = await page.evaluate(() => {
+      const cards = (window as any).app.get("cards").models as { get(field: string): unknown }[];
+      return cards.find((card) => card.get("content") === "Under Two, offline")?.get("parentId");
+    });
+    expect(parentOfChild).toBe(back[0]._id);
+    await expect.poll(() => outboxSize(page), { timeout: 30_000 }).toBe(0);
   });
 
   it.concurrent("a tree renamed elsewhere just before the page went keeps its new name offline", async ({ onTestFinished, expect }) => {
@@ -728,6 +747,26 @@ async function savedWhileBusy(expect: ExpectStatic, page: Page): Promise<void> {
 async function revision(api: Api, treeId: string): Promise<number> {
   const trees = (await api.get("/api/trees")).body as { _id: string; revision: number }[];
   return trees.find((tree) => tree._id === treeId)!.revision;
+}
+
+/** A writer's tree open; offline, "Two" gets " typed offline". Returns the card as the server had it. */
+async function editTwoOffline(device: Device) {
+  const { api, treeId, page } = await device.writer();
+  const two = (await serverCards(api, treeId)).find((card) => card.content === "Two")!;
+  await device.context.setOffline(true);
+  await activate(page, "Two");
+  await typeAtEnd(page, " typed offline");
+  return { api, treeId, page, two };
+}
+
+/** "Two", deleted elsewhere, came back once with the words typed offline, under a new id; returns it. */
+async function broughtBackOnce(expect: ExpectStatic, api: Api, treeId: string, page: Page, two: { _id: string }) {
+  await expect.poll(() => page.locator(".toast-text").allInnerTexts(), { timeout: 30_000 }).toContainEqual(expect.stringContaining("Someone deleted a card you changed"));
+  await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+  const back = (await serverCards(api, treeId)).filter((card) => card.content.startsWith("Two"));
+  expect(back.map((card) => card.content)).toEqual(["Two typed offline"]);
+  expect(back[0]._id).not.toBe(two._id);
+  return back;
 }
 
 async function status(page: Page): Promise<string> {

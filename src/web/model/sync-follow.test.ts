@@ -149,6 +149,24 @@ function offlineWork(): { state: TreeState; versions: CardVersions; server: Serv
   return { state, versions, server, work };
 }
 
+/**
+ * A tab opened on P with n ("A again", brought back, its create waiting) and b under n, whose
+ * outbox (as a closed tab left it) holds `entries`, adopted in order; the server has only P.
+ */
+async function reopened(entries: Omit<OutboxEntry, "treeId" | "owner" | "sent">[]): Promise<{ server: Server; device: MemoryDevice }> {
+  const server = new Server([card("p", "P", null)]);
+  const state = new TreeState(TREE, [card("p", "P", null), { ...card("n", "A again", "p"), __v: 0 }, { ...card("b", "B", "n"), __v: 0 }]);
+  const versions = new CardVersions();
+  versions.confirm(state.get("p")!, state.get("p")!);
+  const device = new MemoryDevice();
+  const added: OutboxEntry[] = [];
+  for (const entry of entries) added.push(await device.add({ ...entry, treeId: "t", owner: "closed", sent: false }));
+  const { queue } = tab(state, versions, server, device);
+  queue.adopt(added.map((entry) => ({ entry, card: entry.kind === "import" ? null : state.get(entry.cardId)! })));
+  await queue.flush();
+  return { server, device };
+}
+
 const WANTED = { P: null, "A, edited offline": "P", B: "A, edited offline", C: "B", X: "A, edited offline", Y: "X" };
 
 describe("what the writer made under a card deleted elsewhere follows the card brought back", () => {
@@ -217,39 +235,23 @@ describe("what the writer made under a card deleted elsewhere follows the card b
   });
 
   it("after a reload, a card waiting to follow is sent after the create of the card brought back, though it was queued first", async () => {
-    const server = new Server([card("p", "P", null)]);
-    const state = new TreeState(TREE, [card("p", "P", null), { ...card("n", "A again", "p"), __v: 0 }, { ...card("b", "B", "n"), __v: 0 }]);
-    const versions = new CardVersions();
-    versions.confirm(state.get("p")!, state.get("p")!);
-    const device = new MemoryDevice();
-    // The outbox as the closed tab left it: b's create, rewritten to go under n, before n's.
-    const entries = [
-      await device.add({ key: "k1", treeId: "t", owner: "closed", at: 1, sent: false, kind: "create", cardId: "b", fields: { content: "B", parentId: "n", position: 0 }, path: ["p"] }),
-      await device.add({ key: "k2", treeId: "t", owner: "closed", at: 2, sent: false, kind: "create", cardId: "n", fields: { content: "A again", parentId: "p", position: 0 }, path: [] }),
-    ];
-    const { queue } = tab(state, versions, server, device);
-    queue.adopt(entries.map((entry) => ({ entry, card: state.get(entry.cardId)! })));
-    await queue.flush();
+    // b's create, rewritten to go under n, before n's.
+    const { server, device } = await reopened([
+      { key: "k1", at: 1, kind: "create", cardId: "b", fields: { content: "B", parentId: "n", position: 0 }, path: ["p"] },
+      { key: "k2", at: 2, kind: "create", cardId: "n", fields: { content: "A again", parentId: "p", position: 0 }, path: [] },
+    ]);
     expect(server.log).toEqual(["create b: parent n missing", "create n under p", "create b under n"]);
     expect(server.shape()).toEqual({ P: null, "A again": "P", B: "A again" });
     expect(await device.entries()).toHaveLength(2); // answered creates wait for the copy (sync-kept.test.ts)
   });
 
   it("a card refused for a parent whose create waits behind it in the queue goes again after that create, which moves ahead", async () => {
-    const server = new Server([card("p", "P", null)]);
-    const state = new TreeState(TREE, [card("p", "P", null), { ...card("n", "A again", "p"), __v: 0 }, { ...card("b", "B", "n"), __v: 0 }]);
-    const versions = new CardVersions();
-    versions.confirm(state.get("p")!, state.get("p")!);
-    const device = new MemoryDevice();
     // Between them a paste, which goes alone: n's create cannot start beside b's.
-    const entries = [
-      await device.add({ key: "k1", treeId: "t", owner: "closed", at: 1, sent: false, kind: "create", cardId: "b", fields: { content: "B", parentId: "n", position: 0 }, path: ["p"] }),
-      await device.add({ key: "k2", treeId: "t", owner: "closed", at: 2, sent: false, kind: "import", cardId: "", seed: { parentId: "p", text: "pasted", kind: "paste" } }),
-      await device.add({ key: "k3", treeId: "t", owner: "closed", at: 3, sent: false, kind: "create", cardId: "n", fields: { content: "A again", parentId: "p", position: 0 }, path: [] }),
-    ];
-    const { queue } = tab(state, versions, server, device);
-    queue.adopt(entries.map((entry) => ({ entry, card: entry.kind === "import" ? null : state.get(entry.cardId)! })));
-    await queue.flush();
+    const { server } = await reopened([
+      { key: "k1", at: 1, kind: "create", cardId: "b", fields: { content: "B", parentId: "n", position: 0 }, path: ["p"] },
+      { key: "k2", at: 2, kind: "import", cardId: "", seed: { parentId: "p", text: "pasted", kind: "paste" } },
+      { key: "k3", at: 3, kind: "create", cardId: "n", fields: { content: "A again", parentId: "p", position: 0 }, path: [] },
+    ]);
     // n's create moves ahead of b (b never moves back: its own later changes would go first).
     expect(server.log).toEqual(["create b: parent n missing", "create n under p", "create b under n", 'import "pasted" under p']);
   });
