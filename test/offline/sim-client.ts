@@ -292,7 +292,8 @@ export class SimTab {
   /**
    * Catch-up: the server's cards, as the page's LiveTree.reload applies them: cards with a
    * change of the writer's waiting keep it; the rest take the server's copy; cards gone on
-   * the server go, but those whose create is on its way.
+   * the server go, but those whose create is on its way, and, below them, those the server
+   * has or with a change waiting.
    */
   async catchUp(): Promise<boolean> {
     let cards: Card[];
@@ -315,7 +316,7 @@ export class SimTab {
     }
     for (const { card } of [...this.state.treeOrder()]) {
       if (seen.has(card._id) || this.sync.hasPendingCreate(card) || !this.state.get(card._id)) continue;
-      this.state.removeSubtree(card._id);
+      this.state.removeSubtree(card._id, (below) => seen.has(below._id) || this.sync.hasPending(below));
     }
     this.state.changed();
     await this.keepCopy();

@@ -193,7 +193,11 @@ export class LiveTree {
     this.steady(() => {
       let structural = false;
       for (const server of change.cards) structural = this.arrive(server) || structural;
-      for (const id of change.deleted) structural = this.remove(id) || structural;
+      // A card of this tab under a deleted one, with a change of the writer's waiting, that
+      // the server did not delete (moved out of it there, or into it here): it stays.
+      const deleted = new Set(change.deleted);
+      const waiting = (card: Card) => !deleted.has(card._id) && this.host.sync.hasPending(card);
+      for (const id of change.deleted) structural = this.remove(id, waiting) || structural;
       state.tree.revision = change.revision;
       if (structural) {
         state.changed();
@@ -289,8 +293,11 @@ export class LiveTree {
     return moved;
   }
 
-  /** A card someone deleted, with its subtree; one the writer is editing stays (its save says so). */
-  private remove(id: string): boolean {
+  /**
+   * A card someone deleted, with its subtree; one the writer is editing stays (its save says so),
+   * and so do the cards below it that `keep` names.
+   */
+  private remove(id: string, keep?: (card: Card) => boolean): boolean {
     const { state } = this.host;
     const card = state.get(id);
     if (!card) return false;
@@ -301,7 +308,7 @@ export class LiveTree {
     }
     const active = this.host.activeId;
     const fallback = active && state.isDescendantOrSelf(active, id) ? this.fallback(card) : undefined;
-    for (const gone of state.removeSubtree(id)) this.deferred.delete(gone);
+    for (const gone of state.removeSubtree(id, keep)) this.deferred.delete(gone);
     if (fallback !== undefined) {
       state.changed();
       this.host.view.render();
@@ -346,7 +353,12 @@ export class LiveTree {
       for (const { card } of [...state.treeOrder()]) {
         // Cards made here and not yet saved have no server copy to compare with.
         if (seen.has(card._id) || this.host.sync.hasPendingCreate(card) || !state.get(card._id)) continue;
-        if (this.remove(card._id)) deleted.push(card._id);
+        // Below it, a card the server has (moved out of it there) or one with a change of the
+        // writer's waiting stays. Taken away, it came back from the server as another object
+        // while its change still held the first: the outbox then held two versions of the
+        // card, and a reload kept the later one's text over the writer's earlier words (the
+        // nothing-lost simulation, seed 27716).
+        if (this.remove(card._id, (below) => seen.has(below._id) || this.host.sync.hasPending(below))) deleted.push(card._id);
       }
       // The cards were read after the server named `revision`: they are at least that new.
       if (revision !== undefined && revision > before) state.tree.revision = revision;

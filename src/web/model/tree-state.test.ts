@@ -61,6 +61,13 @@ describe("TreeState", () => {
     expect(state.parent("B1")?._id).toBe("B-saved");
   });
 
+  it("removes a subtree but the cards below it it is told to keep, with what is under them, which then show in the first column", () => {
+    const state = sample();
+    expect(state.removeSubtree("A", (c) => c._id === "A1").map((c) => c._id)).toEqual(["A", "A2"]);
+    expect(state.get("A1a")?.parentId).toBe("A1");
+    expect(state.children(null).map((c) => c._id)).toEqual(["A1", "B"]);
+  });
+
   it("counts each change of which cards there are and where, and not the questions asked of them", () => {
     const state = sample();
     state.treeOrder();

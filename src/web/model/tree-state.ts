@@ -78,11 +78,23 @@ export class TreeState {
     this.changed();
   }
 
-  /** Removes the card and its whole subtree; returns the removed cards, the card first. */
-  removeSubtree(id: string): Card[] {
+  /**
+   * Removes the card and its whole subtree; returns the removed cards, the card first (then
+   * in tree order). A card below it for which `keep` says true stays, with what is under it:
+   * its parent gone, it shows in the first column (`parentIndex`).
+   */
+  removeSubtree(id: string, keep?: (card: Card) => boolean): Card[] {
     const card = this.byId.get(id);
     if (!card) return [];
-    const removed = [card, ...this.descendants(id)];
+    const removed = [card];
+    const stack = [...this.children(id)].reverse();
+    while (stack.length > 0) {
+      const next = stack.pop()!;
+      if (keep?.(next)) continue;
+      removed.push(next);
+      const kids = this.children(next._id);
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+    }
     for (const c of removed) this.byId.delete(c._id);
     this.changed();
     return removed;
