@@ -285,4 +285,37 @@ describe("what the writer made under a card deleted elsewhere follows the card b
     // The card brought back, refused for its own parent, goes again ahead of G: G is refused once.
     expect(server.log.filter((line) => line.startsWith("create g:"))).toEqual(["create g: parent c missing"]);
   });
+
+  it("a card moved elsewhere by the writer since its change under the deleted card went does not follow it: no loop in the tree", async () => {
+    // P, A under P, X under A. Someone deleted A (and X with it). The writer edits A and X; with
+    // X's edit on its way, they move X to the top and P under X.
+    const cards = [card("p", "P", null), card("a", "A", "p"), card("x", "X", "a")];
+    const state = new TreeState(TREE, cards);
+    const versions = new CardVersions();
+    for (const each of cards) versions.confirm(each, each);
+    const server = new Server([card("p", "P", null)]);
+    const { queue } = tab(state, versions, server);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    server.delay = (kind) => (kind === "update" ? held : Promise.resolve());
+    const [a, x, p] = ["a", "x", "p"].map((id) => state.get(id)!);
+    const done = [];
+    a.content = "A edited";
+    done.push(queue.update(a, ["p"]));
+    x.content = "X edited";
+    done.push(queue.update(x, ["a", "p"]));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    x.parentId = null;
+    x.position = 5;
+    done.push(queue.update(x));
+    p.parentId = "x";
+    done.push(queue.update(p, ["x"]));
+    state.changed();
+    release();
+    await Promise.all(done);
+    await queue.flush();
+    // Every card has its parent in the tree, and no card is its own ancestor.
+    for (const { card: each } of state.treeOrder()) expect(state.ancestors(each._id).some((above) => above._id === each._id)).toBe(false);
+    expect(server.shape()).toEqual({ "X edited": null, P: "X edited", "A edited": "P" });
+  });
 });

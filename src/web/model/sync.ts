@@ -334,15 +334,16 @@ export class SyncQueue {
     // Sent already: what went under its key goes again as it went; refused for the missing
     // parent, it then goes under `back` (`waitForParent`). The card shows there meanwhile.
     for (const op of [...this.inFlight, ...this.ops]) {
-      if (!op.entry.sent || !op.card || parentOf(op.entry) !== oldId) continue;
+      // Only a card still under the old one here: one the writer moved on since stays where
+      // they put it (under the new card, a card above it would make a loop).
+      if (!op.entry.sent || !op.card || parentOf(op.entry) !== oldId || op.card.parentId !== oldId) continue;
       op.card.parentId = back._id;
       moved.push(op.card);
     }
     let first = -1;
     this.ops.forEach((op, at) => {
       if (op === create || op.entry.sent || parentOf(op.entry) !== oldId) return;
-      this.reparent(op, back);
-      if (op.card) moved.push(op.card);
+      if (this.reparent(op, oldId, back) && op.card) moved.push(op.card);
       if (first === -1) first = at;
     });
     if (first !== -1 && this.ops.indexOf(create) > first) {
@@ -352,13 +353,19 @@ export class SyncQueue {
     return moved;
   }
 
-  /** The change puts its card (or an import's cards) under `parent` instead. */
-  private reparent(op: Op, parent: Card): void {
+  /**
+   * The change puts its card (or an import's cards) under `parent` instead of `oldId`. The card
+   * moves here too if it still stands under `oldId` (true then): one the writer has moved on
+   * since keeps its place, which a later change of it carries.
+   */
+  private reparent(op: Op, oldId: string, parent: Card): boolean {
     const { entry } = op;
     if (entry.fields) entry.fields = { ...entry.fields, parentId: parent._id };
     if (entry.seed) entry.seed = { ...entry.seed, parentId: parent._id };
-    if (op.card) op.card.parentId = parent._id;
     this.store(op, () => this.options.device.put(op.entry));
+    if (op.card?.parentId !== oldId) return false;
+    op.card.parentId = parent._id;
+    return true;
   }
 
   /**
@@ -660,7 +667,7 @@ export class SyncQueue {
     if (parentId === null) return false;
     const back = this.followed.get(parentId);
     if (back) {
-      this.reparent(op, back);
+      this.reparent(op, parentId, back);
       return true;
     }
     // Never for ever: whatever holds the parent back, the change goes up to the nearest
