@@ -318,4 +318,29 @@ describe("what the writer made under a card deleted elsewhere follows the card b
     for (const { card: each } of state.treeOrder()) expect(state.ancestors(each._id).some((above) => above._id === each._id)).toBe(false);
     expect(server.shape()).toEqual({ "X edited": null, P: "X edited", "A edited": "P" });
   });
+
+  it("a card whose new parent would stand below it here (the tab's places are stale) keeps its place in the tab: no loop", async () => {
+    // Offline, the writer moved A from Q to P and edited it, made F under A, and moved Q under
+    // F. Meanwhile someone deleted P and A. The live stream took P and A away, keeping F (its
+    // create waits) with Q under it.
+    const q = card("q", "Q", "f");
+    const cards = [card("p", "P", null), card("a", "A edited", "p"), { ...card("f", "F", "a"), __v: 0 }, q];
+    const state = new TreeState(TREE, cards);
+    const versions = new CardVersions();
+    versions.confirm(state.get("p")!, state.get("p")!);
+    versions.confirm(state.get("a")!, { ...card("a", "A", "q") });
+    versions.confirm(q, { ...card("q", "Q", null) });
+    const server = new Server([card("q", "Q", null)]);
+    const { queue } = tab(state, versions, server);
+    const held = new Promise<void>((resolve) => setTimeout(resolve, 5));
+    server.delay = () => held;
+    const done = [queue.update(state.get("a")!, ["q"]), queue.create(state.get("f")!, ["a", "p"]), queue.update(q, ["f", "a", "p"])];
+    state.removeSubtree("p", (below) => !["p", "a"].includes(below._id) && queue.hasPending(below));
+    expect(state.children(null).map((c) => c._id)).toEqual(["f"]);
+    await Promise.all(done);
+    await queue.flush();
+    for (const { card: each } of state.treeOrder()) expect(state.ancestors(each._id).some((above) => above._id === each._id)).toBe(false);
+    // Nothing of the writer's is lost on the server.
+    expect(Object.keys(server.shape()).sort()).toEqual(["A edited", "F", "Q"]);
+  });
 });

@@ -168,7 +168,7 @@ export class SyncQueue {
   /** While above 0, nothing is started (a card being brought back; see `settle`). */
   private holding = 0;
   /** Cards deleted elsewhere and brought back here (`follow`): the old id, the new card. */
-  private readonly followed = new Map<string, Card>();
+  private readonly followed = new Map<string, { back: Card; fits: (card: Card) => boolean }>();
   /** Resolves when the creates now in flight are answered. */
   private createsDone: Promise<void> = Promise.resolve();
   private failures = 0;
@@ -325,25 +325,27 @@ export class SyncQueue {
    * each of those cards met the missing parent and went up to the nearest ancestor, beside
    * the card brought back instead of under it. A change of them sent already goes again under
    * `back` when it is refused for the missing parent (`settle`). Returns the cards that moved.
+   * `fits` says whether a card may stand under `back` in the tab: not when `back` stands below
+   * it (the tab's tree as it is now, with its stale places, may put it there).
    */
-  follow(oldId: string, back: Card): Card[] {
+  follow(oldId: string, back: Card, fits: (card: Card) => boolean = () => true): Card[] {
     const create = this.ops.find((op) => op.card === back && op.entry.kind === "create");
     if (!create) return [];
-    this.followed.set(oldId, back);
+    this.followed.set(oldId, { back, fits });
     const moved: Card[] = [];
     // Sent already: what went under its key goes again as it went; refused for the missing
     // parent, it then goes under `back` (`waitForParent`). The card shows there meanwhile.
     for (const op of [...this.inFlight, ...this.ops]) {
       // Only a card still under the old one here: one the writer moved on since stays where
       // they put it (under the new card, a card above it would make a loop).
-      if (!op.entry.sent || !op.card || parentOf(op.entry) !== oldId || op.card.parentId !== oldId) continue;
+      if (!op.entry.sent || !op.card || parentOf(op.entry) !== oldId || op.card.parentId !== oldId || !fits(op.card)) continue;
       op.card.parentId = back._id;
       moved.push(op.card);
     }
     let first = -1;
     this.ops.forEach((op, at) => {
-      if (op === create || op.entry.sent || parentOf(op.entry) !== oldId) return;
-      if (this.reparent(op, oldId, back) && op.card) moved.push(op.card);
+      if (op === create || op.entry.sent || parentOf(op.entry) !== oldId || !this.reparent(op, oldId, back, fits)) return;
+      if (op.card) moved.push(op.card);
       if (first === -1) first = at;
     });
     if (first !== -1 && this.ops.indexOf(create) > first) {
@@ -354,17 +356,18 @@ export class SyncQueue {
   }
 
   /**
-   * The change puts its card (or an import's cards) under `parent` instead of `oldId`. The card
-   * moves here too if it still stands under `oldId` (true then): one the writer has moved on
-   * since keeps its place, which a later change of it carries.
+   * The change puts its card (or an import's cards) under `parent` instead of `oldId`, and the
+   * card stands there here; true when it does. Not a card the writer has moved on since (its
+   * place goes with it: an unsent change is sent with the card as it is), nor one `parent`
+   * stands below here.
    */
-  private reparent(op: Op, oldId: string, parent: Card): boolean {
-    const { entry } = op;
+  private reparent(op: Op, oldId: string, parent: Card, fits: (card: Card) => boolean): boolean {
+    const { entry, card } = op;
+    if (card && (card.parentId !== oldId || !fits(card))) return false;
     if (entry.fields) entry.fields = { ...entry.fields, parentId: parent._id };
     if (entry.seed) entry.seed = { ...entry.seed, parentId: parent._id };
+    if (card) card.parentId = parent._id;
     this.store(op, () => this.options.device.put(op.entry));
-    if (op.card?.parentId !== oldId) return false;
-    op.card.parentId = parent._id;
     return true;
   }
 
@@ -582,7 +585,8 @@ export class SyncQueue {
    * back: a later change of its own card, or a card made under it, would then go first.
    */
   private parentsFirst(op: Op): void {
-    for (let child = op; ; ) {
+    // Bounded: creates whose parents name each other (stale places) would move each other for ever.
+    for (let child = op, steps = 0; steps < this.ops.length; steps++) {
       const parentId = parentOf(child.entry);
       if (parentId === null) return;
       const at = this.ops.indexOf(child);
@@ -665,15 +669,13 @@ export class SyncQueue {
   private waitForParent(op: Op): boolean {
     const parentId = parentOf(op.entry);
     if (parentId === null) return false;
-    const back = this.followed.get(parentId);
-    if (back) {
-      this.reparent(op, parentId, back);
-      return true;
-    }
     // Never for ever: whatever holds the parent back, the change goes up to the nearest
     // ancestor after a few tries, as it did before `follow`.
     op.parentWaits = (op.parentWaits ?? 0) + 1;
     if (op.parentWaits > PARENT_WAITS) return false;
+    // Its parent came back here: under the new card, if the card may stand there.
+    const followed = this.followed.get(parentId);
+    if (followed) return this.reparent(op, parentId, followed.back, followed.fits);
     // Its create waits here: it goes first (`parentsFirst`).
     if ([...this.inFlight, ...this.ops].some((other) => other.entry.kind === "create" && other.entry.cardId === parentId)) return true;
     // An edit of the parent on its way: this change goes once it is answered. One still in the

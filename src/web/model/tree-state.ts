@@ -88,7 +88,7 @@ export class TreeState {
     if (!card) return [];
     const removed = [card];
     const stack = [...this.children(id)].reverse();
-    while (stack.length > 0) {
+    while (stack.length > 0 && removed.length <= this.byId.size) {
       const next = stack.pop()!;
       if (keep?.(next)) continue;
       removed.push(next);
@@ -124,17 +124,18 @@ export class TreeState {
     return card ? this.children(card.parentId) : [];
   }
 
-  /** 1 for a first-column card. */
+  /** 1 for a first-column card. Bounded as `ancestors` is. */
   depth(id: string): number {
     let depth = 0;
-    for (let card = this.byId.get(id); card; card = this.get(card.parentId)) depth++;
+    for (let card = this.byId.get(id); card && depth <= this.byId.size; card = this.get(card.parentId)) depth++;
     return depth;
   }
 
-  /** Nearest first. */
   /**
    * Nearest first. A loop of parents (which the state must never hold, but a bug elsewhere
-   * once made: a remote move over a local one) ends the walk instead of the tab.
+   * once made: a remote move over a local one) ends the walk instead of the tab. One can still
+   * stand for a moment: a create answered under the card the server put it, with a move of the
+   * writer's under it waiting, which the server will refuse (sync.ts, `placeAsAnswered`).
    */
   ancestors(id: string): Card[] {
     const out: Card[] = [];
@@ -142,11 +143,11 @@ export class TreeState {
     return out;
   }
 
-  /** In tree order. Iterative, so a very deep chain cannot overflow the stack. */
+  /** In tree order. Iterative, so a very deep chain cannot overflow the stack; bounded, so a loop cannot hang it. */
   descendants(id: string): Card[] {
     const out: Card[] = [];
     const stack = [...this.children(id)].reverse();
-    while (stack.length > 0) {
+    while (stack.length > 0 && out.length < this.byId.size) {
       const card = stack.pop()!;
       out.push(card);
       const kids = this.children(card._id);

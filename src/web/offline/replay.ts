@@ -163,7 +163,9 @@ export function bringBack(state: TreeState, entry: OutboxEntry): { card: Card; p
  */
 export function keepFollowers(state: TreeState, sync: Pick<SyncQueue, "follow" | "pendingCreates">, oldId: string, back: Card, removed: Card[]): number {
   const kept = new Set<string>();
-  for (const card of sync.follow(oldId, back)) {
+  // Never under a card below itself: the places here may be stale (a loop would hang the tab).
+  const fits = (card: Card) => !state.isDescendantOrSelf(back._id, card._id);
+  for (const card of sync.follow(oldId, back, fits)) {
     kept.add(card._id);
     state.add(card);
   }
