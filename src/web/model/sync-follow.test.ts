@@ -90,8 +90,10 @@ function shapeOf(state: TreeState): Record<string, string | null> {
 }
 
 /** A tab's queue whose hooks do what TreeController's do with the tree (as the simulation's). */
-function tab(state: TreeState, versions: CardVersions, api: Server, device = new MemoryDevice()): { queue: SyncQueue; broughtBack: string[] } {
+function tab(state: TreeState, versions: CardVersions, api: Server, device = new MemoryDevice()): { queue: SyncQueue; broughtBack: string[]; loops: string[] } {
   const broughtBack: string[] = [];
+  /** Cards that stood below themselves right after a card came back. */
+  const loops: string[] = [];
   const path = (parentId: string | null) => (parentId === null ? [] : state.ancestors(parentId).map((c) => c._id));
   const hooks: Partial<SyncHooks> = {
     status: () => undefined,
@@ -109,12 +111,13 @@ function tab(state: TreeState, versions: CardVersions, api: Server, device = new
       void queue.create(back.card, path(back.parentId));
       keepFollowers(state, queue, gone._id, back.card, removed);
       state.changed();
+      for (const each of [...state.treeOrder()].map((e) => e.card).concat(back.card)) if (state.ancestors(each._id).includes(each)) loops.push(each.content);
     },
     refused: () => undefined,
     imported: () => undefined,
   };
   const queue = queueForTest(api, hooks, versions, { device });
-  return { queue, broughtBack };
+  return { queue, broughtBack, loops };
 }
 
 /**
@@ -331,7 +334,7 @@ describe("what the writer made under a card deleted elsewhere follows the card b
     versions.confirm(state.get("a")!, { ...card("a", "A", "q") });
     versions.confirm(q, { ...card("q", "Q", null) });
     const server = new Server([card("q", "Q", null)]);
-    const { queue } = tab(state, versions, server);
+    const { queue, loops } = tab(state, versions, server);
     const held = new Promise<void>((resolve) => setTimeout(resolve, 5));
     server.delay = () => held;
     const done = [queue.update(state.get("a")!, ["q"]), queue.create(state.get("f")!, ["a", "p"]), queue.update(q, ["f", "a", "p"])];
@@ -340,6 +343,8 @@ describe("what the writer made under a card deleted elsewhere follows the card b
     await Promise.all(done);
     await queue.flush();
     for (const { card: each } of state.treeOrder()) expect(state.ancestors(each._id).some((above) => above._id === each._id)).toBe(false);
+    // Not even for a moment: F stays where it was, out of the card brought back.
+    expect(loops).toEqual([]);
     // Nothing of the writer's is lost on the server.
     expect(Object.keys(server.shape()).sort()).toEqual(["A edited", "F", "Q"]);
   });
