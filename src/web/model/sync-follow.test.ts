@@ -139,14 +139,14 @@ function offlineWork(): { state: TreeState; versions: CardVersions; server: Serv
     done.push(queue.update(a, ["p"]));
     const b: Card = { ...card("b", "B", "a"), __v: 0 };
     state.add(b);
-    done.push(queue.create(b, ["a", "p"]));
+    done.push(queue.create(b, ["p"]));
     const c: Card = { ...card("c", "C", "b"), __v: 0 };
     state.add(c);
-    done.push(queue.create(c, ["b", "a", "p"]));
+    done.push(queue.create(c, ["a", "p"]));
     x.parentId = "a";
     x.position = 1;
     state.changed();
-    done.push(queue.update(x, ["a", "p"]));
+    done.push(queue.update(x, ["p"]));
     return done;
   };
   return { state, versions, server, work };

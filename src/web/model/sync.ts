@@ -363,7 +363,8 @@ export class SyncQueue {
    */
   private reparent(op: Op, oldId: string, parent: Card, fits: (card: Card) => boolean): boolean {
     const { entry, card } = op;
-    if (card && (card.parentId !== oldId || !fits(card))) return false;
+    // Under the old card still, or moved under the new one by `follow` while its change was on its way.
+    if (card && card.parentId !== parent._id && (card.parentId !== oldId || !fits(card))) return false;
     if (entry.fields) entry.fields = { ...entry.fields, parentId: parent._id };
     if (entry.seed) entry.seed = { ...entry.seed, parentId: parent._id };
     if (card) card.parentId = parent._id;
@@ -960,11 +961,12 @@ function currentCard(error: ApiError): Card | null {
   return current && typeof current === "object" && typeof current._id === "string" ? current : null;
 }
 
-/** A refusal saying the parent card is not (any longer) in the tree: 404 (MISSING_PARENT) now, 400 from older servers. */
 /** Where a change puts its card, or an import its cards; null for the top or a delete. */
 function parentOf(entry: OutboxEntry): string | null {
   return entry.fields?.parentId ?? entry.seed?.parentId ?? null;
 }
+
+/** A refusal saying the parent card is not (any longer) in the tree: 404 (MISSING_PARENT) now, 400 from older servers. */
 
 function isMissingParent(error: ApiError): boolean {
   if (error.status === 404 && error.message.startsWith(MISSING_PARENT)) return true;
