@@ -166,14 +166,18 @@ export function keepFollowers(state: TreeState, sync: Pick<SyncQueue, "follow" |
   // Never under a card below itself: the places here may be stale (a loop would hang the tab).
   const fits = (card: Card) => !state.isDescendantOrSelf(back._id, card._id);
   for (const card of sync.follow(oldId, back, fits)) {
+    // Never over another copy of the card the tab holds now: its changes hold that one.
+    const shown = state.get(card._id);
+    if (shown && shown !== card) continue;
     kept.add(card._id);
-    state.add(card);
+    if (!shown) state.add(card);
   }
   const followers = kept.size;
   if (followers === 0) return 0;
+  state.changed();
   // Tree order: a card comes after its parent.
   for (const card of removed) {
-    if (kept.has(card._id) || card.parentId === null || !kept.has(card.parentId)) continue;
+    if (kept.has(card._id) || card.parentId === null || !kept.has(card.parentId) || state.get(card._id)) continue;
     kept.add(card._id);
     state.add(card);
   }
