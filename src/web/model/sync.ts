@@ -342,16 +342,11 @@ export class SyncQueue {
       op.card.parentId = back._id;
       moved.push(op.card);
     }
-    let first = -1;
-    this.ops.forEach((op, at) => {
-      if (op === create || op.entry.sent || parentOf(op.entry) !== oldId || !this.reparent(op, oldId, back, fits)) return;
+    for (const op of this.ops) {
+      if (op === create || op.entry.sent || parentOf(op.entry) !== oldId || !this.reparent(op, oldId, back, fits)) continue;
       if (op.card) moved.push(op.card);
-      if (first === -1) first = at;
-    });
-    if (first !== -1 && this.ops.indexOf(create) > first) {
-      this.ops.splice(this.ops.indexOf(create), 1);
-      this.ops.splice(first, 0, create);
     }
+    this.aheadOfDependents(create);
     return moved;
   }
 
@@ -566,17 +561,19 @@ export class SyncQueue {
     const at = this.ops.findIndex((other) => (other.entry.seq ?? Infinity) > (op.entry.seq ?? Infinity));
     if (at === -1) this.ops.push(op);
     else this.ops.splice(at, 0, op);
-    if (op.entry.kind === "create") {
-      // A create goes again ahead of the changes under its card (a card brought back, refused
-      // for its own parent, was created after the cards that follow it were made).
-      const first = this.ops.findIndex((other) => parentOf(other.entry) === op.entry.cardId);
-      const now = this.ops.indexOf(op);
-      if (first !== -1 && first < now) {
-        this.ops.splice(now, 1);
-        this.ops.splice(first, 0, op);
-      }
-    }
+    // A create goes again ahead of the changes under its card (a card brought back, refused
+    // for its own parent, was created after the cards that follow it were made).
+    if (op.entry.kind === "create") this.aheadOfDependents(op);
     this.parentsFirst(op);
+  }
+
+  /** Moves a waiting create ahead of the first change under its card, if one stands before it. */
+  private aheadOfDependents(create: Op): void {
+    const first = this.ops.findIndex((other) => parentOf(other.entry) === create.entry.cardId);
+    const now = this.ops.indexOf(create);
+    if (first === -1 || now === -1 || first > now) return;
+    this.ops.splice(now, 1);
+    this.ops.splice(first, 0, create);
   }
 
   /**
