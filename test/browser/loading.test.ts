@@ -292,7 +292,8 @@ describeInBrowser("loading the client", () => {
     // The list's sort by name: natural order ("9" before "10"), whatever the case.
     await page.goto("/");
     await page.getByLabel("Sort by").selectOption("name");
-    expect(await page.locator(".tree-item .tree-name").allInnerTexts()).toEqual(["Item 9", "item 10"]);
+    // The list is read from the server after the page loads: on a busy machine it may not be drawn yet.
+    await expect.poll(() => page.locator(".tree-item .tree-name").allInnerTexts()).toEqual(["Item 9", "item 10"]);
     expect(await page.evaluate(() => (window as any).intlMade)).toEqual(["Collator"]);
     await context.close();
   });
