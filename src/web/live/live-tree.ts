@@ -22,6 +22,7 @@ import type { AppBus } from "../bus.js";
 import type { Editing } from "../controller/editing.js";
 import { h } from "../dom.js";
 import { notify } from "../notify.js";
+import { removeGone } from "../model/catch-up.js";
 import type { SyncQueue } from "../model/sync.js";
 import type { TreeState } from "../model/tree-state.js";
 import type { CardVersions } from "../model/versions.js";
@@ -196,7 +197,8 @@ export class LiveTree {
       // A card of this tab under a deleted one, with a change of the writer's waiting, that
       // the server did not delete (moved out of it there, or into it here): it stays.
       const deleted = new Set(change.deleted);
-      const waiting = (card: Card) => !deleted.has(card._id) && this.host.sync.hasPending(card);
+      const pending = deleted.size > 0 ? this.host.sync.pendingCards() : new Set<Card>();
+      const waiting = (card: Card) => !deleted.has(card._id) && pending.has(card);
       for (const id of change.deleted) structural = this.remove(id, waiting) || structural;
       state.tree.revision = change.revision;
       if (structural) {
@@ -350,16 +352,8 @@ export class LiveTree {
         if (!card || server.__v > this.host.versions.base(card).__v) changed.push(server);
         this.arrive(server);
       }
-      for (const { card } of [...state.treeOrder()]) {
-        // Cards made here and not yet saved have no server copy to compare with.
-        if (seen.has(card._id) || this.host.sync.hasPendingCreate(card) || !state.get(card._id)) continue;
-        // Below it, a card the server has (moved out of it there) or one with a change of the
-        // writer's waiting stays. Taken away, it came back from the server as another object
-        // while its change still held the first: the outbox then held two versions of the
-        // card, and a reload kept the later one's text over the writer's earlier words (the
-        // nothing-lost simulation, seed 27716).
-        if (this.remove(card._id, (below) => seen.has(below._id) || this.host.sync.hasPending(below))) deleted.push(card._id);
-      }
+      // What the server no longer has goes, but the writer's cards waiting to be saved (catch-up.ts).
+      deleted.push(...removeGone(state, seen, this.host.sync, (id, keep) => this.remove(id, keep)));
       // The cards were read after the server named `revision`: they are at least that new.
       if (revision !== undefined && revision > before) state.tree.revision = revision;
       state.changed();

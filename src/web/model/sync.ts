@@ -236,6 +236,14 @@ export class SyncQueue {
     return this.ops.some((op) => op.card === card && (op.entry.kind === "create" || op.entry.kind === "update") && !op.entry.sent);
   }
 
+  /** The cards with a change queued or on its way: `hasPending` in one pass, for a whole tree's worth of questions. */
+  pendingCards(): Set<Card> {
+    const cards = new Set<Card>();
+    for (const op of this.inFlight) if (op.card) cards.add(op.card);
+    for (const op of this.ops) if (op.card) cards.add(op.card);
+    return cards;
+  }
+
   /** The card was made here and its create has not been answered yet. */
   hasPendingCreate(card: Card): boolean {
     return [...this.inFlight, ...this.ops].some((op) => op.card === card && op.entry.kind === "create");
