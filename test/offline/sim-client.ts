@@ -15,11 +15,12 @@ import { newRecordId } from "../../src/shared/ids.js";
 import type { Card } from "../../src/shared/records.js";
 import { createApi, type ApiClient } from "../../src/web/api.js";
 import { mergeTexts } from "../../src/web/live/merge.js";
+import { removeGone } from "../../src/web/model/catch-up.js";
 import { SyncQueue, type Coordinator, type SyncEnvironment } from "../../src/web/model/sync.js";
 import { TreeState } from "../../src/web/model/tree-state.js";
 import { CardVersions } from "../../src/web/model/versions.js";
 import { MemoryDevice, type OutboxEntry } from "../../src/web/offline/outbox.js";
-import { bringBack, keepFollowers, replayEntries } from "../../src/web/offline/replay.js";
+import { keepFollowers, replayEntries, takeGone } from "../../src/web/offline/replay.js";
 
 /** Cross-tab locks of one simulated browser: who is alive, and one holder per name at a time. */
 export class MemoryCoordinator implements Coordinator {
@@ -273,19 +274,13 @@ export class SimTab {
 
   /** As the page's TreeController.bringBack. */
   private bringBack(card: Card, entry: OutboxEntry): void {
-    if (!entry.fields) return;
-    const removed = this.state.get(card._id) === card ? this.state.removeSubtree(card._id) : [];
-    if (entry.base && entry.fields.content === entry.base.content) {
-      this.state.changed();
-      return;
-    }
-    const back = bringBack(this.state, entry);
-    this.state.add(back.card);
+    const { removed, back } = takeGone(this.state, this.sync, card, entry);
+    if (!back) return;
     this.broughtBack++;
-    this.cameBack.set(entry.cardId, [...(this.cameBack.get(entry.cardId) ?? []), back.card._id]);
-    if (process.env.SIM_TRACE) console.error(`${new Date().toISOString().slice(14, 23)} [${this.device.name}/${this.owner.slice(0, 4)}] bring back ${entry.cardId} as ${back.card._id}: ${back.card.content}`);
-    void this.sync.create(back.card, back.parentId === null ? [] : this.state.ancestors(back.parentId).map((c) => c._id));
-    this.followers += keepFollowers(this.state, this.sync, card._id, back.card, removed);
+    this.cameBack.set(entry.cardId, [...(this.cameBack.get(entry.cardId) ?? []), back._id]);
+    if (process.env.SIM_TRACE) console.error(`${new Date().toISOString().slice(14, 23)} [${this.device.name}/${this.owner.slice(0, 4)}] bring back ${entry.cardId} as ${back._id}: ${back.content}`);
+    void this.sync.create(back, back.parentId === null ? [] : this.state.ancestors(back.parentId).map((c) => c._id));
+    this.followers += keepFollowers(this.state, this.sync, card._id, back, removed);
     this.state.changed();
   }
 
@@ -314,10 +309,7 @@ export class SimTab {
         this.versions.confirm(card, server);
       }
     }
-    for (const { card } of [...this.state.treeOrder()]) {
-      if (seen.has(card._id) || this.sync.hasPendingCreate(card) || !this.state.get(card._id)) continue;
-      this.state.removeSubtree(card._id, (below) => seen.has(below._id) || this.sync.hasPending(below));
-    }
+    removeGone(this.state, seen, this.sync, (id, keep) => this.state.removeSubtree(id, keep).length > 0);
     this.state.changed();
     await this.keepCopy();
     return true;

@@ -24,7 +24,7 @@ import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, writeDraft } from "./editing.js";
 import { rebaseDraft, recoverDraft, reportBroughtBack } from "./recovery.js";
-import { bringBack, keepFollowers, nearestSurvivor, replayEntries } from "../offline/replay.js";
+import { keepFollowers, nearestSurvivor, replayEntries, takeGone } from "../offline/replay.js";
 import { MemoryDevice, waitingEntries, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
 import { newOwnerName } from "../offline/locks.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
@@ -567,25 +567,23 @@ export class TreeController {
    * is told.
    */
   private bringBack(card: Card, entry: OutboxEntry): void {
-    if (!entry.fields) return;
+    // Called by the queue's hooks: a read-only tree has no queue.
+    if (!entry.fields || !this.sync) return;
     if (this.editing?.card === card) return;
-    // The live stream has not removed it yet: it is gone on the server with its subtree.
-    const removed = this.state.get(card._id) === card ? this.state.removeSubtree(card._id) : [];
-    if (entry.base && entry.fields.content === entry.base.content) {
+    const { removed, back } = takeGone(this.state, this.sync, card, entry);
+    if (!back) {
       // Only moved: the card the writer moved was deleted meanwhile, nothing of theirs is lost.
-      this.state.changed();
       this.view.render();
       notify("A card you moved was deleted by someone else meanwhile.", { timeout: 6000 });
       return;
     }
-    const back = bringBack(this.state, entry);
     const change = new ChangeBuilder("add");
-    change.create(back.card);
+    change.create(back);
     void this.commit(change);
     // What the writer made or moved under the card goes with it (SyncQueue.follow).
-    if (this.sync && keepFollowers(this.state, this.sync, card._id, back.card, removed) > 0) this.view.render();
-    reportBroughtBack(this.state, back.card);
-    if (this.active === null || !this.state.get(this.active)) this.activate(back.card._id);
+    if (keepFollowers(this.state, this.sync, card._id, back, removed) > 0) this.view.render();
+    reportBroughtBack(this.state, back);
+    if (this.active === null || !this.state.get(this.active)) this.activate(back._id);
   }
 
   /**

@@ -9,7 +9,7 @@ import type { Card, Tree } from "../../shared/records.js";
 import { MISSING_PARENT } from "../../shared/errors.js";
 import { ApiError } from "../api.js";
 import { MemoryDevice, type OutboxEntry } from "../offline/outbox.js";
-import { bringBack, keepFollowers } from "../offline/replay.js";
+import { keepFollowers, takeGone } from "../offline/replay.js";
 import { queueForTest } from "./sync-fixture.js";
 import type { SyncHooks, SyncQueue } from "./sync.js";
 import { TreeState } from "./tree-state.js";
@@ -104,14 +104,13 @@ function tab(state: TreeState, versions: CardVersions, api: Server, device = new
       state.changed();
     },
     gone: (gone: Card, entry: OutboxEntry) => {
-      const removed = state.get(gone._id) === gone ? state.removeSubtree(gone._id) : [];
-      const back = bringBack(state, entry);
-      state.add(back.card);
-      broughtBack.push(back.card.content);
-      void queue.create(back.card, path(back.parentId));
-      keepFollowers(state, queue, gone._id, back.card, removed);
+      const { removed, back } = takeGone(state, queue, gone, entry);
+      if (!back) return;
+      broughtBack.push(back.content);
+      void queue.create(back, path(back.parentId));
+      keepFollowers(state, queue, gone._id, back, removed);
       state.changed();
-      for (const each of [...state.treeOrder()].map((e) => e.card).concat(back.card)) if (state.ancestors(each._id).includes(each)) loops.push(each.content);
+      for (const each of [...state.treeOrder()].map((e) => e.card).concat(back)) if (state.ancestors(each._id).includes(each)) loops.push(each.content);
     },
     refused: () => undefined,
     imported: () => undefined,
@@ -289,7 +288,37 @@ describe("what the writer made under a card deleted elsewhere follows the card b
     expect(server.log.filter((line) => line.startsWith("create g:"))).toEqual(["create g: parent c missing"]);
   });
 
-  it("a card moved elsewhere by the writer since its change under the deleted card went does not follow it: no loop in the tree", async () => {
+  it("a card the writer only moved, deleted elsewhere, comes back as nothing; a card they made under it stays in view and goes up to the nearest card still there", async () => {
+    // P and Q at the top, A under P. Offline, the writer moves A under Q (its text unchanged)
+    // and makes B under A. Meanwhile someone deleted A.
+    const cards = [card("p", "P", null), card("q", "Q", null, 1), card("a", "A", "p")];
+    const state = new TreeState(TREE, cards);
+    const versions = new CardVersions();
+    for (const each of cards) versions.confirm(each, each);
+    const server = new Server([card("p", "P", null), card("q", "Q", null, 1)]);
+    const { queue, broughtBack } = tab(state, versions, server);
+    // B's create is answered only once A's 404 has taken A from the tab.
+    server.delay = async (kind) => {
+      while (kind === "create" && state.get("a")) await new Promise((resolve) => setTimeout(resolve, 1));
+    };
+    const a = state.get("a")!;
+    a.parentId = "q";
+    const done = [queue.update(a, [])];
+    const b: Card = { ...card("b", "B", "a"), __v: 0 };
+    state.add(b);
+    done.push(queue.create(b, ["q"]));
+    state.changed();
+    await Promise.all(done);
+    await queue.flush();
+    expect(broughtBack).toEqual([]);
+    expect(server.shape()).toEqual({ P: null, Q: null, B: "Q" });
+    expect(shapeOf(state)).toEqual({ P: null, Q: null, B: "Q" });
+  });
+
+  it.for([
+    ["the edits' 404s first", false],
+    ["the live stream's deletion first", true],
+  ] as const)("a card moved elsewhere by the writer since its change under the deleted card went does not follow it: no loop in the tree (%s)", async ([, streamFirst]) => {
     // P, A under P, X under A. Someone deleted A (and X with it). The writer edits A and X; with
     // X's edit on its way, they move X to the top and P under X.
     const cards = [card("p", "P", null), card("a", "A", "p"), card("x", "X", "a")];
@@ -314,6 +343,13 @@ describe("what the writer made under a card deleted elsewhere follows the card b
     p.parentId = "x";
     done.push(queue.update(p, ["x"]));
     state.changed();
+    if (streamFirst) {
+      // As LiveTree.apply takes A and X away: below them, P stays, its move waiting. It still
+      // names X, gone from the tab, as its parent: X's words must not come back under it.
+      const pending = queue.pendingCards();
+      for (const id of ["a", "x"]) state.removeSubtree(id, (below) => !["a", "x"].includes(below._id) && pending.has(below));
+      expect(state.get("p")?.parentId).toBe("x");
+    }
     release();
     await Promise.all(done);
     await queue.flush();

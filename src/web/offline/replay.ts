@@ -10,13 +10,27 @@ import type { TreeState } from "../model/tree-state.js";
 import type { CardVersions } from "../model/versions.js";
 import { newIdempotencyKey, type EntryBase, type OutboxEntry } from "./outbox.js";
 
-/** The nearest card of `candidates` still in the tree (null: the top). */
+/**
+ * The nearest card of `candidates` still in the tree (null: the top), but none standing under
+ * `except` here. A card kept under `except` after `except` itself was taken away (its change
+ * waits: live-tree.ts, `takeGone`) still names it as its parent: such a card is no place for
+ * `except`'s words, which would go under a card the writer put below them.
+ */
 export function nearestSurvivor(state: TreeState, candidates: (string | null | undefined)[], except?: string): string | null {
   for (const id of candidates) {
     if (!id) continue;
-    if (state.get(id) && (!except || !state.isDescendantOrSelf(id, except))) return id;
+    if (state.get(id) && (!except || !standsUnder(state, id, except))) return id;
   }
   return null;
+}
+
+/** Whether the card `id` is `ofId` or stands under it here, `ofId` in the tree or not (bounded: places may loop). */
+function standsUnder(state: TreeState, id: string, ofId: string): boolean {
+  let steps = 0;
+  for (let card = state.get(id); card && steps <= state.size; card = state.get(card.parentId), steps++) {
+    if (card._id === ofId || card.parentId === ofId) return true;
+  }
+  return false;
 }
 
 export interface Replayed {
@@ -134,6 +148,31 @@ function standIn(state: TreeState, versions: CardVersions, entry: OutboxEntry, b
   }
   out.stoodIn.push(entry);
   return card;
+}
+
+/**
+ * SyncHooks.gone, as the page (TreeController.bringBack) and the nothing-lost simulation both
+ * take it: the card of the writer's change `entry` is gone on the server, with what was under
+ * it. The card and its subtree leave the tab (`removed`; empty when the live stream took them
+ * earlier). A change that only moved the card held none of the writer's words: nothing comes
+ * back (`back` null; what the writer made under it goes up to the nearest card still there,
+ * as any card under a deleted parent does). Otherwise the writer's text comes back as a new
+ * card (`bringBack`), added to the tab; the caller queues its create, then `keepFollowers`.
+ */
+export function takeGone(state: TreeState, sync: Pick<SyncQueue, "pendingCards">, card: Card, entry: OutboxEntry): { removed: Card[]; back: Card | null } {
+  // Below it, a card with a change of the writer's waiting stays in view, as when the live
+  // stream brings the deletion first (live-tree.ts): that change puts it where it goes, under
+  // the card brought back (`keepFollowers`) or up to the nearest card still there. Taken away
+  // here, a card made under a card only moved was on the server and not in the tab.
+  const pending = sync.pendingCards();
+  const removed = state.get(card._id) === card ? state.removeSubtree(card._id, (below) => pending.has(below)) : [];
+  if (!entry.fields || (entry.base && entry.fields.content === entry.base.content)) {
+    state.changed();
+    return { removed, back: null };
+  }
+  const back = bringBack(state, entry).card;
+  state.add(back);
+  return { removed, back };
 }
 
 /**
