@@ -341,10 +341,17 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     // (COPY_DELAY_MS, then src/web/idle.ts's pause). That copy replaces the first tab's, and
     // the first tab's create has left the outbox.
     expect(await columnTexts(behind)).toEqual(["One", "Two", "Three", "Doomed"]);
+    // As the tab goes, its writer never pauses either: only the copy written then can hold the edit.
+    if (going) await keepWriterBusy(behind);
     await activate(behind, "Two");
     await typeAtEnd(behind, " from tab two");
     await expect.poll(() => behind.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
-    if (going) await behind.goto("about:blank");
+    // As the tab goes: the page's own pagehide handler, with the tab still there for its
+    // write to finish. Chromium may abort a write still committing when the page is torn down:
+    // a loaded CI run once ended here with the tab's older copy after goto("about:blank"),
+    // most likely so. The outbox allows for an older copy (sync.ts keepAnswered); this case
+    // would not be set up.
+    if (going) await behind.evaluate(() => void window.dispatchEvent(new PageTransitionEvent("pagehide", { persisted: false })));
     await expect.poll(() => copyTexts(page, treeId), { timeout: 30_000 }).toContain("Two from tab two");
     await behind.close();
     expect(await copyTexts(page, treeId)).not.toContain("Made in tab one");
