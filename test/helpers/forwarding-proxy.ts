@@ -32,11 +32,19 @@ export async function forwardingProxy(target: string, hooks: ProxyHooks = {}): P
     const headers: http.OutgoingHttpHeaders = { ...req.headers, host: upstream.host };
     hooks.request?.(req, headers);
     const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url ?? "/", headers }, (answer) => {
+      // The server's side reset mid-answer: the browser's connection goes too, as it would
+      // through a real proxy.
+      answer.on("error", () => res.destroy());
       if (hooks.answer?.(req, answer, res)) return;
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });
     forward.on("error", () => res.socket?.destroy());
+    // The browser gave up on a request (a reload cancels a stream or a preload): ECONNRESET on
+    // its side, which without a listener was thrown out of the test run (an ECONNRESET from
+    // this proxy failed a run once).
+    req.on("error", () => forward.destroy());
+    res.on("error", () => forward.destroy());
     req.pipe(forward);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
