@@ -223,6 +223,8 @@ describeInBrowser("live changes across a lost connection", () => {
     await reader.evaluate(() => (window as any).Backbone.on("remote:change", (change: any) => (window as any).sawRemote(change.kind)));
   });
 
+  // Each restarts the server and waits for the page's stream to come back: on a loaded machine
+  // (CI's, or the nothing-lost simulation beside it) that alone has taken the whole default 30 s.
   it("catches up after the server went away and the browser was offline, from the last revision it had", async () => {
     // The laptop sleeps: no network, and the server restarts meanwhile (every stream cut).
     await writer.context.setOffline(true);
@@ -244,7 +246,7 @@ describeInBrowser("live changes across a lost connection", () => {
     // Caught up, it follows live again.
     await writeCard(writer.page, card._id, "After the break");
     await expect.poll(() => cardText(reader, card._id), { timeout: LIVE_MS }).toBe("After the break");
-  });
+  }, 90_000);
 
   it("reloads the cards quietly when it fell too far behind, keeping the selection", async () => {
     const others = await serverCards(writer.api, treeId);
@@ -266,5 +268,5 @@ describeInBrowser("live changes across a lost connection", () => {
     // And it follows live again from the revision it reloaded at.
     expect((await api.put(`/api/trees/${treeId}/cards/${card._id}`, { content: "Live again" })).status).toBe(200);
     await expect.poll(() => cardText(reader, card._id), { timeout: LIVE_MS }).toBe("Live again");
-  });
+  }, 90_000);
 });
