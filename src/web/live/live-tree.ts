@@ -352,7 +352,8 @@ export class LiveTree {
         if (!card || server.__v > this.host.versions.base(card).__v) changed.push(server);
         this.arrive(server);
       }
-      // What the server no longer has goes, but the writer's cards waiting to be saved (catch-up.ts).
+      // What the server no longer has goes, but cards made here and not yet saved, and, below a
+      // card that goes, cards the server has (catch-up.ts).
       deleted.push(...removeGone(state, seen, this.host.sync, (id, keep) => this.remove(id, keep)));
       // The cards were read after the server named `revision`: they are at least that new.
       if (revision !== undefined && revision > before) state.tree.revision = revision;
