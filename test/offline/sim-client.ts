@@ -274,13 +274,13 @@ export class SimTab {
 
   /** As the page's TreeController.bringBack. */
   private bringBack(card: Card, entry: OutboxEntry): void {
-    const { removed, back } = takeGone(this.state, this.sync, card, entry);
+    const back = takeGone(this.state, this.sync, card, entry);
     if (!back) return;
     this.broughtBack++;
     this.cameBack.set(entry.cardId, [...(this.cameBack.get(entry.cardId) ?? []), back._id]);
     if (process.env.SIM_TRACE) console.error(`${new Date().toISOString().slice(14, 23)} [${this.device.name}/${this.owner.slice(0, 4)}] bring back ${entry.cardId} as ${back._id}: ${back.content}`);
     void this.sync.create(back, back.parentId === null ? [] : this.state.ancestors(back.parentId).map((c) => c._id));
-    this.followers += keepFollowers(this.state, this.sync, card._id, back, removed);
+    this.followers += keepFollowers(this.state, this.sync, card._id, back);
     this.state.changed();
   }
 

@@ -570,7 +570,7 @@ export class TreeController {
     // Called by the queue's hooks: a read-only tree has no queue.
     if (!entry.fields || !this.sync) return;
     if (this.editing?.card === card) return;
-    const { removed, back } = takeGone(this.state, this.sync, card, entry);
+    const back = takeGone(this.state, this.sync, card, entry);
     if (!back) {
       // Only moved: the card the writer moved was deleted meanwhile, nothing of theirs is lost.
       this.view.render();
@@ -581,7 +581,7 @@ export class TreeController {
     change.create(back);
     void this.commit(change);
     // What the writer made or moved under the card goes with it (SyncQueue.follow).
-    if (keepFollowers(this.state, this.sync, card._id, back, removed) > 0) this.view.render();
+    if (keepFollowers(this.state, this.sync, card._id, back) > 0) this.view.render();
     reportBroughtBack(this.state, back);
     if (this.active === null || !this.state.get(this.active)) this.activate(back._id);
   }

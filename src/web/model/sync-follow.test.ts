@@ -104,11 +104,11 @@ function tab(state: TreeState, versions: CardVersions, api: Server, device = new
       state.changed();
     },
     gone: (gone: Card, entry: OutboxEntry) => {
-      const { removed, back } = takeGone(state, queue, gone, entry);
+      const back = takeGone(state, queue, gone, entry);
       if (!back) return;
       broughtBack.push(back.content);
       void queue.create(back, path(back.parentId));
-      keepFollowers(state, queue, gone._id, back, removed);
+      keepFollowers(state, queue, gone._id, back);
       state.changed();
       for (const each of [...state.treeOrder()].map((e) => e.card).concat(back)) if (state.ancestors(each._id).includes(each)) loops.push(each.content);
     },

@@ -972,7 +972,6 @@ function parentOf(entry: OutboxEntry): string | null {
 }
 
 /** A refusal saying the parent card is not (any longer) in the tree: 404 (MISSING_PARENT) now, 400 from older servers. */
-
 function isMissingParent(error: ApiError): boolean {
   if (error.status === 404 && error.message.startsWith(MISSING_PARENT)) return true;
   if (error.status !== 400 && error.status !== 422 && error.status !== 404) return false;

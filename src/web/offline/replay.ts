@@ -153,26 +153,26 @@ function standIn(state: TreeState, versions: CardVersions, entry: OutboxEntry, b
 /**
  * SyncHooks.gone, as the page (TreeController.bringBack) and the nothing-lost simulation both
  * take it: the card of the writer's change `entry` is gone on the server, with what was under
- * it. The card and its subtree leave the tab (`removed`; empty when the live stream took them
- * earlier). A change that only moved the card held none of the writer's words: nothing comes
- * back (`back` null; what the writer made under it goes up to the nearest card still there,
- * as any card under a deleted parent does). Otherwise the writer's text comes back as a new
- * card (`bringBack`), added to the tab; the caller queues its create, then `keepFollowers`.
+ * it. The card and its subtree leave the tab, if the live stream has not taken them already.
+ * A change that only moved the card held none of the writer's words: nothing comes back (null;
+ * what the writer made under it goes up to the nearest card still there, as any card under a
+ * deleted parent does). Otherwise the writer's text comes back as a new card (`bringBack`),
+ * added to the tab and returned; the caller queues its create, then `keepFollowers`.
  */
-export function takeGone(state: TreeState, sync: Pick<SyncQueue, "pendingCards">, card: Card, entry: OutboxEntry): { removed: Card[]; back: Card | null } {
+export function takeGone(state: TreeState, sync: Pick<SyncQueue, "pendingCards">, card: Card, entry: OutboxEntry): Card | null {
   // Below it, a card with a change of the writer's waiting stays in view, as when the live
   // stream brings the deletion first (live-tree.ts): that change puts it where it goes, under
   // the card brought back (`keepFollowers`) or up to the nearest card still there. Taken away
   // here, a card made under a card only moved was on the server and not in the tab.
   const pending = sync.pendingCards();
-  const removed = state.get(card._id) === card ? state.removeSubtree(card._id, (below) => pending.has(below)) : [];
+  if (state.get(card._id) === card) state.removeSubtree(card._id, (below) => pending.has(below));
   if (!entry.fields || (entry.base && entry.fields.content === entry.base.content)) {
     state.changed();
-    return { removed, back: null };
+    return null;
   }
   const back = bringBack(state, entry).card;
   state.add(back);
-  return { removed, back };
+  return back;
 }
 
 /**
@@ -193,14 +193,13 @@ export function bringBack(state: TreeState, entry: OutboxEntry): { card: Card; p
 
 /**
  * After `bringBack`: what the writer made or moved under the deleted card and has not sent
- * yet follows the card brought back (SyncQueue.follow), and shows there again with what is
- * under it. `removed` is the deleted card's subtree as this tab just took it away (empty when
- * the live stream took it earlier): its cards under a follower are the writer's or the
- * server's under a card moved there, not deleted with the card. Cards made here and still
- * waiting for their create come back under a follower too, should the stream have taken them.
+ * yet follows the card brought back (SyncQueue.follow). A follower has a change waiting, so
+ * `takeGone` and the live stream left it in the tab, with what is under it. Cards made here
+ * and still waiting for their create come back under a follower too, should the tab have
+ * lost them.
  * Returns how many cards followed.
  */
-export function keepFollowers(state: TreeState, sync: Pick<SyncQueue, "follow" | "pendingCreates">, oldId: string, back: Card, removed: Card[]): number {
+export function keepFollowers(state: TreeState, sync: Pick<SyncQueue, "follow" | "pendingCreates">, oldId: string, back: Card): number {
   const kept = new Set<string>();
   // Never under a card below itself: the places here may be stale (a loop would hang the tab).
   const fits = (card: Card) => !state.isDescendantOrSelf(back._id, card._id);
@@ -214,12 +213,6 @@ export function keepFollowers(state: TreeState, sync: Pick<SyncQueue, "follow" |
   const followers = kept.size;
   if (followers === 0) return 0;
   state.changed();
-  // Tree order: a card comes after its parent.
-  for (const card of removed) {
-    if (kept.has(card._id) || card.parentId === null || !kept.has(card.parentId) || state.get(card._id)) continue;
-    kept.add(card._id);
-    state.add(card);
-  }
   const waiting = [...sync.pendingCreates()].filter((card) => !state.get(card._id));
   for (let added = true; added; ) {
     added = false;
