@@ -17,7 +17,7 @@ import { nextTaskUnclamped } from "../views/progress.js";
 import { neighbour, type Direction } from "../model/navigation.js";
 import { browserSyncEnvironment, SyncQueue, type Coordinator, type SyncHooks } from "../model/sync.js";
 import { CardVersions } from "../model/versions.js";
-import { LiveTree, MOVE_UNDONE } from "../live/live-tree.js";
+import { DELETED_WHILE_TYPING, LiveTree, MOVE_UNDONE } from "../live/live-tree.js";
 import { TreeState, type TreeReader } from "../model/tree-state.js";
 import { IndexedCards } from "../model/indexed-cards.js";
 import type { KeyScope } from "../scope.js";
@@ -570,7 +570,11 @@ export class TreeController {
     // Called by the queue's hooks: a read-only tree has no queue.
     if (!entry.fields || !this.sync) return;
     if (this.editing?.card === card) return;
-    const back = takeGone(this.state, this.sync, card, entry);
+    // The card the writer is typing in stays, wherever it stood (takeGone).
+    const typing = this.editing?.card ?? null;
+    const typingBelow = typing !== null && this.state.get(typing._id) === typing && this.state.isDescendantOrSelf(typing._id, card._id);
+    const back = takeGone(this.state, this.sync, card, entry, typing);
+    if (typingBelow) notify(DELETED_WHILE_TYPING, { timeout: 10_000 });
     if (!back) {
       // Only moved: the card the writer moved was deleted meanwhile, nothing of theirs is lost.
       this.view.render();

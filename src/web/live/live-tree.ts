@@ -48,6 +48,11 @@ export interface LiveHost {
 }
 
 const NOTE_CLASS = "card-remote-note";
+/**
+ * On the card being edited when it (or a card above it) is deleted elsewhere: its save meets a
+ * 404, and the words come back as a new card (TreeController.bringBack, offline/replay.ts).
+ */
+export const DELETED_WHILE_TYPING = "Someone deleted this card, or a card above it. Your words stay here: saving brings the card back.";
 
 export class LiveTree {
   private readonly follower: TreeFollower;
@@ -305,7 +310,7 @@ export class LiveTree {
     if (!card) return false;
     const editing = this.host.editing?.card;
     if (editing && state.isDescendantOrSelf(editing._id, id)) {
-      this.note(editing, "Someone deleted this card. Copy your text before saving: it can no longer be saved here.");
+      this.note(editing, DELETED_WHILE_TYPING);
       return false;
     }
     const active = this.host.activeId;

@@ -385,3 +385,48 @@ describe("what the writer made under a card deleted elsewhere follows the card b
     expect(Object.keys(server.shape()).sort()).toEqual(["A edited", "F", "Q"]);
   });
 });
+
+/**
+ * The card the writer has open in the editor, below the card deleted elsewhere (takeGone's
+ * `typing`): it stays in the tab with what is under it, under the card brought back, or (a
+ * change that only moved the deleted card) under the nearest card still there. The page
+ * passes it (TreeController.bringBack; test/browser/offline-gone-editing.test.ts).
+ */
+describe("the card being typed in, below a card deleted elsewhere", () => {
+  /** p at the top; a under p (the writer's change was to a); c under a, t (typed in) under c, u under t. */
+  function world(fields: { content: string; parentId: string | null; position: number }) {
+    const p = card("p", "P", null);
+    const a = card("a", "A", "p");
+    const c = card("c", "C", "a");
+    const t = card("t", "T", "c");
+    const u = card("u", "U", "t");
+    const state = new TreeState(TREE, [p, a, c, t, u]);
+    const entry: OutboxEntry = { key: "k", treeId: "t", owner: "o", at: 0, kind: "update", cardId: "a", fields, base: { __v: 1, content: "A", parentId: "p", position: 0 }, path: [], sent: true };
+    return { state, a, t, entry, sync: { pendingCards: () => new Set<Card>() } };
+  }
+
+  it("goes under the card brought back, with what is under it; the cards between go", () => {
+    const { state, a, t, entry, sync } = world({ content: "A, edited", parentId: "p", position: 0 });
+    const back = takeGone(state, sync, a, entry, t)!;
+    expect(back.content).toBe("A, edited");
+    expect(state.get("t")).toBe(t);
+    expect(t.parentId).toBe(back._id);
+    expect(shapeOf(state)).toEqual({ P: null, "A, edited": "P", T: "A, edited", U: "T" });
+  });
+
+  it("goes up to the nearest card still there when the change only moved the deleted card", () => {
+    const { state, a, t, entry, sync } = world({ content: "A", parentId: "p", position: 3 });
+    expect(takeGone(state, sync, a, entry, t)).toBeNull();
+    expect(t.parentId).toBe("p");
+    expect(shapeOf(state)).toEqual({ P: null, T: "P", U: "T" });
+  });
+
+  it("is taken away like any other card when it is not below the deleted card", () => {
+    const { state, a, entry, sync } = world({ content: "A, edited", parentId: "p", position: 0 });
+    const elsewhere = card("e", "E", "p", 1);
+    state.add(elsewhere);
+    takeGone(state, sync, a, entry, elsewhere);
+    expect(shapeOf(state)).toEqual({ P: null, "A, edited": "P", E: "P" });
+    expect(state.get("t")).toBeUndefined();
+  });
+});

@@ -158,20 +158,30 @@ function standIn(state: TreeState, versions: CardVersions, entry: OutboxEntry, b
  * what the writer made under it goes up to the nearest card still there, as any card under a
  * deleted parent does). Otherwise the writer's text comes back as a new card (`bringBack`),
  * added to the tab and returned; the caller queues its create, then `keepFollowers`.
+ *
+ * `typing`: the card the writer has open in the editor, if any. Below the deleted card, it
+ * stays in the tab with what is under it (the editor and the words typed in it with it), and
+ * goes under the card brought back, or up to the nearest card still there: its save then
+ * meets its own 404 and brings its words back the same way. Taken away, the editor left the
+ * page with every word typed since it opened.
  */
-export function takeGone(state: TreeState, sync: Pick<SyncQueue, "pendingCards">, card: Card, entry: OutboxEntry): Card | null {
+export function takeGone(state: TreeState, sync: Pick<SyncQueue, "pendingCards">, card: Card, entry: OutboxEntry, typing: Card | null = null): Card | null {
   // Below it, a card with a change of the writer's waiting stays in view, as when the live
   // stream brings the deletion first (live-tree.ts): that change puts it where it goes, under
   // the card brought back (`keepFollowers`) or up to the nearest card still there. Taken away
   // here, a card made under a card only moved was on the server and not in the tab.
   const pending = sync.pendingCards();
-  if (state.get(card._id) === card) state.removeSubtree(card._id, (below) => pending.has(below));
-  if (!entry.fields || (entry.base && entry.fields.content === entry.base.content)) {
-    state.changed();
-    return null;
+  if (state.get(card._id) === card) state.removeSubtree(card._id, (below) => below === typing || pending.has(below));
+  const wordsGone = entry.fields && !(entry.base && entry.fields.content === entry.base.content);
+  const back = wordsGone ? bringBack(state, entry).card : null;
+  if (back) state.add(back);
+  if (typing && state.get(typing._id) === typing && typing.parentId !== null && !state.get(typing.parentId)) {
+    const parentId = back?._id ?? nearestSurvivor(state, [card.parentId, entry.base?.parentId, ...(entry.path ?? [])], card._id);
+    const siblings = state.children(parentId);
+    typing.parentId = parentId;
+    typing.position = (siblings[siblings.length - 1]?.position ?? -1) + 1;
   }
-  const back = bringBack(state, entry).card;
-  state.add(back);
+  state.changed();
   return back;
 }
 
