@@ -12,7 +12,7 @@ import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, watchErrors } from "./harness.js";
+import { activeCardId, describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, watchErrors } from "./harness.js";
 
 describeInBrowser("a card deleted elsewhere while the writer types below it", () => {
   let server: TestServer;
@@ -93,6 +93,45 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
     await expect
       .poll(async () => (await page.locator(".columns .card > .card-content").allInnerTexts()).map((t) => t.trim()).sort(), { timeout: 30_000 })
       .toEqual(["Alpha edited offline", "Beta and words typed in it", "Gamma"]);
+    expect(errors).toEqual([]);
+  });
+
+  // Session 27 left it: the card the writer only moved was the selected one, and the selection
+  // still named it once it was gone.
+  it("moves the selection off a card the writer only moved when it is deleted elsewhere", { timeout: 180_000 }, async () => {
+    const owner = await buildUser(server.url, "mover");
+    const friend = await buildUser(server.url, "remover");
+    const tree = await buildTree(owner, { name: "Moving a deleted card", seed: JSON.stringify([{ content: "Alpha" }, { content: "Beta" }, { content: "Gamma" }]) });
+    await shareTree(owner, tree._id, friend);
+    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+    contexts.push(context);
+    expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
+    const page = await context.newPage();
+    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, /ERR_FAILED/, /status of 404/]);
+    await page.route("**/api/trees/*/events*", (route) => route.abort());
+    await openTree(page, tree._id);
+
+    // Offline, Alpha goes down below Beta, and stays selected.
+    await context.setOffline(true);
+    await card(page, "Alpha").click();
+    await page.keyboard.press("Alt+ArrowDown");
+    await expect.poll(() => page.locator(".columns .card > .card-content").allInnerTexts()).toEqual(["Beta", "Alpha", "Gamma"]);
+    const alpha = (await serverCards(owner, tree._id)).find((c) => c.content === "Alpha");
+    expect(await activeCardId(page)).toBe(alpha._id);
+    expect((await friend.delete(`/api/trees/${tree._id}/cards/${alpha._id}`)).status).toBe(200);
+
+    // Back online: the move meets its 404; Alpha leaves the tab and the selection goes to a card shown.
+    await context.setOffline(false);
+    await expect.poll(() => page.getByText("A card you moved was deleted by someone else meanwhile").count(), { timeout: 60_000 }).toBeGreaterThan(0);
+    await expect.poll(() => page.locator(".columns .card > .card-content").allInnerTexts()).toEqual(["Beta", "Gamma"]);
+    const gamma = (await serverCards(owner, tree._id)).find((c) => c.content === "Gamma");
+    expect(await activeCardId(page)).toBe(gamma._id);
+    expect(await page.locator(".columns .card.active").innerText()).toBe("Gamma");
+    // The keys work from there: up selects Beta, and Enter edits it.
+    await page.keyboard.press("ArrowUp");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator(".columns textarea.mousetrap:visible").inputValue()).toBe("Beta");
+    await page.keyboard.press("Escape");
     expect(errors).toEqual([]);
   });
 });

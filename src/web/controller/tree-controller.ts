@@ -14,7 +14,7 @@ import type { AppBus } from "../bus.js";
 import type { ImportRequest } from "../events.js";
 import { notify } from "../notify.js";
 import { nextTaskUnclamped } from "../views/progress.js";
-import { neighbour, type Direction } from "../model/navigation.js";
+import { neighbour, selectionAfter, type Direction } from "../model/navigation.js";
 import { browserSyncEnvironment, SyncQueue, type Coordinator, type SyncHooks } from "../model/sync.js";
 import { CardVersions } from "../model/versions.js";
 import { DELETED_WHILE_TYPING, LiveTree, MOVE_UNDONE } from "../live/live-tree.js";
@@ -573,11 +573,15 @@ export class TreeController {
     // The card the writer is typing in stays, wherever it stood (takeGone).
     const typing = this.editing?.card ?? null;
     const typingBelow = typing !== null && this.state.get(typing._id) === typing && this.state.isDescendantOrSelf(typing._id, card._id);
+    // The selection, if it goes with the card: where it goes then, chosen while the card is here.
+    const selected = this.active !== null && this.state.get(card._id) === card && this.state.isDescendantOrSelf(this.active, card._id);
+    const after = selected ? selectionAfter(this.state, card) : null;
     const back = takeGone(this.state, this.sync, card, entry, typing);
     if (typingBelow) notify(DELETED_WHILE_TYPING, { timeout: 10_000 });
     if (!back) {
       // Only moved: the card the writer moved was deleted meanwhile, nothing of theirs is lost.
       this.view.render();
+      if (this.active !== null && !this.state.get(this.active)) this.activate(this.state.get(after) ? after : (this.state.children(null)[0]?._id ?? null));
       notify("A card you moved was deleted by someone else meanwhile.", { timeout: 6000 });
       return;
     }

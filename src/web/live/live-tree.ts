@@ -29,6 +29,7 @@ import type { CardVersions } from "../model/versions.js";
 import type { ColumnsView } from "../views/columns.js";
 import { TreeFollower, type RemoteChange } from "./follow.js";
 import { mergeTexts } from "./merge.js";
+import { selectionAfter } from "../model/navigation.js";
 
 /** What the writer is told when a move of theirs cannot be: someone moved its new place under it. */
 export const MOVE_UNDONE = "A card you moved could not go there: someone moved that place under it meanwhile. It stays where it was; your text in it is kept.";
@@ -314,7 +315,7 @@ export class LiveTree {
       return false;
     }
     const active = this.host.activeId;
-    const fallback = active && state.isDescendantOrSelf(active, id) ? this.fallback(card) : undefined;
+    const fallback = active && state.isDescendantOrSelf(active, id) ? selectionAfter(state, card) : undefined;
     for (const gone of state.removeSubtree(id, keep)) this.deferred.delete(gone);
     if (fallback !== undefined) {
       state.changed();
@@ -322,15 +323,6 @@ export class LiveTree {
       this.host.activate(fallback, { focus: !this.host.editing });
     }
     return true;
-  }
-
-  /** Where the selection goes when its card is deleted elsewhere: next sibling, previous, parent. */
-  private fallback(card: Card): string | null {
-    const { state } = this.host;
-    const siblings = state.siblings(card._id);
-    const index = siblings.indexOf(card);
-    const next = siblings[index + 1] ?? siblings[index - 1] ?? state.parent(card._id) ?? state.children(null).find((c) => c !== card);
-    return next?._id ?? null;
   }
 
   /**

@@ -4,6 +4,7 @@
  * into the neighbouring group of the same column, so a column reads top to bottom like a
  * chapter. While a search filters the columns, cards it hides are skipped.
  */
+import type { Card } from "../../shared/records.js";
 import type { TreeReader } from "./tree-state.js";
 
 export type Direction = "up" | "down" | "left" | "right";
@@ -26,4 +27,15 @@ export function neighbour(state: TreeReader, id: string, direction: Direction, s
       return null;
     }
   }
+}
+
+/**
+ * Where the selection goes when `card` (still in the tree) is about to go, deleted elsewhere:
+ * its next sibling, else the previous one, else its parent, else another card at the top.
+ */
+export function selectionAfter(state: TreeReader, card: Card): string | null {
+  const siblings = state.siblings(card._id);
+  const index = siblings.indexOf(card);
+  const next = siblings[index + 1] ?? siblings[index - 1] ?? state.parent(card._id) ?? state.children(null).find((c) => c !== card);
+  return next?._id ?? null;
 }
