@@ -18,7 +18,7 @@ import { mergeTexts } from "../../src/web/live/merge.js";
 import { removeGone } from "../../src/web/model/catch-up.js";
 import { SyncQueue, type Coordinator, type SyncEnvironment } from "../../src/web/model/sync.js";
 import { TreeState } from "../../src/web/model/tree-state.js";
-import { CardVersions } from "../../src/web/model/versions.js";
+import { CardVersions, confirmedCards } from "../../src/web/model/versions.js";
 import { MemoryDevice, type OutboxEntry } from "../../src/web/offline/outbox.js";
 import { keepFollowers, replayEntries, takeGone } from "../../src/web/offline/replay.js";
 
@@ -228,12 +228,7 @@ export class SimTab {
   /** As the page's TreeController.keepCopy: the tree as the server confirmed it. */
   async keepCopy(): Promise<void> {
     const answered = this.sync.copyTaken();
-    const cards: Card[] = [];
-    for (const { card } of this.state.treeOrder()) {
-      if (this.sync.hasPendingCreate(card)) continue;
-      const base = this.versions.base(card);
-      cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
-    }
+    const cards = confirmedCards(this.state.treeOrder(), this.versions, this.sync.pendingCreates());
     await this.device.store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() });
     await answered();
   }

@@ -16,7 +16,7 @@ import { notify } from "../notify.js";
 import { nextTaskUnclamped } from "../views/progress.js";
 import { neighbour, selectionAfter, type Direction } from "../model/navigation.js";
 import { browserSyncEnvironment, SyncQueue, type Coordinator, type SyncHooks } from "../model/sync.js";
-import { CardVersions } from "../model/versions.js";
+import { CardVersions, confirmedCards } from "../model/versions.js";
 import { DELETED_WHILE_TYPING, LiveTree, MOVE_UNDONE } from "../live/live-tree.js";
 import { TreeState, type TreeReader } from "../model/tree-state.js";
 import { IndexedCards } from "../model/indexed-cards.js";
@@ -379,13 +379,7 @@ export class TreeController {
     // without moving the key (SyncQueue.send), its card left out of the copy kept.
     const key = this.copyKey();
     if (key === this.copyKept) return;
-    const cards: Card[] = [];
-    const creating = this.sync.pendingCreates();
-    for (const { card } of this.state.treeOrder()) {
-      if (creating.has(card)) continue;
-      const base = this.versions.base(card);
-      cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
-    }
+    const cards = confirmedCards(this.state.treeOrder(), this.versions, this.sync.pendingCreates());
     try {
       await store.saveTree({ tree: { ...this.state.tree }, cards, savedAt: Date.now() }, options);
       this.copyKept = key;

@@ -244,11 +244,6 @@ export class SyncQueue {
     return cards;
   }
 
-  /** The card was made here and its create has not been answered yet. */
-  hasPendingCreate(card: Card): boolean {
-    return [...this.inFlight, ...this.ops].some((op) => op.card === card && op.entry.kind === "create");
-  }
-
   /** The cards whose create is not answered yet (one pass, for a whole tree's worth of questions). */
   pendingCreates(): Set<Card> {
     const cards = new Set<Card>();

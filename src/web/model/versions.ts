@@ -90,3 +90,19 @@ export class CardVersions {
     return base.content !== card.content || base.parentId !== card.parentId || base.position !== card.position;
   }
 }
+
+/**
+ * The tree as the server confirmed it, for the device's copy (the page's TreeController.keepCopy
+ * and the nothing-lost simulation's SimTab.keepCopy, so that the simulation proves what the page
+ * keeps): every card in tree order at its base, but those in `creating` (made here, their create
+ * not answered: the server may not have them, and the outbox brings them back at the next open).
+ */
+export function confirmedCards(order: Iterable<{ card: Card }>, versions: CardVersions, creating: ReadonlySet<Card>): Card[] {
+  const cards: Card[] = [];
+  for (const { card } of order) {
+    if (creating.has(card)) continue;
+    const base = versions.base(card);
+    cards.push({ ...card, content: base.content, parentId: base.parentId, position: base.position, __v: base.__v });
+  }
+  return cards;
+}
