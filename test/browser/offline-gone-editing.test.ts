@@ -96,6 +96,48 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
     expect(errors).toEqual([]);
   });
 
+  // Online, with nothing of the writer's waiting: the live stream's deletion comes while they type.
+  // Closing the editor then makes the deletion the stream brought (the tab showed Alpha,
+  // deleted on the server, until a reload): saved, Beta's words come back; cancelled, nothing does.
+  it.each(["saves", "cancels"])("online: a card above the one being typed in is deleted; the editor stays, then the writer %s", { timeout: 180_000 }, async (ending) => {
+    const owner = await buildUser(server.url, "online-typist");
+    const friend = await buildUser(server.url, "online-deleter");
+    const tree = await buildTree(owner, { name: "Typing online under a deletion", seed: JSON.stringify([{ content: "Alpha", children: [{ content: "Beta" }] }, { content: "Gamma" }]) });
+    await shareTree(owner, tree._id, friend);
+    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+    contexts.push(context);
+    expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
+    const page = await context.newPage();
+    const errors = watchErrors(page, [/status of 404/]);
+    await openTree(page, tree._id);
+
+    await card(page, "Beta").click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("End");
+    await page.keyboard.type(" and words typed in it");
+    const alpha = (await serverCards(owner, tree._id)).find((c) => c.content === "Alpha");
+    expect((await friend.delete(`/api/trees/${tree._id}/cards/${alpha._id}`)).status).toBe(200);
+    await expect.poll(() => page.getByText("Your words stay here: saving brings the card back").count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    const editor = page.locator(".columns textarea.mousetrap:visible");
+    expect(await editor.inputValue()).toBe("Beta and words typed in it");
+
+    const left = ending === "saves" ? ["Beta and words typed in it", "Gamma"] : ["Gamma"];
+    if (ending === "saves") await page.keyboard.press("Control+Enter");
+    else {
+      await page.keyboard.press("Escape");
+      await page.getByRole("button", { name: "Discard changes" }).click();
+    }
+    await expect.poll(() => shape(owner, tree._id), { timeout: 60_000 }).toEqual(left.map((text) => `${text}<top`));
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 60_000 }).toBe("saved");
+    await expect.poll(async () => (await page.locator(".columns .card > .card-content").allInnerTexts()).map((t) => t.trim()).sort(), { timeout: 30_000 }).toEqual(left);
+    // The selection is on a card shown, and the keys work from it.
+    await page.keyboard.press("Enter");
+    await expect.poll(() => editor.count()).toBe(1);
+    expect(left).toContain(await editor.inputValue());
+    await page.keyboard.press("Escape");
+    expect(errors).toEqual([]);
+  });
+
   // Session 27 left it: the card the writer only moved was the selected one, and the selection
   // still named it once it was gone.
   it("moves the selection off a card the writer only moved when it is deleted elsewhere", { timeout: 180_000 }, async () => {

@@ -59,6 +59,12 @@ export class LiveTree {
   private readonly follower: TreeFollower;
   /** The server's newer copy of cards the writer has in hand. */
   private readonly deferred = new Map<Card, Card>();
+  /**
+   * Deletions put off while the writer edits a card at or below the deleted one (`remove`),
+   * with what they keep: made once the editor closes (`settleDeferred`), so that the tab does
+   * not show cards the server no longer has until the next reload.
+   */
+  private readonly removals = new Map<string, ((card: Card) => boolean) | undefined>();
   /** Changes are applied one after another, each after any create on its way. */
   private work: Promise<void> = Promise.resolve();
 
@@ -108,13 +114,24 @@ export class LiveTree {
   /** The writer's changes reached the server: cards no longer in hand take what waits for them. */
   settleDeferred(): void {
     let structural = false;
+    // A card the editor kept in view goes once the editor is closed; a save of it waits in the
+    // queue (kept, if `keep` says so) and meets its 404, which brings the words back (`takeGone`).
+    for (const [id, keep] of [...this.removals]) {
+      const editing = this.host.editing?.card;
+      if (editing && this.host.state.isDescendantOrSelf(editing._id, id)) continue;
+      this.removals.delete(id);
+      structural = this.remove(id, keep) || structural;
+    }
     for (const [card, server] of [...this.deferred]) {
       if (this.busy(card)) continue;
       this.deferred.delete(card);
       if (this.host.state.get(card._id) !== card) continue;
       structural = this.take(card, server) || structural;
     }
-    if (structural) this.host.view.render();
+    if (structural) {
+      this.host.state.changed();
+      this.host.view.render();
+    }
   }
 
   /**
@@ -312,8 +329,10 @@ export class LiveTree {
     const editing = this.host.editing?.card;
     if (editing && state.isDescendantOrSelf(editing._id, id)) {
       this.note(editing, DELETED_WHILE_TYPING);
+      this.removals.set(id, keep);
       return false;
     }
+    this.removals.delete(id);
     const active = this.host.activeId;
     const fallback = active && state.isDescendantOrSelf(active, id) ? selectionAfter(state, card) : undefined;
     for (const gone of state.removeSubtree(id, keep)) this.deferred.delete(gone);
