@@ -138,6 +138,40 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
     expect(errors).toEqual([]);
   });
 
+  // A deletion put off while the writer types, then undone from the trash before the editor closes.
+  it("online: a card deleted above the one being typed in and restored from the trash meanwhile stays in the tab", { timeout: 180_000 }, async () => {
+    const owner = await buildUser(server.url, "restore-typist");
+    const friend = await buildUser(server.url, "restorer");
+    const tree = await buildTree(owner, { name: "Deleted and restored", seed: JSON.stringify([{ content: "Alpha", children: [{ content: "Beta" }] }, { content: "Gamma" }]) });
+    await shareTree(owner, tree._id, friend);
+    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+    contexts.push(context);
+    expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await openTree(page, tree._id);
+
+    await card(page, "Beta").click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("End");
+    await page.keyboard.type(" and words typed in it");
+    const alpha = (await serverCards(owner, tree._id)).find((c) => c.content === "Alpha");
+    expect((await friend.delete(`/api/trees/${tree._id}/cards/${alpha._id}`)).status).toBe(200);
+    await expect.poll(() => page.getByText("Your words stay here: saving brings the card back").count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    expect((await friend.post(`/api/trees/${tree._id}/cards/${alpha._id}/restore`)).status).toBe(200);
+    await expect.poll(() => shape(owner, tree._id)).toEqual(["Alpha<top", "Beta<Alpha", "Gamma<top"]);
+    // The restore reached the tab (the tree's revision there is the server's) before the editor closes.
+    const revision = (await owner.get("/api/trees")).body.find((t: { _id: string }) => t._id === tree._id).revision;
+    await expect.poll(() => page.evaluate(() => (window as any).app.get("currentTree").get("revision"))).toBe(revision);
+
+    await page.keyboard.press("Control+Enter");
+    await expect.poll(() => shape(owner, tree._id), { timeout: 60_000 }).toEqual(["Alpha<top", "Beta and words typed in it<Alpha", "Gamma<top"]);
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 60_000 }).toBe("saved");
+    await page.waitForTimeout(500);
+    expect((await page.locator(".columns .card > .card-content").allInnerTexts()).map((t) => t.trim()).sort()).toEqual(["Alpha", "Beta and words typed in it", "Gamma"]);
+    expect(errors).toEqual([]);
+  });
+
   // Session 27 left it: the card the writer only moved was the selected one, and the selection
   // still named it once it was gone.
   it("moves the selection off a card the writer only moved when it is deleted elsewhere", { timeout: 180_000 }, async () => {

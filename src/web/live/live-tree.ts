@@ -265,6 +265,8 @@ export class LiveTree {
   /** One card of the server's: added, updated, or kept waiting. Returns true if it moved or is new. */
   private arrive(server: Card): boolean {
     const { state, versions } = this.host;
+    // The server has it (again): a deletion of it put off while the writer typed is void.
+    this.removals.delete(server._id);
     const card = state.get(server._id);
     if (!card) {
       const added = { ...server };
