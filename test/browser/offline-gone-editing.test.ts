@@ -1,12 +1,15 @@
 /**
- * A card deleted elsewhere while the writer types in a card below it (issue 26, SPEC §13): offline,
- * the writer edits card A and saves (the edit waits on the device); meanwhile another writer
- * deletes A with its subtree; the writer, still offline, opens B (under A) and types. Back
- * online, A's edit is refused (404) before the live stream says anything (it is held back
- * here): A's words come back as a new card (`takeGone`), and the editor over B, with the words
- * typed in it, must stay where the writer is typing; saved, they come back too. The live
- * stream's path (a deletion first) already kept a card being edited below (live-tree.ts,
- * `remove`); the 404's path took B away with A, the editor and its words with it.
+ * A card deleted elsewhere while the writer types in a card below it (issue 26, SPEC §13).
+ * - Offline, the writer edits card A and saves (the edit waits on the device); then opens B,
+ *   under A, and types; meanwhile another writer deletes A with its subtree. Back online, A's
+ *   edit meets its 404 and A's words come back as a new card (`takeGone`); the editor over B,
+ *   with the words typed in it, must stay where the writer is typing, and saved, they come
+ *   back too. The 404's path used to take B away with A, the editor and its words with it.
+ *   Two orders: the live stream held back (the 404 first), and the stream open.
+ * - Online, with nothing waiting: the stream's deletion is put off while the editor is open
+ *   (live-tree.ts, `remove`) and must be made once it closes (saved or cancelled), so that the
+ *   tab ends as the server's tree; a card restored from the trash meanwhile stays.
+ * - A card the writer only moved, selected, deleted elsewhere: the selection moves off it.
  */
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
