@@ -9,6 +9,9 @@
  * - Online, with nothing waiting: the stream's deletion is put off while the editor is open
  *   (live-tree.ts, `remove`) and must be made once it closes (saved or cancelled), so that the
  *   tab ends as the server's tree; a card restored from the trash meanwhile stays.
+ * - Offline, a card edited and saved, then opened again, deleted elsewhere meanwhile: the 404 of
+ *   the saved edit comes while the editor is open; closed without a save, those saved words
+ *   come back (they were dropped), and with a save, the newer words come back once.
  * - A card the writer only moved, selected, deleted elsewhere: the selection moves off it.
  */
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
@@ -172,6 +175,54 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
     await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 60_000 }).toBe("saved");
     await page.waitForTimeout(500);
     expect((await page.locator(".columns .card > .card-content").allInnerTexts()).map((t) => t.trim()).sort()).toEqual(["Alpha", "Beta and words typed in it", "Gamma"]);
+    expect(errors).toEqual([]);
+  });
+
+  // The card itself deleted elsewhere while the writer edits it again, an earlier edit of it waiting.
+  // Cancelled, the words saved before come back; saved, the newer words do, once (the save holds both).
+  it.each(["cancels", "saves"])("offline, a card edited, then opened again, deleted elsewhere meanwhile; the writer %s: the words come back once", { timeout: 180_000 }, async (ending) => {
+    const owner = await buildUser(server.url, "reopener");
+    const friend = await buildUser(server.url, "card-deleter");
+    const tree = await buildTree(owner, { name: "Edited twice", seed: JSON.stringify([{ content: "Alpha" }, { content: "Beta" }]) });
+    await shareTree(owner, tree._id, friend);
+    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+    contexts.push(context);
+    expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
+    const page = await context.newPage();
+    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, /ERR_FAILED/, /status of 404/]);
+    await page.route("**/api/trees/*/events*", (route) => route.abort());
+    await openTree(page, tree._id);
+
+    // Offline: Beta edited and saved on the device, then opened again and typed in.
+    await context.setOffline(true);
+    await card(page, "Beta").click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("End");
+    await page.keyboard.type(" saved offline");
+    await page.keyboard.press("Control+Enter");
+    await expect.poll(() => status(page)).toMatch(/Not saved yet: 1 change waiting on this device/);
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("End");
+    await page.keyboard.type(" and more");
+    const beta = (await serverCards(owner, tree._id)).find((c) => c.content === "Beta");
+    expect((await friend.delete(`/api/trees/${tree._id}/cards/${beta._id}`)).status).toBe(200);
+
+    // Back online: the saved edit meets its 404 while the editor is open; then the writer cancels.
+    await context.setOffline(false);
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 60_000 }).toBe("saved");
+    if (ending === "saves") await page.keyboard.press("Control+Enter");
+    else {
+      await page.keyboard.press("Escape");
+      await page.getByRole("button", { name: "Discard changes" }).click();
+    }
+    // What was saved before the editor opened again is the writer's: it comes back.
+    const words = ending === "saves" ? "Beta saved offline and more" : "Beta saved offline";
+    await expect.poll(() => shape(owner, tree._id), { timeout: 60_000 }).toEqual(["Alpha<top", `${words}<top`]);
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 60_000 }).toBe("saved");
+    await page.unroute("**/api/trees/*/events*");
+    await page.reload();
+    await page.locator(".columns .card").first().waitFor();
+    await expect.poll(async () => (await page.locator(".columns .card > .card-content").allInnerTexts()).map((t) => t.trim()).sort()).toEqual(["Alpha", words]);
     expect(errors).toEqual([]);
   });
 

@@ -76,6 +76,8 @@ export class TreeController {
   private readonly host: TreeHost;
   private active: string | null = null;
   private editing: Editing | null = null;
+  /** Changes of the card being edited that met their 404 (bringBack), the last one each. */
+  private readonly goneWhileEditing = new Map<Card, OutboxEntry>();
   private fullscreen = false;
   private readonly stopped = new AbortController();
   /** Ids of cards created here, mapped to other ids a server gave them (one without client ids). */
@@ -478,6 +480,20 @@ export class TreeController {
     this.view.focusActive();
     // The card changed size with its new text; its column must centre it again.
     this.view.scrollIntoPlace();
+    // A change of this card met its 404 while it was open (bringBack). Saved now, the save
+    // goes (queued above, before the editor closed) and its own 404 brings the words back;
+    // closed without a save, the words of the change that met it come back now. Dropped,
+    // they were lost: saved by the writer, and neither on the server nor on the device.
+    const gone = this.goneWhileEditing.get(editing.card);
+    if (gone) {
+      this.goneWhileEditing.delete(editing.card);
+      if (!this.sync?.pendingCards().has(editing.card)) this.bringBack(editing.card, gone);
+    }
+  }
+
+  /** Said once the card being edited, or one above it, turns out deleted elsewhere. */
+  private notifyDeletedWhileTyping(): void {
+    notify(DELETED_WHILE_TYPING, { timeout: 10_000 });
   }
 
   /** Sets a card's text, redraws it and queues the save; the promise settles with the server. */
@@ -563,7 +579,13 @@ export class TreeController {
   private bringBack(card: Card, entry: OutboxEntry): void {
     // Called by the queue's hooks: a read-only tree has no queue.
     if (!entry.fields || !this.sync) return;
-    if (this.editing?.card === card) return;
+    if (this.editing?.card === card) {
+      // The writer has the card open again: what that change held comes back as the editor
+      // closes (editingClosed), or its save, holding those words and newer ones, does.
+      this.goneWhileEditing.set(card, entry);
+      this.notifyDeletedWhileTyping();
+      return;
+    }
     // The card the writer is typing in stays, wherever it stood (takeGone).
     const typing = this.editing?.card ?? null;
     const typingBelow = typing !== null && this.state.get(typing._id) === typing && this.state.isDescendantOrSelf(typing._id, card._id);
@@ -571,7 +593,7 @@ export class TreeController {
     const selected = this.active !== null && this.state.get(card._id) === card && this.state.isDescendantOrSelf(this.active, card._id);
     const after = selected ? selectionAfter(this.state, card) : null;
     const back = takeGone(this.state, this.sync, card, entry, typing);
-    if (typingBelow) notify(DELETED_WHILE_TYPING, { timeout: 10_000 });
+    if (typingBelow) this.notifyDeletedWhileTyping();
     if (!back) {
       // Only moved: the card the writer moved was deleted meanwhile, nothing of theirs is lost.
       this.view.render();
