@@ -430,3 +430,17 @@ describe("the card being typed in, below a card deleted elsewhere", () => {
     expect(state.get("t")).toBeUndefined();
   });
 });
+
+describe("the card being typed in, elsewhere in the tree", () => {
+  it("stays where it is, even with its parent gone from the tab for another reason", () => {
+    const p = card("p", "P", null);
+    const a = card("a", "A", "p");
+    // Kept earlier with its parent (x) taken away: it shows in the first column, and stays there.
+    const orphan = card("o", "O", "x");
+    const state = new TreeState(TREE, [p, a, orphan]);
+    const entry: OutboxEntry = { key: "k", treeId: "t", owner: "o", at: 0, kind: "update", cardId: "a", fields: { content: "A, edited", parentId: "p", position: 0 }, base: { __v: 1, content: "A", parentId: "p", position: 0 }, path: [], sent: true };
+    const back = takeGone(state, { pendingCards: () => new Set<Card>() }, a, entry, orphan)!;
+    expect(back.parentId).toBe("p");
+    expect(orphan.parentId).toBe("x");
+  });
+});

@@ -171,11 +171,13 @@ export function takeGone(state: TreeState, sync: Pick<SyncQueue, "pendingCards">
   // the card brought back (`keepFollowers`) or up to the nearest card still there. Taken away
   // here, a card made under a card only moved was on the server and not in the tab.
   const pending = sync.pendingCards();
-  if (state.get(card._id) === card) state.removeSubtree(card._id, (below) => below === typing || pending.has(below));
+  const here = state.get(card._id) === card;
+  const typingBelow = here && typing !== null && typing !== card && state.get(typing._id) === typing && state.isDescendantOrSelf(typing._id, card._id);
+  if (here) state.removeSubtree(card._id, (below) => (typingBelow && below === typing) || pending.has(below));
   const wordsGone = entry.fields && !(entry.base && entry.fields.content === entry.base.content);
   const back = wordsGone ? bringBack(state, entry).card : null;
   if (back) state.add(back);
-  if (typing && state.get(typing._id) === typing && typing.parentId !== null && !state.get(typing.parentId)) {
+  if (typingBelow && typing.parentId !== null && !state.get(typing.parentId)) {
     const parentId = back?._id ?? nearestSurvivor(state, [card.parentId, entry.base?.parentId, ...(entry.path ?? [])], card._id);
     const siblings = state.children(parentId);
     typing.parentId = parentId;
