@@ -312,6 +312,30 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     expect(await keptAt(reopened, treeId)).toBeGreaterThan(keptFirst!);
   });
 
+  it.concurrent("a card made offline and typed in, the tab dying before the text is saved: reopened offline, the text comes back in that card's editor", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { api, treeId, page } = await device.writer();
+    await device.context.setOffline(true);
+    await activate(page, "Three");
+    await page.keyboard.press("Control+ArrowDown");
+    await page.keyboard.type("Typed in a new card, never saved");
+    await expect.poll(() => status(page)).toContain("1 change waiting on this device");
+    const reopened = await device.crashAndReopen(page, treeId);
+    // The draft is the new card's: the card comes back from the outbox, and the text into its editor.
+    const editor = reopened.locator(".columns textarea.mousetrap:visible");
+    await expect.poll(() => editor.count()).toBe(1);
+    expect(await editor.inputValue()).toBe("Typed in a new card, never saved");
+    expect(await reopened.locator(".toast-text").allInnerTexts()).not.toContainEqual(expect.stringContaining("no longer exists"));
+    await reopened.keyboard.press("Control+Enter");
+    await expect.poll(() => columnTexts(reopened)).toEqual(["One", "Two", "Three", "Typed in a new card, never saved", "Doomed"]);
+    await device.context.setOffline(false);
+    await expect.poll(() => reopened.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+    // Once, with the words: not an empty card beside it.
+    const contents = (await serverCards(api, treeId)).map((card) => card.content);
+    expect(contents.filter((text) => text === "Typed in a new card, never saved")).toHaveLength(1);
+    expect(contents.slice(0, 5)).toEqual(["One", "Two", "Three", "Typed in a new card, never saved", "Doomed"]);
+  });
+
   it.concurrent.for([
     ["as the tab goes", true],
     ["once the writer pauses", false],

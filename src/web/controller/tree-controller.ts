@@ -282,15 +282,23 @@ export class TreeController {
   start(ready: () => void = () => undefined): Promise<void> {
     this.listen();
     this.activate(this.firstCard()?._id ?? null, { smooth: false });
+    // A draft of a card the tree as loaded lacks may be a card made here whose create waits in
+    // the outbox (the device's copy leaves such cards out): it is looked for again once the
+    // outbox is adopted. Taken for a card gone, its text was only offered in a message, and
+    // the card came back empty.
+    const draftWaits = !this.readOnly && !this.state.get(readDraft(this.tree._id)?.cardId);
     if (!this.readOnly) {
       rebaseDraft(this.tree._id, this.state, this.versions);
-      recoverDraft(this.host);
+      if (!draftWaits) recoverDraft(this.host);
       this.bus.on("tree:change", () => this.keepCopySoon(), this);
       this.bus.on("remote:change", () => this.keepCopySoon(), this);
     }
     this.ready = this.adoptOutbox()
       .catch((error: unknown) => console.error("Reading the changes kept on this device failed", error))
-      .finally(() => this.live?.start());
+      .finally(() => {
+        if (draftWaits && !this.stopped.signal.aborted && !this.editing) recoverDraft(this.host);
+        this.live?.start();
+      });
     if (!this.readOnly) {
       // Back online: changes another tab of this tree left (closed while offline) are sent from here.
       window.addEventListener(
