@@ -312,6 +312,31 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     expect(await keptAt(reopened, treeId)).toBeGreaterThan(keptFirst!);
   });
 
+  it.concurrent("two tabs typing in one tree, neither saving, and one tab dies: the tab opened after it gets back that tab's words, not the other's", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { treeId, page } = await device.writer();
+    const second = device.watch(await device.context.newPage());
+    await openTree(second, treeId);
+    await activate(page, "One");
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("End");
+    await page.keyboard.type(" typed in tab one");
+    await activate(second, "Two");
+    await second.keyboard.press("Enter");
+    await second.keyboard.press("End");
+    await second.keyboard.type(" typed in tab two");
+    // One slot for the tree in the whole browser held only the last key's draft: tab two's.
+    const reopened = await device.crashAndReopen(page, treeId);
+    const editor = reopened.locator(".columns textarea.mousetrap:visible");
+    await expect.poll(() => editor.count()).toBe(1);
+    expect(await editor.inputValue()).toBe("One typed in tab one");
+    // Tab two still has its own words, and they come back to it after a reload too.
+    expect(await second.locator(".columns textarea.mousetrap:visible").inputValue()).toBe("Two typed in tab two");
+    await second.reload();
+    await expect.poll(() => second.locator(".columns textarea.mousetrap:visible").count()).toBe(1);
+    expect(await second.locator(".columns textarea.mousetrap:visible").inputValue()).toBe("Two typed in tab two");
+  });
+
   it.concurrent("a card made offline and typed in, the tab dying before the text is saved: reopened offline, the text comes back in that card's editor", async ({ onTestFinished, expect }) => {
     const device = await openDevice({ onTestFinished, expect });
     const { api, treeId, page } = await device.writer();

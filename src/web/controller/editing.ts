@@ -7,6 +7,7 @@ import type { Card } from "../../shared/records.js";
 import { confirmDialog } from "../dialogs/confirm.js";
 import { CardEditor } from "../views/editor.js";
 import type { TreeHost } from "./host.js";
+import { newOwnerName } from "../offline/locks.js";
 
 export interface Draft {
   cardId: string;
@@ -115,7 +116,71 @@ export class Editing {
   }
 }
 
-const draftKey = (treeId: string) => `cardtree:draft:${treeId}`;
+/**
+ * Where a tab keeps its draft of a tree: a slot of its own, `cardtree:draft:<tree>:<slot>`.
+ * With one slot per tree for the whole browser, two tabs typing in the same tree overwrote each
+ * other's draft at every key: one tab died, and its words were gone, while the page opened
+ * next recovered the other tab's draft into a second editor of a card that tab still had open
+ * (docs/decisions.md, session 28). The slot's name is kept in sessionStorage, so a reload of
+ * the tab finds its own draft at once; the tab holds a Web Lock named after it while it lives,
+ * so a page opened later takes over only the drafts of tabs that are gone (`takeOverDraft`).
+ */
+const SLOT_KEY = "cardtree:draft-slot";
+const SLOT_LOCK = "cardtree-draft-";
+let slot: string | null = null;
+
+function draftSlot(): string {
+  if (slot !== null) return slot;
+  let kept: string | null = null;
+  try {
+    kept = sessionStorage.getItem(SLOT_KEY);
+  } catch {
+    // Storage disabled: a slot for this page alone.
+  }
+  slot = kept !== null && /^[0-9a-f]{16}$/.test(kept) ? kept : newOwnerName();
+  try {
+    sessionStorage.setItem(SLOT_KEY, slot);
+  } catch {
+    // As above.
+  }
+  // Held until the page goes (a duplicated tab shares the slot: its request waits, and counts).
+  void navigator.locks?.request(`${SLOT_LOCK}${slot}`, () => new Promise<void>(() => undefined)).catch(() => undefined);
+  return slot;
+}
+
+const treeDrafts = (treeId: string) => `cardtree:draft:${treeId}`;
+const draftKey = (treeId: string) => `${treeDrafts(treeId)}:${draftSlot()}`;
+
+/**
+ * When this tab has no draft of the tree: takes over one that a tab now gone left (or the one
+ * slot an earlier version of the app kept per tree), moving it into this tab's slot, where
+ * `readDraft` finds it. Without Web Locks every other slot counts as gone. One tab at a time.
+ */
+export async function takeOverDraft(treeId: string): Promise<void> {
+  try {
+    if (readDraft(treeId)) return;
+    const own = draftKey(treeId);
+    const prefix = treeDrafts(treeId);
+    const take = async () => {
+      const locks = navigator.locks ? await navigator.locks.query() : null;
+      const live = new Set([...(locks?.held ?? []), ...(locks?.pending ?? [])].map((lock) => lock.name ?? "").filter((name) => name.startsWith(SLOT_LOCK)).map((name) => name.slice(SLOT_LOCK.length)));
+      for (let i = 0; i < localStorage.length; i++) {
+        const key = localStorage.key(i);
+        if (key === null || key === own || (key !== prefix && !key.startsWith(`${prefix}:`))) continue;
+        if (key !== prefix && live.has(key.slice(prefix.length + 1))) continue;
+        const value = localStorage.getItem(key);
+        if (value === null) continue;
+        localStorage.setItem(own, value);
+        localStorage.removeItem(key);
+        return;
+      }
+    };
+    if (navigator.locks) await navigator.locks.request("cardtree-draft-takeover", take);
+    else await take();
+  } catch {
+    // Storage disabled: no drafts were kept.
+  }
+}
 
 export function readDraft(treeId: string): Draft | null {
   try {

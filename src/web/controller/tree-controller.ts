@@ -22,7 +22,7 @@ import { TreeState, type TreeReader } from "../model/tree-state.js";
 import { IndexedCards } from "../model/indexed-cards.js";
 import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
-import { Editing, readDraft, writeDraft } from "./editing.js";
+import { Editing, readDraft, takeOverDraft, writeDraft } from "./editing.js";
 import { rebaseDraft, recoverDraft, reportBroughtBack } from "./recovery.js";
 import { keepFollowers, nearestSurvivor, replayEntries, takeGone } from "../offline/replay.js";
 import { MemoryDevice, waitingEntries, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
@@ -286,14 +286,29 @@ export class TreeController {
     // the outbox (the device's copy leaves such cards out): it is looked for again once the
     // outbox is adopted. Taken for a card gone, its text was only offered in a message, and
     // the card came back empty.
-    const draftWaits = !this.readOnly && !this.state.get(readDraft(this.tree._id)?.cardId);
-    if (!this.readOnly) {
+    let draftWaits = false;
+    const recoverFirst = () => {
+      const draft = readDraft(this.tree._id);
+      draftWaits = draft !== null && !this.state.get(draft.cardId);
       rebaseDraft(this.tree._id, this.state, this.versions);
       if (!draftWaits) recoverDraft(this.host);
+    };
+    // This tab's own draft (a reload) at once; else one that a tab now gone left, taken over
+    // first (editing.ts, `takeOverDraft`). Either before the outbox is adopted, as before.
+    const ownDraft = !this.readOnly && readDraft(this.tree._id) !== null;
+    if (!this.readOnly) {
+      if (ownDraft) recoverFirst();
       this.bus.on("tree:change", () => this.keepCopySoon(), this);
       this.bus.on("remote:change", () => this.keepCopySoon(), this);
     }
-    this.ready = this.adoptOutbox()
+    const drafts =
+      this.readOnly || ownDraft
+        ? Promise.resolve()
+        : takeOverDraft(this.tree._id).then(() => {
+            if (!this.stopped.signal.aborted && !this.editing) recoverFirst();
+          });
+    this.ready = drafts
+      .then(() => this.adoptOutbox())
       .catch((error: unknown) => console.error("Reading the changes kept on this device failed", error))
       .finally(() => {
         if (draftWaits && !this.stopped.signal.aborted && !this.editing) recoverDraft(this.host);
