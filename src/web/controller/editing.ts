@@ -7,7 +7,7 @@ import type { Card } from "../../shared/records.js";
 import { confirmDialog } from "../dialogs/confirm.js";
 import { CardEditor } from "../views/editor.js";
 import type { TreeHost } from "./host.js";
-import { newOwnerName } from "../offline/locks.js";
+import { holdLock, liveNames, newOwnerName } from "../offline/locks.js";
 
 export interface Draft {
   cardId: string;
@@ -144,7 +144,7 @@ function draftSlot(): string {
     // As above.
   }
   // Held until the page goes (a duplicated tab shares the slot: its request waits, and counts).
-  void navigator.locks?.request(`${SLOT_LOCK}${slot}`, () => new Promise<void>(() => undefined)).catch(() => undefined);
+  if (navigator.locks) void holdLock(navigator.locks, `${SLOT_LOCK}${slot}`);
   return slot;
 }
 
@@ -162,8 +162,7 @@ export async function takeOverDraft(treeId: string): Promise<void> {
     const own = draftKey(treeId);
     const prefix = treeDrafts(treeId);
     const take = async () => {
-      const locks = navigator.locks ? await navigator.locks.query() : null;
-      const live = new Set([...(locks?.held ?? []), ...(locks?.pending ?? [])].map((lock) => lock.name ?? "").filter((name) => name.startsWith(SLOT_LOCK)).map((name) => name.slice(SLOT_LOCK.length)));
+      const live = navigator.locks ? await liveNames(navigator.locks, SLOT_LOCK) : new Set<string>();
       for (let i = 0; i < localStorage.length; i++) {
         const key = localStorage.key(i);
         if (key === null || key === own || (key !== prefix && !key.startsWith(`${prefix}:`))) continue;

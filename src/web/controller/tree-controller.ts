@@ -24,7 +24,7 @@ import type { KeyScope } from "../scope.js";
 import { ColumnsView } from "../views/columns.js";
 import { Editing, readDraft, takeOverDraft, writeDraft } from "./editing.js";
 import { rebaseDraft, recoverDraft, reportBroughtBack } from "./recovery.js";
-import { keepFollowers, nearestSurvivor, replayEntries, takeGone } from "../offline/replay.js";
+import { keepFollowers, nearestSurvivor, replayEntries, takeGone, typedBelow } from "../offline/replay.js";
 import { MemoryDevice, waitingEntries, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
 import { newOwnerName } from "../offline/locks.js";
 import { ChangeBuilder, commit, type ChangeKind } from "./changes.js";
@@ -611,7 +611,7 @@ export class TreeController {
     }
     // The card the writer is typing in stays, wherever it stood (takeGone).
     const typing = this.editing?.card ?? null;
-    const typingBelow = typing !== null && this.state.get(typing._id) === typing && this.state.isDescendantOrSelf(typing._id, card._id);
+    const typingBelow = typedBelow(this.state, card, typing);
     // The selection, if it goes with the card: where it goes then, chosen while the card is here.
     const selected = this.active !== null && this.state.get(card._id) === card && this.state.isDescendantOrSelf(this.active, card._id);
     const after = selected ? selectionAfter(this.state, card) : null;

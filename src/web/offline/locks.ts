@@ -22,23 +22,30 @@ export function browserCoordinator(): Coordinator {
     };
   }
   return {
-    hold: (owner) =>
-      new Promise((resolveHold) => {
-        void locks.request(
-          `${OWNER_PREFIX}${owner}`,
-          () =>
-            new Promise<void>((releaseLock) => {
-              resolveHold(() => releaseLock());
-            }),
-        );
-      }),
-    alive: async () => {
-      const state = await locks.query();
-      const names = [...(state.held ?? []), ...(state.pending ?? [])].map((lock) => lock.name ?? "");
-      return new Set(names.filter((name) => name.startsWith(OWNER_PREFIX)).map((name) => name.slice(OWNER_PREFIX.length)));
-    },
+    hold: (owner) => holdLock(locks, `${OWNER_PREFIX}${owner}`),
+    alive: async () => liveNames(locks, OWNER_PREFIX),
     exclusive: async (name, run) => await locks.request(name, () => run()),
   };
+}
+
+/** Holds the lock `name` (asked for now, granted when free) until the returned function is called, or the page goes. */
+export function holdLock(locks: LockManager, name: string): Promise<() => void> {
+  return new Promise((resolveHold) => {
+    void locks.request(
+      name,
+      () =>
+        new Promise<void>((releaseLock) => {
+          resolveHold(() => releaseLock());
+        }),
+    );
+  });
+}
+
+/** The names of the locks held or asked for now that start with `prefix`, the prefix taken off: whose holders live. */
+export async function liveNames(locks: LockManager, prefix: string): Promise<Set<string>> {
+  const state = await locks.query();
+  const names = [...(state.held ?? []), ...(state.pending ?? [])].map((lock) => lock.name ?? "");
+  return new Set(names.filter((name) => name.startsWith(prefix)).map((name) => name.slice(prefix.length)));
 }
 
 /** A queue's name: random, so a reloaded tab's queue is never mistaken for its predecessor. */

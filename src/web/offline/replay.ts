@@ -172,7 +172,7 @@ export function takeGone(state: TreeState, sync: Pick<SyncQueue, "pendingCards">
   // here, a card made under a card only moved was on the server and not in the tab.
   const pending = sync.pendingCards();
   const here = state.get(card._id) === card;
-  const typingBelow = here && typing !== null && typing !== card && state.get(typing._id) === typing && state.isDescendantOrSelf(typing._id, card._id);
+  const typingBelow = typedBelow(state, card, typing);
   if (here) state.removeSubtree(card._id, (below) => (typingBelow && below === typing) || pending.has(below));
   const wordsGone = entry.fields && !(entry.base && entry.fields.content === entry.base.content);
   const back = wordsGone ? bringBack(state, entry).card : null;
@@ -185,6 +185,11 @@ export function takeGone(state: TreeState, sync: Pick<SyncQueue, "pendingCards">
   }
   state.changed();
   return back;
+}
+
+/** Whether `typing` (the card open in the editor) stands below `card`, both in the tab: `takeGone` keeps it then. */
+export function typedBelow(state: TreeState, card: Card, typing: Card | null): typing is Card {
+  return typing !== null && typing !== card && state.get(card._id) === card && state.get(typing._id) === typing && state.isDescendantOrSelf(typing._id, card._id);
 }
 
 /**
