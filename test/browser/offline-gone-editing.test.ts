@@ -20,6 +20,9 @@ import { buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { activeCardId, describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, watchErrors } from "./harness.js";
 
+/** The seed most cases use: Alpha with Beta under it, and Gamma. */
+const NESTED = [{ content: "Alpha", children: [{ content: "Beta" }] }, { content: "Gamma" }];
+
 describeInBrowser("a card deleted elsewhere while the writer types below it", () => {
   let server: TestServer;
   let browser: Browser;
@@ -36,28 +39,41 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
     await server?.stop();
   });
 
-  // "held back": the live stream never answers, so the edit's 404 is how the tab learns of the
-  // deletion (takeGone). "open": whichever comes first, the stream (an open stream may outlive
-  // the network cut) or the 404; the stream's path keeps the edited card (live-tree.ts).
-  it.each(["held back", "open"])("keeps the editor and its words, and brings both cards' words back (live stream %s)", { timeout: 180_000 }, async (stream) => {
-    const owner = await buildUser(server.url, "typist");
-    const friend = await buildUser(server.url, "deleter");
-    const tree = await buildTree(owner, { name: "Typing under a deletion", seed: JSON.stringify([{ content: "Alpha", children: [{ content: "Beta" }] }, { content: "Gamma" }]) });
+  /**
+   * The writer ("owner", whose tree it is, in a browser context of its own, the tree open) and
+   * a collaborator ("friend", over the API). `streamHeldBack`: the page's live stream never
+   * answers (an open stream may outlive a network cut and bring a deletion first), so a 404 is
+   * how the page learns of one; resolves once the page asked for it. `errors`: the console
+   * errors allowed, those of a network cut and 404s ("offline"), 404s alone, or none.
+   */
+  const twoWriters = async (names: [string, string], treeName: string, seed: unknown, options: { streamHeldBack: boolean; errors: "offline" | "404" | "none" }) => {
+    const owner = await buildUser(server.url, names[0]);
+    const friend = await buildUser(server.url, names[1]);
+    const tree = await buildTree(owner, { name: treeName, seed: JSON.stringify(seed) });
     await shareTree(owner, tree._id, friend);
     const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
     contexts.push(context);
     expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
     const page = await context.newPage();
-    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, /ERR_FAILED/, /status of 404/]);
+    const allowed = { offline: [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, /ERR_FAILED/, /status of 404/], "404": [/status of 404/], none: [] }[options.errors];
+    const errors = watchErrors(page, allowed);
     let streamAsked = false;
-    if (stream === "held back") {
+    if (options.streamHeldBack) {
       await page.route("**/api/trees/*/events*", (route) => {
         streamAsked = true;
         return route.abort();
       });
     }
     await openTree(page, tree._id);
-    if (stream === "held back") await expect.poll(() => streamAsked).toBe(true);
+    if (options.streamHeldBack) await expect.poll(() => streamAsked).toBe(true);
+    return { owner, friend, tree, context, page, errors };
+  };
+
+  // "held back": the live stream never answers, so the edit's 404 is how the tab learns of the
+  // deletion (takeGone). "open": whichever comes first, the stream (an open stream may outlive
+  // the network cut) or the 404; the stream's path keeps the edited card (live-tree.ts).
+  it.each(["held back", "open"])("keeps the editor and its words, and brings both cards' words back (live stream %s)", { timeout: 180_000 }, async (stream) => {
+    const { owner, friend, tree, page, errors, context } = await twoWriters(["typist", "deleter"], "Typing under a deletion", NESTED, { streamHeldBack: stream === "held back", errors: "offline" });
 
     // Offline: Alpha edited and saved on the device.
     await context.setOffline(true);
@@ -106,16 +122,7 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
   // Closing the editor then makes the deletion the stream brought (the tab showed Alpha,
   // deleted on the server, until a reload): saved, Beta's words come back; cancelled, nothing does.
   it.each(["saves", "cancels"])("online: a card above the one being typed in is deleted; the editor stays, then the writer %s", { timeout: 180_000 }, async (ending) => {
-    const owner = await buildUser(server.url, "online-typist");
-    const friend = await buildUser(server.url, "online-deleter");
-    const tree = await buildTree(owner, { name: "Typing online under a deletion", seed: JSON.stringify([{ content: "Alpha", children: [{ content: "Beta" }] }, { content: "Gamma" }]) });
-    await shareTree(owner, tree._id, friend);
-    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
-    contexts.push(context);
-    expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
-    const page = await context.newPage();
-    const errors = watchErrors(page, [/status of 404/]);
-    await openTree(page, tree._id);
+    const { owner, friend, tree, page, errors } = await twoWriters(["online-typist", "online-deleter"], "Typing online under a deletion", NESTED, { streamHeldBack: false, errors: "404" });
 
     await card(page, "Beta").click();
     await page.keyboard.press("Enter");
@@ -146,16 +153,7 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
 
   // A deletion put off while the writer types, then undone from the trash before the editor closes.
   it("online: a card deleted above the one being typed in and restored from the trash meanwhile stays in the tab", { timeout: 180_000 }, async () => {
-    const owner = await buildUser(server.url, "restore-typist");
-    const friend = await buildUser(server.url, "restorer");
-    const tree = await buildTree(owner, { name: "Deleted and restored", seed: JSON.stringify([{ content: "Alpha", children: [{ content: "Beta" }] }, { content: "Gamma" }]) });
-    await shareTree(owner, tree._id, friend);
-    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
-    contexts.push(context);
-    expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
-    const page = await context.newPage();
-    const errors = watchErrors(page);
-    await openTree(page, tree._id);
+    const { owner, friend, tree, page, errors } = await twoWriters(["restore-typist", "restorer"], "Deleted and restored", NESTED, { streamHeldBack: false, errors: "none" });
 
     await card(page, "Beta").click();
     await page.keyboard.press("Enter");
@@ -181,17 +179,7 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
   // The card itself deleted elsewhere while the writer edits it again, an earlier edit of it waiting.
   // Cancelled, the words saved before come back; saved, the newer words do, once (the save holds both).
   it.each(["cancels", "saves"])("offline, a card edited, then opened again, deleted elsewhere meanwhile; the writer %s: the words come back once", { timeout: 180_000 }, async (ending) => {
-    const owner = await buildUser(server.url, "reopener");
-    const friend = await buildUser(server.url, "card-deleter");
-    const tree = await buildTree(owner, { name: "Edited twice", seed: JSON.stringify([{ content: "Alpha" }, { content: "Beta" }]) });
-    await shareTree(owner, tree._id, friend);
-    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
-    contexts.push(context);
-    expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
-    const page = await context.newPage();
-    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, /ERR_FAILED/, /status of 404/]);
-    await page.route("**/api/trees/*/events*", (route) => route.abort());
-    await openTree(page, tree._id);
+    const { owner, friend, tree, page, errors, context } = await twoWriters(["reopener", "card-deleter"], "Edited twice", [{ content: "Alpha" }, { content: "Beta" }], { streamHeldBack: true, errors: "offline" });
 
     // Offline: Beta edited and saved on the device, then opened again and typed in.
     await context.setOffline(true);
@@ -229,17 +217,7 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
   // Session 27 left it: the card the writer only moved was the selected one, and the selection
   // still named it once it was gone.
   it("moves the selection off a card the writer only moved when it is deleted elsewhere", { timeout: 180_000 }, async () => {
-    const owner = await buildUser(server.url, "mover");
-    const friend = await buildUser(server.url, "remover");
-    const tree = await buildTree(owner, { name: "Moving a deleted card", seed: JSON.stringify([{ content: "Alpha" }, { content: "Beta" }, { content: "Gamma" }]) });
-    await shareTree(owner, tree._id, friend);
-    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
-    contexts.push(context);
-    expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
-    const page = await context.newPage();
-    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, /ERR_FAILED/, /status of 404/]);
-    await page.route("**/api/trees/*/events*", (route) => route.abort());
-    await openTree(page, tree._id);
+    const { owner, friend, tree, page, errors, context } = await twoWriters(["mover", "remover"], "Moving a deleted card", [{ content: "Alpha" }, { content: "Beta" }, { content: "Gamma" }], { streamHeldBack: true, errors: "offline" });
 
     // Offline, Alpha goes down below Beta, and stays selected.
     await context.setOffline(true);
