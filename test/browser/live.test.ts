@@ -243,7 +243,10 @@ describeInBrowser("live changes across a lost connection", () => {
     expect(await reader.evaluate(() => (window as any).app.get("cards").length)).toBe((await serverCards(api, treeId)).length);
     // Replayed, not reloaded: two changes are within the server's backlog.
     expect(kinds).not.toContain("reset");
-    // Caught up, it follows live again.
+    // Caught up, it follows live again. The writer's tab catches up on its own stream: a text
+    // typed over the card before it has would be a real clash (the dialog asks, nothing saves
+    // meanwhile), which on a loaded machine is what this step once met.
+    await expect.poll(() => cardText(writer.page, card._id), { timeout: 15_000 }).toBe("Changed during the break");
     await writeCard(writer.page, card._id, "After the break");
     await expect.poll(() => cardText(reader, card._id), { timeout: LIVE_MS }).toBe("After the break");
   }, 90_000);
