@@ -337,6 +337,37 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     expect(await second.locator(".columns textarea.mousetrap:visible").inputValue()).toBe("Two typed in tab two");
   });
 
+  it.concurrent("a card typed in, deleted elsewhere before the text is saved, and the tab dies: reopened, the words come back as a card where it stood", async ({ onTestFinished, expect }) => {
+    const device = await openDevice({ onTestFinished, expect });
+    const { api, treeId, page } = await device.writer();
+    const cards = await serverCards(api, treeId);
+    // Deep in the tree: the second child of "level 16", under "Doomed".
+    const side = cards.find((card) => card.content === "side 16")!;
+    const parent = cards.find((card) => card._id === side.parentId)!;
+    expect(parent.content).toBe("level 16");
+    await page.evaluate((id) => (window as any).Backbone.trigger("ui:select", id), side._id);
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("End");
+    await page.keyboard.type(", typed and never saved");
+    expect((await api.delete(`/api/trees/${treeId}/cards/${side._id}`)).status).toBe(200);
+    // The tab dies before its writer saves; the card is gone from the server when the tree opens again.
+    const reopened = await device.crashAndReopen(page, treeId);
+    await expect
+      .poll(() => reopened.locator(".toast-text").allInnerTexts(), { timeout: 30_000 })
+      .toContainEqual(expect.stringContaining("Your text is back as a card, under “level 16”"));
+    await expect.poll(() => reopened.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+    const back = (await serverCards(api, treeId)).filter((card) => card.content.startsWith("side 16"));
+    expect(back.map((card) => [card.content, card.parentId])).toEqual([["side 16, typed and never saved", parent._id]]);
+    // Where it stood: after "level 15", its sibling.
+    const siblings = (await serverCards(api, treeId)).filter((card) => card.parentId === parent._id).sort((a, b) => a.position - b.position);
+    expect(siblings.map((card) => card.content)).toEqual(["level 15", "side 16, typed and never saved"]);
+    expect(await reopened.locator(`#card${back[0]._id}`).count()).toBe(1);
+    // Kept, not only offered: a reload shows it again, and brings back nothing more.
+    await reopened.reload();
+    await expect.poll(() => reopened.locator(`#card${back[0]._id}`).count()).toBe(1);
+    expect((await serverCards(api, treeId)).filter((card) => card.content.startsWith("side 16"))).toHaveLength(1);
+  });
+
   it.concurrent("a card made offline and typed in, the tab dying before the text is saved: reopened offline, the text comes back in that card's editor", async ({ onTestFinished, expect }) => {
     const device = await openDevice({ onTestFinished, expect });
     const { api, treeId, page } = await device.writer();
@@ -350,7 +381,7 @@ describeInBrowser("offline writing in a browser profile kept on disk", { timeout
     const editor = reopened.locator(".columns textarea.mousetrap:visible");
     await expect.poll(() => editor.count()).toBe(1);
     expect(await editor.inputValue()).toBe("Typed in a new card, never saved");
-    expect(await reopened.locator(".toast-text").allInnerTexts()).not.toContainEqual(expect.stringContaining("no longer exists"));
+    expect(await reopened.locator(".toast-text").allInnerTexts()).not.toContainEqual(expect.stringContaining("Your text is back as a card"));
     await reopened.keyboard.press("Control+Enter");
     await expect.poll(() => columnTexts(reopened)).toEqual(["One", "Two", "Three", "Typed in a new card, never saved", "Doomed"]);
     await device.context.setOffline(false);

@@ -14,7 +14,17 @@ export interface Draft {
   text: string;
   /** The card's version and text when the editor opened (absent in drafts kept before versions). */
   base?: { __v: number; content: string };
+  /**
+   * Where the card stood at the last key: its parent, its position, and the cards above its
+   * parent, nearest first (at most PATH_KEPT). Should the card be gone when the draft is
+   * recovered (deleted elsewhere), the words come back as a card there (recovery.ts). Absent
+   * in drafts kept before it.
+   */
+  place?: { parentId: string | null; position: number; path: string[] };
 }
+
+/** How many of a card's ancestors a draft names: enough to find one still there, bounded for a deep tree. */
+const PATH_KEPT = 32;
 
 export class Editing {
   readonly editor: CardEditor;
@@ -112,7 +122,10 @@ export class Editing {
   }
 
   private keepDraft(text: string): void {
-    writeDraft(this.card.treeId, { cardId: this.card._id, text, base: this.base });
+    const { parentId, position } = this.card;
+    const path: string[] = [];
+    for (let up = this.tree.cards.get(this.tree.cards.get(parentId)?.parentId); up && path.length < PATH_KEPT; up = this.tree.cards.get(up.parentId)) path.push(up._id);
+    writeDraft(this.card.treeId, { cardId: this.card._id, text, base: this.base, place: { parentId, position, path } });
   }
 }
 
@@ -186,10 +199,19 @@ export function readDraft(treeId: string): Draft | null {
     const draft = JSON.parse(localStorage.getItem(draftKey(treeId)) ?? "null") as Draft | null;
     if (!draft || typeof draft.cardId !== "string" || typeof draft.text !== "string") return null;
     const base = draft.base && typeof draft.base.__v === "number" && typeof draft.base.content === "string" ? draft.base : undefined;
-    return { cardId: draft.cardId, text: draft.text, base };
+    const place = placeOf(draft.place);
+    return { cardId: draft.cardId, text: draft.text, base, place };
   } catch {
     return null;
   }
+}
+
+/** A draft's place, if it is one (storage is the page's, but anything may have written it). */
+function placeOf(value: unknown): Draft["place"] {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { parentId, position, path } = value as Record<string, unknown>;
+  if ((parentId !== null && typeof parentId !== "string") || typeof position !== "number" || !Number.isFinite(position)) return undefined;
+  return { parentId, position, path: Array.isArray(path) ? path.filter((id): id is string => typeof id === "string") : [] };
 }
 
 export function writeDraft(treeId: string, draft: Draft | null): void {

@@ -11,7 +11,9 @@ import type { Card } from "../../shared/records.js";
 import { notify, notifyWithText } from "../notify.js";
 import type { TreeState } from "../model/tree-state.js";
 import type { CardVersions } from "../model/versions.js";
-import { readDraft, writeDraft } from "./editing.js";
+import { cardBack } from "../offline/replay.js";
+import { ChangeBuilder } from "./changes.js";
+import { readDraft, writeDraft, type Draft } from "./editing.js";
 import type { TreeHost } from "./host.js";
 
 /** Tells the writer their card came back, with its text to copy. */
@@ -36,9 +38,29 @@ export function recoverDraft(tree: TreeHost): void {
     tree.startEdit(card._id, draft.text);
     notify("Recovered the text you were writing. Ctrl+Enter saves it; Escape discards it.", { timeout: 8000 });
   } else if (draft) {
-    if (!card && draft.text.trim() !== "") notifyWithText("Text you were writing belonged to a card that no longer exists.", draft.text);
+    if (!card && draft.text.trim() !== "") draftBack(tree, draft);
     writeDraft(treeId, null);
   }
+}
+
+/**
+ * The draft's card is gone: deleted elsewhere while the tab that typed in it was closed. The
+ * words come back as a card, as a change's do when its card was deleted before it arrived
+ * (the sync queue's 404): where the card stood, or under the nearest card above it still
+ * there, or at the top. Offered only in a message, they were gone at the next reload. A card
+ * the writer does not want is one delete away, with undo; lost words are not.
+ */
+function draftBack(tree: TreeHost, draft: Draft): void {
+  // A draft kept before drafts knew their place: last at the top.
+  const place = draft.place ?? { parentId: null, position: (tree.cards.children(null).at(-1)?.position ?? -1) + 1, path: [] };
+  const back = cardBack(tree.cards, tree.cards.tree._id, draft.cardId, draft.text, place, place.path);
+  const change = new ChangeBuilder("add");
+  change.create(back);
+  void tree.commit(change);
+  tree.activate(back._id, { smooth: false });
+  const parent = tree.cards.get(back.parentId);
+  const where = parent ? `under “${titleOf(parent.content)}”` : "at the top of the tree";
+  notifyWithText(`The card you were writing in was deleted by someone else before your text was saved. Your text is back as a card, ${where}.`, draft.text);
 }
 
 /** Before recoverDraft: the draft's save is based on the version it was written from. */

@@ -6,7 +6,7 @@
 import type { Card } from "../../shared/records.js";
 import { newRecordId } from "../../shared/ids.js";
 import type { SyncQueue } from "../model/sync.js";
-import type { TreeState } from "../model/tree-state.js";
+import type { TreeReader, TreeState } from "../model/tree-state.js";
 import type { CardVersions } from "../model/versions.js";
 import { newIdempotencyKey, type EntryBase, type OutboxEntry } from "./outbox.js";
 
@@ -16,7 +16,7 @@ import { newIdempotencyKey, type EntryBase, type OutboxEntry } from "./outbox.js
  * waits: live-tree.ts, `takeGone`) still names it as its parent: such a card is no place for
  * `except`'s words, which would go under a card the writer put below them.
  */
-export function nearestSurvivor(state: TreeState, candidates: (string | null | undefined)[], except?: string): string | null {
+export function nearestSurvivor(state: Pick<TreeReader, "get" | "size">, candidates: (string | null | undefined)[], except?: string): string | null {
   for (const id of candidates) {
     if (!id) continue;
     if (state.get(id) && (!except || !standsUnder(state, id, except))) return id;
@@ -25,7 +25,7 @@ export function nearestSurvivor(state: TreeState, candidates: (string | null | u
 }
 
 /** Whether the card `id` is `ofId` or stands under it here, `ofId` in the tree or not (bounded: places may loop). */
-function standsUnder(state: TreeState, id: string, ofId: string): boolean {
+function standsUnder(state: Pick<TreeReader, "get" | "size">, id: string, ofId: string): boolean {
   let steps = 0;
   for (let card = state.get(id); card && steps <= state.size; card = state.get(card.parentId), steps++) {
     if (card._id === ofId || card.parentId === ofId) return true;
@@ -199,12 +199,28 @@ export function typedBelow(state: TreeState, card: Card, typing: Card | null): t
  */
 export function bringBack(state: TreeState, entry: OutboxEntry): { card: Card; parentId: string | null } {
   const fields = entry.fields!;
-  const parentId = nearestSurvivor(state, [fields.parentId, entry.base?.parentId, ...(entry.path ?? [])], entry.cardId);
+  const card = cardBack(state, entry.treeId, entry.cardId, fields.content, fields, [entry.base?.parentId, ...(entry.path ?? [])]);
+  return { card, parentId: card.parentId };
+}
+
+/**
+ * A new card holding `content`, the words of card `oldId` gone from the tree: at `place` when
+ * its parent is still there, else last under the nearest of `fallbacks` still there (the
+ * top when none is). Not added to the tree.
+ */
+export function cardBack(
+  state: Pick<TreeReader, "get" | "size" | "children">,
+  treeId: string,
+  oldId: string,
+  content: string,
+  place: { parentId: string | null; position: number },
+  fallbacks: (string | null | undefined)[],
+): Card {
+  const parentId = nearestSurvivor(state, [place.parentId, ...fallbacks], oldId);
   const siblings = state.children(parentId);
-  const position = parentId === fields.parentId ? fields.position : (siblings[siblings.length - 1]?.position ?? -1) + 1;
+  const position = parentId === place.parentId ? place.position : (siblings[siblings.length - 1]?.position ?? -1) + 1;
   const now = new Date().toISOString();
-  const card: Card = { _id: newRecordId(), treeId: entry.treeId, parentId, content: fields.content, position, createdAt: now, updatedAt: now, __v: 0 };
-  return { card, parentId };
+  return { _id: newRecordId(), treeId, parentId, content, position, createdAt: now, updatedAt: now, __v: 0 };
 }
 
 
