@@ -13,6 +13,8 @@
  *   the saved edit comes while the editor is open; closed without a save, those saved words
  *   come back (they were dropped), and with a save, the newer words come back once.
  * - A card the writer only moved, selected, deleted elsewhere: the selection moves off it.
+ * - Online, the card open in the editor moved elsewhere: the stream's move waits for the editor
+ *   to close, then the tab draws the card where the server has it, saved words and all.
  */
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -216,6 +218,37 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
 
   // Session 27 left it: the card the writer only moved was the selected one, and the selection
   // still named it once it was gone.
+  // The stream's move of the card open in the editor waits until the editor closes (live-tree.ts,
+  // `deferred`), then is applied: the tab must then draw the card where the server has it.
+  it.each(["cancels", "saves"])("online: the card being typed in is moved elsewhere meanwhile; the writer %s, and the tab shows it where it went", { timeout: 180_000 }, async (ending) => {
+    const flat = [{ content: "Alpha" }, { content: "Beta" }, { content: "Gamma", children: [{ content: "Delta" }] }];
+    const { owner, friend, tree, page, errors } = await twoWriters([`moved-${ending}`, `mover-${ending}`], "Moved while typed in", flat, { streamHeldBack: false, errors: "none" });
+    await card(page, "Beta").click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("End");
+    if (ending === "saves") await page.keyboard.type(", typed in while it moved");
+    const cards = await serverCards(owner, tree._id);
+    const beta = cards.find((c) => c.content === "Beta");
+    const gamma = cards.find((c) => c.content === "Gamma");
+    const revision = await page.evaluate(() => (window as any).app.get("currentTree").get("revision") as number);
+    // Under Gamma, after Delta.
+    expect((await friend.put(`/api/trees/${tree._id}/cards/${beta._id}`, { parentId: gamma._id, position: 1 })).status).toBe(200);
+    // The page heard it (its revision moved on) while the editor stayed open.
+    await expect.poll(() => page.evaluate(() => (window as any).app.get("currentTree").get("revision") as number), { timeout: 30_000 }).toBeGreaterThan(revision);
+    expect(await page.locator(".columns textarea.mousetrap:visible").count()).toBe(1);
+
+    await page.keyboard.press(ending === "saves" ? "Control+Enter" : "Escape");
+    await expect.poll(() => page.locator(".topbar-status").getAttribute("data-state"), { timeout: 30_000 }).toBe("saved");
+    const text = ending === "saves" ? "Beta, typed in while it moved" : "Beta";
+    // The server keeps the move, and the writer's words with it.
+    expect(await shape(owner, tree._id)).toEqual(["Alpha<top", `${text}<Gamma`, "Delta<Gamma", "Gamma<top"]);
+    // The tab draws it there: out of the first column, after Delta under Gamma.
+    await expect.poll(() => page.locator(".columns .column").first().locator(".card > .card-content").allInnerTexts()).toEqual(["Alpha", "Gamma"]);
+    expect(await page.evaluate((id) => (window as any).app.graph.children(id) as string[], gamma._id)).toEqual([cards.find((c) => c.content === "Delta")._id, beta._id]);
+    expect(await page.locator(`#card${beta._id} .view`).innerText()).toBe(text);
+    expect(errors).toEqual([]);
+  });
+
   it("moves the selection off a card the writer only moved when it is deleted elsewhere", { timeout: 180_000 }, async () => {
     const { owner, friend, tree, page, errors, context } = await twoWriters(["mover", "remover"], "Moving a deleted card", [{ content: "Alpha" }, { content: "Beta" }, { content: "Gamma" }], { streamHeldBack: true, errors: "offline" });
 
