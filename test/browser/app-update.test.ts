@@ -17,7 +17,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser } from "../helpers/api.js";
 import { forwardingProxy, wholeBody } from "../helpers/forwarding-proxy.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, watchErrors } from "./harness.js";
+import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, signedInContext, watchErrors } from "./harness.js";
 
 const MARKER = '<meta name="cardtree-test-build" content="new">';
 
@@ -110,8 +110,7 @@ describeInBrowser("a new version of the app while a writer has it open", () => {
   it("shows 'A new version is ready'; Reload brings the new build, and the change waiting is kept and sent once", { timeout: 180_000 }, async () => {
     const api = await buildUser(server.url, "deploy");
     const tree = await buildTree(api, { name: "Deploy day", seed: JSON.stringify([{ content: "First" }, { content: "Second" }]) });
-    context = await browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
-    expect((await context.request.post("/api/login", { data: api.credentials })).status()).toBe(200);
+    context = await signedInContext(browser, proxy.url, api);
     const page = await context.newPage();
     // Writes refused while deploying: the browser logs each 503; the page shows them in its status.
     const errors = watchErrors(page, [/503/, /EventSource/]);

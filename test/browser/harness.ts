@@ -136,6 +136,21 @@ export async function loggedInPage(world: BrowserWorld, prefix = "writer", optio
   return { page, context, api };
 }
 
+/**
+ * A context of `browser` signed in as `api`'s user, at `baseURL` (the server, or a proxy in
+ * front of it): a writer's own desktop browser, for suites that start their server or proxy
+ * themselves rather than use a world.
+ */
+export async function signedInContext(browser: Browser, baseURL: string, api: Pick<Api, "credentials">): Promise<BrowserContext> {
+  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+  const login = await context.request.post("/api/login", { data: api.credentials });
+  if (login.status() !== 200) {
+    await context.close();
+    throw new Error(`log-in failed: ${login.status()}`);
+  }
+  return context;
+}
+
 /** Opens a tree page and waits until its columns are drawn and a card is active. */
 export async function openTree(page: Page, treeId: string): Promise<void> {
   await page.goto(`/trees/${treeId}`);

@@ -10,7 +10,7 @@
 import { expect, it } from "vitest";
 import { buildCard, buildTree, buildUser } from "../helpers/api.js";
 import { forwardingProxy, wholeBody } from "../helpers/forwarding-proxy.js";
-import { describeInBrowser, hasCopy, progressSaid, recordProgress, serverCards, useWorld, type BrowserWorld } from "./harness.js";
+import { describeInBrowser, hasCopy, progressSaid, recordProgress, serverCards, signedInContext, useWorld, type BrowserWorld } from "./harness.js";
 
 const CARDS_PATH = /^\/api\/trees\/[^/]+\/cards$/;
 
@@ -61,8 +61,7 @@ async function writerBehindProxy(world: BrowserWorld, prefix: string, name: stri
   const proxy = await cuttingProxy(world.server.url);
   const api = await buildUser(world.server.url, prefix);
   const tree = await buildTree(api, { name, seed: bigSeed() });
-  const context = await world.browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
-  expect((await context.request.post("/api/login", { data: api.credentials })).status()).toBe(200);
+  const context = await signedInContext(world.browser, proxy.url, api);
   return { proxy, api, tree, context };
 }
 

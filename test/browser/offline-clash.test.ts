@@ -10,7 +10,7 @@ import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, watchErrors } from "./harness.js";
+import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, signedInContext, watchErrors } from "./harness.js";
 
 describeInBrowser("a move made offline that another writer's move makes impossible", () => {
   let server: TestServer;
@@ -29,9 +29,8 @@ describeInBrowser("a move made offline that another writer's move makes impossib
   });
 
   const open = async (api: Awaited<ReturnType<typeof buildUser>>, treeId: string): Promise<{ context: BrowserContext; page: Page; errors: string[] }> => {
-    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+    const context = await signedInContext(browser, server.url, api);
     contexts.push(context);
-    expect((await context.request.post("/api/login", { data: api.credentials })).status()).toBe(200);
     const page = await context.newPage();
     const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/]);
     await openTree(page, treeId);

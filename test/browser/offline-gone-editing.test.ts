@@ -20,7 +20,7 @@ import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { activeCardId, describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, watchErrors } from "./harness.js";
+import { activeCardId, describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, signedInContext, watchErrors } from "./harness.js";
 
 /** The seed most cases use: Alpha with Beta under it, and Gamma. */
 const NESTED = [{ content: "Alpha", children: [{ content: "Beta" }] }, { content: "Gamma" }];
@@ -53,9 +53,8 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
     const friend = await buildUser(server.url, names[1]);
     const tree = await buildTree(owner, { name: treeName, seed: JSON.stringify(seed) });
     await shareTree(owner, tree._id, friend);
-    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, reducedMotion: "reduce" });
+    const context = await signedInContext(browser, server.url, owner);
     contexts.push(context);
-    expect((await context.request.post("/api/login", { data: owner.credentials })).status()).toBe(200);
     const page = await context.newPage();
     const allowed = { offline: [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, /ERR_FAILED/, /status of 404/], "404": [/status of 404/], none: [] }[options.errors];
     const errors = watchErrors(page, allowed);
