@@ -54,6 +54,13 @@ export class ForbiddenError extends DomainError {
   }
 }
 
+/**
+ * The 404 of a tree the caller cannot reach: deleted, or private and not shared with them
+ * (the two are one answer: SPEC §3). A client's waiting change to it can never go; one whose
+ * card alone is gone can come back as a new card.
+ */
+export const TREE_NOT_FOUND = "Tree was not found.";
+
 export class NotFoundError extends DomainError {
   constructor(what = "That") {
     super("not_found", `${what} was not found.`);

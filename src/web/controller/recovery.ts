@@ -23,7 +23,8 @@ export function reportBroughtBack(state: TreeState, card: Card): void {
   notifyWithText(`Someone deleted a card you changed (or a card above it) before your change arrived. Your card is back, ${where}.`, card.content);
 }
 
-function titleOf(text: string): string {
+/** A card's first line, short, for a message; "an empty card" when it has none. */
+export function titleOf(text: string): string {
   const line = text.split("\n").find((l) => l.trim() !== "") ?? "";
   const title = line.replace(/^#+\s*/, "").trim();
   return title.length > 40 ? `${title.slice(0, 39)}…` : title || "an empty card";

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Card, Tree } from "../../shared/records.js";
-import { MOVE_CYCLE } from "../../shared/errors.js";
+import { MOVE_CYCLE, TREE_NOT_FOUND } from "../../shared/errors.js";
 import { ApiError } from "../api.js";
 import { MemoryDevice, type OutboxEntry } from "../offline/outbox.js";
 import { replayEntries } from "../offline/replay.js";
@@ -244,5 +244,37 @@ describe("an edit merged after a conflict, with a later edit of the card queued 
     const reopened = new TreeState(TREE, [{ ...current }]);
     replayEntries(reopened, new CardVersions(), await device.entries(), { fromCopy: false });
     expect(reopened.get("c")!.content).toBe("one two three, theirs four");
+  });
+});
+
+describe("a change whose tree is out of reach (deleted, or no longer shared)", () => {
+  it("is refused for good with the writer's words, not brought back as a card that could not go either; a move alone carries none", async () => {
+    const c = card("c", "one");
+    const d = card("d", "two");
+    new TreeState(TREE, [c, d]);
+    const versions = new CardVersions();
+    versions.confirm(c, c);
+    versions.confirm(d, d);
+    const api = { updateCard: () => Promise.reject(new ApiError(404, "not_found", TREE_NOT_FOUND)) } as never;
+    const refused: { kind: string; text: string | null }[] = [];
+    let broughtBack = 0;
+    const hooks = {
+      status: () => undefined,
+      gone: () => broughtBack++,
+      refused: (kind: string, _card: Card | null, _error: unknown, text: string | null) => refused.push({ kind, text }),
+    } as unknown as SyncHooks;
+    const device = new MemoryDevice();
+    const queue = queueForTest(api, hooks, versions, { device });
+    c.content = "one, and words";
+    d.position = 5;
+    const results = await Promise.allSettled([queue.update(c), queue.update(d)]);
+    expect(results.map((result) => result.status)).toEqual(["rejected", "rejected"]);
+    expect(broughtBack).toBe(0);
+    expect(refused).toEqual([
+      { kind: "update", text: "one, and words" },
+      { kind: "update", text: null },
+    ]);
+    expect(queue.pending).toBe(0);
+    expect(await device.entries()).toEqual([]);
   });
 });

@@ -27,9 +27,9 @@
  * same code runs in the browser and in the Node simulation (test/offline/).
  */
 import type { Card } from "../../shared/records.js";
-import { MISSING_PARENT, MOVE_CYCLE } from "../../shared/errors.js";
+import { MISSING_PARENT, MOVE_CYCLE, TREE_NOT_FOUND } from "../../shared/errors.js";
 import { ApiError, type ApiClient } from "../api.js";
-import { newIdempotencyKey, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
+import { newIdempotencyKey, wordsOf, type DeviceStore, type OutboxEntry } from "../offline/outbox.js";
 import type { CardVersions } from "./versions.js";
 
 /**
@@ -833,7 +833,7 @@ export class SyncQueue {
       this.again(op);
       return false;
     }
-    if (error instanceof ApiError && error.status === 404 && entry.kind === "update" && card && !isMissingParent(error)) {
+    if (error instanceof ApiError && error.status === 404 && entry.kind === "update" && card && !isMissingParent(error) && !isTreeGone(error)) {
       // Deleted on the server meanwhile (it, or an ancestor): the writer's card comes back,
       // once. Later changes of the card waiting here (typed while this one was on its way)
       // would each meet the same 404 and bring back a second copy: they go into this one,
@@ -907,7 +907,7 @@ export class SyncQueue {
     }
     if (error instanceof ApiError && !error.transient) {
       const { entry, card } = op;
-      const text = entry.kind === "delete" || !entry.fields || entry.fields.content === "" ? (entry.seed?.text ?? null) : entry.fields.content;
+      const text = wordsOf(entry);
       this.forget(op);
       this.hooks.refused(entry.kind, card, error, text);
       for (const waiter of op.waiters) waiter.reject(error);
@@ -964,6 +964,14 @@ function currentCard(error: ApiError): Card | null {
 /** Where a change puts its card, or an import its cards; null for the top or a delete. */
 function parentOf(entry: OutboxEntry): string | null {
   return entry.fields?.parentId ?? entry.seed?.parentId ?? null;
+}
+
+/**
+ * A refusal saying the tree itself is out of reach (deleted, or no longer shared): no card
+ * brought back could go either, so the change is refused for good (`refused`, with its words).
+ */
+export function isTreeGone(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 404 && error.message === TREE_NOT_FOUND;
 }
 
 /** A refusal saying the parent card is not (any longer) in the tree: 404 (MISSING_PARENT) now, 400 from older servers. */

@@ -81,6 +81,16 @@ export interface TreeCopy {
   savedAt: number;
 }
 
+/**
+ * The writer's words a change carries: a card's text it creates or sets, an import's or a
+ * paste's text; none for a delete, or for an edit that only moved its card (its text as it was).
+ */
+export function wordsOf(entry: OutboxEntry): string | null {
+  const unchanged = entry.kind === "update" && entry.base !== undefined && entry.fields?.content === entry.base.content;
+  if (entry.kind === "delete" || !entry.fields || entry.fields.content === "" || unchanged) return entry.seed?.text ?? null;
+  return entry.fields.content;
+}
+
 /** The entries still waiting for the server: not the creates answered and kept until a copy holds their card. */
 export function waitingEntries(entries: OutboxEntry[]): OutboxEntry[] {
   return entries.filter((entry) => !entry.answered);

@@ -6,9 +6,12 @@
  */
 import { ApiError, describeError, NetworkError, type Card, type Tree } from "../api.js";
 import { deviceCoordinator, deviceFor } from "../offline/device.js";
+import { keepUnsavedWords, keepWordsOfLostTree } from "../offline/unsaved-words.js";
+import { isTreeGone } from "../model/sync.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
+import { titleOf } from "../controller/recovery.js";
 import { fetchTree, type TreeFetch } from "../model/tree-fetch.js";
 import type { IndexedCards } from "../model/indexed-cards.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
@@ -68,7 +71,7 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       false,
       {
         status: (status) => renderSyncStatus(bar.status, status, () => controller?.retrySaving()),
-        refused: (kind, card, error, text) => refused(controller!, kind, card, error, text),
+        refused: (kind, card, error, text) => refused(controller!, userId, kind, card, error, text),
         signedOut: () => showLoginAgainDialog(app, () => controller?.resumeSaving()),
       },
       { store: device, coordinator: deviceCoordinator(), userId, fromCopy: fromDevice !== null },
@@ -169,9 +172,14 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
     } catch (error) {
       if (disposed) return;
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
+      // Changes to it waiting on this device can never go now: their words are kept apart.
+      const gone = "This tree doesn't exist, or it hasn't been shared with you.";
+      const kept = missing && device && userId !== "" ? await keepWordsOfLostTree(device, userId, treeId, gone).catch(() => 0) : 0;
+      if (disposed) return;
+      const keptNote = kept === 0 ? "" : ` The words of ${kept === 1 ? "your change" : `your ${kept} changes`} that waited for it on this device are kept in this browser: your trees page lists them under “Words not saved”.`;
       main.replaceChildren(
         pageMessage(
-          missing ? "This tree doesn't exist, or it hasn't been shared with you." : describeError(error),
+          missing ? gone + keptNote : describeError(error),
           missing
             ? h("a", { class: "button", href: "/", "data-nav": true }, "Back to your trees")
             : h("button", { type: "button", class: "button", onclick: () => void load() }, "Try again"),
@@ -313,16 +321,36 @@ async function importFiles(bus: AppContext["bus"], files: File[], parentId: stri
 }
 
 /** The server said no for good: say so, keep the text, and undo what cannot stand locally. */
+/**
+ * A change the server refused for good. Its words, if it carried any, are kept on the device
+ * (offline/unsaved-words.ts) and listed on the trees page, and the message names the card,
+ * so that two refusals are two messages, each with its own text to copy.
+ */
 function refused(
   controller: TreeController,
+  userId: string,
   kind: "create" | "update" | "delete" | "import",
   card: Card | null,
   error: ApiError,
   text: string | null,
 ): void {
-  const what = kind === "create" ? "add a card" : kind === "update" ? "save a card" : kind === "import" ? "import cards" : "delete a card";
-  const message = error.status === 404 ? `Couldn't ${what}: it was deleted meanwhile, perhaps by a collaborator.` : `Couldn't ${what}: ${error.message}`;
-  if (text) notifyWithText(message, text);
-  else notify(message, { kind: "error" });
+  const titled = text ? ` “${titleOf(text)}”` : "";
+  const what = kind === "create" ? `add the card${titled}` : kind === "update" ? `save the card${titled}` : kind === "import" ? "import cards" : "delete a card";
+  const why = isTreeGone(error)
+    ? "this tree was deleted, or is no longer shared with you."
+    : error.status === 404
+      ? "it was deleted meanwhile, perhaps by a collaborator."
+      : error.message;
+  const message = `Couldn't ${what}: ${why}`;
   if (kind === "create" && card) controller.dropRefused(card);
+  if (!text || text.trim() === "") {
+    notify(message, { kind: "error" });
+    return;
+  }
+  const kept = userId !== "" && keepUnsavedWords(userId, { treeId: controller.tree._id, treeName: controller.tree.name, text, reason: message });
+  notifyWithText(kept ? `${message} ${KEPT_NOTE}` : `${message} Copy your text now: this browser could not keep it.`, text);
 }
+
+/** What the message of words kept on the device adds. */
+const KEPT_NOTE = "Your text is kept in this browser: your trees page lists it under “Words not saved”.";
+

@@ -2,10 +2,15 @@
  * The logged-in home page: the user's trees, favourites first, searchable by name and sorted
  * by last edit, creation or name (the choice kept in this browser), each with its actions
  * (open, rename, copy, share, make public, delete or leave); files dropped on it become trees. Buttons only trigger bus events
- * (actions/tree-actions.ts does the work); the page redraws on the results.
+ * (actions/tree-actions.ts does the work); the page redraws on the results. Above the list,
+ * the words the server refused for good and this browser kept ("Words not saved",
+ * offline/unsaved-words.ts), each to copy or download, and let go once the writer has them.
  */
 import { ApiError, describeError, NetworkError, type Tree } from "../api.js";
 import { deviceFor } from "../offline/device.js";
+import { forgetUnsavedWords, unsavedWords, type UnsavedWords } from "../offline/unsaved-words.js";
+import { confirmDialog } from "../dialogs/confirm.js";
+import { notify } from "../notify.js";
 import type { AppBus } from "../bus.js";
 import type { AppContext } from "../context.js";
 import { publicLink } from "../dialogs/publish.js";
@@ -42,6 +47,7 @@ export function renderTrees(app: AppContext, root: HTMLElement, context: object)
       h("label", { for: search.id, class: "trees-tool" }, "Search", search),
       h("label", { for: order.id, class: "trees-tool" }, "Sort by", order),
     ),
+    unsavedSection(app.session.user?._id ?? null),
     found,
     message,
     list,
@@ -206,4 +212,73 @@ function timeAgo(iso: string, now = Date.now()): string {
   const date = new Date(then);
   const sameYear = date.getFullYear() === new Date(now).getFullYear();
   return date.toLocaleDateString(undefined, sameYear ? { day: "numeric", month: "short" } : { dateStyle: "medium" });
+}
+
+/** The words kept for the signed-in writer, each with Copy, Download and "I have them"; nothing when none. */
+function unsavedSection(userId: string | null): HTMLElement | string {
+  if (userId === null || unsavedWords(userId).length === 0) return "";
+  const list = h("ul", { class: "unsaved-list" });
+  const section = h(
+    "section",
+    { class: "unsaved-words", "aria-labelledby": "unsaved-words-title" },
+    h("h2", { id: "unsaved-words-title" }, "Words not saved"),
+    h(
+      "p",
+      { class: "field-hint" },
+      "The server refused these changes for good (their tree was deleted, or is no longer shared with you), so they are kept only in this browser. Copy or download each, then let it go.",
+    ),
+    list,
+  );
+  const draw = () => {
+    const kept = unsavedWords(userId);
+    section.hidden = kept.length === 0;
+    list.replaceChildren(...kept.map((words) => unsavedItem(words, () => {
+      forgetUnsavedWords(userId, words.id);
+      draw();
+    })));
+  };
+  draw();
+  return section;
+}
+
+function unsavedItem(words: UnsavedWords, forget: () => void): HTMLElement {
+  const when = new Date(words.at).toLocaleString([], { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+  const copy = () =>
+    void navigator.clipboard.writeText(words.text).then(
+      () => notify("Copied to the clipboard.", { kind: "success" }),
+      () => window.prompt("Copy your text:", words.text),
+    );
+  const download = h(
+    "a",
+    { class: "button button-small", download: `${fileStem(words.treeName)} - not saved.md`, href: URL.createObjectURL(new Blob([words.text], { type: "text/markdown" })) },
+    "Download",
+  );
+  const letGo = async () => {
+    const sure = await confirmDialog({
+      title: "Let these words go?",
+      message: "They are kept nowhere else. Copy or download them first if you still want them.",
+      confirmLabel: "Let them go",
+      cancelLabel: "Keep them",
+      danger: true,
+    });
+    if (sure) forget();
+  };
+  return h(
+    "li",
+    { class: "unsaved-item" },
+    h("p", { class: "unsaved-meta" }, h("strong", {}, words.treeName), ` · ${when} · ${words.reason}`),
+    h("pre", { class: "unsaved-text" }, words.text),
+    h(
+      "div",
+      { class: "unsaved-actions" },
+      h("button", { type: "button", class: "button button-small", onclick: copy }, "Copy"),
+      download,
+      h("button", { type: "button", class: "button button-small button-danger", onclick: () => void letGo() }, "Let go"),
+    ),
+  );
+}
+
+/** A tree's name as a file name's stem: no path separators or control characters. */
+function fileStem(name: string): string {
+  return name.replace(/[\\/:*?"<>|\u0000-\u001f]+/g, " ").trim().slice(0, 80) || "Cardtree";
 }

@@ -1,0 +1,94 @@
+/**
+ * Words the server refused for good, kept in this browser until the writer has taken them
+ * (issue 26: no word lost). A change refused for good is gone from the outbox: it can never
+ * go (its tree was deleted or is no longer shared with the writer, or the server refuses its
+ * content). Its words used to be offered only in a message, one at a time (two refusals of one
+ * kind showed one message, the last one's text), and a reload took them with it. They are
+ * now kept here, per user, and listed on the trees page ("Words not saved", views/trees.ts)
+ * until the writer copies or downloads them and lets them go.
+ *
+ * localStorage, as the drafts are: written at once (no transaction to wait for as the page
+ * goes), and small (words, not trees). Nothing is dropped to make room: should the browser's
+ * storage be full, `keepUnsavedWords` says so and the message asks the writer to copy the text.
+ */
+import { newRecordId } from "../../shared/ids.js";
+import { wordsOf, type DeviceStore } from "./outbox.js";
+
+export interface UnsavedWords {
+  id: string;
+  treeId: string;
+  /** The tree's name when the words were refused (the tree may be gone). */
+  treeName: string;
+  text: string;
+  /** Why the server refused them, as the writer was told. */
+  reason: string;
+  /** When they were refused (ms since the epoch). */
+  at: number;
+}
+
+const keyFor = (userId: string) => `cardtree:unsaved-words:${userId}`;
+
+/** The words kept for `userId`, oldest first; none when storage is unreadable. */
+export function unsavedWords(userId: string): UnsavedWords[] {
+  try {
+    const list = JSON.parse(localStorage.getItem(keyFor(userId)) ?? "[]") as unknown;
+    return Array.isArray(list) ? list.filter(isUnsavedWords) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Keeps `words` for `userId`. False when the browser would not store them (full, or disabled). */
+export function keepUnsavedWords(userId: string, words: Omit<UnsavedWords, "id" | "at">, now = Date.now()): boolean {
+  try {
+    localStorage.setItem(keyFor(userId), JSON.stringify([...unsavedWords(userId), { id: newRecordId(), at: now, ...words }]));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Lets go of the kept words `id` (the writer has them). */
+export function forgetUnsavedWords(userId: string, id: string): void {
+  const left = unsavedWords(userId).filter((words) => words.id !== id);
+  try {
+    if (left.length === 0) localStorage.removeItem(keyFor(userId));
+    else localStorage.setItem(keyFor(userId), JSON.stringify(left));
+  } catch {
+    // Storage disabled: nothing was kept.
+  }
+}
+
+/**
+ * The tree `treeId` is out of reach for good (the server's tree list, read just now, lacks
+ * it): the changes to it waiting in the device's outbox can never go. Their words are kept
+ * as unsaved words, and the entries leave the outbox; an entry whose words this browser would
+ * not keep stays there. Returns how many changes' words were kept.
+ */
+export async function keepWordsOfLostTree(device: DeviceStore, userId: string, treeId: string, reason: string): Promise<number> {
+  const [entries, copy] = await Promise.all([device.entries(treeId), device.loadTree(treeId).catch(() => null)]);
+  const treeName = copy?.tree.name ?? "A tree no longer there";
+  let kept = 0;
+  for (const entry of entries) {
+    const text = entry.answered ? null : wordsOf(entry);
+    if (text !== null && text.trim() !== "") {
+      if (!keepUnsavedWords(userId, { treeId, treeName, text, reason })) continue;
+      kept++;
+    }
+    if (entry.seq !== undefined) await device.remove(entry.seq);
+  }
+  return kept;
+}
+
+function isUnsavedWords(value: unknown): value is UnsavedWords {
+  if (typeof value !== "object" || value === null) return false;
+  const words = value as Record<string, unknown>;
+  return (
+    typeof words.id === "string" &&
+    typeof words.treeId === "string" &&
+    typeof words.treeName === "string" &&
+    typeof words.text === "string" &&
+    typeof words.reason === "string" &&
+    typeof words.at === "number"
+  );
+}
