@@ -12,6 +12,7 @@ import { confirmDialog } from "./dialogs/confirm.js";
 import { deviceFor, forgetDevice } from "./offline/device.js";
 import { forgetLocalData } from "./offline/local-data.js";
 import { waitingEntries } from "./offline/outbox.js";
+import { unsavedWords } from "./offline/unsaved-words.js";
 import { registerServiceWorker } from "./offline/service-worker.js";
 import { registerCollaboratorActions } from "./actions/collaborator-actions.js";
 import { registerTreeActions } from "./actions/tree-actions.js";
@@ -139,10 +140,14 @@ bus.on("ui:logout", async () => {
   // What this browser keeps for the user goes with the log-out (SPEC §13); changes not yet on
   // the server would go with it, so the writer chooses first.
   const waiting = user ? waitingEntries((await deviceFor(user._id)?.entries().catch(() => [])) ?? []).length : 0;
-  if (waiting > 0) {
+  // And the words the server refused for good, kept here until the writer lets them go.
+  const kept = user ? unsavedWords(user._id).length : 0;
+  if (waiting > 0 || kept > 0) {
+    const changes = waiting === 0 ? "" : `${waiting} change${waiting === 1 ? "" : "s"} made on this device ${waiting === 1 ? "has" : "have"} not reached the server yet. `;
+    const words = kept === 0 ? "" : `${kept} text${kept === 1 ? " is" : "s are"} kept under “Words not saved” on your trees page. `;
     const discard = await confirmDialog({
       title: "Changes not saved yet",
-      message: `${waiting} change${waiting === 1 ? "" : "s"} made on this device ${waiting === 1 ? "has" : "have"} not reached the server yet. Logging out deletes ${waiting === 1 ? "it" : "them"} from this browser.`,
+      message: `${changes}${words}Logging out deletes ${waiting + kept === 1 ? "it" : "them"} from this browser.`,
       confirmLabel: "Discard and log out",
       cancelLabel: "Stay logged in",
       danger: true,

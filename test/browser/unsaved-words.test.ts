@@ -125,6 +125,11 @@ describeInBrowser("words refused for good", () => {
     expect(await again.locator(".unsaved-meta").innerText()).toContain("Shared then deleted");
     const waiting = await deviceRead(again, "outbox");
     expect(waiting).toBe(0);
+    // Logging out would delete them with the rest of what this browser keeps for the writer: it asks first.
+    await again.getByRole("button", { name: "Log out" }).click();
+    await expect.poll(() => again.locator("dialog.dialog .dialog-body").innerText()).toContain("1 text is kept under “Words not saved” on your trees page. Logging out deletes it from this browser.");
+    await again.getByRole("button", { name: "Stay logged in" }).click();
+    expect(await again.locator(".unsaved-item").count()).toBe(1);
     expect([...errors, ...againErrors]).toEqual([]);
     await context.close();
   });
