@@ -38,10 +38,16 @@ export function unsavedWords(userId: string): UnsavedWords[] {
   }
 }
 
-/** Keeps `words` for `userId`. False when the browser would not store them (full, or disabled). */
+/**
+ * Keeps `words` for `userId`, once: the same text of the same tree kept already is not kept
+ * again (two tabs of a tree gone, each refused the same change). False when the browser would
+ * not store them (full, or disabled).
+ */
 export function keepUnsavedWords(userId: string, words: Omit<UnsavedWords, "id" | "at">, now = Date.now()): boolean {
   try {
-    localStorage.setItem(keyFor(userId), JSON.stringify([...unsavedWords(userId), { id: newRecordId(), at: now, ...words }]));
+    const kept = unsavedWords(userId);
+    if (kept.some((other) => other.treeId === words.treeId && other.text === words.text)) return true;
+    localStorage.setItem(keyFor(userId), JSON.stringify([...kept, { id: newRecordId(), at: now, ...words }]));
     return true;
   } catch {
     return false;
