@@ -5,7 +5,9 @@
  * are named in a message of their own and kept in this browser, listed on the trees page
  * under "Words not saved" across reloads until the writer lets them go. Before, both 404s
  * were taken for deleted cards and "brought back" into a tree that was gone, the two
- * refusals showed as one message with one card's text, and a reload lost both.
+ * refusals showed as one message with one card's text, and a reload lost both. A tab closed
+ * before it reconnected left its change in the outbox and an editor's draft in storage, both
+ * never shown again once the tree was gone: opening the tree now moves both to the list.
  */
 import { readFile } from "node:fs/promises";
 import { expect, it } from "vitest";
@@ -91,7 +93,7 @@ describeInBrowser("words refused for good", () => {
     await context.close();
   });
 
-  it("keeps the words of a change still on the device when its tree, deleted meanwhile, is opened again", { timeout: 120_000 }, async () => {
+  it("keeps the words of a change still on the device, and of an editor's draft, when their tree, deleted meanwhile, is opened again", { timeout: 120_000 }, async () => {
     const { world } = session;
     const owner = await buildUser(world.server.url, "owner-reopened");
     const friend = await buildUser(world.server.url, "friend-reopened");
@@ -108,7 +110,12 @@ describeInBrowser("words refused for good", () => {
     await page.keyboard.type(", written offline, then the tab closed");
     await page.keyboard.press("Control+Enter");
     await expect.poll(() => page.locator(".topbar-status").getAttribute("title")).toContain("1 change waiting on this device");
-    // The tab closes with the change on the device; the tree is deleted meanwhile.
+    // And Beta open in the editor, typed in, never saved (the editor's draft).
+    await page.locator(".columns .card", { hasText: "Beta" }).first().click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("End");
+    await page.keyboard.type(", typed and never saved");
+    // The tab closes with the change and the draft on the device; the tree is deleted meanwhile.
     await page.close();
     expect((await owner.delete(`/api/trees/${tree._id}`)).status).toBe(204);
     await context.setOffline(false);
@@ -118,18 +125,19 @@ describeInBrowser("words refused for good", () => {
     await again.goto(`/trees/${tree._id}`);
     await expect
       .poll(() => again.locator(".page-message").innerText(), { timeout: 30_000 })
-      .toContain("The words of your change that waited for it on this device are kept in this browser");
+      .toContain("The 2 texts you wrote in it that had not reached the server are kept in this browser");
     // Out of the outbox (it can never go), into the list.
     await again.goto("/");
-    await expect.poll(() => again.locator(".unsaved-words .unsaved-text").allInnerTexts()).toEqual(["Alpha, written offline, then the tab closed"]);
-    expect(await again.locator(".unsaved-meta").innerText()).toContain("Shared then deleted");
+    await expect.poll(() => again.locator(".unsaved-words .unsaved-text").allInnerTexts()).toEqual(["Beta, typed and never saved", "Alpha, written offline, then the tab closed"]);
+    expect(await again.locator(".unsaved-meta").allInnerTexts()).toEqual([expect.stringContaining("Shared then deleted"), expect.stringContaining("Shared then deleted")]);
     const waiting = await deviceRead(again, "outbox");
     expect(waiting).toBe(0);
+    expect(await again.evaluate((id) => Object.keys(localStorage).filter((key) => key.startsWith(`cardtree:draft:${id}`)), tree._id)).toEqual([]);
     // Logging out would delete them with the rest of what this browser keeps for the writer: it asks first.
     await again.getByRole("button", { name: "Log out" }).click();
-    await expect.poll(() => again.locator("dialog.dialog .dialog-body").innerText()).toContain("1 text is kept under “Words not saved” on your trees page. Logging out deletes it from this browser.");
+    await expect.poll(() => again.locator("dialog.dialog .dialog-body").innerText()).toContain("2 texts are kept under “Words not saved” on your trees page. Logging out deletes them from this browser.");
     await again.getByRole("button", { name: "Stay logged in" }).click();
-    expect(await again.locator(".unsaved-item").count()).toBe(1);
+    expect(await again.locator(".unsaved-item").count()).toBe(2);
     expect([...errors, ...againErrors]).toEqual([]);
     await context.close();
   });

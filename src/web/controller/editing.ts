@@ -194,6 +194,51 @@ export async function takeOverDraft(treeId: string): Promise<void> {
   }
 }
 
+/**
+ * The tree is out of reach for good (tree-page.ts): every draft of it, whichever tab left it,
+ * can never be saved. Each one holding words of the writer's (not the card's text as it was)
+ * is handed to `keep`, and leaves storage once kept (`keep` true) or when it holds none.
+ * Returns how many were kept.
+ */
+export function keepDraftsOfGoneTree(treeId: string, keep: (text: string) => boolean): number {
+  let kept = 0;
+  try {
+    const prefix = treeDrafts(treeId);
+    const keys: string[] = [];
+    for (let i = 0; i < localStorage.length; i++) {
+      const key = localStorage.key(i);
+      if (key !== null && (key === prefix || key.startsWith(`${prefix}:`))) keys.push(key);
+    }
+    for (const key of keys) {
+      const draft = parsedDraft(localStorage.getItem(key));
+      // Not a draft this app wrote: left as it is.
+      if (draft === undefined) continue;
+      const text = draft !== null && draft.text.trim() !== "" && draft.text !== draft.base?.content ? draft.text : null;
+      if (text !== null) {
+        if (!keep(text)) continue;
+        kept++;
+      }
+      localStorage.removeItem(key);
+    }
+  } catch {
+    // Storage disabled: no drafts were kept.
+  }
+  return kept;
+}
+
+/** A stored draft's text and base; null when it has no text, undefined when it is not JSON. */
+function parsedDraft(stored: string | null): { text: string; base?: { content?: unknown } } | null | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(stored ?? "null");
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return null;
+  const { text, base } = value as { text?: unknown; base?: { content?: unknown } };
+  return typeof text === "string" ? { text, base } : null;
+}
+
 export function readDraft(treeId: string): Draft | null {
   try {
     const draft = JSON.parse(localStorage.getItem(draftKey(treeId)) ?? "null") as Draft | null;

@@ -69,12 +69,19 @@ export function forgetUnsavedWords(userId: string, id: string): void {
  * The tree `treeId` is out of reach for good (the server's tree list, read just now, lacks
  * it): the changes to it waiting in the device's outbox can never go. Their words are kept
  * as unsaved words, and the entries leave the outbox; an entry whose words this browser would
- * not keep stays there. Returns how many changes' words were kept.
+ * not keep stays there. So do the editors' drafts of the tree, which `drafts` hands over
+ * (controller/editing.ts, `keepDraftsOfGoneTree`). Returns how many texts were kept.
  */
-export async function keepWordsOfLostTree(device: DeviceStore, userId: string, treeId: string, reason: string): Promise<number> {
+export async function keepWordsOfLostTree(
+  device: DeviceStore,
+  userId: string,
+  treeId: string,
+  reason: string,
+  drafts: (keep: (text: string) => boolean) => number = () => 0,
+): Promise<number> {
   const [entries, copy] = await Promise.all([device.entries(treeId), device.loadTree(treeId).catch(() => null)]);
   const treeName = copy?.tree.name ?? "A tree no longer there";
-  let kept = 0;
+  let kept = drafts((text) => keepUnsavedWords(userId, { treeId, treeName, text, reason }));
   for (const entry of entries) {
     const text = entry.answered ? null : wordsOf(entry);
     if (text !== null && text.trim() !== "") {

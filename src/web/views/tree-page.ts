@@ -12,6 +12,7 @@ import { rememberTrees } from "../actions/tree-actions.js";
 import type { AppContext } from "../context.js";
 import { TreeController } from "../controller/tree-controller.js";
 import { titleOf } from "../controller/recovery.js";
+import { keepDraftsOfGoneTree } from "../controller/editing.js";
 import { fetchTree, type TreeFetch } from "../model/tree-fetch.js";
 import type { IndexedCards } from "../model/indexed-cards.js";
 import { showLoginAgainDialog } from "../dialogs/login-again.js";
@@ -174,9 +175,9 @@ export function renderTreePage(app: AppContext, root: HTMLElement, treeId: strin
       const missing = error instanceof ApiError && (error.status === 404 || error.status === 400);
       // Changes to it waiting on this device can never go now: their words are kept apart.
       const gone = "This tree doesn't exist, or it hasn't been shared with you.";
-      const kept = missing && device && userId !== "" ? await keepWordsOfLostTree(device, userId, treeId, gone).catch(() => 0) : 0;
+      const kept = missing && device && userId !== "" ? await keepWordsOfLostTree(device, userId, treeId, gone, (keep) => keepDraftsOfGoneTree(treeId, keep)).catch(() => 0) : 0;
       if (disposed) return;
-      const keptNote = kept === 0 ? "" : ` The words of ${kept === 1 ? "your change" : `your ${kept} changes`} that waited for it on this device are kept in this browser: your trees page lists them under “Words not saved”.`;
+      const keptNote = kept === 0 ? "" : ` ${kept === 1 ? "The text you wrote" : `The ${kept} texts you wrote`} in it that had not reached the server ${kept === 1 ? "is" : "are"} kept in this browser: your trees page lists ${kept === 1 ? "it" : "them"} under “Words not saved”.`;
       main.replaceChildren(
         pageMessage(
           missing ? gone + keptNote : describeError(error),
