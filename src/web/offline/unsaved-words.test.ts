@@ -9,12 +9,14 @@ import { forgetUnsavedWords, keepUnsavedWords, keepWordsOfLostTree, unsavedWords
 
 class MapStorage {
   readonly items = new Map<string, string>();
+  writes = 0;
   constructor(private readonly quota = Infinity) {}
   getItem(key: string): string | null {
     return this.items.get(key) ?? null;
   }
   setItem(key: string, value: string): void {
     if (value.length > this.quota) throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+    this.writes++;
     this.items.set(key, value);
   }
   removeItem(key: string): void {
@@ -95,6 +97,20 @@ describe("words the server refused for good", () => {
     ]);
     expect(await device.entries("gone")).toEqual([]);
     expect((await device.entries()).map((e) => e.treeId)).toEqual(["other"]);
+  });
+
+  it("from the outbox of a tree gone: a thousand changes in one write, words kept already counted once", async () => {
+    const device = new MemoryDevice();
+    for (let i = 0; i < 1000; i++) {
+      await device.add({ key: `k${i}`, treeId: "gone", owner: "tab", at: i, kind: "create", cardId: `n${i}`, sent: false, fields: { content: `card ${i % 999}`, parentId: null, position: i } });
+    }
+    keepUnsavedWords("u", { treeId: "gone", treeName: "Lost", text: "card 0", reason: "refused before" });
+    const before = storage.writes;
+    // "card 0" twice in the outbox (0 and 999), and kept already: 998 new texts.
+    expect(await keepWordsOfLostTree(device, "u", "gone", "gone")).toBe(998);
+    expect(storage.writes - before).toBe(1);
+    expect(unsavedWords("u")).toHaveLength(999);
+    expect(await device.entries("gone")).toEqual([]);
   });
 
   it("from the outbox of a tree gone: an entry whose words the browser will not keep stays in the outbox", async () => {

@@ -44,13 +44,29 @@ export function unsavedWords(userId: string): UnsavedWords[] {
  * not store them (full, or disabled).
  */
 export function keepUnsavedWords(userId: string, words: Omit<UnsavedWords, "id" | "at">, now = Date.now()): boolean {
+  return keepAllUnsavedWords(userId, [words], now) !== null;
+}
+
+/**
+ * Keeps several in one write (a lost tree's outbox can hold a thousand changes: one at a
+ * time, each would read and write the whole list again). All or none: how many were new (the
+ * others were kept already), or null when the browser would not store them.
+ */
+function keepAllUnsavedWords(userId: string, all: readonly Omit<UnsavedWords, "id" | "at">[], now = Date.now()): number | null {
   try {
     const kept = unsavedWords(userId);
-    if (kept.some((other) => other.treeId === words.treeId && other.text === words.text)) return true;
-    localStorage.setItem(keyFor(userId), JSON.stringify([...kept, { id: newRecordId(), at: now, ...words }]));
-    return true;
+    const seen = new Set(kept.map((other) => `${other.treeId}\n${other.text}`));
+    const added: UnsavedWords[] = [];
+    for (const words of all) {
+      const id = `${words.treeId}\n${words.text}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      added.push({ id: newRecordId(), at: now, ...words });
+    }
+    if (added.length > 0) localStorage.setItem(keyFor(userId), JSON.stringify([...kept, ...added]));
+    return added.length;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -81,16 +97,13 @@ export async function keepWordsOfLostTree(
 ): Promise<number> {
   const [entries, copy] = await Promise.all([device.entries(treeId), device.loadTree(treeId).catch(() => null)]);
   const treeName = copy?.tree.name ?? "A tree no longer there";
-  let kept = drafts((text) => keepUnsavedWords(userId, { treeId, treeName, text, reason }));
-  for (const entry of entries) {
-    const text = entry.answered ? null : wordsOf(entry);
-    if (text !== null && text.trim() !== "") {
-      if (!keepUnsavedWords(userId, { treeId, treeName, text, reason })) continue;
-      kept++;
-    }
-    if (entry.seq !== undefined) await device.remove(entry.seq);
-  }
-  return kept;
+  const fromDrafts = drafts((text) => keepUnsavedWords(userId, { treeId, treeName, text, reason }));
+  const texts = entries.map((entry) => (entry.answered ? null : wordsOf(entry))).filter((text): text is string => text !== null && text.trim() !== "");
+  // Should the browser not keep them, the changes stay in the outbox, where nothing is lost.
+  const added = keepAllUnsavedWords(userId, texts.map((text) => ({ treeId, treeName, text, reason })));
+  if (added === null) return fromDrafts;
+  for (const entry of entries) if (entry.seq !== undefined) await device.remove(entry.seq);
+  return fromDrafts + added;
 }
 
 function isUnsavedWords(value: unknown): value is UnsavedWords {
