@@ -61,3 +61,13 @@ export function syncChildren(parent: Element, wanted: Element[]): void {
   }
   while (parent.children.length > wanted.length) parent.lastElementChild!.remove();
 }
+
+/** Hands `blob` to the browser as a download named `name` (its object URL let go a minute later). */
+export function saveBlob(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
+  const save = Object.assign(document.createElement("a"), { href: url, download: name });
+  document.body.append(save);
+  save.click();
+  save.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

@@ -35,16 +35,13 @@ export function notify(message: string, options: NotifyOptions = {}): () => void
 
 /** Offers text that could not be saved, so it is never simply gone. */
 export function notifyWithText(message: string, text: string): void {
-  notify(message, {
-    kind: "error",
-    action: {
-      label: "Copy text",
-      run: () => {
-        void navigator.clipboard.writeText(text).then(
-          () => notify("Copied to the clipboard.", { kind: "success" }),
-          () => window.prompt("Copy your text:", text),
-        );
-      },
-    },
-  });
+  notify(message, { kind: "error", action: { label: "Copy text", run: () => copyText(text) } });
+}
+
+/** Puts `text` on the clipboard and says so; where the browser refuses, shows it to copy by hand. */
+export function copyText(text: string): void {
+  void navigator.clipboard.writeText(text).then(
+    () => notify("Copied to the clipboard.", { kind: "success" }),
+    () => window.prompt("Copy your text:", text),
+  );
 }

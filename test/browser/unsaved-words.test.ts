@@ -73,7 +73,7 @@ describeInBrowser("words refused for good", () => {
     await screenshot(page, `unsaved-words-${tag}`);
 
     // Downloaded, the file holds the words as they were written.
-    const [download] = await Promise.all([page.waitForEvent("download"), items.first().getByRole("link", { name: "Download" }).click()]);
+    const [download] = await Promise.all([page.waitForEvent("download"), items.first().getByRole("button", { name: "Download" }).click()]);
     expect(download.suggestedFilename()).toBe(`Shared notes ${tag} - not saved.md`);
     expect(await readFile(await downloadedFile(download), "utf8")).toBe("Alpha, words written offline in Alpha");
 

@@ -7,7 +7,7 @@
  */
 import { exportUrl, printUrl, type ExportFormat, type ExportScope } from "../api.js";
 import type { AppBus } from "../bus.js";
-import { h } from "../dom.js";
+import { h, saveBlob } from "../dom.js";
 import { cardTitle } from "../markdown.js";
 import { notify } from "../notify.js";
 import { formatBytes, showProgress } from "../views/progress.js";
@@ -114,13 +114,7 @@ async function downloadWithProgress(href: string, label: string): Promise<void> 
       progress.step(`Downloading ${formatBytes(received)}${total ? ` of ${formatBytes(total)}` : ""}`);
       progress.fraction(total ? received / total : null);
     }
-    const blob = new Blob(chunks, { type: response.headers.get("content-type") ?? "application/octet-stream" });
-    const url = URL.createObjectURL(blob);
-    const save = Object.assign(document.createElement("a"), { href: url, download: fileName(response.headers.get("content-disposition")) });
-    document.body.append(save);
-    save.click();
-    save.remove();
-    window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    saveBlob(new Blob(chunks, { type: response.headers.get("content-type") ?? "application/octet-stream" }), fileName(response.headers.get("content-disposition")));
   } catch (error) {
     notify(`Couldn't export: ${error instanceof Error ? error.message : String(error)}`, { kind: "error" });
   } finally {

@@ -10,12 +10,13 @@ import { ApiError, describeError, NetworkError, type Tree } from "../api.js";
 import { deviceFor } from "../offline/device.js";
 import { forgetUnsavedWords, unsavedWords, type UnsavedWords } from "../offline/unsaved-words.js";
 import { confirmDialog } from "../dialogs/confirm.js";
-import { notify } from "../notify.js";
+import { copyText } from "../notify.js";
+import { exportFilename } from "../../shared/file-names.js";
 import type { AppBus } from "../bus.js";
 import type { AppContext } from "../context.js";
 import { publicLink } from "../dialogs/publish.js";
 import { filterTrees } from "../dialogs/switcher.js";
-import { h, mount } from "../dom.js";
+import { h, mount, saveBlob } from "../dom.js";
 import { rememberTrees } from "../actions/tree-actions.js";
 import { acceptFileDrops } from "./file-drop.js";
 import { topBar } from "./header.js";
@@ -243,16 +244,7 @@ function unsavedSection(userId: string | null): HTMLElement | string {
 
 function unsavedItem(words: UnsavedWords, forget: () => void): HTMLElement {
   const when = new Date(words.at).toLocaleString([], { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
-  const copy = () =>
-    void navigator.clipboard.writeText(words.text).then(
-      () => notify("Copied to the clipboard.", { kind: "success" }),
-      () => window.prompt("Copy your text:", words.text),
-    );
-  const download = h(
-    "a",
-    { class: "button button-small", download: `${fileStem(words.treeName)} - not saved.md`, href: URL.createObjectURL(new Blob([words.text], { type: "text/markdown" })) },
-    "Download",
-  );
+  const download = () => saveBlob(new Blob([words.text], { type: "text/markdown" }), exportFilename(`${words.treeName} - not saved`, "md"));
   const letGo = async () => {
     const sure = await confirmDialog({
       title: "Let these words go?",
@@ -271,14 +263,9 @@ function unsavedItem(words: UnsavedWords, forget: () => void): HTMLElement {
     h(
       "div",
       { class: "unsaved-actions" },
-      h("button", { type: "button", class: "button button-small", onclick: copy }, "Copy"),
-      download,
+      h("button", { type: "button", class: "button button-small", onclick: () => copyText(words.text) }, "Copy"),
+      h("button", { type: "button", class: "button button-small", onclick: download }, "Download"),
       h("button", { type: "button", class: "button button-small button-danger", onclick: () => void letGo() }, "Let go"),
     ),
   );
-}
-
-/** A tree's name as a file name's stem: no path separators or control characters. */
-function fileStem(name: string): string {
-  return name.replace(/[\\/:*?"<>|\u0000-\u001f]+/g, " ").trim().slice(0, 80) || "Cardtree";
 }
