@@ -164,6 +164,17 @@ function draftSlot(): string {
 const treeDrafts = (treeId: string) => `cardtree:draft:${treeId}`;
 const draftKey = (treeId: string) => `${treeDrafts(treeId)}:${draftSlot()}`;
 
+/** The storage keys of every draft of the tree: each tab's slot, and the one slot of earlier versions. */
+function draftKeysOf(treeId: string): string[] {
+  const prefix = treeDrafts(treeId);
+  const keys: string[] = [];
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (key !== null && (key === prefix || key.startsWith(`${prefix}:`))) keys.push(key);
+  }
+  return keys;
+}
+
 /**
  * When this tab has no draft of the tree: takes over one that a tab now gone left (or the one
  * slot an earlier version of the app kept per tree), moving it into this tab's slot, where
@@ -176,10 +187,8 @@ export async function takeOverDraft(treeId: string): Promise<void> {
     const prefix = treeDrafts(treeId);
     const take = async () => {
       const live = navigator.locks ? await liveNames(navigator.locks, SLOT_LOCK) : new Set<string>();
-      for (let i = 0; i < localStorage.length; i++) {
-        const key = localStorage.key(i);
-        if (key === null || key === own || (key !== prefix && !key.startsWith(`${prefix}:`))) continue;
-        if (key !== prefix && live.has(key.slice(prefix.length + 1))) continue;
+      for (const key of draftKeysOf(treeId)) {
+        if (key === own || (key !== prefix && live.has(key.slice(prefix.length + 1)))) continue;
         const value = localStorage.getItem(key);
         if (value === null) continue;
         localStorage.setItem(own, value);
@@ -203,13 +212,7 @@ export async function takeOverDraft(treeId: string): Promise<void> {
 export function keepDraftsOfGoneTree(treeId: string, keep: (text: string) => boolean): number {
   let kept = 0;
   try {
-    const prefix = treeDrafts(treeId);
-    const keys: string[] = [];
-    for (let i = 0; i < localStorage.length; i++) {
-      const key = localStorage.key(i);
-      if (key !== null && (key === prefix || key.startsWith(`${prefix}:`))) keys.push(key);
-    }
-    for (const key of keys) {
+    for (const key of draftKeysOf(treeId)) {
       const draft = parsedDraft(localStorage.getItem(key));
       // Not a draft this app wrote: left as it is.
       if (draft === undefined) continue;
@@ -226,26 +229,22 @@ export function keepDraftsOfGoneTree(treeId: string, keep: (text: string) => boo
   return kept;
 }
 
-/** A stored draft's text and base; null when it has no text, undefined when it is not JSON. */
-function parsedDraft(stored: string | null): { text: string; base?: { content?: unknown } } | null | undefined {
-  let value: unknown;
+/** A stored draft, checked (anything may have written storage); null when none, undefined when it is not JSON. */
+function parsedDraft(stored: string | null): Draft | null | undefined {
+  let draft: Draft | null;
   try {
-    value = JSON.parse(stored ?? "null");
+    draft = JSON.parse(stored ?? "null") as Draft | null;
   } catch {
     return undefined;
   }
-  if (typeof value !== "object" || value === null) return null;
-  const { text, base } = value as { text?: unknown; base?: { content?: unknown } };
-  return typeof text === "string" ? { text, base } : null;
+  if (typeof draft !== "object" || draft === null || typeof draft.cardId !== "string" || typeof draft.text !== "string") return null;
+  const base = draft.base && typeof draft.base.__v === "number" && typeof draft.base.content === "string" ? draft.base : undefined;
+  return { cardId: draft.cardId, text: draft.text, base, place: placeOf(draft.place) };
 }
 
 export function readDraft(treeId: string): Draft | null {
   try {
-    const draft = JSON.parse(localStorage.getItem(draftKey(treeId)) ?? "null") as Draft | null;
-    if (!draft || typeof draft.cardId !== "string" || typeof draft.text !== "string") return null;
-    const base = draft.base && typeof draft.base.__v === "number" && typeof draft.base.content === "string" ? draft.base : undefined;
-    const place = placeOf(draft.place);
-    return { cardId: draft.cardId, text: draft.text, base, place };
+    return parsedDraft(localStorage.getItem(draftKey(treeId))) ?? null;
   } catch {
     return null;
   }

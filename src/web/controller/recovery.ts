@@ -9,7 +9,7 @@
  */
 import type { Card } from "../../shared/records.js";
 import { notify, notifyWithText } from "../notify.js";
-import type { TreeState } from "../model/tree-state.js";
+import type { TreeReader, TreeState } from "../model/tree-state.js";
 import type { CardVersions } from "../model/versions.js";
 import { cardBack } from "../offline/replay.js";
 import { ChangeBuilder } from "./changes.js";
@@ -18,9 +18,13 @@ import type { TreeHost } from "./host.js";
 
 /** Tells the writer their card came back, with its text to copy. */
 export function reportBroughtBack(state: TreeState, card: Card): void {
-  const parent = state.get(card.parentId);
-  const where = parent ? `under “${titleOf(parent.content)}”` : "at the top of the tree";
-  notifyWithText(`Someone deleted a card you changed (or a card above it) before your change arrived. Your card is back, ${where}.`, card.content);
+  notifyWithText(`Someone deleted a card you changed (or a card above it) before your change arrived. Your card is back, ${whereIs(state, card)}.`, card.content);
+}
+
+/** Where a card brought back stands, for the writer: under which card, or at the top. */
+function whereIs(cards: Pick<TreeReader, "get">, card: Card): string {
+  const parent = cards.get(card.parentId);
+  return parent ? `under “${titleOf(parent.content)}”` : "at the top of the tree";
 }
 
 /** A card's first line, short, for a message; "an empty card" when it has none. */
@@ -59,9 +63,7 @@ function draftBack(tree: TreeHost, draft: Draft): void {
   change.create(back);
   void tree.commit(change);
   tree.activate(back._id, { smooth: false });
-  const parent = tree.cards.get(back.parentId);
-  const where = parent ? `under “${titleOf(parent.content)}”` : "at the top of the tree";
-  notifyWithText(`The card you were writing in was deleted by someone else before your text was saved. Your text is back as a card, ${where}.`, draft.text);
+  notifyWithText(`The card you were writing in was deleted by someone else before your text was saved. Your text is back as a card, ${whereIs(tree.cards, back)}.`, draft.text);
 }
 
 /** Before recoverDraft: the draft's save is based on the version it was written from. */
