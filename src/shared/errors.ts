@@ -54,18 +54,19 @@ export class ForbiddenError extends DomainError {
   }
 }
 
-/**
- * The 404 of a tree the caller cannot reach: deleted, or private and not shared with them
- * (the two are one answer: SPEC §3). A client's waiting change to it can never go; one whose
- * card alone is gone can come back as a new card.
- */
-export const TREE_NOT_FOUND = "Tree was not found.";
-
 export class NotFoundError extends DomainError {
   constructor(what = "That") {
     super("not_found", `${what} was not found.`);
   }
 }
+
+/**
+ * The message of the 404 of a tree the caller cannot reach (`NotFoundError("Tree")`, as the
+ * domain throws it): deleted, or private and not shared with them (the two are one answer:
+ * SPEC §3). A client's waiting change to it can never go; one whose card alone is gone can
+ * come back as a new card. Made by the error itself, so the two cannot drift apart.
+ */
+export const TREE_NOT_FOUND = new NotFoundError("Tree").message;
 
 /**
  * A card's parent that is not a live card of its tree (deleted meanwhile, or never there):

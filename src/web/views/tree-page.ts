@@ -321,7 +321,6 @@ async function importFiles(bus: AppContext["bus"], files: File[], parentId: stri
   }
 }
 
-/** The server said no for good: say so, keep the text, and undo what cannot stand locally. */
 /**
  * A change the server refused for good. Its words, if it carried any, are kept on the device
  * (offline/unsaved-words.ts) and listed on the trees page, and the message names the card,
