@@ -78,18 +78,12 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
 
     // Offline: Alpha edited and saved on the device.
     await context.setOffline(true);
-    await card(page, "Alpha").click();
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("End");
-    await page.keyboard.type(" edited offline");
+    await typeIn(page, "Alpha", " edited offline");
     await page.keyboard.press("Control+Enter");
     await expect.poll(() => status(page)).toMatch(/Not saved yet: 1 change waiting on this device/);
 
     // Still offline, the writer types in Beta (under Alpha), not saving yet.
-    await card(page, "Beta").click();
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("End");
-    await page.keyboard.type(" and words typed in it");
+    await typeIn(page, "Beta", " and words typed in it");
 
     // Meanwhile Alpha goes, with Beta under it.
     const alpha = (await serverCards(owner, tree._id)).find((c) => c.content === "Alpha");
@@ -125,10 +119,7 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
   it.each(["saves", "cancels"])("online: a card above the one being typed in is deleted; the editor stays, then the writer %s", { timeout: 180_000 }, async (ending) => {
     const { owner, friend, tree, page, errors } = await twoWriters(["online-typist", "online-deleter"], "Typing online under a deletion", NESTED, { streamHeldBack: false, errors: "404" });
 
-    await card(page, "Beta").click();
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("End");
-    await page.keyboard.type(" and words typed in it");
+    await typeIn(page, "Beta", " and words typed in it");
     const alpha = (await serverCards(owner, tree._id)).find((c) => c.content === "Alpha");
     expect((await friend.delete(`/api/trees/${tree._id}/cards/${alpha._id}`)).status).toBe(200);
     await expect.poll(() => page.getByText("Your words stay here: saving brings the card back").count(), { timeout: 30_000 }).toBeGreaterThan(0);
@@ -156,10 +147,7 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
   it("online: a card deleted above the one being typed in and restored from the trash meanwhile stays in the tab", { timeout: 180_000 }, async () => {
     const { owner, friend, tree, page, errors } = await twoWriters(["restore-typist", "restorer"], "Deleted and restored", NESTED, { streamHeldBack: false, errors: "none" });
 
-    await card(page, "Beta").click();
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("End");
-    await page.keyboard.type(" and words typed in it");
+    await typeIn(page, "Beta", " and words typed in it");
     const alpha = (await serverCards(owner, tree._id)).find((c) => c.content === "Alpha");
     expect((await friend.delete(`/api/trees/${tree._id}/cards/${alpha._id}`)).status).toBe(200);
     await expect.poll(() => page.getByText("Your words stay here: saving brings the card back").count(), { timeout: 30_000 }).toBeGreaterThan(0);
@@ -184,10 +172,7 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
 
     // Offline: Beta edited and saved on the device, then opened again and typed in.
     await context.setOffline(true);
-    await card(page, "Beta").click();
-    await page.keyboard.press("Enter");
-    await page.keyboard.press("End");
-    await page.keyboard.type(" saved offline");
+    await typeIn(page, "Beta", " saved offline");
     await page.keyboard.press("Control+Enter");
     await expect.poll(() => status(page)).toMatch(/Not saved yet: 1 change waiting on this device/);
     await page.keyboard.press("Enter");
@@ -275,6 +260,14 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
     expect(errors).toEqual([]);
   });
 });
+
+/** Opens the card that starts with `startsWith` in the editor and types `text` at its end, not saving. */
+async function typeIn(page: Page, startsWith: string, text: string): Promise<void> {
+  await card(page, startsWith).click();
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("End");
+  await page.keyboard.type(text);
+}
 
 function card(page: Page, startsWith: string) {
   return page.locator(".columns .card", { hasText: startsWith }).first();
