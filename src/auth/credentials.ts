@@ -28,6 +28,7 @@ import type { StoredUser } from "../shared/records.js";
 import { findUserByEmail } from "../domain/users.js";
 import { withLateConfirmation } from "../domain/login-confirmation.js";
 import { LoginThrottle, throttleKeys } from "./login-throttle.js";
+import { PerConnection } from "./per-connection.js";
 
 const CACHE_TTL_MS = 5 * 60 * 1000;
 const CACHE_MAX_ENTRIES = 10_000;
@@ -159,11 +160,10 @@ export class CredentialChecker {
    * `check`'s cache. null whenever any of that cannot be told so (then `check`); never a
    * refusal, which `check` alone gives (and counts).
    */
-  checkInstant(email: string, password: string): StoredUser | null {
+  checkInstant(email: string, password: string, connection?: object): StoredUser | null {
     const instant = this.ctx.store.instant;
     if (!instant) return null;
-    const normalised = email.trim().toLowerCase();
-    const credentials = this.credentialsKey(normalised, password);
+    const { normalised, credentials } = this.onConnection.get(connection, email, password);
     const recent = this.recent.get(credentials);
     if (!recent || recent.until <= Date.now() || !this.isKnown(credentials)) return null;
     const user = instant.userByEmail(normalised);
@@ -203,6 +203,15 @@ export class CredentialChecker {
       if (user._id !== actor._id) throw new UnauthenticatedError("The account changed while this request ran; send it again.");
     });
   }
+
+  /**
+   * The normalised email and the credentials' key, once per connection for the same email
+   * and password (`connection`: the request's socket; per-connection.ts).
+   */
+  private readonly onConnection = new PerConnection((email: string, password: string) => {
+    const normalised = email.trim().toLowerCase();
+    return { normalised, credentials: this.credentialsKey(normalised, password) };
+  });
 
   private credentialsKey(normalisedEmail: string, password: string): string {
     return createHmac("sha256", this.secret).update(normalisedEmail).update("\0").update(password).digest("base64");

@@ -16,6 +16,7 @@ import { ForbiddenError, UnauthenticatedError } from "../shared/errors.js";
 import type { StoredUser } from "../shared/records.js";
 import type { Session, Store } from "../domain/ports/store.js";
 import type { CredentialChecker } from "./credentials.js";
+import { PerConnection } from "./per-connection.js";
 import { csrfMatches, SESSION_COOKIE, type SessionManager } from "./sessions.js";
 import { confirmActor } from "../domain/login-confirmation.js";
 
@@ -91,6 +92,9 @@ export function parseBasicAuth(header: string): { email: string; password: strin
   return { email: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/** `parseBasicAuth`, once per connection for the same header (per-connection.ts). */
+const basicOnConnection = new PerConnection(parseBasicAuth);
+
 /**
  * The client's address as the per-address limits count it: behind `TRUST_PROXY`, the
  * right-most untrusted X-Forwarded-For entry (express's `req.ip`). An IPv6 client is its
@@ -158,14 +162,14 @@ export function authenticate(deps: { store: Store; credentials: CredentialChecke
     const header = req.headers.authorization;
     refuseForeignWrites(req, header !== undefined || readCookie(req, SESSION_COOKIE) !== undefined);
     if (header !== undefined) {
-      const basic = parseBasicAuth(header);
+      const basic = basicOnConnection.get(req.socket, header);
       if (!basic) throw new UnauthenticatedError("The Authorization header must be Basic credentials.");
       const recalled = confirmsLate(req) ? deps.credentials.recall(basic.email, basic.password, clientAddress(req)) : null;
       if (recalled) {
         req.auth.unconfirmed = recalled;
         return next();
       }
-      const user = deps.credentials.checkInstant(basic.email, basic.password);
+      const user = deps.credentials.checkInstant(basic.email, basic.password, req.socket);
       if (user) {
         req.auth.user = user;
         return next();
@@ -187,7 +191,7 @@ export function authenticate(deps: { store: Store; credentials: CredentialChecke
 function fromSession(sessions: SessionManager, req: Request, next: NextFunction): void | Promise<void> {
   const token = readCookie(req, SESSION_COOKIE);
   if (!token) return next();
-  const instant = sessions.signedInInstant(token);
+  const instant = sessions.signedInInstant(token, req.socket);
   if (instant) return signedInAs(instant, req, next);
   return sessions.signedIn(token).then((signedIn) => (signedIn ? signedInAs(signedIn, req, next) : next()));
 }

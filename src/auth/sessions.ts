@@ -5,6 +5,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Session, Store } from "../domain/ports/store.js";
 import type { StoredUser } from "../shared/records.js";
+import { PerConnection } from "./per-connection.js";
 
 export const SESSION_COOKIE = "cardtree_session";
 export { SIGNED_IN_COOKIE } from "../shared/cookies.js";
@@ -29,6 +30,9 @@ export class SessionManager {
   private idOf(token: string): string {
     return createHmac("sha256", this.secret).update(token).digest("hex");
   }
+
+  /** `idOf`, once per connection for the same token (per-connection.ts). */
+  private readonly idOnConnection = new PerConnection((token: string) => this.idOf(token));
 
   /** Starts a session; returns the cookie token and the session. */
   async start(userId: string): Promise<{ token: string; session: Session }> {
@@ -68,9 +72,9 @@ export class SessionManager {
    * and drops what it holds of a collection when a write to it begins, a log-out among them).
    * undefined when it cannot say, or when the session has run out (`signedIn` removes it).
    */
-  signedInInstant(token: string): { session: Session; user: StoredUser } | undefined {
+  signedInInstant(token: string, connection?: object): { session: Session; user: StoredUser } | undefined {
     if (!this.store.instant || !TOKEN.test(token)) return undefined;
-    const found = this.store.instant.sessionWithUser(this.idOf(token));
+    const found = this.store.instant.sessionWithUser(this.idOnConnection.get(connection, token));
     if (!found || expired(found.session)) return undefined;
     return found;
   }

@@ -5,6 +5,7 @@
  * credential cache; cookies, CSRF (REST and GraphQL) and security headers; no secret in
  * the logs.
  */
+import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api, buildTree, buildUser, uniqueEmail } from "../helpers/api.js";
 import { instanceSecret } from "../helpers/postgres.js";
@@ -133,6 +134,52 @@ describe("revocation despite the credential cache", () => {
     expect((await alice.get("/api/index")).status).toBe(401);
     expect((await new Api(server.url).get("/api/index", { cookie })).status).toBe(401);
     expect((await new Api(server.url, { email: alice.credentials!.email, password: "a brand new password" }).get("/api/index")).status).toBe(200);
+  });
+});
+
+describe("one kept-alive connection, several callers", () => {
+  // A proxy that keeps its upstream connections open sends many users' requests down one;
+  // what the server remembers of the last credentials on a connection must never answer
+  // for the next request's (src/auth/per-connection.ts).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  afterAll(() => agent.destroy());
+  const ports = new Set<number>();
+  const index = (headers: Record<string, string>) =>
+    new Promise<{ status: number; email?: string }>((resolve, reject) => {
+      const req = http.get(`${server.url}/api/index`, { agent, headers }, (res) => {
+        ports.add(res.socket.localPort!);
+        let text = "";
+        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode!, email: res.statusCode === 200 ? (JSON.parse(text) as { email: string }).email : undefined }));
+      });
+      req.on("error", reject);
+    });
+
+  it("answers each request for its own Basic credentials or session cookie", async () => {
+    const alice = await buildUser(server.url, "alice");
+    const bob = await buildUser(server.url, "bob");
+    const [a, b] = [alice.credentials!, bob.credentials!];
+    const asAlice = { authorization: basic(a.email, a.password) };
+    expect(await index(asAlice)).toEqual({ status: 200, email: a.email });
+    expect(await index(asAlice)).toEqual({ status: 200, email: a.email });
+    expect((await index({ authorization: basic(a.email, "not the password") })).status).toBe(401);
+    expect((await index({ authorization: basic(a.email, `${a.password} `) })).status).toBe(401);
+    expect(await index({ authorization: basic(b.email, b.password) })).toEqual({ status: 200, email: b.email });
+    expect(await index(asAlice)).toEqual({ status: 200, email: a.email });
+
+    const cookieOf = async (credentials: { email: string; password: string }) =>
+      ((await new Api(server.url).post("/api/login", credentials)).headers.get("set-cookie") ?? "").split(";")[0];
+    const [aliceCookie, bobCookie] = [await cookieOf(a), await cookieOf(b)];
+    expect(await index({ cookie: aliceCookie })).toEqual({ status: 200, email: a.email });
+    expect(await index({ cookie: bobCookie })).toEqual({ status: 200, email: b.email });
+    expect(await index({ cookie: aliceCookie })).toEqual({ status: 200, email: a.email });
+    // Logged out elsewhere: the same cookie on the same connection is nobody's now.
+    const out = await new Api(server.url).post("/api/logout", {}, { cookie: aliceCookie, "x-csrf-token": (await new Api(server.url).get("/api/index", { cookie: aliceCookie })).body.csrf });
+    expect(out.status).toBeLessThan(300);
+    expect((await index({ cookie: aliceCookie })).status).toBe(401);
+    expect(await index({ cookie: bobCookie })).toEqual({ status: 200, email: b.email });
+    // All of it went down one connection.
+    expect(ports.size).toBe(1);
   });
 });
 
