@@ -67,7 +67,7 @@ export function createApp({
 
   // What every request goes through, with express and on a direct route alike.
   const everyRequest: RequestHandler[] = [securityHeaders(ctx.config.remoteImages), closeConnectionsWhenStopping(lifecycle)];
-  if (ctx.config.logRequests) everyRequest.push(requestLog(logger));
+  if (ctx.config.logRequests) everyRequest.push(requestLog(logger, ctx.config.trustProxy !== false));
   app.use(everyRequest);
   const compressing = compressResponses();
   app.use(compressing);

@@ -356,7 +356,9 @@ export function isEventStreamPath(path: string): boolean {
  * promise settles once it is sent.
  */
 export function sendCompressible(req: Request, res: Response, parts: readonly Buffer[], etag: string | null, bodies: CompressedBodies): Now<void> {
-  res.vary("Accept-Encoding");
+  // Set outright when nothing else varies yet (express's res.vary parses and merges).
+  if (res.hasHeader("Vary")) res.vary("Accept-Encoding");
+  else res.setHeader("Vary", "Accept-Encoding");
   const header = req.get("accept-encoding");
   const picked = req.method === "HEAD" || (etag === null && parts.length > 1) ? null : bodies.pick(parts, etag ?? "", header);
   if (picked instanceof Promise) return picked.then((copy) => sendPicked(res, parts, etag, header, copy));

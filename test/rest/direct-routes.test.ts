@@ -119,6 +119,13 @@ describe("the direct route for a tree's cards", () => {
     await bothWays(started, "GET", `${path}?anything=1`, auth);
   });
 
+  it("logs the socket's address, not a client's X-Forwarded-For, without TRUST_PROXY", async () => {
+    const answer = await bothWays(started, "GET", path, { ...auth, "x-forwarded-for": "203.0.113.7" });
+    expect(answer.logLine.address).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+    expect(answer.logLine.path).toBe(path);
+    expect(answer.logLine.user).toBe(alice.user._id);
+  });
+
   it("answers 304 for an ETag the client holds, in any encoding, as express does", async () => {
     const plain = await raw(started.server.url, "GET", path, auth);
     const br = await raw(started.server.url, "GET", path, { ...auth, "accept-encoding": "br" });
