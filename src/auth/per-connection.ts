@@ -3,8 +3,9 @@
  * the same connection that sends the very same ones (issue 27). A client keeps its
  * connection open and sends one Authorization header or session cookie with every
  * request; turning it into the keyed hash the caches are looked up by (an HMAC) and
- * parsing the header were 14% of a cached read's own work, a tenth of what the raw
- * server needs to send the whole answer.
+ * parsing the header were 14% of a cached read's own work (everything but the kernel's
+ * send of the body), the largest piece after the request log (docs/performance.md,
+ * session 30).
  *
  * Only the last input per connection is kept, beside the connection, for as long as it is
  * open: the same strings its request objects already held. A different input (another user
