@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLogger } from "./logger.js";
 
@@ -50,5 +52,13 @@ describe("createLogger", () => {
     await nextTurn();
     expect(viaRequest.join("")).toBe(viaInfo.join(""));
     expect(viaRequest.join("").split("\n").filter(Boolean).map((line) => JSON.parse(line).path)).toEqual(lines.map((line) => line.path));
+  });
+
+  it("writes the lines still waiting when the process exits within their turn", () => {
+    const logger = fileURLToPath(new URL("./logger.ts", import.meta.url));
+    const script = `import { createLogger } from ${JSON.stringify(logger)}; const log = createLogger(); log.info("last words", { n: 1 }); process.exit(3);`;
+    const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
+    expect(child.status).toBe(3);
+    expect(child.stdout.trim().split("\n").map((line) => JSON.parse(line).message)).toEqual(["last words"]);
   });
 });
