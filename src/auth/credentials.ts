@@ -102,10 +102,9 @@ export class CredentialChecker {
    * @throws TooManyRequestsError over the failure limit (before any hashing);
    *   UnauthenticatedError for a wrong email or password.
    */
-  async check(email: string, password: string, address: string): Promise<StoredUser> {
-    const normalised = email.trim().toLowerCase();
+  async check(email: string, password: string, address: string, connection?: object): Promise<StoredUser> {
+    const { normalised, credentials } = this.onConnection.get(connection, email, password);
     const keys = throttleKeys(normalised, address);
-    const credentials = this.credentialsKey(normalised, password);
     const known = this.isKnown(credentials);
     if (!known) this.throttle.check(keys);
     const user = await findUserByEmail(this.ctx, normalised);
@@ -184,9 +183,8 @@ export class CredentialChecker {
    * @throws TooManyRequestsError over the failure limit, for credentials not known here
    *   (as `check`).
    */
-  recall(email: string, password: string, address: string): StoredUser | null {
-    const normalised = email.trim().toLowerCase();
-    const credentials = this.credentialsKey(normalised, password);
+  recall(email: string, password: string, address: string, connection?: object): StoredUser | null {
+    const { normalised, credentials } = this.onConnection.get(connection, email, password);
     const recent = this.recent.get(credentials);
     if (!recent) return null;
     if (recent.until <= Date.now()) {
@@ -206,7 +204,8 @@ export class CredentialChecker {
 
   /**
    * The normalised email and the credentials' key, once per connection for the same email
-   * and password (`connection`: the request's socket; per-connection.ts).
+   * and password (`connection`: the request's socket, given by every check a request makes;
+   * per-connection.ts).
    */
   private readonly onConnection = new PerConnection((email: string, password: string) => {
     const normalised = email.trim().toLowerCase();

@@ -164,7 +164,7 @@ export function authenticate(deps: { store: Store; credentials: CredentialChecke
     if (header !== undefined) {
       const basic = basicOnConnection.get(req.socket, header);
       if (!basic) throw new UnauthenticatedError("The Authorization header must be Basic credentials.");
-      const recalled = confirmsLate(req) ? deps.credentials.recall(basic.email, basic.password, clientAddress(req)) : null;
+      const recalled = confirmsLate(req) ? deps.credentials.recall(basic.email, basic.password, clientAddress(req), req.socket) : null;
       if (recalled) {
         req.auth.unconfirmed = recalled;
         return next();
@@ -174,7 +174,7 @@ export function authenticate(deps: { store: Store; credentials: CredentialChecke
         req.auth.user = user;
         return next();
       }
-      return deps.credentials.check(basic.email, basic.password, clientAddress(req)).then((checked) => {
+      return deps.credentials.check(basic.email, basic.password, clientAddress(req), req.socket).then((checked) => {
         req.auth.user = checked;
         next();
       });
@@ -193,7 +193,7 @@ function fromSession(sessions: SessionManager, req: Request, next: NextFunction)
   if (!token) return next();
   const instant = sessions.signedInInstant(token, req.socket);
   if (instant) return signedInAs(instant, req, next);
-  return sessions.signedIn(token).then((signedIn) => (signedIn ? signedInAs(signedIn, req, next) : next()));
+  return sessions.signedIn(token, req.socket).then((signedIn) => (signedIn ? signedInAs(signedIn, req, next) : next()));
 }
 
 function signedInAs({ session, user }: { session: Session; user: StoredUser }, req: Request, next: NextFunction): void {

@@ -53,9 +53,9 @@ export class SessionManager {
    * The live session for a cookie token and its user, or null (no such session, expired, or
    * its account gone): one read of the store for both (`withUser`).
    */
-  async signedIn(token: string): Promise<{ session: Session; user: StoredUser } | null> {
+  async signedIn(token: string, connection?: object): Promise<{ session: Session; user: StoredUser } | null> {
     if (!TOKEN.test(token)) return null;
-    const found = await this.store.sessions.withUser(this.idOf(token));
+    const found = await this.store.sessions.withUser(this.idOnConnection.get(connection, token));
     if (!found) return null;
     const { session, user } = found;
     if (expired(session)) {
