@@ -46,7 +46,7 @@ describe("createLogger", () => {
     const a = createLogger((text) => viaRequest.push(text));
     const b = createLogger((text) => viaInfo.push(text));
     for (const line of lines) {
-      a.request!(line);
+      a.request(line);
       b.info("request", { ...line });
     }
     await nextTurn();
