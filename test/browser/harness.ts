@@ -105,6 +105,14 @@ export async function startWorld({ serverEnv }: WorldOptions = {}): Promise<Brow
   };
 }
 
+/**
+ * Chromium's own console error when it cannot fetch the service worker's script to look for
+ * an update (the network cut or changing under it). The page catches its own update checks
+ * (src/web/offline/service-worker.ts); a test that cuts the network allows this one, as it
+ * allows ERR_INTERNET_DISCONNECTED.
+ */
+export const WORKER_SCRIPT_UNREACHABLE = /^An unknown error occurred when fetching the script\.$/;
+
 /** Fails the test on any uncaught error or console error in the page. */
 export function watchErrors(page: Page, allowed: RegExp[] = []): string[] {
   const errors: string[] = [];

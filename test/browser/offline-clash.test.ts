@@ -10,7 +10,7 @@ import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, signedInContext, watchErrors } from "./harness.js";
+import { describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, signedInContext, watchErrors, WORKER_SCRIPT_UNREACHABLE } from "./harness.js";
 
 describeInBrowser("a move made offline that another writer's move makes impossible", () => {
   let server: TestServer;
@@ -32,7 +32,7 @@ describeInBrowser("a move made offline that another writer's move makes impossib
     const context = await signedInContext(browser, server.url, api);
     contexts.push(context);
     const page = await context.newPage();
-    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/]);
+    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, WORKER_SCRIPT_UNREACHABLE]);
     await openTree(page, treeId);
     return { context, page, errors };
   };

@@ -20,7 +20,7 @@ import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildTree, buildUser, shareTree } from "../helpers/api.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { activeCardId, describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, signedInContext, watchErrors } from "./harness.js";
+import { activeCardId, describeInBrowser, openTree, screenshot, serverCards, sharedBrowser, signedInContext, watchErrors, WORKER_SCRIPT_UNREACHABLE } from "./harness.js";
 
 /** The seed most cases use: Alpha with Beta under it, and Gamma. */
 const NESTED = [{ content: "Alpha", children: [{ content: "Beta" }] }, { content: "Gamma" }];
@@ -56,7 +56,7 @@ describeInBrowser("a card deleted elsewhere while the writer types below it", ()
     const context = await signedInContext(browser, server.url, owner);
     contexts.push(context);
     const page = await context.newPage();
-    const allowed = { offline: [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, /ERR_FAILED/, /status of 404/], "404": [/status of 404/], none: [] }[options.errors];
+    const allowed = { offline: [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, WORKER_SCRIPT_UNREACHABLE, /ERR_FAILED/, /status of 404/], "404": [/status of 404/], none: [] }[options.errors];
     const errors = watchErrors(page, allowed);
     let streamAsked = false;
     if (options.streamHeldBack) {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, it, type ExpectStatic } from "vitest";
 import { buildTree, buildUser, type Api } from "../helpers/api.js";
 import { forwardingProxy } from "../helpers/forwarding-proxy.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { CHROMIUM, describeInBrowser, deviceRead, hasCopy, openTree, screenshot, serverCards, watchErrors } from "./harness.js";
+import { CHROMIUM, describeInBrowser, deviceRead, hasCopy, openTree, screenshot, serverCards, watchErrors, WORKER_SCRIPT_UNREACHABLE } from "./harness.js";
 
 const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 
@@ -78,7 +78,7 @@ class Device {
 
   watch(page: Page): Page {
     // Offline, every request the app tries fails, and Chromium logs each; the stream too.
-    this.errors.push(watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/]));
+    this.errors.push(watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, WORKER_SCRIPT_UNREACHABLE]));
     page.on("dialog", (dialog) => void dialog.accept());
     return page;
   }

@@ -12,7 +12,7 @@
 import { readFile } from "node:fs/promises";
 import { expect, it } from "vitest";
 import { buildTree, buildUser, shareTree } from "../helpers/api.js";
-import { describeInBrowser, deviceRead, downloadedFile, openTree, screenshot, serverCards, signedInContext, useWorld, watchErrors } from "./harness.js";
+import { describeInBrowser, deviceRead, downloadedFile, openTree, screenshot, serverCards, signedInContext, useWorld, watchErrors, WORKER_SCRIPT_UNREACHABLE } from "./harness.js";
 
 describeInBrowser("words refused for good", () => {
   const session = useWorld();
@@ -27,7 +27,7 @@ describeInBrowser("words refused for good", () => {
     const context = await signedInContext(world.browser, world.server.url, friend);
     const page = await context.newPage();
     // Offline, the stream and the saves fail; back online, the refusals are logged as 404s.
-    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, /status of 404/]);
+    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, WORKER_SCRIPT_UNREACHABLE, /status of 404/]);
     await openTree(page, tree._id);
 
     await context.setOffline(true);
@@ -101,7 +101,7 @@ describeInBrowser("words refused for good", () => {
     await shareTree(owner, tree._id, friend);
     const context = await signedInContext(world.browser, world.server.url, friend);
     const page = await context.newPage();
-    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/]);
+    const errors = watchErrors(page, [/net::ERR_INTERNET_DISCONNECTED/, /EventSource/, /ERR_NETWORK_CHANGED/, WORKER_SCRIPT_UNREACHABLE]);
     await openTree(page, tree._id);
     await context.setOffline(true);
     await page.locator(".columns .card", { hasText: "Alpha" }).first().click();
